@@ -1,0 +1,43 @@
+import { describeValue, keyPrefixProblem, StowageError } from "@stowage/core";
+
+/**
+ * How hashes map to keys. `flat`: `<sha256>`, the common on-disk layout `<blobsDir>/<sha256>`.
+ * `sharded`: `<first 2 hex>/<sha256>`, which keeps directories small on file systems.
+ */
+export type BlobLayout = "flat" | "sharded";
+
+/** Sub-prefix for streamed puts whose hash is not known yet. */
+export const STAGING_SEGMENT = ".staging";
+
+const FLAT_KEY = /^[a-f0-9]{64}$/;
+const SHARDED_KEY = /^([a-f0-9]{2})\/([a-f0-9]{64})$/;
+
+export function createBlobKeys(layout: BlobLayout, prefix: string) {
+  if (layout !== "flat" && layout !== "sharded") {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `layout must be "flat" or "sharded", got ${describeValue(layout)}`,
+    );
+  }
+  if (keyPrefixProblem(prefix) !== undefined || (prefix !== "" && !prefix.endsWith("/"))) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `prefix must be "" or a safe key prefix ending in "/", got ${describeValue(prefix)}`,
+    );
+  }
+
+  return {
+    keyFor(hash: string): string {
+      return layout === "flat" ? prefix + hash : `${prefix}${hash.slice(0, 2)}/${hash}`;
+    },
+    /** The hash a key stores, or `null` for keys that are not blobs of this layout. */
+    hashFromKey(key: string): string | null {
+      if (!key.startsWith(prefix)) return null;
+      const rest = key.slice(prefix.length);
+      if (layout === "flat") return FLAT_KEY.test(rest) ? rest : null;
+      const match = SHARDED_KEY.exec(rest);
+      return match && match[2]!.startsWith(match[1]!) ? match[2]! : null;
+    },
+    stagingPrefix: `${prefix}${STAGING_SEGMENT}/`,
+  };
+}

@@ -1,0 +1,127 @@
+import { createMemoryObjectStore, StowageError } from "@stowage/core";
+import { beforeEach, describe, expect, it } from "vitest";
+import { type BlobStore, createBlobStore } from "../blob-store.js";
+import { collectGarbage } from "./collect-garbage.js";
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const bytes = (text: string) => new TextEncoder().encode(text);
+
+describe("collectGarbage", () => {
+  let blobs: BlobStore;
+  let kept: string;
+  let unreferenced: string;
+
+  beforeEach(async () => {
+    blobs = createBlobStore({ store: createMemoryObjectStore(), layout: "sharded" });
+    kept = (await blobs.put(bytes("referenced"))).ref;
+    unreferenced = (await blobs.put(bytes("orphan!"))).hash;
+    await sleep(5);
+  });
+
+  it("deletes unreferenced blobs older than the grace period and reports counts and bytes", async () => {
+    const report = await collectGarbage({ blobs, roots: [kept], graceMs: 0, timestampSlackMs: 0 });
+    expect(report).toMatchObject({
+      dryRun: false,
+      scanned: 2,
+      referenced: 1,
+      young: 0,
+      deleted: 1,
+      deletedBytes: 7,
+      rootRefs: 1,
+    });
+    expect(await blobs.has(kept)).toBe(true);
+    expect(await blobs.has(unreferenced)).toBe(false);
+  });
+
+  it("keeps unreferenced blobs younger than the grace period", async () => {
+    const report = await collectGarbage({ blobs, roots: [kept], graceMs: 60_000 });
+    expect(report).toMatchObject({ scanned: 2, referenced: 1, young: 1, deleted: 0 });
+    expect(await blobs.has(unreferenced)).toBe(true);
+  });
+
+  it("a dry run reports without deleting", async () => {
+    const report = await collectGarbage({
+      blobs,
+      roots: [kept],
+      graceMs: 0,
+      timestampSlackMs: 0,
+      dryRun: true,
+    });
+    expect(report).toMatchObject({ dryRun: true, deleted: 1, deletedBytes: 7 });
+    expect(await blobs.has(unreferenced)).toBe(true);
+  });
+
+  it("keeps a blob written while the roots are being read", async () => {
+    let written = "";
+    async function* roots() {
+      yield kept;
+      written = (await blobs.put(bytes("written during the run"))).hash;
+    }
+    const report = await collectGarbage({ blobs, roots, graceMs: 0, timestampSlackMs: 0 });
+    expect(await blobs.has(written)).toBe(true);
+    expect(report.deleted).toBe(1);
+    expect(report.young).toBe(1);
+  });
+
+  it("keeps an old blob that a writer re-references during the run", async () => {
+    async function* roots() {
+      yield kept;
+      // A session writer stores the same image again: no rewrite, but its timestamp is refreshed.
+      expect((await blobs.put(bytes("orphan!"))).created).toBe(false);
+    }
+    await collectGarbage({ blobs, roots, graceMs: 0, timestampSlackMs: 0 });
+    expect(await blobs.has(unreferenced)).toBe(true);
+  });
+
+  it("deletes nothing when reading the roots fails", async () => {
+    async function* roots(): AsyncGenerator<string> {
+      yield kept;
+      throw new Error("cannot read sessions directory");
+    }
+    await expect(collectGarbage({ blobs, roots, graceMs: 0, timestampSlackMs: 0 })).rejects.toThrow(
+      "cannot read sessions directory",
+    );
+    expect(await blobs.has(unreferenced)).toBe(true);
+  });
+
+  it("rejects a root that is neither a hash nor a ref, deleting nothing", async () => {
+    const err = await collectGarbage({
+      blobs,
+      roots: [kept, "../../etc/passwd"],
+      graceMs: 0,
+      timestampSlackMs: 0,
+    }).catch((e: unknown) => e);
+    expect(StowageError.is(err, "INVALID_INPUT")).toBe(true);
+    expect(await blobs.has(unreferenced)).toBe(true);
+  });
+
+  it("removes abandoned staging objects of interrupted streamed puts", async () => {
+    await blobs.objects.put(".staging/interrupted", bytes("partial"));
+    await sleep(5);
+    const report = await collectGarbage({ blobs, roots: [kept], graceMs: 0, timestampSlackMs: 0 });
+    expect(report.staleStaging).toBe(1);
+    expect(await blobs.objects.head(".staging/interrupted")).toBeNull();
+  });
+
+  it("by default keeps blobs stamped within a second before the run (whole-second backends)", async () => {
+    const report = await collectGarbage({ blobs, roots: [kept], graceMs: 0 });
+    expect(report).toMatchObject({ young: 1, deleted: 0 });
+    await sleep(1100);
+    expect(await collectGarbage({ blobs, roots: [kept], graceMs: 0 })).toMatchObject({
+      young: 0,
+      deleted: 1,
+    });
+  });
+
+  it("rejects a bad grace period", async () => {
+    for (const graceMs of [-1, Number.NaN, "1h"]) {
+      const err = await collectGarbage({ blobs, roots: [], graceMs: graceMs as number }).catch(
+        (e: unknown) => e,
+      );
+      expect(StowageError.is(err, "INVALID_INPUT")).toBe(true);
+    }
+    const err = await collectGarbage({ blobs, roots: [], timestampSlackMs: -5 }).catch((e: unknown) => e);
+    expect(StowageError.is(err, "INVALID_INPUT")).toBe(true);
+    expect(await blobs.has(unreferenced)).toBe(true);
+  });
+});

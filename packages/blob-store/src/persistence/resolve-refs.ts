@@ -1,0 +1,73 @@
+import { consoleLogger, describeValue, type Logger, mapConcurrent, StowageError } from "@stowage/core";
+import { parseBlobRef } from "../blob-ref.js";
+import type { BlobStore } from "../blob-store.js";
+import { encodeBase64 } from "./base64.js";
+import { rewriteEntry } from "./entry-walker.js";
+
+/** Blobs read at once while resolving refs. */
+export const DEFAULT_RESOLVE_CONCURRENCY = 8;
+
+export interface ResolveBlobRefsOptions {
+  /** Where the blobs are; only `get` is used. */
+  blobs: Pick<BlobStore, "get">;
+  /** Default {@link DEFAULT_RESOLVE_CONCURRENCY}. */
+  concurrency?: number;
+  /** Receives a warning per missing or corrupted blob; default `console.warn`. */
+  logger?: Logger;
+  signal?: AbortSignal;
+}
+
+/**
+ * Turns the `blob:sha256:` refs of image payloads back into base64, reading each distinct blob
+ * once with bounded concurrency. A missing or corrupted blob logs a warning and its ref stays in
+ * place, so loading a session never fails on it. Returns new entries; the input is not mutated.
+ */
+export async function resolveBlobRefs<T>(
+  entries: readonly T[],
+  options: ResolveBlobRefsOptions,
+): Promise<T[]> {
+  const { blobs, signal, logger = consoleLogger } = options;
+  const concurrency = options.concurrency ?? DEFAULT_RESOLVE_CONCURRENCY;
+  if (!Array.isArray(entries)) {
+    throw new StowageError("INVALID_INPUT", `entries must be an array, got ${describeValue(entries)}`);
+  }
+
+  const wanted = new Set<string>();
+  for (const entry of entries) {
+    rewriteEntry(entry, {
+      image({ payload }) {
+        const hash = parseBlobRef(payload);
+        if (hash) wanted.add(hash);
+        return undefined;
+      },
+    });
+  }
+  if (wanted.size === 0) return [...entries];
+
+  const hashes = [...wanted];
+  const base64ByHash = new Map<string, string>();
+  await mapConcurrent(
+    hashes,
+    concurrency,
+    async (hash) => {
+      try {
+        const bytes = await blobs.get(hash, { signal });
+        if (bytes) base64ByHash.set(hash, encodeBase64(bytes));
+        else logger.warn(`blob ${hash} is missing; its reference is kept`, { hash });
+      } catch (err) {
+        if (!StowageError.is(err, "INTEGRITY")) throw err;
+        logger.warn(`blob ${hash} is corrupted; its reference is kept`, { hash, error: err.message });
+      }
+    },
+    signal,
+  );
+
+  return entries.map((entry) =>
+    rewriteEntry(entry, {
+      image({ payload }) {
+        const hash = parseBlobRef(payload);
+        return hash === null ? undefined : base64ByHash.get(hash);
+      },
+    }),
+  );
+}

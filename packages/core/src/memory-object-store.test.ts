@@ -1,0 +1,7 @@
+import { createMemoryObjectStore } from "./memory-object-store.js";
+import { describeObjectStoreConformance } from "./testing/object-store-conformance.js";
+
+describeObjectStoreConformance({
+  name: "memory object store",
+  createStore: () => createMemoryObjectStore(),
+});

@@ -1,0 +1,36 @@
+import type { FileHandle } from "node:fs/promises";
+import { fromSystemError } from "@stowage/core";
+
+/** Bytes read per chunk when streaming a file. */
+export const FILE_STREAM_CHUNK_BYTES = 256 * 1024;
+
+/** A web stream over an open file; the handle is closed at the end, on error and on cancel. */
+export function fileHandleToStream(handle: FileHandle, context: string): ReadableStream<Uint8Array> {
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await handle.close().catch(() => {});
+  };
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        try {
+          const buffer = new Uint8Array(FILE_STREAM_CHUNK_BYTES);
+          const { bytesRead } = await handle.read(buffer, 0, buffer.byteLength, null);
+          if (bytesRead === 0) {
+            await close();
+            controller.close();
+            return;
+          }
+          controller.enqueue(bytesRead === buffer.byteLength ? buffer : buffer.subarray(0, bytesRead));
+        } catch (err) {
+          await close();
+          controller.error(fromSystemError(err, context));
+        }
+      },
+      cancel: close,
+    },
+    { highWaterMark: 0 },
+  );
+}

@@ -1,0 +1,121 @@
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { StowageError } from "@stowage/core";
+import { describeObjectStoreConformance, HOSTILE_KEYS } from "@stowage/core/testing";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createFsObjectStore, type FsObjectStore } from "./fs-object-store.js";
+import { TEMP_FILE_PREFIX } from "./key-path.js";
+
+const base = await mkdtemp(join(tmpdir(), "stowage-fs-"));
+const text = (value: string) => new TextEncoder().encode(value);
+const codeOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => "success",
+    (err: unknown) => (StowageError.is(err) ? err.code : String(err)),
+  );
+
+describeObjectStoreConformance({
+  name: "fs object store",
+  createStore: (namespace) => createFsObjectStore({ root: join(base, namespace) }),
+  destroyStore: async (_store, namespace) => rm(join(base, namespace), { recursive: true, force: true }),
+});
+
+describe("fs object store on disk", () => {
+  let root: string;
+  let store: FsObjectStore;
+
+  beforeEach(async () => {
+    root = await mkdtemp(join(base, "disk-"));
+    store = createFsObjectStore({ root });
+  });
+
+  afterEach(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it("stores each key as a plain file at its path under root", async () => {
+    await store.put("sessions/abc/1.bash.log", text("full output"));
+    expect(await readFile(join(root, "sessions", "abc", "1.bash.log"), "utf8")).toBe("full output");
+    expect(store.pathFor("sessions/abc/1.bash.log")).toBe(join(root, "sessions", "abc", "1.bash.log"));
+    expect(store.root).toBe(root);
+  });
+
+  it("lists files placed in the directory by other programs", async () => {
+    await mkdir(join(root, "dir"), { recursive: true });
+    await writeFile(join(root, "dir", "foreign.txt"), "hello");
+    const page = await store.list();
+    expect(page.items.map((item) => [item.key, item.size])).toEqual([["dir/foreign.txt", 5]]);
+  });
+
+  it("leaves no temp file behind and never lists one", async () => {
+    await store.put("a/b", text("x"));
+    await store.put("a/b", text("yy"));
+    await store.put("a/c", text("z"), { ifNoneMatch: "*" });
+    await codeOf(store.put("a/c", text("z"), { ifNoneMatch: "*" }));
+    expect((await readdir(join(root, "a"))).sort()).toEqual(["b", "c"]);
+    await writeFile(join(root, "a", `${TEMP_FILE_PREFIX}deadbeef`), "partial");
+    expect((await store.list()).items.map((item) => item.key)).toEqual(["a/b", "a/c"]);
+  });
+
+  it("rejects keys that use the reserved temp-file prefix", async () => {
+    for (const key of [`${TEMP_FILE_PREFIX}x`, `a/${TEMP_FILE_PREFIX}1/b`]) {
+      expect(await codeOf(store.put(key, text("x")))).toBe("INVALID_INPUT");
+      expect(await codeOf(store.get(key))).toBe("INVALID_INPUT");
+    }
+  });
+
+  it("pathFor rejects every hostile key and never leaves root", () => {
+    for (const { value } of HOSTILE_KEYS) {
+      expect(() => store.pathFor(value as string)).toThrow(StowageError);
+    }
+  });
+
+  it("reports CONFLICT when a key and a key below it collide", async () => {
+    await store.put("parent", text("file"));
+    expect(await codeOf(store.put("parent/child", text("x")))).toBe("CONFLICT");
+    await store.put("dir/child", text("x"));
+    expect(await codeOf(store.put("dir", text("x")))).toBe("CONFLICT");
+    expect(await codeOf(store.move("parent", "dir"))).toBe("CONFLICT");
+    // A directory of keys is not an object: reads see nothing there and delete leaves it alone.
+    expect(await store.get("dir")).toBeNull();
+    expect(await store.head("dir")).toBeNull();
+    expect(await store.stream("dir")).toBeNull();
+    await store.delete("dir");
+    expect(await readFile(join(root, "dir", "child"), "utf8")).toBe("x");
+    expect(await codeOf(store.move("dir", "elsewhere"))).toBe("NOT_FOUND");
+  });
+
+  it("does not treat symbolic links as objects", async () => {
+    await writeFile(join(root, "real"), "x");
+    await symlink(join(root, "real"), join(root, "link"));
+    await symlink("/etc", join(root, "etc-link"));
+    expect((await store.list()).items.map((item) => item.key)).toEqual(["real"]);
+  });
+
+  it("removes stale temp files of abandoned writes", async () => {
+    await mkdir(join(root, "x"), { recursive: true });
+    await writeFile(join(root, "x", `${TEMP_FILE_PREFIX}0123`), "partial");
+    await store.put("x/kept", text("kept"));
+    expect(await store.removeStaleTempFiles({ olderThanMs: 60_000 })).toBe(0);
+    expect(await store.removeStaleTempFiles({ olderThanMs: 0 })).toBe(1);
+    expect(await readdir(join(root, "x"))).toEqual(["kept"]);
+  });
+
+  it("works with fsync disabled", async () => {
+    const fast = createFsObjectStore({ root, fsync: false });
+    await fast.put("k", text("v"));
+    expect(new TextDecoder().decode((await fast.get("k"))!)).toBe("v");
+  });
+
+  it.each([
+    ["no options", undefined],
+    ["empty root", { root: "" }],
+    ["numeric root", { root: 5 }],
+    ["fsync not boolean", { root: "/tmp/x", fsync: "yes" }],
+  ])("rejects bad options: %s", (_why, options) => {
+    expect(() => createFsObjectStore(options as never)).toThrow(
+      expect.objectContaining({ code: "INVALID_INPUT" }) as unknown as Error,
+    );
+  });
+});

@@ -1,0 +1,117 @@
+import { execFileSync } from "node:child_process";
+import { chmod, mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { StowageError } from "@stowage/core";
+import { createFsObjectStore, TEMP_FILE_PREFIX } from "@stowage/storage-fs";
+import { afterAll, describe, expect, it } from "vitest";
+import { runChild, spawnChild } from "./children/run-child.js";
+
+const base = await mkdtemp(join(tmpdir(), "stowage-fs-crash-"));
+afterAll(() => rm(base, { recursive: true, force: true }));
+
+const inCi = !!process.env.CI && process.env.CI !== "false" && process.env.CI !== "0";
+const isRoot = process.getuid?.() === 0;
+
+/** Every file under `dir`, as paths relative to it. */
+async function filesUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name).slice(dir.length + 1))
+    .sort();
+}
+
+describe("crash mid-write", () => {
+  it("a process killed while writing leaves no visible object, only a sweepable temp file", async () => {
+    const root = join(base, "crash");
+    const child = spawnChild("slow-put.ts", [root, "sessions/big.log"]);
+    await new Promise<void>((resolve, reject) => {
+      child.stdout!.on("data", (chunk: Buffer) => {
+        if (chunk.toString().includes("writing")) resolve();
+      });
+      child.on("exit", (code) => reject(new Error(`child exited early with ${code}`)));
+    });
+    child.kill("SIGKILL");
+    await new Promise((resolve) => child.on("close", resolve));
+
+    const store = createFsObjectStore({ root });
+    expect(await store.head("sessions/big.log")).toBeNull();
+    expect(await store.get("sessions/big.log")).toBeNull();
+    expect((await store.list()).items).toEqual([]);
+    const leftovers = await filesUnder(root);
+    expect(leftovers).toHaveLength(1);
+    expect(leftovers[0]!.startsWith(`sessions/${TEMP_FILE_PREFIX}`)).toBe(true);
+    expect(await store.removeStaleTempFiles({ olderThanMs: 0 })).toBe(1);
+    expect(await filesUnder(root)).toEqual([]);
+  });
+});
+
+describe("two processes putting the same blobs at once", () => {
+  it("both succeed and each blob is one file", async () => {
+    const root = join(base, "shared-blobs");
+    const count = 200;
+    const [first, second] = await Promise.all([
+      runChild("put-same-blobs.ts", [root, String(count)]),
+      runChild("put-same-blobs.ts", [root, String(count)]),
+    ]);
+    expect(first.stderr).toBe("");
+    expect(second.stderr).toBe("");
+    expect(first.code).toBe(0);
+    expect(second.code).toBe(0);
+    const hashes = JSON.parse(first.stdout) as string[];
+    expect(JSON.parse(second.stdout)).toEqual(hashes);
+    expect(new Set(hashes).size).toBe(count);
+    const files = await filesUnder(root);
+    expect(files).toEqual(hashes.map((hash) => `${hash.slice(0, 2)}/${hash}`).sort());
+  }, 60_000);
+});
+
+describe("file-system errors map to typed errors", () => {
+  it.skipIf(!isRoot)("a full disk fails with STORAGE_FULL and loses nothing", async () => {
+    const root = join(base, "full");
+    await mkdir(root, { recursive: true });
+    try {
+      execFileSync("mount", ["-t", "tmpfs", "-o", "size=256k", "tmpfs", root]);
+    } catch (err) {
+      if (inCi) throw err;
+      console.warn(`[stowage] ENOSPC test skipped: cannot mount a tmpfs here (${(err as Error).message})`);
+      return;
+    }
+    try {
+      const store = createFsObjectStore({ root });
+      await store.put("kept", new Uint8Array(1000).fill(1));
+      const err = await store.put("too-big", new Uint8Array(1024 * 1024)).catch((error: unknown) => error);
+      expect(StowageError.is(err, "STORAGE_FULL")).toBe(true);
+      const streamed = new ReadableStream<Uint8Array>({
+        pull: (controller) => controller.enqueue(new Uint8Array(64 * 1024)),
+      });
+      const streamErr = await store.put("too-big-stream", streamed).catch((error: unknown) => error);
+      expect(StowageError.is(streamErr, "STORAGE_FULL")).toBe(true);
+      expect(await filesUnder(root)).toEqual(["kept"]);
+      expect((await store.get("kept"))?.byteLength).toBe(1000);
+    } finally {
+      execFileSync("umount", [root]);
+    }
+  });
+
+  it.skipIf(!isRoot)("a directory the process may not write fails with FORBIDDEN", async () => {
+    const root = join(base, "read-only");
+    await createFsObjectStore({ root }).put("existing", new Uint8Array(3));
+    await chmod(root, 0o755);
+    // `nobody` may read but not write a directory owned by root.
+    const { stdout, stderr } = await runChild("put-once.ts", [root, "new-key", "10"], {
+      uid: 65534,
+      gid: 65534,
+    });
+    expect(stderr).toBe("");
+    expect(JSON.parse(stdout)).toEqual({ ok: false, code: "FORBIDDEN" });
+    expect(await filesUnder(root)).toEqual(["existing"]);
+  });
+
+  if (!isRoot) {
+    console.warn(
+      "[stowage] ENOSPC and EACCES tests skipped: they need root (tmpfs mount, a child running as nobody)",
+    );
+  }
+});
