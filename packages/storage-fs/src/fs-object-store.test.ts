@@ -2,10 +2,10 @@ import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { StowageError } from "@stowage/core";
+import { TEMP_FILE_PREFIX } from "@stowage/core/fs";
 import { describeObjectStoreConformance, HOSTILE_KEYS } from "@stowage/core/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createFsObjectStore, type FsObjectStore } from "./fs-object-store.js";
-import { TEMP_FILE_PREFIX } from "./key-path.js";
 
 const base = await mkdtemp(join(tmpdir(), "stowage-fs-"));
 const text = (value: string) => new TextEncoder().encode(value);

@@ -11,10 +11,10 @@ import {
   type ObjectStoreDriver,
   StowageError,
 } from "@stowage/core";
+import { ensureDirectory, fsyncDirectory, writeTempFile } from "@stowage/core/fs";
 import { fileHandleToStream } from "./file-stream.js";
 import { createKeyPaths } from "./key-path.js";
 import { walkSorted } from "./sorted-walk.js";
-import { ensureDirectory, fsyncDirectory, writeTempFile } from "./temp-file.js";
 
 export interface FsObjectStoreOptions {
   /** Directory holding the objects; created on first write. Relative paths resolve against the cwd. */

@@ -1,3 +1,4 @@
+export { TEMP_FILE_PREFIX } from "@stowage/core/fs";
 export { FILE_STREAM_CHUNK_BYTES } from "./file-stream.js";
 export {
   createFsObjectStore,
@@ -5,4 +6,3 @@ export {
   type FsObjectStore,
   type FsObjectStoreOptions,
 } from "./fs-object-store.js";
-export { TEMP_FILE_PREFIX } from "./key-path.js";

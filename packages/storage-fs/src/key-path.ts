@@ -1,8 +1,6 @@
 import { join, resolve, sep } from "node:path";
 import { describeValue, StowageError } from "@stowage/core";
-
-/** Names starting with this are in-progress writes; they are never objects and never listed. */
-export const TEMP_FILE_PREFIX = ".stowage-tmp-";
+import { TEMP_FILE_PREFIX } from "@stowage/core/fs";
 
 /**
  * Maps validated keys to paths under `root`. Keys reach this point already checked by

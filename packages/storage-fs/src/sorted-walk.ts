@@ -2,7 +2,7 @@ import type { Dirent } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { compareUtf8, errnoOf, throwIfAborted } from "@stowage/core";
-import { TEMP_FILE_PREFIX } from "./key-path.js";
+import { TEMP_FILE_PREFIX } from "@stowage/core/fs";
 
 export interface WalkedFile {
   key: string;

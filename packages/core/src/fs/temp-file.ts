@@ -1,8 +1,15 @@
 import { randomBytes } from "node:crypto";
 import { type FileHandle, mkdir, open, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { abortedError, errnoOf, StowageError } from "@stowage/core";
-import { TEMP_FILE_PREFIX } from "./key-path.js";
+import { abortedError } from "../abort.js";
+import { StowageError } from "../errors.js";
+import { errnoOf } from "../system-errors.js";
+
+/**
+ * Names starting with this are in-progress writes: never objects, never listed, and swept once
+ * older than a grace period (a crashed writer leaves one behind).
+ */
+export const TEMP_FILE_PREFIX = ".stowage-tmp-";
 
 /** Bytes gathered from small stream chunks before one write system call. */
 const WRITE_BATCH_BYTES = 256 * 1024;
@@ -12,14 +19,14 @@ export interface TempFile {
   size: number;
 }
 
-/** Creates `directory` and its parents; CONFLICT when one of them is a file (an object). */
+/** Creates `directory` and its parents; CONFLICT when one of them is a file. */
 export async function ensureDirectory(directory: string): Promise<void> {
   try {
     await mkdir(directory, { recursive: true });
   } catch (err) {
     const errno = errnoOf(err);
     if (errno === "EEXIST" || errno === "ENOTDIR") {
-      throw new StowageError("CONFLICT", "a parent of this key is an object, not a directory", {
+      throw new StowageError("CONFLICT", `a parent of ${directory} is a file, not a directory`, {
         cause: err,
       });
     }
@@ -82,7 +89,8 @@ async function writeStream(
 
 /**
  * Writes `body` to a new temp file in `directory` (created if missing), fsyncs it when asked, and
- * closes it. On any failure the temp file is removed before the error is rethrown.
+ * closes it. On any failure the temp file is removed before the error is rethrown. Publish it
+ * with a rename (or a link, for create-only) into the same directory.
  */
 export async function writeTempFile(
   directory: string,
