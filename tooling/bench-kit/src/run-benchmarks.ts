@@ -12,6 +12,8 @@ export interface BenchCase {
   units?: { count: number; label: "B" | "ops" };
   /** Rounds; each round runs both sides once, in alternating order. Default 7. */
   rounds?: number;
+  /** Run each side once, untimed, before measuring. Default true; turn off for long cases. */
+  warmup?: boolean;
   /** Called before every run of either side; not timed. */
   prepare?: () => Promise<void> | void;
   ours: () => Promise<unknown>;
@@ -63,9 +65,11 @@ export async function runBenchmarks(title: string, cases: BenchCase[]): Promise<
   const results: CaseResult[] = [];
   for (const bench of cases) {
     const rounds = bench.rounds ?? 7;
-    // One untimed run of each side warms the JIT and the page cache.
-    await timeOnce(bench, bench.baseline);
-    await timeOnce(bench, bench.ours);
+    if (bench.warmup ?? true) {
+      // One untimed run of each side warms the JIT and the page cache.
+      await timeOnce(bench, bench.baseline);
+      await timeOnce(bench, bench.ours);
+    }
     const ours: number[] = [];
     const baseline: number[] = [];
     for (let round = 0; round < rounds; round++) {

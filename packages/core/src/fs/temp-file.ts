@@ -38,6 +38,9 @@ async function openExclusive(path: string): Promise<FileHandle> {
   try {
     return await open(path, "wx", 0o644);
   } catch (err) {
+    if (errnoOf(err) === "ENOTDIR") {
+      throw new StowageError("CONFLICT", `a parent of ${path} is a file, not a directory`, { cause: err });
+    }
     if (errnoOf(err) !== "ENOENT") throw err;
   }
   // The directory is made only when the first open finds it missing: one system call saved per put.

@@ -1,5 +1,6 @@
 import { rename, rm } from "node:fs/promises";
 import { dirname } from "node:path";
+import { fromSystemError } from "../system-errors.js";
 import { fsyncDirectory, writeTempFile } from "./temp-file.js";
 
 export interface WriteFileAtomicOptions {
@@ -11,7 +12,8 @@ export interface WriteFileAtomicOptions {
 /**
  * Replaces `path` with `body` so that a reader sees the old file or the new one, never a part:
  * temp file in the same directory, write, fsync, rename, fsync the directory. The directory is
- * created if missing. Returns the bytes written.
+ * created if missing. Returns the bytes written. Failures are StowageErrors (ENOSPC →
+ * STORAGE_FULL, a file where a directory should be → CONFLICT, …).
  */
 export async function writeFileAtomic(
   path: string,
@@ -21,16 +23,20 @@ export async function writeFileAtomic(
   const fsync = options.fsync ?? true;
   const directory = dirname(path);
   const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
-  const temp = await writeTempFile(directory, bytes, {
-    fsync,
-    ...(options.signal ? { signal: options.signal } : {}),
-  });
   try {
-    await rename(temp.path, path);
+    const temp = await writeTempFile(directory, bytes, {
+      fsync,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    try {
+      await rename(temp.path, path);
+    } catch (err) {
+      await rm(temp.path, { force: true }).catch(() => {});
+      throw err;
+    }
+    if (fsync) await fsyncDirectory(directory);
+    return temp.size;
   } catch (err) {
-    await rm(temp.path, { force: true }).catch(() => {});
-    throw err;
+    throw fromSystemError(err, `write ${path}`);
   }
-  if (fsync) await fsyncDirectory(directory);
-  return temp.size;
 }
