@@ -12,6 +12,7 @@ import {
   StowageError,
 } from "@stowage/core";
 import { ensureDirectory, fsyncDirectory, writeTempFile } from "@stowage/core/fs";
+import { createDirectTransfer, type FsDirectUrlOptions } from "./direct/direct-transfer.js";
 import { fileHandleToStream } from "./file-stream.js";
 import { createKeyPaths } from "./key-path.js";
 import { walkSorted } from "./sorted-walk.js";
@@ -21,6 +22,8 @@ export interface FsObjectStoreOptions {
   root: string;
   /** fsync each file and its directory before a put or move returns. Default `true`. */
   fsync?: boolean;
+  /** Enables signed direct upload/download URLs, served by your app with `handleDirectRequest`. */
+  directUrls?: FsDirectUrlOptions;
 }
 
 export interface FsObjectStore extends ObjectStore {
@@ -30,6 +33,12 @@ export interface FsObjectStore extends ObjectStore {
   pathFor(key: string): string;
   /** Removes temp files of writes that never finished (a crashed process); returns how many. */
   removeStaleTempFiles(options?: { olderThanMs?: number; signal?: AbortSignal }): Promise<number>;
+  /**
+   * With `directUrls`: serves a signed URL (a `Request` in, a `Response` out; mount it at
+   * `directUrls.baseUrl`). Uploads are verified against the signed size, type and SHA-256 while
+   * they stream, and nothing is stored unless they match.
+   */
+  handleDirectRequest?(request: Request): Promise<Response>;
 }
 
 /** Age after which `removeStaleTempFiles` treats an in-progress write as abandoned. */
@@ -244,7 +253,15 @@ export function createFsObjectStore(options: FsObjectStoreOptions): FsObjectStor
     },
   };
 
-  const store = defineObjectStore(driver);
+  let store = defineObjectStore(driver);
+  const transfer = options.directUrls ? createDirectTransfer(store, options.directUrls) : undefined;
+  if (transfer) {
+    store = defineObjectStore({
+      ...driver,
+      createUploadUrl: (request) => transfer.createUploadUrl(request),
+      createDownloadUrl: (request) => transfer.createDownloadUrl(request),
+    });
+  }
 
   async function removeStaleTempFiles(
     sweep: { olderThanMs?: number; signal?: AbortSignal } = {},
@@ -273,5 +290,6 @@ export function createFsObjectStore(options: FsObjectStoreOptions): FsObjectStor
       return pathFor(key);
     },
     removeStaleTempFiles,
+    ...(transfer ? { handleDirectRequest: transfer.handleDirectRequest } : {}),
   });
 }

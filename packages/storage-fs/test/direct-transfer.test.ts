@@ -1,0 +1,321 @@
+import { createHash } from "node:crypto";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { createServer, request as httpRequest, type IncomingMessage } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Readable } from "node:stream";
+import { StowageError } from "@stowage/core";
+import { createFsObjectStore, type FsObjectStore, SHA256_HEADER } from "@stowage/storage-fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const SECRET = "a-test-secret-that-is-at-least-32-bytes-long";
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function toRequest(req: IncomingMessage): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (Array.isArray(value)) for (const item of value) headers.append(name, item);
+    else if (value !== undefined) headers.set(name, value);
+  }
+  const hasBody = req.method !== "GET" && req.method !== "HEAD";
+  return new Request(`http://${req.headers.host}${req.url}`, {
+    method: req.method,
+    headers,
+    ...(hasBody ? { body: Readable.toWeb(req) as ReadableStream<Uint8Array>, duplex: "half" } : {}),
+  } as RequestInit);
+}
+
+/** Sends exactly the given headers and body, which fetch would refuse to do for hostile cases. */
+function rawRequest(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body?: Uint8Array,
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method, headers }, (res) => {
+      let text = "";
+      res.on("data", (chunk: Buffer) => {
+        text += chunk.toString();
+      });
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
+    });
+    req.on("error", reject);
+    if (body) req.write(body);
+    req.end();
+  });
+}
+
+let root: string;
+let store: FsObjectStore;
+let baseUrl: string;
+const server = createServer(async (req, res) => {
+  const response = await store.handleDirectRequest!(toRequest(req));
+  res.writeHead(response.status, Object.fromEntries(response.headers));
+  if (response.body)
+    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) res.write(chunk);
+  res.end();
+});
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), "stowage-direct-"));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/direct`;
+  store = createFsObjectStore({ root, directUrls: { baseUrl, secret: SECRET } });
+});
+
+afterAll(async () => {
+  await new Promise((resolve) => server.close(resolve));
+  await rm(root, { recursive: true, force: true });
+});
+
+const png = new Uint8Array(5000).map((_, i) => i % 256);
+const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
+const key = "sessions/user/u1/s1/artifacts/screen.png";
+const signUpload = (
+  overrides: Partial<{ key: string; contentLength: number; sha256: string; expiresInSeconds: number }> = {},
+) =>
+  store.createUploadUrl!({
+    key,
+    contentType: "image/png",
+    contentLength: png.byteLength,
+    expiresInSeconds: 900,
+    ...overrides,
+  });
+const codeIn = (body: string) => (JSON.parse(body) as { error: { code: string } }).error.code;
+
+describe("fs direct upload and download URLs over HTTP", () => {
+  it("declares the capability and signs URLs that bind size, type and checksum", async () => {
+    expect(store.capabilities).toMatchObject({ directUpload: true, directDownload: true });
+    const signed = await signUpload({ sha256: sha256(png) });
+    expect(signed.method).toBe("PUT");
+    expect(signed.url.startsWith(`${baseUrl}/sessions/user/u1/s1/artifacts/screen.png?`)).toBe(true);
+    expect(signed.headers).toEqual({
+      "content-type": "image/png",
+      "content-length": "5000",
+      [SHA256_HEADER]: sha256(png),
+    });
+    expect(signed.expiresAt.getTime()).toBeGreaterThan(Date.now() + 890_000);
+  });
+
+  it("accepts the declared bytes with exactly the signed headers, then serves them back", async () => {
+    const signed = await signUpload({ sha256: sha256(png) });
+    const put = await fetch(signed.url, { method: "PUT", headers: signed.headers, body: png });
+    expect(put.status).toBe(200);
+    expect(await put.json()).toEqual({ key, size: 5000 });
+    expect(await store.get(key)).toEqual(png);
+
+    const download = await store.createDownloadUrl!({ key, expiresInSeconds: 3600 });
+    const got = await fetch(download.url);
+    expect(got.status).toBe(200);
+    expect(got.headers.get("content-type")).toBe("image/png");
+    expect(got.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(new Uint8Array(await got.arrayBuffer())).toEqual(png);
+    const head = await fetch(download.url, { method: "HEAD" });
+    expect(head.status).toBe(200);
+    expect(head.headers.get("content-length")).toBe("5000");
+  });
+
+  it("the same filename uploaded again replaces the object (last wins)", async () => {
+    const second = png.map((byte) => 255 - byte);
+    const signed = await signUpload();
+    expect((await fetch(signed.url, { method: "PUT", headers: signed.headers, body: second })).status).toBe(
+      200,
+    );
+    expect(await store.get(key)).toEqual(second);
+  });
+
+  describe("rejects what was not signed, and stores nothing", () => {
+    const target = "sessions/user/u1/s1/artifacts/rejected.png";
+    const cases: [string, () => Promise<{ status: number; body: string }>, number, string][] = [
+      [
+        "a longer body (with its true length)",
+        async () => {
+          const signed = await signUpload({ key: target });
+          const longer = new Uint8Array(png.byteLength + 10);
+          return rawRequest(
+            signed.url,
+            "PUT",
+            { ...signed.headers, "content-length": String(longer.byteLength) },
+            longer,
+          );
+        },
+        403,
+        "FORBIDDEN",
+      ],
+      [
+        "a shorter body (with its true length)",
+        async () => {
+          const signed = await signUpload({ key: target });
+          return rawRequest(
+            signed.url,
+            "PUT",
+            { ...signed.headers, "content-length": "10" },
+            png.subarray(0, 10),
+          );
+        },
+        403,
+        "FORBIDDEN",
+      ],
+      [
+        "another content type",
+        async () => {
+          const signed = await signUpload({ key: target });
+          return rawRequest(signed.url, "PUT", { ...signed.headers, "content-type": "text/html" }, png);
+        },
+        403,
+        "FORBIDDEN",
+      ],
+      [
+        "a tampered signature",
+        async () => {
+          const signed = await signUpload({ key: target });
+          const url = new URL(signed.url);
+          const signature = url.searchParams.get("signature")!;
+          url.searchParams.set("signature", `${signature[0] === "A" ? "B" : "A"}${signature.slice(1)}`);
+          return rawRequest(url.href, "PUT", signed.headers, png);
+        },
+        403,
+        "FORBIDDEN",
+      ],
+      [
+        "a signed length changed in the URL",
+        async () => {
+          const signed = await signUpload({ key: target });
+          const url = new URL(signed.url);
+          url.searchParams.set("length", "6000");
+          const bigger = new Uint8Array(6000);
+          return rawRequest(url.href, "PUT", { ...signed.headers, "content-length": "6000" }, bigger);
+        },
+        403,
+        "FORBIDDEN",
+      ],
+      [
+        "another key in the path",
+        async () => {
+          const signed = await signUpload({ key: target });
+          return rawRequest(signed.url.replace("rejected.png", "other.png"), "PUT", signed.headers, png);
+        },
+        403,
+        "FORBIDDEN",
+      ],
+      [
+        "bytes that do not match the signed SHA-256",
+        async () => {
+          const signed = await signUpload({ key: target, sha256: sha256(png) });
+          return rawRequest(
+            signed.url,
+            "PUT",
+            signed.headers,
+            png.map((byte) => byte ^ 1),
+          );
+        },
+        422,
+        "INTEGRITY",
+      ],
+      [
+        "a missing checksum header when one was signed",
+        async () => {
+          const signed = await signUpload({ key: target, sha256: sha256(png) });
+          const { [SHA256_HEADER]: _, ...headers } = signed.headers;
+          return rawRequest(signed.url, "PUT", headers, png);
+        },
+        403,
+        "FORBIDDEN",
+      ],
+      [
+        "a download URL used to upload",
+        async () => {
+          const signed = await store.createDownloadUrl!({ key: target, expiresInSeconds: 60 });
+          return rawRequest(
+            signed.url,
+            "PUT",
+            { "content-type": "image/png", "content-length": "5000" },
+            png,
+          );
+        },
+        403,
+        "FORBIDDEN",
+      ],
+      [
+        "an unsigned URL",
+        () =>
+          rawRequest(
+            `${baseUrl}/${target}`,
+            "PUT",
+            { "content-type": "image/png", "content-length": "5000" },
+            png,
+          ),
+        403,
+        "FORBIDDEN",
+      ],
+    ];
+    for (const [why, send, status, code] of cases) {
+      it(why, async () => {
+        const response = await send();
+        expect(response.status).toBe(status);
+        expect(codeIn(response.body)).toBe(code);
+        expect(await store.head(target)).toBeNull();
+      });
+    }
+  });
+
+  it("refuses an expired URL, for upload and download", async () => {
+    const upload = await signUpload({ key: "sessions/late.png", expiresInSeconds: 1 });
+    const download = await store.createDownloadUrl!({ key, expiresInSeconds: 1 });
+    await sleep(2100);
+    const put = await rawRequest(upload.url, "PUT", upload.headers, png);
+    expect(put.status).toBe(410);
+    expect(codeIn(put.body)).toBe("EXPIRED");
+    expect(await store.head("sessions/late.png")).toBeNull();
+    const get = await fetch(download.url);
+    expect(get.status).toBe(410);
+  });
+
+  it("rejects hostile paths without touching anything outside the store", async () => {
+    for (const path of [
+      "..%2F..%2Fetc%2Fpasswd",
+      "%2e%2e/%2e%2e/x",
+      "a%00b",
+      "a/%2F/b",
+      "%E0%A4%A",
+      "a//b",
+    ]) {
+      const response = await rawRequest(`${baseUrl}/${path}?expires=9999999999&signature=x`, "GET", {});
+      // 404: the URL parser resolves "%2e%2e" segments, which leaves the mount point entirely.
+      expect([400, 403, 404]).toContain(response.status);
+    }
+    expect((await readdir(root)).sort()).toEqual(["sessions"]);
+  });
+
+  it("serves unknown types as downloads, never as a page", async () => {
+    await store.put("sessions/page.html", new TextEncoder().encode("<script>alert(1)</script>"));
+    const signed = await store.createDownloadUrl!({ key: "sessions/page.html", expiresInSeconds: 60 });
+    const got = await fetch(signed.url);
+    expect(got.headers.get("content-type")).toBe("application/octet-stream");
+    expect(got.headers.get("content-disposition")).toMatch(/^attachment;/);
+  });
+});
+
+describe("fs direct URL options", () => {
+  it("is off unless configured", () => {
+    const plain = createFsObjectStore({ root: "/tmp/unused" });
+    expect(plain.capabilities.directUpload).toBe(false);
+    expect(plain.handleDirectRequest).toBeUndefined();
+  });
+
+  it.each([
+    ["a short secret", { baseUrl: "http://127.0.0.1/direct", secret: "short" }],
+    ["a non-http base URL", { baseUrl: "file:///etc", secret: SECRET }],
+    ["a base URL with a query", { baseUrl: "http://127.0.0.1/d?x=1", secret: SECRET }],
+    ["a malformed base URL", { baseUrl: "not a url", secret: SECRET }],
+  ])("rejects %s", (_why, directUrls) => {
+    try {
+      createFsObjectStore({ root: "/tmp/unused", directUrls });
+      throw new Error("accepted");
+    } catch (err) {
+      expect(StowageError.is(err, "INVALID_INPUT")).toBe(true);
+    }
+  });
+});
