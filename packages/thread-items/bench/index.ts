@@ -1,0 +1,91 @@
+import { Buffer } from "node:buffer";
+import { type BenchCase, runBenchmarks } from "@stowage/bench-kit";
+import {
+  convertClaudeCodeTranscript,
+  convertCodexRollout,
+  DEFAULT_BUDGET_BYTES,
+  fitToBudget,
+  measureThreadItem,
+  toolResultItem,
+} from "@stowage/thread-items";
+import { longClaudeCodeTranscript, longCodexRollout } from "../test/fixture-generators/fixtures.js";
+
+const OUTPUT_BYTES = 100 * 1024 * 1024;
+const LOCAL_LOG_PATH = "session_agent_harness-ses_01J/threads/my-feature-x/logs/thread.log";
+const TRANSCRIPT_ITEMS = 10_000;
+
+/** `bytes` bytes of a build log made of `line` repeated (a flat string, as a tool's output would be). */
+function logOutput(line: string, bytes: number): string {
+  const lineBytes = Buffer.byteLength(line);
+  const text = line.repeat(Math.ceil(bytes / lineBytes));
+  // Cut on a line boundary near the target, then flatten the rope `repeat` builds.
+  return Buffer.from(text.slice(0, Math.floor(bytes / lineBytes) * line.length)).toString();
+}
+
+function fitCase(name: string, line: string): BenchCase {
+  const output = logOutput(line, OUTPUT_BYTES);
+  const item = toolResultItem({ invocationId: "toolu_01Bench", output });
+  return {
+    name,
+    target: { kind: "time", max: 1.5 },
+    units: { count: Buffer.byteLength(output), label: "B" },
+    ours: async () => {
+      const fitted = fitToBudget(item, { localLogPath: LOCAL_LOG_PATH });
+      if (measureThreadItem(fitted) > DEFAULT_BUDGET_BYTES) throw new Error("fitted item is over the budget");
+    },
+    baseline: async () => {
+      Buffer.from(output);
+      JSON.stringify(item);
+    },
+  };
+}
+
+/** A transcript with at least `items` items: grows the session until its conversion yields that many. */
+function transcriptOf(build: (turns: number) => string, convert: (text: string) => { items: unknown[] }) {
+  for (let turns = 300; ; turns += 4) {
+    const text = build(turns);
+    const count = convert(text).items.length;
+    if (count >= TRANSCRIPT_ITEMS) return { text, count };
+  }
+}
+
+function parseEveryLine(text: string): unknown[] {
+  const records: unknown[] = [];
+  for (const line of text.split("\n")) if (line !== "") records.push(JSON.parse(line));
+  return records;
+}
+
+function convertCase(
+  name: string,
+  build: (turns: number) => string,
+  convert: (text: string) => { items: unknown[] },
+): BenchCase {
+  const { text, count } = transcriptOf(build, convert);
+  return {
+    name: `${name} (${count.toLocaleString("en-US")} items, ${text.split("\n").length.toLocaleString("en-US")} lines, ${(text.length / 1024 / 1024).toFixed(1)} MiB)`,
+    target: { kind: "time", max: 2 },
+    units: { count, label: "ops" },
+    rounds: 15,
+    ours: async () => convert(text),
+    baseline: async () => parseEveryLine(text),
+  };
+}
+
+await runBenchmarks("@stowage/thread-items", [
+  fitCase(
+    "fitToBudget: tool_result with 100 MiB of ASCII output vs Buffer.from(output) + JSON.stringify(item)",
+    "npm info run esbuild@0.21.5 postinstall node_modules/esbuild node install.js\n",
+  ),
+  fitCase(
+    "fitToBudget: tool_result with 100 MiB of non-ASCII output vs Buffer.from(output) + JSON.stringify(item)",
+    " ✓ test/parser.test.ts > parseLine > strips known prefixes — 3 ms\n",
+  ),
+  convertCase(
+    "Claude Code transcript → thread items vs JSON.parse of every line",
+    longClaudeCodeTranscript,
+    (text) => convertClaudeCodeTranscript(text),
+  ),
+  convertCase("Codex rollout → thread items vs JSON.parse of every line", longCodexRollout, (text) =>
+    convertCodexRollout(text),
+  ),
+]);

@@ -1,0 +1,108 @@
+import { describeValue, StowageError } from "@stowage/core";
+import type { ThreadItem } from "../schema/thread-item-schema.js";
+
+/** A line (or message) an adapter could not use; it was skipped and conversion went on. */
+export interface LineProblem {
+  /** 1-based line number (message number for a message stream). */
+  line: number;
+  message: string;
+}
+
+/** What a whole-file conversion returns. */
+export interface ConversionResult {
+  items: ThreadItem[];
+  problems: LineProblem[];
+  /** The agent's session id, when the input names it. */
+  sessionId: string | undefined;
+}
+
+/** An incremental converter, for a transcript that is still being written (tailing a file). */
+export interface LineConverter {
+  /** Converts the next line; returns the items it completes (possibly none). Never throws on bad lines. */
+  push(line: string): ThreadItem[];
+  /** Marks the end of input: closes an open turn. */
+  end(): ThreadItem[];
+  readonly problems: readonly LineProblem[];
+  readonly sessionId: string | undefined;
+}
+
+/** Thrown by a record handler for a record of a known type whose shape is wrong; the line is reported. */
+export class RecordProblem extends Error {}
+
+// Error text from JSON.parse can quote the input: keep it short, with control characters escaped.
+function safeText(text: string): string {
+  const short = text.length > 200 ? `${text.slice(0, 200)}…` : text;
+  return short.replace(
+    /[\u0000-\u001f\u007f]/g,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}
+
+/**
+ * Wraps a record handler into a {@link LineConverter}: counts lines, skips blank ones, parses JSON,
+ * and turns unparseable lines, non-object records and {@link RecordProblem}s into reported problems.
+ */
+export function lineConverter(handler: {
+  record(record: Record<string, unknown>, line: number): ThreadItem[];
+  end(): ThreadItem[];
+  sessionId(): string | undefined;
+}): LineConverter {
+  const problems: LineProblem[] = [];
+  let number = 0;
+  return {
+    push(text) {
+      number++;
+      const line = text.endsWith("\r") ? text.slice(0, -1) : text;
+      if (line.trim() === "") return [];
+      let record: unknown;
+      try {
+        record = JSON.parse(line);
+      } catch (err) {
+        problems.push({ line: number, message: `not valid JSON (${safeText((err as Error).message)})` });
+        return [];
+      }
+      if (typeof record !== "object" || record === null || Array.isArray(record)) {
+        problems.push({ line: number, message: "not a JSON object" });
+        return [];
+      }
+      try {
+        return handler.record(record as Record<string, unknown>, number);
+      } catch (err) {
+        // A builder's INVALID_INPUT here means a field of the record was unusable: report, go on.
+        if (!(err instanceof RecordProblem) && !StowageError.is(err, "INVALID_INPUT")) throw err;
+        problems.push({ line: number, message: err.message });
+        return [];
+      }
+    },
+    end: () => handler.end(),
+    problems,
+    get sessionId() {
+      return handler.sessionId();
+    },
+  };
+}
+
+/** Splits JSONL text (or UTF-8 bytes) and runs every line through `converter`. */
+export function convertLines(input: string | Uint8Array, converter: LineConverter): ConversionResult {
+  if (typeof input !== "string" && !(input instanceof Uint8Array)) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `JSONL input must be a string or a Uint8Array, got ${describeValue(input)}`,
+    );
+  }
+  // TextDecoder drops a byte order mark; a string may still start with one.
+  const decoded = typeof input === "string" ? input : new TextDecoder().decode(input);
+  const text = decoded.startsWith("\uFEFF") ? decoded.slice(1) : decoded;
+  const items: ThreadItem[] = [];
+  let start = 0;
+  while (start <= text.length) {
+    const newline = text.indexOf("\n", start);
+    const end = newline === -1 ? text.length : newline;
+    if (newline !== -1 || end > start)
+      for (const item of converter.push(text.slice(start, end))) items.push(item);
+    if (newline === -1) break;
+    start = newline + 1;
+  }
+  for (const item of converter.end()) items.push(item);
+  return { items, problems: [...converter.problems], sessionId: converter.sessionId };
+}

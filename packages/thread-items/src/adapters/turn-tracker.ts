@@ -1,0 +1,131 @@
+import { turnEndItem } from "../builders/build-items.js";
+import type { TurnEndItem } from "../schema/thread-item-schema.js";
+
+/** Token figures of one model call or one turn, in the thread item's terms. */
+export interface TokenUsage {
+  /** Total input, cached plus uncached. */
+  input: number;
+  /** Part of `input` read from the prompt cache. */
+  cached: number;
+  output: number;
+}
+
+const count = (value: unknown): number =>
+  typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0;
+
+/**
+ * Anthropic usage: `input_tokens` excludes the cache, so the total adds cache reads and cache
+ * writes; only reads are served from the cache.
+ */
+export function anthropicUsage(usage: unknown): TokenUsage | undefined {
+  if (typeof usage !== "object" || usage === null) return undefined;
+  const fields = usage as Record<string, unknown>;
+  const cached = count(fields.cache_read_input_tokens);
+  return {
+    input: count(fields.input_tokens) + count(fields.cache_creation_input_tokens) + cached,
+    cached,
+    output: count(fields.output_tokens),
+  };
+}
+
+/** OpenAI usage (Codex): `input_tokens` already includes `cached_input_tokens`. */
+export function openAiUsage(usage: unknown): TokenUsage | undefined {
+  if (typeof usage !== "object" || usage === null) return undefined;
+  const fields = usage as Record<string, unknown>;
+  const input = count(fields.input_tokens);
+  return {
+    input,
+    cached: Math.min(count(fields.cached_input_tokens), input),
+    output: count(fields.output_tokens),
+  };
+}
+
+function epochMs(timestamp: unknown): number | undefined {
+  if (typeof timestamp !== "string") return undefined;
+  const ms = Date.parse(timestamp);
+  return Number.isNaN(ms) ? undefined : ms;
+}
+
+/**
+ * Follows one agent turn for an adapter: when it started and was last active, and the usage of
+ * each model call in it (keyed, so that a call repeated on several lines counts once).
+ */
+export class TurnTracker {
+  #open = false;
+  #active = false;
+  #startedAt: number | undefined;
+  #lastAt: number | undefined;
+  readonly #calls = new Map<string, TokenUsage>();
+
+  /** A turn has begun and is not finished. */
+  get open(): boolean {
+    return this.#open;
+  }
+
+  /** A turn is open and the agent did something in it. */
+  get active(): boolean {
+    return this.#open && this.#active;
+  }
+
+  /** Starts a new turn (the previous one must have been finished). */
+  begin(timestamp?: unknown): void {
+    this.#open = true;
+    this.#active = false;
+    this.#startedAt = epochMs(timestamp);
+    this.#lastAt = this.#startedAt;
+    this.#calls.clear();
+  }
+
+  /** Records agent activity at `timestamp`, opening a turn when none is. */
+  activity(timestamp?: unknown): void {
+    if (!this.#open) this.begin(timestamp);
+    this.#active = true;
+    const at = epochMs(timestamp);
+    if (at !== undefined) {
+      this.#startedAt ??= at;
+      this.#lastAt = at;
+    }
+  }
+
+  /** Usage of one model call; a later report for the same key replaces the earlier one. */
+  callUsage(key: string, usage: TokenUsage | undefined): void {
+    if (usage) this.#calls.set(key, usage);
+  }
+
+  /**
+   * Closes the turn and returns its turn_end item, or undefined when no turn with activity was open.
+   * `usage` overrides the sum of the calls (a source that reports a turn total); `durationMs`
+   * overrides the time between the first and the last timestamp seen.
+   */
+  finish(options: { usage?: TokenUsage; durationMs?: number; at?: unknown } = {}): TurnEndItem | undefined {
+    if (!this.active) {
+      this.#open = false;
+      return undefined;
+    }
+    const at = epochMs(options.at);
+    if (at !== undefined) this.#lastAt = at;
+    let usage = options.usage;
+    if (!usage) {
+      usage = { input: 0, cached: 0, output: 0 };
+      for (const call of this.#calls.values()) {
+        usage.input += call.input;
+        usage.cached += call.cached;
+        usage.output += call.output;
+      }
+    }
+    const measured =
+      this.#startedAt !== undefined && this.#lastAt !== undefined
+        ? Math.max(0, this.#lastAt - this.#startedAt)
+        : null;
+    const durationMs = options.durationMs !== undefined ? count(options.durationMs) : measured;
+    this.#open = false;
+    this.#active = false;
+    this.#calls.clear();
+    return turnEndItem({
+      inputTokens: usage.input,
+      inputTokensCached: Math.min(usage.cached, usage.input),
+      outputTokens: usage.output,
+      durationMs,
+    });
+  }
+}

@@ -1,0 +1,286 @@
+import { describeValue, StowageError } from "@stowage/core";
+import { assertItemId } from "../schema/ids.js";
+import { promptProblem } from "../schema/parse-thread-item.js";
+import {
+  type PendingPromptItem,
+  type PendingPromptResolvedItem,
+  type PlainPostItem,
+  PROMPT_KINDS,
+  PROMPT_OUTCOMES,
+  type Prompt,
+  type PromptKind,
+  type PromptOutcome,
+  STATUS_TOKEN_PATTERN,
+  type StatusItem,
+  type TextItem,
+  type ThinkingItem,
+  type ToolCallItem,
+  type ToolResultItem,
+  type TurnEndItem,
+} from "../schema/thread-item-schema.js";
+import { codePointLength, countLines, firstLine, oneLine, THINKING_BRIEF_CHARS } from "./brief-text.js";
+import { summarizeToolInput } from "./tool-summary.js";
+
+/** Options every builder takes. */
+export interface ItemIdentity {
+  /** The item's stable id; the thread log assigns one when absent. */
+  id?: string;
+}
+
+function requireString(value: unknown, what: string, nonEmpty = false): string {
+  if (typeof value !== "string" || (nonEmpty && value === "")) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `${what} must be a ${nonEmpty ? "non-empty " : ""}string, got ${describeValue(value)}`,
+    );
+  }
+  return value;
+}
+
+function requireCount(value: unknown, what: string): number {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `${what} must be a non-negative integer, got ${describeValue(value)}`,
+    );
+  }
+  return value;
+}
+
+function item<M>(brief: string, metadata: M, identity: ItemIdentity | undefined) {
+  const id = identity?.id;
+  if (id !== undefined) assertItemId(id);
+  return {
+    ...(id === undefined ? {} : { id }),
+    content: [{ type: "text" as const, text: brief }],
+    metadata,
+  };
+}
+
+/** The agent's user-facing text: the whole text is the brief; `metadata` holds only the type. */
+export function textItem(text: string, identity?: ItemIdentity): TextItem {
+  return item(requireString(text, "text"), { type: "text" as const }, identity);
+}
+
+export interface ToolCallInput extends ItemIdentity {
+  name: string;
+  invocationId: string;
+  /** The tool's input as the agent sent it (any JSON value). */
+  input: unknown;
+}
+
+/** A tool invocation; brief `<Name> → <summary>` (`Bash → npm test`), or just the name. */
+export function toolCallItem({ name, invocationId, input, id }: ToolCallInput): ToolCallItem {
+  requireString(name, "tool name", true);
+  requireString(invocationId, "tool invocation id", true);
+  const summary = summarizeToolInput(name, input);
+  return item(
+    summary ? `${name} → ${summary}` : name,
+    { type: "tool_call" as const, tool: { name, invocation_id: invocationId, input } },
+    { id },
+  );
+}
+
+export interface ToolResultInput extends ItemIdentity {
+  invocationId: string;
+  output: string;
+  isError?: boolean;
+}
+
+/** The brief of a tool result: `→ <first output line> (<N> lines)`. */
+export function toolResultBrief(output: string): string {
+  const lines = countLines(output);
+  if (lines === 0) return "→ (no output)";
+  return `→ ${firstLine(output)} (${lines} ${lines === 1 ? "line" : "lines"})`;
+}
+
+/** A tool's result; carries no tool name (renderers fold it with its call by `invocation_id`). */
+export function toolResultItem({
+  invocationId,
+  output,
+  isError = false,
+  id,
+}: ToolResultInput): ToolResultItem {
+  requireString(invocationId, "tool invocation id", true);
+  requireString(output, "tool output");
+  if (typeof isError !== "boolean") {
+    throw new StowageError("INVALID_INPUT", `isError must be a boolean, got ${describeValue(isError)}`);
+  }
+  return item(
+    toolResultBrief(output),
+    { type: "tool_result" as const, tool: { invocation_id: invocationId, is_error: isError, output } },
+    { id },
+  );
+}
+
+/** Reasoning: brief `[thinking] <first ~120 chars>`, full text and its length in code points in `metadata`. */
+export function thinkingItem(text: string, identity?: ItemIdentity): ThinkingItem {
+  requireString(text, "thinking text");
+  return item(
+    `[thinking] ${oneLine(text, THINKING_BRIEF_CHARS)}`,
+    { type: "thinking" as const, text, full_text_length: codePointLength(text) },
+    identity,
+  );
+}
+
+export interface StatusInput extends ItemIdentity {
+  /** Machine token, lower-case snake case (`compacting_context`). */
+  status: string;
+  detail?: string;
+  /** The human brief; default: the token in words, then the detail (`Compacting context: …`). */
+  brief?: string;
+}
+
+/** A progress ping with a machine token. */
+export function statusItem({ status, detail, brief, id }: StatusInput): StatusItem {
+  if (typeof status !== "string" || !STATUS_TOKEN_PATTERN.test(status)) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `status must be a lower-case snake_case token of at most 64 characters (e.g. "compacting_context"), got ${describeValue(status)}`,
+    );
+  }
+  if (detail !== undefined) requireString(detail, "status detail");
+  if (brief !== undefined) requireString(brief, "status brief");
+  const words = status.replaceAll("_", " ");
+  const fallback = `${words[0]!.toUpperCase()}${words.slice(1)}${detail ? `: ${firstLine(detail)}` : ""}`;
+  return item(
+    brief ?? fallback,
+    { type: "status" as const, status, ...(detail === undefined ? {} : { detail }) },
+    { id },
+  );
+}
+
+export interface TurnEndInput extends ItemIdentity {
+  /** Total input processed this turn, cached plus uncached. */
+  inputTokens: number;
+  /** The part of `inputTokens` served from the prompt cache. */
+  inputTokensCached: number;
+  outputTokens: number;
+  /** Wall time of the turn; null when unknown. */
+  durationMs: number | null;
+}
+
+/** The end of an agent turn, with its token and time figures. */
+export function turnEndItem({
+  inputTokens,
+  inputTokensCached,
+  outputTokens,
+  durationMs,
+  id,
+}: TurnEndInput): TurnEndItem {
+  const stats = {
+    input_tokens: requireCount(inputTokens, "inputTokens"),
+    input_tokens_cached: requireCount(inputTokensCached, "inputTokensCached"),
+    output_tokens: requireCount(outputTokens, "outputTokens"),
+    duration_ms: durationMs === null ? null : requireCount(durationMs, "durationMs"),
+  };
+  if (stats.input_tokens_cached > stats.input_tokens) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `inputTokensCached (${inputTokensCached}) must not exceed inputTokens (${inputTokens}), which includes the cached part`,
+    );
+  }
+  return item("Turn complete", { type: "turn_end" as const, stats }, { id });
+}
+
+function promptBrief(prompt: Prompt): string {
+  switch (prompt.kind) {
+    case "text":
+      return `Waiting for input: ${firstLine(prompt.text)}`;
+    case "approval": {
+      const summary = summarizeToolInput(prompt.tool_name, prompt.input);
+      return `Approval needed: ${prompt.tool_name}${summary ? ` → ${summary}` : ""}`;
+    }
+    case "ask_user_question": {
+      const more = prompt.questions.length > 1 ? ` (+${prompt.questions.length - 1} more)` : "";
+      return `Question: ${firstLine(prompt.questions[0]!.question)}${more}`;
+    }
+  }
+}
+
+export interface PendingPromptInput extends ItemIdentity {
+  promptId: string;
+  /** The agent's full prompt payload, discriminated on `kind`. */
+  prompt: Prompt;
+}
+
+/** The agent waits for a human: free text, an approval, or answers to questions. */
+export function pendingPromptItem({ promptId, prompt, id }: PendingPromptInput): PendingPromptItem {
+  requireString(promptId, "promptId", true);
+  const problem = promptProblem(prompt);
+  if (problem) throw new StowageError("INVALID_INPUT", `prompt is invalid at ${problem}`);
+  return item(promptBrief(prompt), { type: "pending_prompt" as const, prompt_id: promptId, prompt }, { id });
+}
+
+export interface PendingPromptResolvedInput extends ItemIdentity {
+  promptId: string;
+  kind: PromptKind;
+  outcome: PromptOutcome;
+  /** What the human answered (the text, the chosen options, the approval decision…). */
+  response?: unknown;
+  /** Approvals: whether the human approved. Ignored unless `outcome` is `answered`. */
+  approved?: boolean;
+  detail?: string;
+}
+
+const OUTCOME_BRIEF: Readonly<Record<PromptOutcome, string>> = {
+  answered: "Prompt answered",
+  cancelled: "Prompt cancelled",
+  failed: "Prompt failed",
+};
+
+/**
+ * The audit record of a prompt once answered, cancelled or failed. For an approval, `approved` is
+ * true only when it was answered with an approval: an unanswered approval counts as denied.
+ */
+export function pendingPromptResolvedItem({
+  promptId,
+  kind,
+  outcome,
+  response,
+  approved,
+  detail,
+  id,
+}: PendingPromptResolvedInput): PendingPromptResolvedItem {
+  requireString(promptId, "promptId", true);
+  if (!PROMPT_KINDS.includes(kind)) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `kind must be one of ${PROMPT_KINDS.join(", ")}, got ${describeValue(kind)}`,
+    );
+  }
+  if (!PROMPT_OUTCOMES.includes(outcome)) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `outcome must be one of ${PROMPT_OUTCOMES.join(", ")}, got ${describeValue(outcome)}`,
+    );
+  }
+  if (approved !== undefined && typeof approved !== "boolean") {
+    throw new StowageError("INVALID_INPUT", `approved must be a boolean, got ${describeValue(approved)}`);
+  }
+  if (detail !== undefined) requireString(detail, "detail");
+  const isApproval = kind === "approval";
+  const granted = isApproval && outcome === "answered" && approved === true;
+  const brief = isApproval ? (granted ? "Approved" : "Denied") : OUTCOME_BRIEF[outcome];
+  return item(
+    detail ? `${brief}: ${firstLine(detail)}` : brief,
+    {
+      type: "pending_prompt_resolved" as const,
+      prompt_id: promptId,
+      kind,
+      outcome,
+      ...(isApproval ? { approved: granted } : {}),
+      ...(response === undefined ? {} : { response }),
+      ...(detail === undefined ? {} : { detail }),
+    },
+    { id },
+  );
+}
+
+/** A plain user post: text with no `metadata.type` (what a human types into the thread). */
+export function plainPostItem(text: string, identity?: ItemIdentity): PlainPostItem {
+  requireString(text, "post text");
+  const id = identity?.id;
+  if (id !== undefined) assertItemId(id);
+  return { ...(id === undefined ? {} : { id }), content: [{ type: "text", text }] };
+}
