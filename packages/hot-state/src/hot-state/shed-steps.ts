@@ -1,0 +1,113 @@
+import type { ArtifactIndexEntry, HotState } from "../schemas/hot-state-schema.js";
+
+/** Fields a minimal hot state keeps: the session id and the other identifiers. */
+export const MINIMAL_HOT_STATE_FIELDS = ["session_id", "session_key", "run_id", "current_plan_id"] as const;
+
+type MinimalField = (typeof MINIMAL_HOT_STATE_FIELDS)[number];
+
+/** What a shed item was: a hot-state field, or the summary of one index entry. */
+export type ShedField = Exclude<keyof HotState, MinimalField> | "artifact_index.summary";
+
+/**
+ * Why it was shed. `duplicate`: an older index entry of the same artifact; `max_entries`: over
+ * `maxArtifactIndexEntries`; `tokens`: over `maxHotStateTokens`; `minimal_fallback`: dropped
+ * when nothing short of the minimal state fit.
+ */
+export type ShedReason = "duplicate" | "max_entries" | "tokens" | "minimal_fallback";
+
+export interface ShedItem {
+  field: ShedField;
+  reason: ShedReason;
+  /** What was removed: a list item, an index entry, a summary, or a whole field's value. */
+  value: unknown;
+  /** The index entry it came from, for `artifact_index` and `artifact_index.summary`. */
+  artifact_id?: string;
+}
+
+/** One step of the shedding order: removes its first `count` units, oldest first. */
+export interface ShedStep {
+  field: ShedField;
+  units(state: HotState): number;
+  apply(state: HotState, count: number): { state: HotState; shed: ShedItem[] };
+}
+
+type ListField = "accepted_decisions" | "open_questions";
+
+function listStep(field: ListField): ShedStep {
+  return {
+    field,
+    units: (state) => state[field]?.length ?? 0,
+    apply(state, count) {
+      const items = state[field] ?? [];
+      const next: HotState = { ...state, [field]: items.slice(count) };
+      if (next[field]!.length === 0) delete next[field];
+      const shed = items.slice(0, count).map((value): ShedItem => ({ field, reason: "tokens", value }));
+      return { state: next, shed };
+    },
+  };
+}
+
+const summaryStep: ShedStep = {
+  field: "artifact_index.summary",
+  units: (state) => state.artifact_index?.filter((entry) => entry.summary !== undefined).length ?? 0,
+  apply(state, count) {
+    const shed: ShedItem[] = [];
+    const entries = (state.artifact_index ?? []).map((entry): ArtifactIndexEntry => {
+      if (entry.summary === undefined || shed.length === count) return entry;
+      shed.push({
+        field: "artifact_index.summary",
+        reason: "tokens",
+        value: entry.summary,
+        artifact_id: entry.artifact_id,
+      });
+      const { summary: _summary, ...rest } = entry;
+      return rest;
+    });
+    return { state: { ...state, artifact_index: entries }, shed };
+  },
+};
+
+const indexStep: ShedStep = {
+  field: "artifact_index",
+  units: (state) => state.artifact_index?.length ?? 0,
+  apply(state, count) {
+    const entries = state.artifact_index ?? [];
+    const next: HotState = { ...state, artifact_index: entries.slice(count) };
+    if (next.artifact_index!.length === 0) delete next.artifact_index;
+    const shed = entries.slice(0, count).map(
+      (entry): ShedItem => ({
+        field: "artifact_index",
+        reason: "tokens",
+        value: entry,
+        artifact_id: entry.artifact_id,
+      }),
+    );
+    return { state: next, shed };
+  },
+};
+
+const lastStepStep: ShedStep = {
+  field: "last_successful_step",
+  units: (state) => (state.last_successful_step === undefined ? 0 : 1),
+  apply(state) {
+    const { last_successful_step: value, ...rest } = state;
+    return { state: rest, shed: [{ field: "last_successful_step", reason: "tokens", value }] };
+  },
+};
+
+/**
+ * The order in which `buildHotState` sheds to fit `maxHotStateTokens`, each step oldest first,
+ * before it falls back to the minimal state: index summaries (the record keeps them), accepted
+ * decisions, whole index entries, open questions, the last successful step. The objective,
+ * constraints and risk level are kept until the minimal fallback.
+ */
+export const SHED_STEPS: readonly ShedStep[] = Object.freeze([
+  summaryStep,
+  listStep("accepted_decisions"),
+  indexStep,
+  listStep("open_questions"),
+  lastStepStep,
+]);
+
+/** The fields of {@link SHED_STEPS}, in order. */
+export const SHED_ORDER: readonly ShedField[] = Object.freeze(SHED_STEPS.map((step) => step.field));

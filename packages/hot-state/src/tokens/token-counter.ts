@@ -1,0 +1,70 @@
+import { describeValue, StowageError } from "@stowage/core";
+import { countTokens as countO200k } from "gpt-tokenizer/encoding/o200k_base";
+
+/**
+ * Counts the tokens of a text. It must return a non-negative integer; anything else (or a
+ * throw) makes a budget check fail closed.
+ */
+export type TokenCounter = (text: string) => number;
+
+// Special-token markers such as `<|endoftext|>` inside a prompt are counted as the plain text
+// they are; by default the tokenizer throws on them, which would let content break a budget check.
+const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
+
+/** Exact token count with OpenAI's o200k_base encoding (GPT-4o, GPT-4.1, GPT-5, o-series). */
+export const countTokensExact: TokenCounter = (text) => {
+  if (typeof text !== "string") {
+    throw new StowageError("INVALID_INPUT", `token counting needs a string, got ${describeValue(text)}`);
+  }
+  return countO200k(text, PLAIN_TEXT);
+};
+
+/** The counter used wherever none is given: exact, never `chars / 4`. */
+export const DEFAULT_TOKEN_COUNTER: TokenCounter = countTokensExact;
+
+/** Why `count` is not a usable token count, or undefined when it is. */
+export function tokenCountProblem(count: unknown, source = "the counter"): string | undefined {
+  if (typeof count !== "number") return `${source} returned ${describeValue(count)}, not a number`;
+  if (!Number.isSafeInteger(count) || count < 0) {
+    return `${source} returned ${describeValue(count)}, not a non-negative integer`;
+  }
+  return undefined;
+}
+
+/**
+ * Counts with `counter` and fails closed: a throw or a result that is not a non-negative integer
+ * becomes BUDGET_EXCEEDED (reason `UNMEASURABLE`), because a budget that cannot be measured
+ * cannot be shown to hold.
+ */
+export function measureTokens(counter: TokenCounter, text: string, what: string): number {
+  let count: unknown;
+  try {
+    count = counter(text);
+  } catch (err) {
+    throw new StowageError(
+      "BUDGET_EXCEEDED",
+      `${what}: token counting failed, so the budget counts as exceeded`,
+      {
+        cause: err,
+        reason: "UNMEASURABLE",
+      },
+    );
+  }
+  const problem = tokenCountProblem(count);
+  if (problem) {
+    throw new StowageError("BUDGET_EXCEEDED", `${what}: ${problem}, so the budget counts as exceeded`, {
+      reason: "UNMEASURABLE",
+    });
+  }
+  return count as number;
+}
+
+/** Throws INVALID_INPUT unless `counter` is a function. */
+export function assertTokenCounter(counter: unknown): asserts counter is TokenCounter {
+  if (typeof counter !== "function") {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `countTokens must be a function (text) => number, got ${describeValue(counter)}`,
+    );
+  }
+}

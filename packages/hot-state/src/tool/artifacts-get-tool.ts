@@ -1,0 +1,157 @@
+import { describeValue, type OperationOptions, SHA256_HEX_PATTERN, StowageError } from "@stowage/core";
+import { z } from "zod";
+import type { ArtifactRegistry } from "../artifacts/artifact-registry.js";
+import { decodeUtf8 } from "../artifacts/sniff-content.js";
+import type { JsonSchema } from "../schemas/json-schemas.js";
+import { parseOrThrow } from "../schemas/validation-error.js";
+import { surrogateSafeIndex } from "../text/surrogate-safe.js";
+
+/** Name of the tool, as the model sees it. */
+export const ARTIFACTS_GET_TOOL_NAME = "artifacts_get";
+/** Tool names both Anthropic and OpenAI accept. */
+export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
+/** Most characters of content one call returns; `offset` pages further. */
+export const DEFAULT_TOOL_MAX_CHARS = 8_000;
+/** Smallest page accepted: a page must hold at least one whole astral character. */
+export const MIN_TOOL_MAX_CHARS = 16;
+
+const ArtifactsGetInputSchema = z.strictObject({
+  artifact_id: z
+    .string()
+    .regex(SHA256_HEX_PATTERN, "must be 64 lowercase hex characters (the sha256 shown in the artifact index)")
+    .describe(
+      "The artifact's id: 64 lowercase hex characters, as listed in artifact_index or an ArtifactRef line.",
+    ),
+  offset: z
+    .int()
+    .min(0)
+    .optional()
+    .describe(
+      "Character offset to read from; pass next_offset from the previous call to read the next page.",
+    ),
+});
+export type ArtifactsGetInput = z.infer<typeof ArtifactsGetInputSchema>;
+
+export interface ArtifactsGetResult {
+  artifact_id: string;
+  type: string;
+  mime?: string;
+  summary?: string;
+  producer?: string;
+  size_bytes: number;
+  content_hash: string;
+  created_at: string;
+  /** `utf-8`: `content` holds text; `binary`: the bytes are not text and `content` is empty. */
+  encoding: "utf-8" | "binary";
+  /** Length of the whole text in UTF-16 code units (JavaScript characters). */
+  total_chars: number;
+  /** Where this page starts. */
+  offset: number;
+  /** Where the next page starts, or `null` when this page reaches the end. */
+  next_offset: number | null;
+  truncated: boolean;
+  content: string;
+}
+
+export interface ArtifactsGetTool {
+  name: string;
+  description: string;
+  /** JSON Schema of the input (an object; `additionalProperties: false`). */
+  inputSchema: Readonly<JsonSchema>;
+  /**
+   * Runs the tool. Throws StowageError INVALID_INPUT (bad id or offset), NOT_FOUND or INTEGRITY;
+   * send `err.message` back to the model as an error result.
+   */
+  execute(input: unknown, options?: OperationOptions): Promise<ArtifactsGetResult>;
+}
+
+export interface ArtifactsGetToolOptions {
+  /** Default {@link ARTIFACTS_GET_TOOL_NAME}; must match {@link TOOL_NAME_PATTERN}. */
+  name?: string;
+  /** Characters per page. Default {@link DEFAULT_TOOL_MAX_CHARS}. */
+  maxChars?: number;
+}
+
+function inputJsonSchema(): JsonSchema {
+  const { $schema: _dialect, ...schema } = z.toJSONSchema(ArtifactsGetInputSchema, {
+    io: "input",
+  }) as JsonSchema;
+  return schema;
+}
+
+/**
+ * The `artifacts_get` tool: fetches an artifact by its SHA-256 id and returns its metadata and
+ * up to `maxChars` characters of its text from `offset`. A page never ends between the two
+ * halves of a surrogate pair. Use `toAnthropicTool` / `toOpenAITool` for the providers' formats.
+ */
+export function createArtifactsGetTool(
+  registry: ArtifactRegistry,
+  options: ArtifactsGetToolOptions = {},
+): ArtifactsGetTool {
+  if (!registry || typeof registry.get !== "function") {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `createArtifactsGetTool: registry must be an ArtifactRegistry, got ${describeValue(registry)}`,
+    );
+  }
+  const name = options.name ?? ARTIFACTS_GET_TOOL_NAME;
+  if (typeof name !== "string" || !TOOL_NAME_PATTERN.test(name)) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `tool name must be 1 to 64 letters, digits, "_" or "-", got ${describeValue(name)}`,
+    );
+  }
+  const maxChars = options.maxChars ?? DEFAULT_TOOL_MAX_CHARS;
+  if (!Number.isSafeInteger(maxChars) || maxChars < MIN_TOOL_MAX_CHARS) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `maxChars must be an integer of at least ${MIN_TOOL_MAX_CHARS}, got ${describeValue(maxChars)}`,
+    );
+  }
+
+  return Object.freeze({
+    name,
+    description:
+      `Fetch a stored artifact (a file, document, log or data the prompt refers to by id) by its ` +
+      `64-character sha256 id. Returns its metadata and up to ${maxChars} characters of content; ` +
+      `when next_offset is not null, call again with offset=next_offset to read more.`,
+    inputSchema: Object.freeze(inputJsonSchema()),
+    async execute(input: unknown, opts: OperationOptions = {}): Promise<ArtifactsGetResult> {
+      const { artifact_id: id, offset: requested = 0 } = parseOrThrow(
+        ArtifactsGetInputSchema,
+        input,
+        `${name} input`,
+      );
+      const found = await registry.get(id, opts);
+      if (found === null) throw new StowageError("NOT_FOUND", `artifact ${id} does not exist`);
+      const { record, content } = found;
+      const text = decodeUtf8(content);
+      const total = text?.length ?? 0;
+      if (requested > total) {
+        throw new StowageError(
+          "INVALID_INPUT",
+          `offset must be from 0 to total_chars (${total}), got ${requested}`,
+        );
+      }
+      // An offset inside a pair (only a hand-made one can be) starts at the pair instead.
+      const offset = text === null ? 0 : surrogateSafeIndex(text, requested);
+      const end = text === null ? 0 : surrogateSafeIndex(text, Math.min(offset + maxChars, total));
+      return {
+        artifact_id: record.artifact_id,
+        type: record.type,
+        ...(record.mime === undefined ? {} : { mime: record.mime }),
+        ...(record.summary === undefined ? {} : { summary: record.summary }),
+        ...(record.producer === undefined ? {} : { producer: record.producer }),
+        size_bytes: record.size_bytes,
+        content_hash: record.content_hash,
+        created_at: record.created_at,
+        encoding: text === null ? "binary" : "utf-8",
+        total_chars: total,
+        offset,
+        next_offset: end < total ? end : null,
+        truncated: end < total,
+        content: text === null ? "" : text.slice(offset, end),
+      };
+    },
+  });
+}

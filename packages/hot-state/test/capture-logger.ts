@@ -1,0 +1,14 @@
+import type { Logger } from "@stowage/core";
+
+/** A Logger that keeps what it is told, for asserting that nothing was logged silently. */
+export function captureLogger(): Logger & {
+  lines: { message: string; details?: Record<string, unknown> }[];
+} {
+  const lines: { message: string; details?: Record<string, unknown> }[] = [];
+  return {
+    lines,
+    warn(message, details) {
+      lines.push({ message, ...(details === undefined ? {} : { details }) });
+    },
+  };
+}
