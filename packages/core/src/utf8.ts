@@ -1,32 +1,18 @@
 const encoder = new TextEncoder();
 
-/** UTF-8 length of a string without allocating its encoding. */
+/** UTF-8 length of a string without allocating its encoding (a lone surrogate counts as U+FFFD). */
 export function utf8ByteLength(text: string): number {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const unit = text.charCodeAt(i);
-    if (unit < 0x80) bytes += 1;
-    else if (unit < 0x800) bytes += 2;
-    else if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length) {
-      const next = text.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) {
-        bytes += 4;
-        i++;
-      } else bytes += 3; // a lone surrogate encodes as U+FFFD
-    } else bytes += 3;
-  }
-  return bytes;
+  return Buffer.byteLength(text, "utf8");
 }
 
 export function utf8Encode(text: string): Uint8Array {
   return encoder.encode(text);
 }
 
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
 /** False when the string holds a lone surrogate, which has no UTF-8 encoding. */
 export function isWellFormedUnicode(text: string): boolean {
-  return !LONE_SURROGATE.test(text);
+  // Native since Node 20 (ES2024); the lib target here is ES2023, hence the cast.
+  return (text as string & { isWellFormed(): boolean }).isWellFormed();
 }
 
 // Maps a UTF-16 code unit so that plain numeric comparison follows code point order, which is
