@@ -1,0 +1,65 @@
+import { describeValue, StowageError } from "@stowage/core";
+
+/** Most bytes one read returns (a whole file, or one page of lines); more fails with TOO_LARGE. */
+export const DEFAULT_MAX_READ_BYTES = 16 * 1024 * 1024;
+/** The largest `maxBytes` a caller may ask for (a JavaScript string cannot hold much more). */
+export const MAX_READ_BYTES_LIMIT = 256 * 1024 * 1024;
+
+export interface ReadOptions {
+  /** First line to return, 1-based. Giving `offset` or `limit` reads a page of lines. */
+  offset?: number;
+  /** Most lines to return. */
+  limit?: number;
+  /** Most bytes to return; default {@link DEFAULT_MAX_READ_BYTES}. */
+  maxBytes?: number;
+  signal?: AbortSignal;
+}
+
+/** Lines a paged read returned. */
+export interface LineRange {
+  /** The `offset` asked for. */
+  first: number;
+  /** The last line returned (`first - 1` when the page is empty). */
+  last: number;
+  /** True when the file has lines after `last`. */
+  hasMore: boolean;
+  /** Lines in the file, known when the read reached its end. */
+  totalLines?: number;
+}
+
+export interface PageRequest {
+  offset: number;
+  limit: number;
+}
+
+export interface CheckedReadOptions {
+  page: PageRequest | undefined;
+  maxBytes: number;
+}
+
+function positiveInteger(value: unknown, name: string, max: number): number {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1 || value > max) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `${name} must be an integer from 1 to ${max}, got ${describeValue(value)}`,
+      { reason: "INVALID_READ_OPTION" },
+    );
+  }
+  return value;
+}
+
+/** Validates `offset`, `limit` and `maxBytes`; `page` is set when either of the first two is. */
+export function checkReadOptions(options: ReadOptions): CheckedReadOptions {
+  const maxBytes =
+    options.maxBytes === undefined
+      ? DEFAULT_MAX_READ_BYTES
+      : positiveInteger(options.maxBytes, "maxBytes", MAX_READ_BYTES_LIMIT);
+  if (options.offset === undefined && options.limit === undefined) return { page: undefined, maxBytes };
+  const offset =
+    options.offset === undefined ? 1 : positiveInteger(options.offset, "offset", Number.MAX_SAFE_INTEGER);
+  const limit =
+    options.limit === undefined
+      ? Number.MAX_SAFE_INTEGER
+      : positiveInteger(options.limit, "limit", Number.MAX_SAFE_INTEGER);
+  return { page: { offset, limit }, maxBytes };
+}
