@@ -5,7 +5,8 @@ import { defineConfig } from "vitest/config";
  * `@stowage/source` export condition, so `pnpm test` needs no build.
  */
 export function stowageVitestConfig(overrides: { testTimeout?: number } = {}) {
-  const conditions = ["@stowage/source", "module", "node", "import", "default"];
+  // No "module" condition: it selects ESM builds (the AWS SDK's dist-es) that Node itself cannot load.
+  const conditions = ["@stowage/source", "node", "import", "default"];
   return defineConfig({
     resolve: { conditions },
     ssr: { resolve: { conditions, externalConditions: ["@stowage/source"] } },

@@ -1,0 +1,91 @@
+import { GetObjectCommand, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
+import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
+import type { SignedRequest } from "@stowage/core";
+
+export interface PresignPutInput {
+  bucket: string;
+  /** The full S3 key (store prefix included). */
+  key: string;
+  contentType: string;
+  /** Exact size; the signature binds it, so a longer or shorter body is refused by the server. */
+  contentLength: number;
+  /** Hex SHA-256; when given, the uploader must send it as `x-amz-checksum-sha256`. */
+  sha256?: string;
+  expiresInSeconds: number;
+  /** Signing time; default now. */
+  now?: Date;
+}
+
+export interface PresignGetInput {
+  bucket: string;
+  key: string;
+  expiresInSeconds: number;
+  /** Serve with `Content-Disposition: attachment` under this name instead of inline. */
+  attachmentFilename?: string;
+  now?: Date;
+}
+
+// Headers that go into the signature instead of the query string, so that the server refuses
+// an upload whose size, type or checksum differs from what was validated.
+const SIGNED_UPLOAD_HEADERS = new Set(["content-type", "content-length"]);
+const UNHOISTED_UPLOAD_HEADERS = new Set(["x-amz-checksum-sha256"]);
+
+/** Presign a PUT that binds content-type, content-length and (when given) the SHA-256 checksum. */
+export async function presignPut(client: S3Client, input: PresignPutInput): Promise<SignedRequest> {
+  const now = input.now ?? new Date();
+  const checksum =
+    input.sha256 === undefined ? undefined : Buffer.from(input.sha256, "hex").toString("base64");
+  const command = new PutObjectCommand({
+    Bucket: input.bucket,
+    Key: input.key,
+    ContentType: input.contentType,
+    ContentLength: input.contentLength,
+    ...(checksum === undefined ? {} : { ChecksumSHA256: checksum }),
+  });
+  const url = await getSignedUrl(client, command, {
+    expiresIn: input.expiresInSeconds,
+    signingDate: now,
+    signableHeaders: SIGNED_UPLOAD_HEADERS,
+    unhoistableHeaders: UNHOISTED_UPLOAD_HEADERS,
+  });
+  const headers: Record<string, string> = {
+    "content-type": input.contentType,
+    "content-length": String(input.contentLength),
+  };
+  if (checksum !== undefined) headers["x-amz-checksum-sha256"] = checksum;
+  return {
+    method: "PUT",
+    url,
+    headers,
+    expiresAt: new Date(now.getTime() + input.expiresInSeconds * 1000),
+  };
+}
+
+/** `attachment; filename="…"; filename*=UTF-8''…` with an ASCII fallback for old clients. */
+export function attachmentDisposition(filename: string): string {
+  const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, "_");
+  const encoded = encodeURIComponent(filename).replace(
+    /['()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`;
+}
+
+/** Presign a GET of one object. */
+export async function presignGet(client: S3Client, input: PresignGetInput): Promise<SignedRequest> {
+  const now = input.now ?? new Date();
+  const command = new GetObjectCommand({
+    Bucket: input.bucket,
+    Key: input.key,
+    ...(input.attachmentFilename === undefined
+      ? {}
+      : { ResponseContentDisposition: attachmentDisposition(input.attachmentFilename) }),
+  });
+  const url = await getSignedUrl(client, command, { expiresIn: input.expiresInSeconds, signingDate: now });
+  return {
+    method: "GET",
+    url,
+    headers: {},
+    expiresAt: new Date(now.getTime() + input.expiresInSeconds * 1000),
+  };
+}
