@@ -5,8 +5,11 @@ import { defineConfig } from "vitest/config";
  * `@stowage/source` export condition, so `pnpm test` needs no build.
  */
 export function stowageVitestConfig(overrides: { testTimeout?: number } = {}) {
-  // No "module" condition: it selects ESM builds (the AWS SDK's dist-es) that Node itself cannot load.
-  const conditions = ["@stowage/source", "node", "import", "default"];
+  // Vitest hands these conditions to Node for external packages too, so only add what Node's own
+  // resolution would: "module" would pick ESM builds Node cannot load (the AWS SDK's dist-es), and
+  // "import" would make CommonJS `require`s (pg → pg-pool) load ESM builds. Vite adds import or
+  // require by itself.
+  const conditions = ["@stowage/source", "node", "default"];
   return defineConfig({
     resolve: { conditions },
     ssr: { resolve: { conditions, externalConditions: ["@stowage/source"] } },

@@ -1,7 +1,7 @@
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { StowageError } from "@stowage/core";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { openFdCount, tempBase } from "../../test/helpers.js";
 import { CLAIMS_DIR_NAME } from "../ids/claims.js";
 import { type ArtifactStore, createArtifactStore } from "../store/artifact-store.js";
@@ -153,13 +153,18 @@ describe("OutputSink past the spill threshold", () => {
     const router = createInternalUrlRouter(store);
     const sink = createOutputSink({ artifacts: store, toolType: "bash", spillBytes: 10 });
     await sink.push("first part of the output\n");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(sink.artifactId).toBe("0");
+    // The spill file is written in the background; wait for it (however loaded the machine is).
+    await vi.waitFor(
+      async () => {
+        expect(sink.artifactId).toBe("0");
+        const partial = await router.read("artifact://0", { allowIncomplete: true });
+        expect(partial).toMatchObject({ complete: false, text: "first part of the output\n" });
+      },
+      { timeout: 10_000, interval: 10 },
+    );
     const err = await router.read("artifact://0").catch((error: unknown) => error);
     expect(StowageError.is(err, "UNAVAILABLE")).toBe(true);
     expect((err as StowageError).reason).toBe("ARTIFACT_INCOMPLETE");
-    const partial = await router.read("artifact://0", { allowIncomplete: true });
-    expect(partial).toMatchObject({ complete: false, text: "first part of the output\n" });
     await sink.push("second part\n");
     await sink.dump();
     const done = await router.read("artifact://0");

@@ -1,0 +1,200 @@
+import { mkdir, mkdtemp, readFile, realpath, rm, symlink, utimes, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { StowageError } from "@stowage/core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { snapshotDirectory } from "../../test/dir-snapshot.js";
+import { claudeSessionLocation } from "../claude/session-location.js";
+import { availableCodecs } from "../codec/codecs.js";
+import { HOSTILE_IDS } from "../testing/hostile-ids.js";
+import { realisticSessionTree } from "../testing/realistic-session.js";
+import { writeSessionTree } from "../testing/write-session-tree.js";
+import { captureSession } from "./capture-session.js";
+import { restoreSession } from "./restore-session.js";
+
+const base = await mkdtemp(join(tmpdir(), "stowage-capture-"));
+afterAll(() => rm(base, { recursive: true, force: true }));
+
+const sessionId = "3b1f6a2e-8c4d-4e5f-9a0b-1c2d3e4f5a6b";
+const otherSessionId = "9e8d7c6b-5a49-4382-9170-6f5e4d3c2b1a";
+const codeOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => "success",
+    (err: unknown) => (StowageError.is(err) ? err.code : String(err)),
+  );
+
+let cwd: string;
+let sourceConfig: string;
+let projectDir: string;
+
+beforeAll(async () => {
+  await mkdir(join(base, "work", "my_app.v2"), { recursive: true });
+  cwd = await realpath(join(base, "work", "my_app.v2"));
+  sourceConfig = join(base, "source-config");
+  const files = realisticSessionTree({ sessionId, cwd, mainBytes: 400_000, screenshotEvery: 10 });
+  const location = await writeSessionTree({ configDir: sourceConfig, cwd, sessionId, files });
+  projectDir = location.projectDir;
+  // Another session of the same project, with its own legacy subagent transcript: never captured.
+  const other = realisticSessionTree({
+    sessionId: otherSessionId,
+    cwd,
+    mainBytes: 20_000,
+    subagents: 0,
+    seed: 9,
+  });
+  await writeSessionTree({ configDir: sourceConfig, cwd, sessionId: otherSessionId, files: other });
+  // A symlink and an unsafe name inside the companion directory: reported, never followed.
+  await symlink("/etc/hostname", join(projectDir, sessionId, "tool-results", "leak.txt"));
+  await writeFile(join(projectDir, sessionId, "tool-results", "bad\nname.txt"), "x");
+  await utimes(
+    join(projectDir, `${sessionId}.jsonl`),
+    new Date(1_750_000_000_000),
+    new Date(1_750_000_000_000),
+  );
+});
+
+describe("captureSession and restoreSession", () => {
+  it("captures the transcript, the companion directory and this session's legacy agent files", async () => {
+    const captured = await captureSession({ configDir: sourceConfig, cwd, sessionId });
+    const paths = captured.manifest.files.map((file) => file.path);
+    expect(paths[0]).toBe(`${sessionId}.jsonl`);
+    expect(paths.filter((path) => path.startsWith(`${sessionId}/subagents/`))).toHaveLength(4);
+    expect(paths.filter((path) => path.startsWith(`${sessionId}/tool-results/`))).toHaveLength(2);
+    expect(paths.filter((path) => /^agent-[^/]+\.jsonl$/.test(path))).toHaveLength(1);
+    expect(paths.some((path) => path.includes(otherSessionId))).toBe(false);
+    expect(captured.skipped.map((file) => file.path).sort()).toEqual([
+      `${sessionId}/tool-results/bad\nname.txt`,
+      `${sessionId}/tool-results/leak.txt`,
+    ]);
+    for (const file of captured.manifest.files) {
+      expect(file.size).toBe((await readFile(join(projectDir, ...file.path.split("/")))).byteLength);
+      expect(file.sha256).toMatch(/^[0-9a-f]{64}$/);
+    }
+    expect(captured.manifest.files[0]!.mtimeMs).toBe(1_750_000_000_000);
+    expect(captured.codec).toBe("brotli");
+    expect(captured.blobSizeBytes).toBe(captured.blob.byteLength);
+    expect(captured.blobSizeBytes).toBeLessThan(captured.rawSizeBytes / 2);
+    expect(captured.projectKey).toBe((await claudeSessionLocation({ cwd, sessionId })).projectKey);
+  });
+
+  for (const codec of availableCodecs()) {
+    it(`${codec}: restores into a fresh config dir, every file byte for byte with its mtime`, async () => {
+      const captured = await captureSession({ configDir: sourceConfig, cwd, sessionId, codec });
+      const target = join(base, `restore-${codec}`);
+      const restored = await restoreSession(captured, { configDir: target, cwd });
+      expect(restored.projectDir).toBe(join(target, "projects", captured.projectKey));
+      expect(restored.replaced).toEqual([]);
+      const source = await snapshotDirectory(projectDir);
+      const restoredTree = await snapshotDirectory(restored.projectDir);
+      for (const { path } of captured.manifest.files) expect(restoredTree[path]).toBe(source[path]);
+      // Only this session's files arrived (with their directories); no temp directory is left.
+      const expected = new Set(captured.manifest.files.map((file) => file.path));
+      for (const path of Object.keys(restoredTree)) {
+        if (restoredTree[path] === "dir")
+          expect([...expected].some((file) => file.startsWith(`${path}/`))).toBe(true);
+        else expect(expected.has(path)).toBe(true);
+      }
+    });
+  }
+
+  it("replaces a stale copy of the session and reports what it replaced", async () => {
+    const captured = await captureSession({ configDir: sourceConfig, cwd, sessionId });
+    const target = join(base, "restore-stale");
+    const stale = await claudeSessionLocation({ configDir: target, cwd, sessionId });
+    await mkdir(join(stale.companionDir, "subagents"), { recursive: true });
+    await writeFile(stale.transcriptPath, "stale\n");
+    await writeFile(join(stale.companionDir, "subagents", "agent-stale.jsonl"), "stale\n");
+    await writeFile(join(stale.projectDir, `${otherSessionId}.jsonl`), "another session\n");
+    const restored = await restoreSession(captured, { configDir: target, cwd });
+    expect(restored.replaced.sort()).toEqual([sessionId, `${sessionId}.jsonl`].sort());
+    expect(await readFile(stale.transcriptPath, "utf8")).toBe(
+      await readFile(join(projectDir, `${sessionId}.jsonl`), "utf8"),
+    );
+    const after = await snapshotDirectory(stale.projectDir);
+    expect(after[`${sessionId}/subagents/agent-stale.jsonl`]).toBeUndefined();
+    expect(after[`${otherSessionId}.jsonl`]).toMatch(/^file /);
+  });
+
+  it("with overwrite: false, refuses with CONFLICT and changes nothing", async () => {
+    const captured = await captureSession({ configDir: sourceConfig, cwd, sessionId });
+    const target = join(base, "restore-no-overwrite");
+    const stale = await claudeSessionLocation({ configDir: target, cwd, sessionId });
+    await mkdir(stale.projectDir, { recursive: true });
+    await writeFile(stale.transcriptPath, "keep me\n");
+    const before = await snapshotDirectory(target);
+    expect(await codeOf(restoreSession(captured, { configDir: target, cwd, overwrite: false }))).toBe(
+      "CONFLICT",
+    );
+    expect(await snapshotDirectory(target)).toEqual(before);
+  });
+
+  it("restores under another working directory's project key, or the captured one by default", async () => {
+    const captured = await captureSession({ configDir: sourceConfig, cwd, sessionId });
+    const elsewhere = await restoreSession(captured, {
+      configDir: join(base, "restore-moved"),
+      cwd: "/srv/other repo",
+    });
+    expect(elsewhere.projectKey).toBe("-srv-other-repo");
+    const byDefault = await restoreSession(captured, { configDir: join(base, "restore-default") });
+    expect(byDefault.projectKey).toBe(captured.projectKey);
+    expect(await codeOf(restoreSession(captured, { configDir: base, cwd, projectKey: "-x" }))).toBe(
+      "INVALID_INPUT",
+    );
+  });
+
+  it("rejects a hostile session id before touching the file system", async () => {
+    for (const { value } of HOSTILE_IDS) {
+      expect(await codeOf(captureSession({ configDir: sourceConfig, cwd, sessionId: value as string }))).toBe(
+        "INVALID_INPUT",
+      );
+    }
+  });
+
+  it("leaves out legacy agent files when asked", async () => {
+    const captured = await captureSession({
+      configDir: sourceConfig,
+      cwd,
+      sessionId,
+      includeLegacyAgents: false,
+    });
+    expect(captured.manifest.files.some((file) => file.path.startsWith("agent-"))).toBe(false);
+  });
+
+  it("fails with NOT_FOUND when the session has no transcript, INVALID_INPUT when it is a symlink", async () => {
+    const missing = "00000000-0000-4000-8000-000000000000";
+    expect(await codeOf(captureSession({ configDir: sourceConfig, cwd, sessionId: missing }))).toBe(
+      "NOT_FOUND",
+    );
+    const linked = "11111111-1111-4111-8111-111111111111";
+    await symlink(join(projectDir, `${sessionId}.jsonl`), join(projectDir, `${linked}.jsonl`));
+    expect(await codeOf(captureSession({ configDir: sourceConfig, cwd, sessionId: linked }))).toBe(
+      "INVALID_INPUT",
+    );
+    await rm(join(projectDir, `${linked}.jsonl`));
+  });
+
+  it("fails with TOO_LARGE past maxBytes, before reading the files", async () => {
+    expect(await codeOf(captureSession({ configDir: sourceConfig, cwd, sessionId, maxBytes: 100_000 }))).toBe(
+      "TOO_LARGE",
+    );
+    for (const maxBytes of [0, -1, 1.5, Number.NaN]) {
+      expect(await codeOf(captureSession({ configDir: sourceConfig, cwd, sessionId, maxBytes }))).toBe(
+        "INVALID_INPUT",
+      );
+    }
+    expect(
+      await codeOf(captureSession({ configDir: sourceConfig, cwd, sessionId, codec: "lz4" as "gzip" })),
+    ).toBe("INVALID_INPUT");
+  });
+
+  it("an aborted capture or restore fails with ABORTED and writes nothing", async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const { signal } = controller;
+    expect(await codeOf(captureSession({ configDir: sourceConfig, cwd, sessionId, signal }))).toBe("ABORTED");
+    const captured = await captureSession({ configDir: sourceConfig, cwd, sessionId });
+    const target = join(base, "restore-aborted");
+    expect(await codeOf(restoreSession(captured, { configDir: target, cwd, signal }))).toBe("ABORTED");
+    expect(await snapshotDirectory(target)).toEqual({});
+  });
+});

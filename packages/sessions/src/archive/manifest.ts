@@ -1,0 +1,210 @@
+import { describeValue, isSha256Hex, StowageError } from "@stowage/core";
+import { PROJECT_KEY_PATTERN } from "../claude/project-key.js";
+import { isSessionId } from "../claude/session-id.js";
+import { entryPathProblem } from "./entry-path.js";
+
+/**
+ * Session archive, format version 1 (all integers big-endian):
+ *
+ * | bytes | content                                                   |
+ * | ----- | --------------------------------------------------------- |
+ * | 8     | magic `STOWSESS`                                          |
+ * | 1     | format version (1)                                        |
+ * | 4     | manifest length N                                         |
+ * | N     | manifest, UTF-8 JSON ({@link SessionArchiveManifest})     |
+ * | …     | each file's bytes, back to back, in manifest order        |
+ *
+ * The whole container is then compressed with the blob's codec. The manifest comes first so that
+ * a reader knows every path, size and sha256 before it writes a byte.
+ */
+export const ARCHIVE_MAGIC = "STOWSESS";
+/** The container version this package writes and reads. */
+export const ARCHIVE_FORMAT_VERSION = 1;
+/** Magic, version and manifest length. */
+export const ARCHIVE_PREAMBLE_BYTES = 13;
+/** Largest manifest accepted, in bytes. */
+export const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
+/** Most files one archive may hold. */
+export const MAX_ARCHIVE_ENTRIES = 10_000;
+/** Default cap on a session's total (decompressed) size, for capture and restore: 256 MiB. */
+export const DEFAULT_MAX_SESSION_BYTES = 256 * 1024 * 1024;
+
+export interface SessionArchiveEntry {
+  /** Relative to the project directory, `/`-separated. */
+  path: string;
+  size: number;
+  /** Lowercase hex SHA-256 of the file's bytes. */
+  sha256: string;
+  /** Modification time (ms since the epoch), restored with the file. */
+  mtimeMs: number;
+}
+
+export interface SessionArchiveManifest {
+  format: "stowage-session";
+  version: typeof ARCHIVE_FORMAT_VERSION;
+  /** The agent whose files these are; `claude-code` for this version. */
+  agent: "claude-code";
+  sessionId: string;
+  /** The project key the session was captured under. */
+  projectKey: string;
+  /** ISO 8601 time of capture. */
+  capturedAt: string;
+  files: SessionArchiveEntry[];
+}
+
+const encoder = new TextEncoder();
+const magicBytes = encoder.encode(ARCHIVE_MAGIC);
+
+/** Magic, version, manifest length and manifest: the bytes before the files. */
+export function encodeArchiveHeader(manifest: SessionArchiveManifest): Uint8Array {
+  const json = encoder.encode(JSON.stringify(manifest));
+  if (json.byteLength > MAX_MANIFEST_BYTES) {
+    throw new StowageError(
+      "TOO_LARGE",
+      `session manifest is ${json.byteLength} bytes, over ${MAX_MANIFEST_BYTES}`,
+    );
+  }
+  const header = new Uint8Array(ARCHIVE_PREAMBLE_BYTES + json.byteLength);
+  header.set(magicBytes, 0);
+  header[8] = ARCHIVE_FORMAT_VERSION;
+  new DataView(header.buffer).setUint32(9, json.byteLength);
+  header.set(json, ARCHIVE_PREAMBLE_BYTES);
+  return header;
+}
+
+/** Checks magic and version; returns the manifest length. */
+export function readPreamble(preamble: Uint8Array): number {
+  if (!magicBytes.every((byte, i) => preamble[i] === byte)) {
+    throw new StowageError("INVALID_INPUT", "blob is not a Stowage session archive (bad magic)", {
+      reason: "NOT_AN_ARCHIVE",
+    });
+  }
+  const version = preamble[8];
+  if (version !== ARCHIVE_FORMAT_VERSION) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `session archive format version ${version} is not supported; this package reads version ${ARCHIVE_FORMAT_VERSION}`,
+      { reason: "UNSUPPORTED_VERSION", details: { version } },
+    );
+  }
+  const length = new DataView(preamble.buffer, preamble.byteOffset, preamble.byteLength).getUint32(9);
+  if (length === 0 || length > MAX_MANIFEST_BYTES) {
+    throw new StowageError(
+      length === 0 ? "INVALID_INPUT" : "TOO_LARGE",
+      `session manifest length must be 1 to ${MAX_MANIFEST_BYTES} bytes, got ${length}`,
+      { reason: "BAD_MANIFEST_LENGTH" },
+    );
+  }
+  return length;
+}
+
+function invalid(problem: string): StowageError {
+  return new StowageError("INVALID_INPUT", `session manifest ${problem}`, { reason: "BAD_MANIFEST" });
+}
+
+function checkEntry(value: unknown, index: number, sessionId: string): SessionArchiveEntry {
+  if (typeof value !== "object" || value === null) throw invalid(`files[${index}] must be an object`);
+  const { path, size, sha256, mtimeMs } = value as Record<string, unknown>;
+  const problem = entryPathProblem(path, sessionId);
+  if (problem) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `session archive entry path ${problem}, got ${describeValue(path)}`,
+      {
+        reason: "UNSAFE_ENTRY_PATH",
+      },
+    );
+  }
+  if (typeof size !== "number" || !Number.isSafeInteger(size) || size < 0) {
+    throw invalid(`files[${index}].size must be a non-negative integer, got ${describeValue(size)}`);
+  }
+  if (!isSha256Hex(sha256)) {
+    throw invalid(`files[${index}].sha256 must be 64 lowercase hex characters, got ${describeValue(sha256)}`);
+  }
+  if (typeof mtimeMs !== "number" || !Number.isFinite(mtimeMs) || mtimeMs < 0) {
+    throw invalid(`files[${index}].mtimeMs must be a non-negative number, got ${describeValue(mtimeMs)}`);
+  }
+  return { path: path as string, size, sha256, mtimeMs };
+}
+
+/** Two entries at one path, or a file where another entry needs a directory. */
+function checkLayout(files: readonly SessionArchiveEntry[]): void {
+  const paths = new Set<string>();
+  for (const { path } of files) {
+    if (paths.has(path)) throw invalid(`lists ${describeValue(path)} twice`);
+    paths.add(path);
+  }
+  for (const { path } of files) {
+    for (let slash = path.indexOf("/"); slash >= 0; slash = path.indexOf("/", slash + 1)) {
+      if (paths.has(path.slice(0, slash))) {
+        throw invalid(`lists ${describeValue(path.slice(0, slash))} as a file and as a directory`);
+      }
+    }
+  }
+}
+
+/**
+ * Parses and validates a manifest: shape, safe entry paths, sizes, digests, a main transcript,
+ * no duplicate or clashing paths, and a total size within `maxBytes` (else TOO_LARGE).
+ */
+export function parseManifest(bytes: Uint8Array, maxBytes: number): SessionArchiveManifest {
+  let value: unknown;
+  try {
+    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+  } catch (err) {
+    throw new StowageError("INVALID_INPUT", "session manifest is not valid UTF-8 JSON", {
+      cause: err,
+      reason: "BAD_MANIFEST",
+    });
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw invalid("must be a JSON object");
+  const record = value as Record<string, unknown>;
+  if (record.format !== "stowage-session")
+    throw invalid(`format must be "stowage-session", got ${describeValue(record.format)}`);
+  if (record.version !== ARCHIVE_FORMAT_VERSION) {
+    throw invalid(`version must be ${ARCHIVE_FORMAT_VERSION}, got ${describeValue(record.version)}`);
+  }
+  if (record.agent !== "claude-code")
+    throw invalid(`agent must be "claude-code", got ${describeValue(record.agent)}`);
+  if (!isSessionId(record.sessionId))
+    throw invalid(`sessionId must be a UUID, got ${describeValue(record.sessionId)}`);
+  if (typeof record.projectKey !== "string" || !PROJECT_KEY_PATTERN.test(record.projectKey)) {
+    throw invalid(
+      `projectKey must be 1 to 255 characters of [A-Za-z0-9-], got ${describeValue(record.projectKey)}`,
+    );
+  }
+  if (typeof record.capturedAt !== "string" || Number.isNaN(Date.parse(record.capturedAt))) {
+    throw invalid(`capturedAt must be an ISO 8601 time, got ${describeValue(record.capturedAt)}`);
+  }
+  const { sessionId } = record;
+  if (
+    !Array.isArray(record.files) ||
+    record.files.length === 0 ||
+    record.files.length > MAX_ARCHIVE_ENTRIES
+  ) {
+    throw invalid(`files must be an array of 1 to ${MAX_ARCHIVE_ENTRIES} entries`);
+  }
+  const files = record.files.map((entry, index) => checkEntry(entry, index, sessionId));
+  checkLayout(files);
+  if (!files.some((entry) => entry.path === `${sessionId}.jsonl`)) {
+    throw invalid(`has no main transcript "${sessionId}.jsonl"`);
+  }
+  const total = files.reduce((sum, entry) => sum + entry.size, ARCHIVE_PREAMBLE_BYTES + bytes.byteLength);
+  if (total > maxBytes) {
+    throw new StowageError(
+      "TOO_LARGE",
+      `session archive declares ${total} bytes, over the limit of ${maxBytes} bytes (maxBytes)`,
+      { reason: "DECOMPRESSED_TOO_LARGE", details: { limit: maxBytes, declared: total } },
+    );
+  }
+  return {
+    format: "stowage-session",
+    version: ARCHIVE_FORMAT_VERSION,
+    agent: "claude-code",
+    sessionId,
+    projectKey: record.projectKey,
+    capturedAt: record.capturedAt,
+    files,
+  };
+}

@@ -1,0 +1,99 @@
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { abortedError, concatBytes, StowageError, throwIfAborted } from "@stowage/core";
+import {
+  CODEC_CHUNK_BYTES,
+  createCompressStream,
+  createDecompressStream,
+  type SessionCodec,
+} from "./codecs.js";
+
+function* slices(bytes: Uint8Array): Generator<Uint8Array> {
+  for (let offset = 0; offset < bytes.byteLength; offset += CODEC_CHUNK_BYTES) {
+    yield bytes.subarray(offset, Math.min(bytes.byteLength, offset + CODEC_CHUNK_BYTES));
+  }
+}
+
+const asUint8Array = (chunk: Buffer) => new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+
+/** Compresses `chunks` (in order) with `codec` into one blob. */
+export async function compressChunks(
+  codec: SessionCodec,
+  chunks: readonly Uint8Array[],
+  options: { sizeHint?: number; signal?: AbortSignal } = {},
+): Promise<Uint8Array> {
+  const { signal } = options;
+  throwIfAborted(signal, `compress (${codec})`);
+  const compressor = createCompressStream(codec, options.sizeHint);
+  const output: Uint8Array[] = [];
+  let size = 0;
+  try {
+    await pipeline(
+      Readable.from(chunks),
+      compressor,
+      async (source: AsyncIterable<Buffer>) => {
+        for await (const chunk of source) {
+          output.push(asUint8Array(chunk));
+          size += chunk.byteLength;
+        }
+      },
+      ...(signal ? [{ signal }] : []),
+    );
+  } catch (err) {
+    if (signal?.aborted) throw abortedError(signal, `compress (${codec})`);
+    throw new StowageError("INTERNAL", `compress (${codec}) failed: ${String(err)}`, { cause: err });
+  }
+  return concatBytes(output, size);
+}
+
+export interface DecompressOptions {
+  /** Fail with TOO_LARGE once more than this many bytes come out. */
+  maxBytes: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * Decompresses `blob` chunk by chunk, counting the output: a decompression bomb fails with
+ * TOO_LARGE as soon as it passes `maxBytes`, having held at most a chunk or two in memory.
+ * Data that is not valid `codec` data (corrupt, truncated, another codec) fails with INTEGRITY.
+ */
+export async function* decompressBounded(
+  blob: Uint8Array,
+  codec: SessionCodec,
+  options: DecompressOptions,
+): AsyncGenerator<Uint8Array> {
+  const { maxBytes, signal } = options;
+  const context = `decompress (${codec})`;
+  throwIfAborted(signal, context);
+  const decompressor = createDecompressStream(codec);
+  const feed = Readable.from(slices(blob));
+  feed.on("error", (err) => decompressor.destroy(err));
+  feed.pipe(decompressor);
+  let total = 0;
+  try {
+    for await (const chunk of decompressor as AsyncIterable<Buffer>) {
+      throwIfAborted(signal, context);
+      total += chunk.byteLength;
+      if (total > maxBytes) {
+        throw new StowageError(
+          "TOO_LARGE",
+          `session blob decompresses to more than the limit of ${maxBytes} bytes (maxBytes); refusing it`,
+          { reason: "DECOMPRESSED_TOO_LARGE", details: { limit: maxBytes, codec } },
+        );
+      }
+      yield asUint8Array(chunk);
+    }
+  } catch (err) {
+    if (StowageError.is(err)) throw err;
+    throw new StowageError(
+      "INTEGRITY",
+      `session blob is not valid ${codec} data (corrupt, truncated, or written with another codec): ${
+        err instanceof Error ? err.message : String(err)
+      }`,
+      { cause: err, reason: "CORRUPT_BLOB", details: { codec } },
+    );
+  } finally {
+    feed.destroy();
+    decompressor.destroy();
+  }
+}

@@ -1,0 +1,36 @@
+import { createHash } from "node:crypto";
+import { lstat, readdir, readFile, readlink } from "node:fs/promises";
+import { join } from "node:path";
+
+/**
+ * Every entry under `root` (recursively, without following symlinks) → a description of it:
+ * `file <sha256> <mtime>`, `dir`, or `link -> <target>`. Two equal snapshots mean nothing changed.
+ */
+export async function snapshotDirectory(root: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  const walk = async (directory: string, prefix: string) => {
+    let names: string[];
+    try {
+      names = (await readdir(directory)).sort();
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      const path = join(directory, name);
+      const key = prefix + name;
+      const info = await lstat(path);
+      if (info.isSymbolicLink()) out[key] = `link -> ${await readlink(path)}`;
+      else if (info.isDirectory()) {
+        out[key] = "dir";
+        await walk(path, `${key}/`);
+      } else {
+        const digest = createHash("sha256")
+          .update(await readFile(path))
+          .digest("hex");
+        out[key] = `file ${digest} ${Math.round(info.mtimeMs)}`;
+      }
+    }
+  };
+  await walk(root, "");
+  return out;
+}
