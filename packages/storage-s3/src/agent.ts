@@ -27,8 +27,10 @@ export {
   DEFAULT_UPLOAD_CONCURRENCY,
   DEFAULT_UPLOAD_RETRIES,
   DEFAULT_UPLOAD_TIMEOUT_MS,
+  PROGRESS_CHUNK_BYTES,
   type UploadArtifactOptions,
   type UploadArtifactResult,
+  type UploadProgress,
   uploadArtifact,
   uploadArtifacts,
 } from "./upload-artifact.js";

@@ -26,6 +26,15 @@ export const DEFAULT_API_TIMEOUT_MS = 30_000;
 export const DEFAULT_UPLOAD_TIMEOUT_MS = 10 * 60 * 1000;
 /** Files uploaded at once by `uploadArtifacts`. */
 export const DEFAULT_UPLOAD_CONCURRENCY = 3;
+/** Bytes handed to the network per step when progress is reported. */
+export const PROGRESS_CHUNK_BYTES = 256 * 1024;
+
+/** Where an upload stands: bytes handed to the network so far, out of the file's size. */
+export interface UploadProgress {
+  filename: string;
+  sentBytes: number;
+  totalBytes: number;
+}
 
 export interface UploadArtifactOptions {
   /** The backend, e.g. `https://api.example.com/`; the request goes to `<apiBase>/agents/artifacts/upload-url`. */
@@ -45,6 +54,8 @@ export interface UploadArtifactOptions {
   uploadTimeoutMs?: number;
   /** Default: the global `fetch`. */
   fetch?: typeof fetch;
+  /** Called as the bytes are sent (each attempt starts again from 0); errors it throws are ignored. */
+  onProgress?: (progress: UploadProgress) => void;
   signal?: AbortSignal;
 }
 
@@ -73,6 +84,7 @@ interface Settings {
   apiTimeoutMs: number;
   uploadTimeoutMs: number;
   fetch: typeof fetch;
+  onProgress: ((progress: UploadProgress) => void) | undefined;
   signal: AbortSignal | undefined;
 }
 
@@ -132,6 +144,7 @@ function settingsOf(options: UploadArtifactOptions, filename: string): Settings 
     apiTimeoutMs: count("apiTimeoutMs", options.apiTimeoutMs, DEFAULT_API_TIMEOUT_MS, 1),
     uploadTimeoutMs: count("uploadTimeoutMs", options.uploadTimeoutMs, DEFAULT_UPLOAD_TIMEOUT_MS, 1),
     fetch: fetchImpl,
+    onProgress: typeof options.onProgress === "function" ? options.onProgress : undefined,
     signal: options.signal,
   };
 }
@@ -266,13 +279,38 @@ async function requestGrant(settings: Settings, body: UploadUrlRequestBody): Pro
   return validGrant(await response.json().catch(() => null));
 }
 
+/** The bytes as a stream that reports how much of it the network has taken. */
+function reportingBody(settings: Settings, bytes: Uint8Array): ReadableStream<Uint8Array> {
+  const report = settings.onProgress!;
+  let sent = 0;
+  const tell = () => {
+    try {
+      report({ filename: settings.filename, sentBytes: sent, totalBytes: bytes.byteLength });
+    } catch {
+      // A broken progress display must not break the upload.
+    }
+  };
+  return new ReadableStream<Uint8Array>({
+    start: tell,
+    pull(controller) {
+      if (sent >= bytes.byteLength) return controller.close();
+      const chunk = bytes.subarray(sent, sent + PROGRESS_CHUNK_BYTES);
+      sent += chunk.byteLength;
+      controller.enqueue(chunk);
+      tell();
+    },
+  });
+}
+
 async function putBytes(settings: Settings, grant: UploadUrlResponseBody, bytes: Uint8Array): Promise<void> {
+  const body = settings.onProgress && bytes.byteLength > 0 ? reportingBody(settings, bytes) : bytes;
   const response = await send(
     settings,
     "upload",
     grant.url,
     // Exactly the signed headers: the signature binds them, anything else would be refused.
-    { method: "PUT", headers: grant.headers, body: bytes },
+    // A stream body goes out with the signed content-length; undici needs duplex for it.
+    { method: "PUT", headers: grant.headers, body, duplex: "half" } as RequestInit,
     settings.uploadTimeoutMs,
   );
   if (response.ok) {

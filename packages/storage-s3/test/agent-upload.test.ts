@@ -136,6 +136,42 @@ describe("uploadArtifact against real HTTP servers", () => {
     expect(put.body.equals(Buffer.from(bytes))).toBe(true);
   });
 
+  it("reports progress as the bytes go out, and still sends exactly the signed bytes and headers", async () => {
+    const big = new Uint8Array(600 * 1024).map((_, i) => i % 251);
+    await writeFile(join(dir, "big.png"), big);
+    apiScript = [
+      {
+        status: 200,
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          url: `${storage.url}/bucket/big.png?X-Amz-Signature=1`,
+          key: "sessions/user/u/s1/artifacts/big.png",
+          expiresIn: 900,
+          headers: { "content-type": "image/png", "content-length": String(big.byteLength) },
+        }),
+      },
+    ];
+    const reports: number[] = [];
+    const result = await uploadArtifact(
+      options({
+        filePath: join(dir, "big.png"),
+        onProgress: (progress: { filename: string; sentBytes: number; totalBytes: number }) => {
+          expect(progress).toMatchObject({ filename: "big.png", totalBytes: big.byteLength });
+          reports.push(progress.sentBytes);
+          if (reports.length === 2) throw new Error("a broken progress bar");
+        },
+      }),
+    );
+    expect(result.success).toBe(true);
+    expect(reports[0]).toBe(0);
+    expect(reports.at(-1)).toBe(big.byteLength);
+    expect(reports).toEqual([...reports].sort((a, b) => a - b));
+    expect(reports.length).toBeGreaterThanOrEqual(4);
+    expect(storage.seen[0]!.headers["content-length"]).toBe(String(big.byteLength));
+    expect(storage.seen[0]!.headers["transfer-encoding"]).toBeUndefined();
+    expect(storage.seen[0]!.body.equals(Buffer.from(big))).toBe(true);
+  });
+
   it("keeps an API base path", async () => {
     await uploadArtifact(options({ apiBase: `${api.url}/v1` }));
     expect(api.seen[0]!.url).toBe(`/v1${ARTIFACT_UPLOAD_URL_PATH}`);
