@@ -1,0 +1,34 @@
+import { StowageError, type StowageErrorCode } from "@stowage/core";
+
+/** A minimal client of the app's HTTP API: JSON in, JSON out, errors back as StowageErrors. */
+export function apiClient(baseUrl: string, apiKey: string) {
+  async function request<T>(method: string, path: string, body?: unknown, raw?: Uint8Array): Promise<T> {
+    const response = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${apiKey}`,
+        ...(body !== undefined ? { "content-type": "application/json" } : {}),
+        ...(raw !== undefined ? { "content-type": "application/octet-stream" } : {}),
+      },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : raw !== undefined ? { body: raw } : {}),
+    });
+    const payload = (await response.json().catch(() => null)) as {
+      error?: { code: StowageErrorCode; message: string };
+    } | null;
+    if (!response.ok) {
+      const error = payload?.error;
+      throw new StowageError(
+        error?.code ?? "INTERNAL",
+        `${method} ${path}: ${error?.message ?? `HTTP ${response.status}`}`,
+      );
+    }
+    return payload as T;
+  }
+  return {
+    get: <T>(path: string) => request<T>("GET", path),
+    post: <T>(path: string, body: unknown) => request<T>("POST", path, body),
+    postBytes: <T>(path: string, bytes: Uint8Array) => request<T>("POST", path, undefined, bytes),
+  };
+}
+
+export type ApiClient = ReturnType<typeof apiClient>;
