@@ -250,6 +250,6 @@ export async function runDemo(server: RunningServer, say: (line: string) => void
     await rm(workDir, { recursive: true, force: true });
   }
 
-  const viewerUrl = `${services.config.publicUrl}/#key=${encodeURIComponent(apiKey)}&thread=${encodeURIComponent(`${thread.jobId}/${thread.alias}`)}`;
+  const viewerUrl = `${services.config.publicUrl}/#key=${encodeURIComponent(apiKey)}&session=${agentSessionId}`;
   return { apiKey, agentSessionId, thread, viewerUrl, lines };
 }
