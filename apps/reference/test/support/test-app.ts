@@ -1,0 +1,66 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Principal } from "@stowage/storage-s3";
+import { loadConfig } from "../../src/config.js";
+import type { RequestLogger } from "../../src/http/request-log.js";
+import { type RunningServer, startServer } from "../../src/http/server.js";
+
+export const quietLog: RequestLogger = { info: () => {}, error: () => {} };
+
+export interface TestApp {
+  server: RunningServer;
+  url: string;
+  dataDir: string;
+  /** A fresh API key for the principal. */
+  keyFor(principal: Principal): Promise<string>;
+  /** fetch against the app with an optional Bearer key and JSON body. */
+  call(
+    path: string,
+    init?: {
+      method?: string;
+      key?: string;
+      json?: unknown;
+      body?: RequestInit["body"];
+      headers?: Record<string, string>;
+    },
+  ): Promise<Response>;
+  close(): Promise<void>;
+}
+
+/** The app on a fresh data directory and a free port, with `env` on top of the embedded defaults. */
+export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const dataDir = await mkdtemp(join(tmpdir(), "stowage-app-"));
+  const config = await loadConfig({ STOWAGE_DATA_DIR: dataDir, STOWAGE_PORT: "0", ...env }, dataDir);
+  const server = await startServer(config, { log: quietLog });
+  return {
+    server,
+    url: server.url,
+    dataDir,
+    keyFor: async (principal) => (await server.services.apiKeys.issue(principal)).apiKey,
+    call(path, init = {}) {
+      const headers: Record<string, string> = { ...init.headers };
+      if (init.key) headers.authorization = `Bearer ${init.key}`;
+      if (init.json !== undefined) headers["content-type"] = "application/json";
+      return fetch(`${server.url}${path}`, {
+        method: init.method ?? (init.json !== undefined || init.body !== undefined ? "POST" : "GET"),
+        headers,
+        ...(init.json !== undefined
+          ? { body: JSON.stringify(init.json) }
+          : init.body !== undefined
+            ? { body: init.body }
+            : {}),
+      });
+    },
+    async close() {
+      await server.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The error code of a JSON error response. */
+export async function errorCode(response: Response): Promise<string | undefined> {
+  const body = (await response.json().catch(() => null)) as { error?: { code?: string } } | null;
+  return body?.error?.code;
+}

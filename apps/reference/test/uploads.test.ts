@@ -1,0 +1,215 @@
+import { createHash, randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { errorCode, startTestApp, type TestApp } from "./support/test-app.js";
+
+const png = new Uint8Array(4000).map((_, i) => (i * 7) % 256);
+png.set([0x89, 0x50, 0x4e, 0x47]);
+const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
+
+describe("artifact uploads over HTTP (embedded signer)", () => {
+  let app: TestApp;
+  let alice: string;
+  let bob: string;
+  let acme: string;
+  const session = randomUUID();
+
+  beforeAll(async () => {
+    // Small limits so that size and quota errors are cheap to reach.
+    app = await startTestApp({
+      ARTIFACT_MAX_FILE_SIZE_MB: "0.01",
+      ARTIFACT_MAX_TOTAL_SIZE_MB: "0.02",
+      STOWAGE_BODY_LIMIT_MB: "0.001",
+    });
+    alice = await app.keyFor({ kind: "user", id: "alice" });
+    bob = await app.keyFor({ kind: "user", id: "bob" });
+    acme = await app.keyFor({ kind: "org", id: "acme" });
+    expect((await app.call("/agents/sessions", { key: alice, json: { sessionId: session } })).status).toBe(
+      201,
+    );
+  });
+  afterAll(() => app.close());
+
+  const request = (key: string, overrides: Record<string, unknown> = {}) =>
+    app.call("/agents/artifacts/upload-url", {
+      key,
+      json: {
+        agentSessionId: session,
+        filename: "shot.png",
+        contentType: "image/png",
+        fileSize: png.byteLength,
+        ...overrides,
+      },
+    });
+
+  it("answers /healthz without a key", async () => {
+    const response = await app.call("/healthz");
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({
+      ok: true,
+      database: "pglite",
+      uploads: "fs-signed",
+      objects: "fs",
+    });
+  });
+
+  it("grants an upload URL that accepts exactly the declared bytes, then lists and downloads them", async () => {
+    const response = await request(alice, { sha256: sha256(png) });
+    expect(response.status).toBe(200);
+    const grant = (await response.json()) as {
+      url: string;
+      key: string;
+      expiresIn: number;
+      headers: Record<string, string>;
+    };
+    expect(grant.expiresIn).toBe(900);
+    expect(grant.key).toBe(`sessions/user/alice/${session}/artifacts/shot.png`);
+    expect(grant.url.startsWith(`${app.url}/direct/`)).toBe(true);
+    expect((await fetch(grant.url, { method: "PUT", headers: grant.headers, body: png })).status).toBe(200);
+
+    const listed = await app.call(`/agents/${session}/artifacts`, { key: alice });
+    const { artifacts } = (await listed.json()) as {
+      artifacts: { filename: string; size: number; sizeFormatted: string }[];
+    };
+    expect(artifacts).toEqual([
+      expect.objectContaining({ filename: "shot.png", size: png.byteLength, sizeFormatted: "3.9 KB" }),
+    ]);
+
+    const download = (await (
+      await app.call(`/agents/${session}/artifacts/shot.png/download`, { key: alice })
+    ).json()) as {
+      url: string;
+      expiresIn: number;
+    };
+    expect(download.expiresIn).toBe(3600);
+    const got = await fetch(download.url);
+    expect(got.headers.get("content-type")).toBe("image/png");
+    expect(new Uint8Array(await got.arrayBuffer())).toEqual(png);
+  });
+
+  it("rejects a body that is not what was signed", async () => {
+    const grant = (await (await request(alice, { filename: "other.png" })).json()) as {
+      url: string;
+      headers: Record<string, string>;
+    };
+    const wrongType = await fetch(grant.url, {
+      method: "PUT",
+      headers: { ...grant.headers, "content-type": "image/gif" },
+      body: png,
+    });
+    expect(wrongType.status).toBe(403);
+    const { "content-length": _, ...headers } = grant.headers;
+    const longer = await fetch(grant.url, {
+      method: "PUT",
+      headers,
+      body: new Uint8Array(png.byteLength + 1),
+    });
+    expect(longer.status).toBe(403);
+    const listed = (await (await app.call(`/agents/${session}/artifacts`, { key: alice })).json()) as {
+      artifacts: { filename: string }[];
+    };
+    expect(listed.artifacts.map((a) => a.filename)).not.toContain("other.png");
+  });
+
+  it.each([
+    ["no key", undefined, {}, 401, "UNAUTHORIZED"],
+    ["a made-up key", "stw_notakey_abc", {}, 401, "UNAUTHORIZED"],
+    ["another user", "bob", {}, 403, "FORBIDDEN"],
+    ["an org that does not own the session", "acme", {}, 403, "FORBIDDEN"],
+    ["an unregistered session", "alice", { agentSessionId: "never-registered" }, 403, "FORBIDDEN"],
+    ["a traversal filename", "alice", { filename: "../../x.png" }, 400, "INVALID_INPUT"],
+    ["an encoded traversal filename", "alice", { filename: "%2e%2e%2fx.png" }, 400, "INVALID_INPUT"],
+    ["a NUL in the filename", "alice", { filename: "a\u0000.png" }, 400, "INVALID_INPUT"],
+    [
+      "a disallowed extension",
+      "alice",
+      { filename: "tool.exe", contentType: "application/octet-stream" },
+      400,
+      "INVALID_INPUT",
+    ],
+    ["a type that disagrees with the extension", "alice", { contentType: "video/mp4" }, 400, "INVALID_INPUT"],
+    ["a file over the size limit", "alice", { fileSize: 20_000 }, 400, "TOO_LARGE"],
+    ["a negative size", "alice", { fileSize: -1 }, 400, "INVALID_INPUT"],
+    ["a bad sha256", "alice", { sha256: "XYZ" }, 400, "INVALID_INPUT"],
+    ["a hostile session id", "alice", { agentSessionId: "../other" }, 400, "INVALID_INPUT"],
+  ])("refuses %s", async (_why, who, overrides, status, code) => {
+    const key =
+      who === undefined
+        ? undefined
+        : who === "bob"
+          ? bob
+          : who === "acme"
+            ? acme
+            : who === "alice"
+              ? alice
+              : who;
+    const response = key
+      ? await request(key, overrides)
+      : await app.call("/agents/artifacts/upload-url", { json: { agentSessionId: session } });
+    expect(response.status).toBe(status);
+    expect(await errorCode(response)).toBe(code);
+  });
+
+  it("refuses uploads past the session quota", async () => {
+    const fill = (await (await request(alice, { filename: "fill.png", fileSize: 9000 })).json()) as {
+      url: string;
+      headers: Record<string, string>;
+    };
+    expect(
+      (await fetch(fill.url, { method: "PUT", headers: fill.headers, body: new Uint8Array(9000) })).status,
+    ).toBe(200);
+    const response = await request(alice, { filename: "more.png", fileSize: 9000 });
+    expect(response.status).toBe(400);
+    expect(await errorCode(response)).toBe("QUOTA_EXCEEDED");
+  });
+
+  it("another principal cannot claim, list or download a session", async () => {
+    expect((await app.call("/agents/sessions", { key: alice, json: { sessionId: session } })).status).toBe(
+      201,
+    );
+    const claim = await app.call("/agents/sessions", { key: bob, json: { sessionId: session } });
+    expect(claim.status).toBe(403);
+    expect((await app.call(`/agents/${session}/artifacts`, { key: bob })).status).toBe(403);
+    expect((await app.call(`/agents/${session}/artifacts/shot.png/download`, { key: acme })).status).toBe(
+      403,
+    );
+  });
+
+  it("answers malformed and oversized bodies with JSON errors", async () => {
+    const notJson = await app.call("/agents/artifacts/upload-url", {
+      key: alice,
+      body: "{not json",
+      headers: { "content-type": "application/json" },
+    });
+    expect(notJson.status).toBe(400);
+    expect(await errorCode(notJson)).toBe("INVALID_INPUT");
+    const huge = await app.call("/agents/artifacts/upload-url", {
+      key: alice,
+      json: { filename: "x".repeat(5000) },
+    });
+    expect(huge.status).toBe(413);
+    expect(await errorCode(huge)).toBe("TOO_LARGE");
+    const missing = await app.call("/no/such/route", { key: alice });
+    expect(missing.status).toBe(404);
+    expect(await errorCode(missing)).toBe("NOT_FOUND");
+  });
+});
+
+describe("rate limits", () => {
+  it("limits requests per key and answers 429 with retry-after", async () => {
+    const app = await startTestApp({ STOWAGE_RATE_LIMIT_PER_MINUTE: "5" });
+    try {
+      const key = await app.keyFor({ kind: "user", id: "busy" });
+      const statuses: number[] = [];
+      for (let i = 0; i < 6; i++) statuses.push((await app.call("/sessions", { key })).status);
+      expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
+      const limited = await app.call("/sessions", { key });
+      expect(limited.headers.get("retry-after")).toMatch(/^\d+$/);
+      expect(await errorCode(limited)).toBe("UNAVAILABLE");
+      // Another key has its own budget.
+      const other = await app.keyFor({ kind: "user", id: "calm" });
+      expect((await app.call("/sessions", { key: other })).status).toBe(200);
+    } finally {
+      await app.close();
+    }
+  });
+});
