@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { S3Client } from "@aws-sdk/client-s3";
 import { type BlobStore, createBlobStore } from "@stowage/blob-store";
 import type { ObjectStore } from "@stowage/core";
+import { type ArtifactRegistry, createArtifactRegistry } from "@stowage/hot-state";
 import type { SessionBlobRepository } from "@stowage/sessions";
 import { createFsObjectStore, type FsObjectStore } from "@stowage/storage-fs";
 import {
@@ -30,6 +31,8 @@ export interface Services {
   /** The file-system object store under the data directory (blobs, keys, owners, fs uploads). */
   objects: FsObjectStore;
   blobs: BlobStore;
+  /** Content-addressed artifacts that bootstrap context refers to (`artifacts_get`). */
+  registry: ArtifactRegistry;
   /** Where uploaded session artifacts live: the fs store, or S3 when configured. */
   uploadStore: ObjectStore;
   uploads: ArtifactUploads;
@@ -84,6 +87,9 @@ export async function createServices(config: AppConfig): Promise<Services> {
     config,
     objects,
     blobs,
+    registry: createArtifactRegistry({
+      store: createFsObjectStore({ root: join(config.dataDir, "registry") }),
+    }),
     uploadStore,
     uploads,
     apiKeys,

@@ -10,6 +10,7 @@ import { rateLimit } from "./rate-limit.js";
 import { type RequestLogger, requestLog } from "./request-log.js";
 import { agentSessionRoutes } from "./routes/agent-sessions.js";
 import { blobRoutes } from "./routes/blobs.js";
+import { contextRoutes } from "./routes/context.js";
 import { sessionBlobRoutes } from "./routes/session-blobs.js";
 import { threadRoutes } from "./routes/threads.js";
 import { uploadRoutes } from "./routes/uploads.js";
@@ -56,6 +57,7 @@ export function createHttpApp(services: Services, log: RequestLogger) {
   app.route("/", threadRoutes(services));
   app.route("/", blobRoutes(services));
   app.route("/", agentSessionRoutes(services));
+  app.route("/", contextRoutes(services));
   app.route("/", viewerRoutes());
   return app;
 }
