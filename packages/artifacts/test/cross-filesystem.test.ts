@@ -2,12 +2,13 @@ import { execFileSync } from "node:child_process";
 import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { artifactsDirFor, createArtifactStore, forkArtifacts, moveSession } from "@stowage/artifacts";
+import { filesUnder, isRoot, tempDirectory } from "@stowage/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectCode, filesUnder, isRoot, mountTmpfs, sessionFileIn, tempBase, unmount } from "./helpers.js";
+import { expectCode, mountTmpfs, sessionFileIn, unmount } from "./helpers.js";
 
 // Another file system for EXDEV: a tmpfs mounted for this file (needs root; skipped with a
 // printed reason outside CI when mounting is impossible).
-const base = await tempBase("cross-fs");
+const base = await tempDirectory("stowage-artifacts-cross-fs-");
 const mountPoint = join(base, "tmpfs");
 const mounted = isRoot && (await mountTmpfs(mountPoint, "4m", "cross-file-system move and fork tests"));
 if (!isRoot)
@@ -31,7 +32,7 @@ async function session(artifactBytes = 1000) {
   const store = createArtifactStore({ sessionFile });
   await store.saveArtifact("bash", new Uint8Array(artifactBytes).fill(0x61));
   await store.writeAgentOutput("0-Explore", "# explored");
-  return { sessionFile, dir: store.dir, files: await filesUnder(store.dir) };
+  return { sessionFile, dir: store.dir, files: await filesUnder(store.dir, { includeSpecial: true }) };
 }
 
 describe.skipIf(!mounted)("across file systems (EXDEV)", () => {
@@ -46,7 +47,7 @@ describe.skipIf(!mounted)("across file systems (EXDEV)", () => {
     const moved = await moveSession(source.sessionFile, newDir);
     expect(moved.warnings).toEqual([]);
     expect(await readFile(moved.sessionFile, "utf8")).toBe('{"type":"user"}\n');
-    expect(await filesUnder(moved.artifactsDir)).toEqual(source.files);
+    expect(await filesUnder(moved.artifactsDir, { includeSpecial: true })).toEqual(source.files);
     expect((await readFile(join(moved.artifactsDir, "0.bash.log"))).byteLength).toBe(1000);
     expect(await exists(source.sessionFile)).toBe(false);
     expect(await exists(source.dir)).toBe(false);
@@ -62,7 +63,7 @@ describe.skipIf(!mounted)("across file systems (EXDEV)", () => {
     const err = await expectCode(moveSession(source.sessionFile, newDir), "STORAGE_FULL");
     expect(err.details).toEqual({ rolledBack: true, sessionFile: source.sessionFile });
     expect(await readFile(source.sessionFile, "utf8")).toBe('{"type":"user"}\n');
-    expect(await filesUnder(source.dir)).toEqual(source.files);
+    expect(await filesUnder(source.dir, { includeSpecial: true })).toEqual(source.files);
     expect(await readdir(newDir)).toEqual([]);
   });
 
@@ -82,7 +83,7 @@ describe.skipIf(!mounted)("across file systems (EXDEV)", () => {
     const result = await forkArtifacts(source.dir, toDir);
     expect(result).toMatchObject({ forked: true, linkedFiles: 0, warnings: [] });
     expect(result.copiedFiles).toBe(source.files.length);
-    expect(await filesUnder(toDir)).toEqual(source.files);
+    expect(await filesUnder(toDir, { includeSpecial: true })).toEqual(source.files);
     expect(await createArtifactStore({ dir: toDir }).saveArtifact("bash", "x")).toBe("1");
   });
 });

@@ -1,18 +1,20 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createArtifactStore, createInternalUrlRouter } from "@stowage/artifacts";
+import { spawnChild, tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
-import { spawnChild } from "./children/run-child.js";
-import { expectCode, tempBase } from "./helpers.js";
+import { expectCode } from "./helpers.js";
 
-const base = await tempBase("processes");
+const base = await tempDirectory("stowage-artifacts-processes-");
 const PER_CHILD = 1000;
+const allocate = new URL("./children/allocate.ts", import.meta.url);
+const slowTool = new URL("./children/slow-tool.ts", import.meta.url);
 
 /** Runs two allocating children that start together (both wait for a go file). */
 async function twoChildren(kind: "artifact" | "agent", dir: string) {
   const goFile = `${dir}.go`;
   const children = ["bash", "python"].map((name) => {
-    const child = spawnChild("allocate.ts", [kind, dir, String(PER_CHILD), name, goFile]);
+    const child = spawnChild(allocate, [kind, dir, String(PER_CHILD), name, goFile]);
     let stdout = "";
     let stderr = "";
     child.stderr!.on("data", (chunk: Buffer) => {
@@ -86,7 +88,7 @@ describe("two processes sharing an artifacts directory", () => {
 describe("a tool killed mid-write", () => {
   it("leaves an artifact that reads say is incomplete, and its id is never reused", async () => {
     const dir = join(base, "crash");
-    const child = spawnChild("slow-tool.ts", [dir]);
+    const child = spawnChild(slowTool, [dir]);
     let stderr = "";
     child.stderr!.on("data", (chunk: Buffer) => {
       stderr += chunk.toString();

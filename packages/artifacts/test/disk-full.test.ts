@@ -1,11 +1,12 @@
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { createArtifactStore, createOutputSink } from "@stowage/artifacts";
+import { isRoot, tempDirectory } from "@stowage/test-support";
 import { afterAll, describe, expect, it } from "vitest";
-import { expectCode, isRoot, mountTmpfs, openFdCount, tempBase, unmount } from "./helpers.js";
+import { expectCode, mountTmpfs, openFdCount, unmount } from "./helpers.js";
 
 // A 1 MiB tmpfs is a disk that fills up (needs root; skipped with a printed reason outside CI).
-const base = await tempBase("disk-full");
+const base = await tempDirectory("stowage-artifacts-disk-full-");
 const mountPoint = join(base, "tmpfs");
 const mounted = isRoot && (await mountTmpfs(mountPoint, "1m", "disk-full tests"));
 if (!isRoot) console.warn("[stowage] disk-full tests skipped: mounting a tmpfs needs root");

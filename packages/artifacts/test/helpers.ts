@@ -1,16 +1,9 @@
 import { execFileSync } from "node:child_process";
-import { mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { StowageError, type StowageErrorCode } from "@stowage/core";
-import { afterAll, expect } from "vitest";
-
-/** A fresh temp directory for one test file, removed after it. */
-export async function tempBase(name: string): Promise<string> {
-  const base = await mkdtemp(join(tmpdir(), `stowage-artifacts-${name}-`));
-  afterAll(() => rm(base, { recursive: true, force: true }));
-  return base;
-}
+import { inCi } from "@stowage/test-support";
+import { expect } from "vitest";
 
 let sessions = 0;
 
@@ -59,9 +52,6 @@ export async function openFdCount(): Promise<number> {
   return (await readdir("/proc/self/fd")).length;
 }
 
-export const inCi = !!process.env.CI && process.env.CI !== "false" && process.env.CI !== "0";
-export const isRoot = process.getuid?.() === 0;
-
 /**
  * Mounts a tmpfs of `size` at `dir` (created). False, with a printed reason, where mounting is
  * impossible outside CI; in CI that is a failure.
@@ -82,13 +72,4 @@ export async function mountTmpfs(dir: string, size: string, what: string): Promi
 
 export function unmount(dir: string): void {
   execFileSync("umount", [dir]);
-}
-
-/** Every file below `dir` (relative paths, sorted), hidden ones included. */
-export async function filesUnder(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  return entries
-    .filter((entry) => !entry.isDirectory())
-    .map((entry) => join(entry.parentPath, entry.name).slice(dir.length + 1))
-    .sort();
 }

@@ -13,10 +13,11 @@ import {
   moveSession,
 } from "@stowage/artifacts";
 import { StowageError } from "@stowage/core";
+import { filesUnder, tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
-import { expectCode, filesUnder, sessionFileIn, tempBase } from "./helpers.js";
+import { expectCode, sessionFileIn } from "./helpers.js";
 
-const base = await tempBase("hostile");
+const base = await tempDirectory("stowage-artifacts-hostile-");
 const outside = join(base, "outside");
 await mkdir(outside);
 await writeFile(join(outside, "secret.json"), '{"secret": "TOP SECRET"}');
@@ -27,7 +28,7 @@ const store = createArtifactStore({ sessionFile, logger: { warn: () => {} } });
 await store.saveArtifact("bash", "artifact zero\n");
 await store.writeAgentOutput("0-Report", JSON.stringify({ a: [1, null] }));
 const router = createInternalUrlRouter(store);
-const outsideBefore = await filesUnder(outside);
+const outsideBefore = await filesUnder(outside, { includeSpecial: true });
 
 const HOSTILE_IDS: ReadonlyArray<[unknown, string]> = [
   ["../x", "leading traversal"],
@@ -178,7 +179,7 @@ describe("hostile session files and bodies", () => {
 
 describe("afterwards", () => {
   it("nothing outside the session directory was created or changed", async () => {
-    expect(await filesUnder(outside)).toEqual(outsideBefore);
+    expect(await filesUnder(outside, { includeSpecial: true })).toEqual(outsideBefore);
     expect((await readdir(sessionsDir)).sort()).toEqual([artifactsDirFor(sessionFile).split("/").pop()]);
     expect(
       (await readdir(store.dir)).every((name) => name === CLAIMS_DIR_NAME || /\.(log|md)$/.test(name)),

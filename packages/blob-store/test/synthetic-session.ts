@@ -5,17 +5,7 @@
  * Deterministic for a given seed, so tests and benchmarks see the same session every run.
  */
 
-/** A small fast PRNG (mulberry32) so the same seed yields the same session. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from "@stowage/test-support";
 
 const WORDS =
   "the test suite failed because the fixture path was wrong so I will read the file and fix the import then run npm test again".split(

@@ -1,23 +1,13 @@
-import { mkdtemp, readdir, readFile, rm, unlink, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createFsObjectStore, TEMP_FILE_PREFIX } from "@stowage/storage-fs";
-import { afterAll, describe, expect, it } from "vitest";
+import { filesUnder, runChild, spawnChild, tempDirectory } from "@stowage/test-support";
+import { describe, expect, it } from "vitest";
 import { ArtifactRecordSchema, createArtifactRegistry } from "../src/index.js";
 import { captureLogger } from "./capture-logger.js";
-import { runChild, spawnChild } from "./children/run-child.js";
 
-const base = await mkdtemp(join(tmpdir(), "stowage-hot-state-fs-"));
-afterAll(() => rm(base, { recursive: true, force: true }));
-
-/** Every file under `dir`, relative to it. */
-async function filesUnder(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  return entries
-    .filter((entry) => entry.isFile())
-    .map((entry) => join(entry.parentPath, entry.name).slice(dir.length + 1))
-    .sort();
-}
+const base = await tempDirectory("stowage-hot-state-fs-");
+const storeArtifacts = new URL("./children/store-artifacts.ts", import.meta.url);
 
 const open = (root: string) => {
   const logger = captureLogger();
@@ -57,7 +47,7 @@ describe("artifact registry on the file system", () => {
 
   it("a process killed while storing leaves only whole artifacts, each readable and verified", async () => {
     const root = join(base, "killed");
-    const child = spawnChild("store-artifacts.ts", [root, "1000", "384", "killed"]);
+    const child = spawnChild(storeArtifacts, [root, "1000", "384", "killed"]);
     const printed: string[] = [];
     await new Promise<void>((resolve, reject) => {
       child.stdout!.on("data", (chunk: Buffer) => {
@@ -90,8 +80,8 @@ describe("artifact registry on the file system", () => {
   it("two processes storing the same artifacts at once both succeed and leave one sound copy each", async () => {
     const root = join(base, "two-writers");
     const [first, second] = await Promise.all([
-      runChild("store-artifacts.ts", [root, "60", "4", "shared"]),
-      runChild("store-artifacts.ts", [root, "60", "4", "shared"]),
+      runChild(storeArtifacts, [root, "60", "4", "shared"]),
+      runChild(storeArtifacts, [root, "60", "4", "shared"]),
     ]);
     expect(first.stderr).toBe("");
     expect(second.stderr).toBe("");

@@ -1,31 +1,20 @@
 import { execFileSync } from "node:child_process";
-import { chmod, mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { chmod, mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { StowageError } from "@stowage/core";
 import { createFsObjectStore, TEMP_FILE_PREFIX } from "@stowage/storage-fs";
-import { afterAll, describe, expect, it } from "vitest";
-import { runChild, spawnChild } from "./children/run-child.js";
+import { filesUnder, inCi, isRoot, runChild, spawnChild, tempDirectory } from "@stowage/test-support";
+import { describe, expect, it } from "vitest";
 
-const base = await mkdtemp(join(tmpdir(), "stowage-fs-crash-"));
-afterAll(() => rm(base, { recursive: true, force: true }));
-
-const inCi = !!process.env.CI && process.env.CI !== "false" && process.env.CI !== "0";
-const isRoot = process.getuid?.() === 0;
-
-/** Every file under `dir`, as paths relative to it. */
-async function filesUnder(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  return entries
-    .filter((entry) => entry.isFile())
-    .map((entry) => join(entry.parentPath, entry.name).slice(dir.length + 1))
-    .sort();
-}
+const base = await tempDirectory("stowage-fs-crash-");
+const slowPut = new URL("./children/slow-put.ts", import.meta.url);
+const putSameBlobs = new URL("./children/put-same-blobs.ts", import.meta.url);
+const putOnce = new URL("./children/put-once.ts", import.meta.url);
 
 describe("crash mid-write", () => {
   it("a process killed while writing leaves no visible object, only a sweepable temp file", async () => {
     const root = join(base, "crash");
-    const child = spawnChild("slow-put.ts", [root, "sessions/big.log"]);
+    const child = spawnChild(slowPut, [root, "sessions/big.log"]);
     await new Promise<void>((resolve, reject) => {
       child.stdout!.on("data", (chunk: Buffer) => {
         if (chunk.toString().includes("writing")) resolve();
@@ -52,8 +41,8 @@ describe("two processes putting the same blobs at once", () => {
     const root = join(base, "shared-blobs");
     const count = 200;
     const [first, second] = await Promise.all([
-      runChild("put-same-blobs.ts", [root, String(count)]),
-      runChild("put-same-blobs.ts", [root, String(count)]),
+      runChild(putSameBlobs, [root, String(count)]),
+      runChild(putSameBlobs, [root, String(count)]),
     ]);
     expect(first.stderr).toBe("");
     expect(second.stderr).toBe("");
@@ -100,7 +89,7 @@ describe("file-system errors map to typed errors", () => {
     await createFsObjectStore({ root }).put("existing", new Uint8Array(3));
     await chmod(root, 0o755);
     // `nobody` may read but not write a directory owned by root.
-    const { stdout, stderr } = await runChild("put-once.ts", [root, "new-key", "10"], {
+    const { stdout, stderr } = await runChild(putOnce, [root, "new-key", "10"], {
       uid: 65534,
       gid: 65534,
     });

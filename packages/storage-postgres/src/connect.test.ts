@@ -1,18 +1,16 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { StowageError } from "@stowage/core";
 import { integrationEnv } from "@stowage/core/testing";
+import { tempDirectory } from "@stowage/test-support";
 import { sql } from "drizzle-orm";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { uniqueSchema } from "../test/backends.js";
 import { connectEmbedded } from "./connect-embedded.js";
 import { connectPostgres } from "./connect-postgres.js";
 import { rowsOf } from "./database.js";
 import { createPostgresObjectStore } from "./object-store.js";
 
-const base = await mkdtemp(join(tmpdir(), "stowage-connect-"));
-afterAll(() => rm(base, { recursive: true, force: true }));
+const base = await tempDirectory("stowage-connect-");
 const codeOf = (promise: Promise<unknown>) =>
   promise.then(
     () => "success",

@@ -1,15 +1,14 @@
 import { execFile } from "node:child_process";
-import { cp, mkdtemp, readdir, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { cp, readdir } from "node:fs/promises";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { afterAll, describe, expect, it } from "vitest";
+import { tempDirectory } from "@stowage/test-support";
+import { describe, expect, it } from "vitest";
 import { STOWAGE_MIGRATIONS_FOLDER } from "./database.js";
 
 const packageDir = fileURLToPath(new URL("..", import.meta.url));
-const scratch = await mkdtemp(join(tmpdir(), "stowage-migrations-"));
-afterAll(() => rm(scratch, { recursive: true, force: true }));
+const scratch = await tempDirectory("stowage-migrations-");
 
 describe("committed migrations", () => {
   it("match src/schema.ts: drizzle-kit generate finds nothing to add", async () => {

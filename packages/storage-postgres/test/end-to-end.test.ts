@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { mkdir, mkdtemp, readdir, readFile, realpath, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, mkdtemp, readFile, realpath, rm } from "node:fs/promises";
 import { join, relative } from "node:path";
 import {
   captureSession,
@@ -10,20 +9,12 @@ import {
   toTransport,
 } from "@stowage/sessions";
 import { realisticSessionTree, writeSessionTree } from "@stowage/sessions/testing";
-import { afterAll, expect, it } from "vitest";
+import { filesUnder, tempDirectory } from "@stowage/test-support";
+import { expect, it } from "vitest";
 import { createPostgresSessionBlobs } from "../src/session-blobs.js";
 import { describeBackends } from "./backends.js";
 
-const base = await mkdtemp(join(tmpdir(), "stowage-e2e-"));
-afterAll(() => rm(base, { recursive: true, force: true }));
-
-async function listFiles(root: string): Promise<string[]> {
-  const entries = await readdir(root, { recursive: true, withFileTypes: true });
-  return entries
-    .filter((entry) => entry.isFile())
-    .map((entry) => relative(root, join(entry.parentPath, entry.name)).split("\\").join("/"))
-    .sort();
-}
+const base = await tempDirectory("stowage-e2e-");
 
 describeBackends("ephemeral container run, end to end", (backend) => {
   it("capture → container response → PostgreSQL → wipe → follow-up restore: every file byte for byte", async () => {
@@ -67,7 +58,7 @@ describeBackends("ephemeral container run, end to end", (backend) => {
     const location = await claudeSessionLocation({ configDir: secondConfig, cwd, sessionId });
     expect(restored.projectDir).toBe(location.projectDir);
     expect(relative(secondConfig, restored.projectDir)).toBe(relative(firstConfig, projectDir));
-    expect(await listFiles(restored.projectDir)).toEqual([...files.keys()].sort());
+    expect(await filesUnder(restored.projectDir)).toEqual([...files.keys()].sort());
     for (const [path, content] of files) {
       const bytes = await readFile(join(restored.projectDir, ...path.split("/")));
       expect(bytes.equals(Buffer.from(content)), path).toBe(true);

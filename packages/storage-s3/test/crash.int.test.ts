@@ -1,10 +1,9 @@
-import { spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import {
   AbortMultipartUploadCommand,
   ListMultipartUploadsCommand,
   ListPartsCommand,
 } from "@aws-sdk/client-s3";
+import { spawnChild } from "@stowage/test-support";
 import { afterAll, describe, expect, it } from "vitest";
 import { createS3ObjectStore } from "../src/s3-object-store.js";
 import { bucket, emptyPrefix, s3SkipReason, testClient, uniquePrefix } from "./support/s3-env.js";
@@ -29,14 +28,9 @@ describe.skipIf(s3SkipReason !== undefined)("a writer killed mid-upload", () => 
   });
 
   it("leaves no object, only an incomplete multipart upload that a lifecycle rule or abort removes", async () => {
-    const script = fileURLToPath(new URL("./children/endless-put.ts", import.meta.url));
-    const child = spawn(
-      process.execPath,
-      ["--import", "tsx", "--conditions=@stowage/source", script, prefix, "video.mp4"],
-      {
-        stdio: ["ignore", "ignore", "pipe"],
-      },
-    );
+    const child = spawnChild(new URL("./children/endless-put.ts", import.meta.url), [prefix, "video.mp4"], {
+      stdout: "ignore",
+    });
     let stderr = "";
     child.stderr!.on("data", (data: Buffer) => {
       stderr += data.toString();

@@ -1,21 +1,21 @@
-import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { runChild, spawnChild, tempDirectory } from "@stowage/test-support";
+import { describe, expect, it } from "vitest";
 import { createThreadLog, type ThreadLogProblem, textItem } from "../src/index.js";
 import { appendedItem } from "./children/appended-items.js";
-import { runChild, spawnChild } from "./children/run-child.js";
 
-const base = await mkdtemp(join(tmpdir(), "stowage-thread-log-processes-"));
-afterAll(() => rm(base, { recursive: true, force: true }));
+const base = await tempDirectory("stowage-thread-log-processes-");
+const appendMany = new URL("./children/append-many.ts", import.meta.url);
+const appendHuge = new URL("./children/append-huge.ts", import.meta.url);
 
 describe("two processes appending to one thread log", () => {
   it("never interleave partial lines: every line is whole and every payload reads back", async () => {
     const root = join(base, "shared");
     const count = 120;
     const [a, b] = await Promise.all([
-      runChild("append-many.ts", [root, "a", String(count)]),
-      runChild("append-many.ts", [root, "b", String(count)]),
+      runChild(appendMany, [root, "a", String(count)]),
+      runChild(appendMany, [root, "b", String(count)]),
     ]);
     expect([a.stderr, b.stderr]).toEqual(["", ""]);
     expect([a.code, b.code]).toEqual([0, 0]);
@@ -50,7 +50,7 @@ describe("a process killed while appending", () => {
     const { size: before } = await stat(log.path);
 
     const megabytes = 100;
-    const child = spawnChild("append-huge.ts", [root, String(megabytes)]);
+    const child = spawnChild(appendHuge, [root, String(megabytes)]);
     let exited = false;
     child.on("exit", () => {
       exited = true;

@@ -1,11 +1,12 @@
 import { open, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
-import { expectCode, tempBase } from "../../test/helpers.js";
+import { expectCode } from "../../test/helpers.js";
 import { LINE_SCAN_CHUNK_BYTES, readLines, readWhole } from "./read-lines.js";
 import { checkReadOptions } from "./read-options.js";
 
-const base = await tempBase("lines");
+const base = await tempDirectory("stowage-artifacts-lines-");
 let count = 0;
 const decoder = new TextDecoder();
 

@@ -1,14 +1,15 @@
 import { execFileSync } from "node:child_process";
 import { mkdir, readdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { filesUnder, tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
-import { filesUnder, sessionFileIn, tempBase, thrown } from "../../test/helpers.js";
+import { sessionFileIn, thrown } from "../../test/helpers.js";
 import { CLAIMS_DIR_NAME } from "../ids/claims.js";
 import { artifactsDirFor } from "../layout/session-dir.js";
 import { createArtifactStore } from "../store/artifact-store.js";
 import { forkArtifacts } from "./fork-artifacts.js";
 
-const base = await tempBase("fork");
+const base = await tempDirectory("stowage-artifacts-fork-");
 const quiet = { warn: () => {} };
 
 async function sourceSession() {
@@ -27,7 +28,9 @@ describe("forkArtifacts", () => {
     const result = await forkArtifacts(source.dir, toDir, { logger: quiet });
     expect(result).toMatchObject({ forked: true, copiedFiles: 0, warnings: [] });
     expect(result.linkedFiles).toBeGreaterThanOrEqual(3);
-    expect(await filesUnder(toDir)).toEqual(await filesUnder(source.dir));
+    expect(await filesUnder(toDir, { includeSpecial: true })).toEqual(
+      await filesUnder(source.dir, { includeSpecial: true }),
+    );
     expect((await stat(join(toDir, "0.bash.log"))).ino).toBe(
       (await stat(join(source.dir, "0.bash.log"))).ino,
     );

@@ -1,12 +1,13 @@
 import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { filesUnder, tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
-import { expectCode, filesUnder, sessionFileIn, tempBase } from "../../test/helpers.js";
+import { expectCode, sessionFileIn } from "../../test/helpers.js";
 import { artifactsDirFor } from "../layout/session-dir.js";
 import { createArtifactStore } from "../store/artifact-store.js";
 import { moveSession } from "./move-session.js";
 
-const base = await tempBase("move");
+const base = await tempDirectory("stowage-artifacts-move-");
 let count = 0;
 
 async function session(withArtifacts = true) {
@@ -19,7 +20,11 @@ async function session(withArtifacts = true) {
     await store.saveArtifact("bash", "zero");
     await store.writeAgentOutput("0-Explore", "# explored");
   }
-  return { sessionFile, dir: store.dir, files: withArtifacts ? await filesUnder(store.dir) : [] };
+  return {
+    sessionFile,
+    dir: store.dir,
+    files: withArtifacts ? await filesUnder(store.dir, { includeSpecial: true }) : [],
+  };
 }
 
 const exists = (path: string) =>
@@ -37,7 +42,7 @@ describe("moveSession on one file system", () => {
     expect(moved.artifactsDir).toBe(artifactsDirFor(moved.sessionFile));
     expect(moved.warnings).toEqual([]);
     expect(await readFile(moved.sessionFile, "utf8")).toBe('{"type":"user"}\n');
-    expect(await filesUnder(moved.artifactsDir)).toEqual(source.files);
+    expect(await filesUnder(moved.artifactsDir, { includeSpecial: true })).toEqual(source.files);
     expect(await exists(source.sessionFile)).toBe(false);
     expect(await exists(source.dir)).toBe(false);
     // Ids continue in the new place.
@@ -59,7 +64,7 @@ describe("moveSession on one file system", () => {
     await writeFile(occupant, "another session");
     await expectCode(moveSession(source.sessionFile, newDir), "ALREADY_EXISTS", "DESTINATION_EXISTS");
     expect(await readFile(occupant, "utf8")).toBe("another session");
-    expect(await filesUnder(source.dir)).toEqual(source.files);
+    expect(await filesUnder(source.dir, { includeSpecial: true })).toEqual(source.files);
     expect(await exists(source.sessionFile)).toBe(true);
   });
 
@@ -78,7 +83,7 @@ describe("moveSession on one file system", () => {
     expect(err.details).toEqual({ rolledBack: true, sessionFile: source.sessionFile });
     expect(err.message).toContain("moved back");
     expect(await readFile(source.sessionFile, "utf8")).toBe('{"type":"user"}\n');
-    expect(await filesUnder(source.dir)).toEqual(source.files);
+    expect(await filesUnder(source.dir, { includeSpecial: true })).toEqual(source.files);
     expect((await readdir(newDir)).sort()).toEqual([blocker.split("/").pop()]);
     expect(await readFile(blocker, "utf8")).toBe("in the way");
   });

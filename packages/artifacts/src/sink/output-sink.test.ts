@@ -1,8 +1,9 @@
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { StowageError } from "@stowage/core";
+import { tempDirectory } from "@stowage/test-support";
 import { describe, expect, it, vi } from "vitest";
-import { openFdCount, tempBase } from "../../test/helpers.js";
+import { openFdCount } from "../../test/helpers.js";
 import { CLAIMS_DIR_NAME } from "../ids/claims.js";
 import { type ArtifactStore, createArtifactStore } from "../store/artifact-store.js";
 import type { ArtifactWriter } from "../store/artifact-writer.js";
@@ -15,7 +16,7 @@ import {
   SINK_HIGH_WATER_BYTES,
 } from "./output-sink.js";
 
-const base = await tempBase("sink");
+const base = await tempDirectory("stowage-artifacts-sink-");
 let count = 0;
 const freshStore = () => createArtifactStore({ dir: join(base, `dir-${count++}`), logger: quiet });
 const warnings: string[] = [];

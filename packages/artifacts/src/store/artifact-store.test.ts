@@ -1,12 +1,13 @@
 import { mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
-import { expectCode, sessionFileIn, tempBase, thrown } from "../../test/helpers.js";
+import { expectCode, sessionFileIn, thrown } from "../../test/helpers.js";
 import { CLAIMS_DIR_NAME } from "../ids/claims.js";
 import { artifactsDirFor } from "../layout/session-dir.js";
 import { createArtifactStore } from "./artifact-store.js";
 
-const base = await tempBase("store");
+const base = await tempDirectory("stowage-artifacts-store-");
 let count = 0;
 const freshDir = () => join(base, `dir-${count++}`);
 

@@ -1,12 +1,13 @@
 import { execFileSync } from "node:child_process";
 import { mkdir, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
-import { expectCode, sessionFileIn, tempBase } from "../../test/helpers.js";
+import { expectCode, sessionFileIn } from "../../test/helpers.js";
 import { createArtifactStore } from "../store/artifact-store.js";
 import { createInternalUrlRouter } from "./router.js";
 
-const base = await tempBase("router");
+const base = await tempDirectory("stowage-artifacts-router-");
 const secret = join(base, "secret.txt");
 await writeFile(secret, "TOP SECRET\n");
 

@@ -1,14 +1,13 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { StowageError } from "@stowage/core";
-import { afterAll, describe, expect, it } from "vitest";
+import { tempDirectory } from "@stowage/test-support";
+import { describe, expect, it } from "vitest";
 import { scanSessionFilesForBlobRefs } from "./session-file-refs.js";
 
-const dir = await mkdtemp(join(tmpdir(), "stowage-scan-"));
-afterAll(() => rm(dir, { recursive: true, force: true }));
+const dir = await tempDirectory("stowage-scan-");
 const hash = (n: number) => n.toString(16).padStart(64, "0");
 const collect = async (paths: string | string[]) => {
   const hashes: string[] = [];

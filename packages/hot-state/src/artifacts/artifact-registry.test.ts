@@ -1,11 +1,10 @@
 import { createHash } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { createMemoryObjectStore, type ObjectStore, StowageError } from "@stowage/core";
 import { createFsObjectStore } from "@stowage/storage-fs";
-import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { tempDirectory } from "@stowage/test-support";
+import { beforeEach, describe, expect, it } from "vitest";
 import { captureLogger } from "../../test/capture-logger.js";
 import { codeOf } from "../../test/codes.js";
 import { HOSTILE_ARTIFACT_IDS } from "../../test/hostile-ids.js";
@@ -17,8 +16,7 @@ import {
 } from "./artifact-registry.js";
 import { MAX_RECORD_BYTES } from "./record-state.js";
 
-const base = await mkdtemp(join(tmpdir(), "stowage-hot-state-registry-"));
-afterAll(() => rm(base, { recursive: true, force: true }));
+const base = await tempDirectory("stowage-hot-state-registry-");
 
 const sha256 = (bytes: Uint8Array | string) => createHash("sha256").update(bytes).digest("hex");
 const encode = (text: string) => new TextEncoder().encode(text);

@@ -1,18 +1,17 @@
-import { mkdir, mkdtemp, realpath, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, realpath } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { tempDirectory } from "@stowage/test-support";
+import { describe, expect, it } from "vitest";
 import { realisticSessionTree } from "../testing/realistic-session.js";
 import { writeSessionTree } from "../testing/write-session-tree.js";
 import { captureSession } from "./capture-session.js";
 import { restoreSession } from "./restore-session.js";
 
 // The Agent SDK reads CLAUDE_CONFIG_DIR once; this file runs in its own process (vitest forks).
-const base = await mkdtemp(join(tmpdir(), "stowage-sdk-compat-"));
+const base = await tempDirectory("stowage-sdk-compat-");
 const restoredConfig = join(base, "restored-config");
 process.env.CLAUDE_CONFIG_DIR = restoredConfig;
 const sdk = await import("@anthropic-ai/claude-agent-sdk");
-afterAll(() => rm(base, { recursive: true, force: true }));
 
 describe("a restored session as the Claude Agent SDK sees it", () => {
   it("is listed under the working directory and its messages read back", async () => {

@@ -1,8 +1,8 @@
-import { mkdir, mkdtemp, readFile, realpath, rm, symlink, utimes, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, readFile, realpath, rm, symlink, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { StowageError } from "@stowage/core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { tempDirectory } from "@stowage/test-support";
+import { beforeAll, describe, expect, it } from "vitest";
 import { snapshotDirectory } from "../../test/dir-snapshot.js";
 import { claudeSessionLocation } from "../claude/session-location.js";
 import { availableCodecs } from "../codec/codecs.js";
@@ -12,8 +12,7 @@ import { writeSessionTree } from "../testing/write-session-tree.js";
 import { captureSession } from "./capture-session.js";
 import { restoreSession } from "./restore-session.js";
 
-const base = await mkdtemp(join(tmpdir(), "stowage-capture-"));
-afterAll(() => rm(base, { recursive: true, force: true }));
+const base = await tempDirectory("stowage-capture-");
 
 const sessionId = "3b1f6a2e-8c4d-4e5f-9a0b-1c2d3e4f5a6b";
 const otherSessionId = "9e8d7c6b-5a49-4382-9170-6f5e4d3c2b1a";

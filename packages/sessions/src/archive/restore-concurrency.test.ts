@@ -1,18 +1,15 @@
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, mkdtemp, readdir, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { StowageError } from "@stowage/core";
-import { afterAll, describe, expect, it } from "vitest";
+import { spawnChild, tempDirectory } from "@stowage/test-support";
+import { describe, expect, it } from "vitest";
 import { buildArchive, type RawFile } from "../../test/build-archive.js";
 import { snapshotDirectory } from "../../test/dir-snapshot.js";
 import { restoreSession } from "./restore-session.js";
 import { STAGING_PREFIX } from "./stale-staging.js";
 
-const base = await mkdtemp(join(tmpdir(), "stowage-restore-concurrency-"));
-afterAll(() => rm(base, { recursive: true, force: true }));
+const base = await tempDirectory("stowage-restore-concurrency-");
 
 const sessionId = "1b2c3d4e-5f60-4718-8293-a4b5c6d7e8f9";
 const projectKey = "-workspace-app";
@@ -97,22 +94,10 @@ describe("restoreSession under concurrency and crashes", () => {
     const { configDir, projectDir } = await withOldCopy();
     const before = await snapshotDirectory(projectDir);
 
-    const script = fileURLToPath(new URL("../../test/children/restore-archive.ts", import.meta.url));
-    const child = spawn(
-      process.execPath,
-      [
-        "--import",
-        "tsx",
-        "--conditions=@stowage/source",
-        script,
-        blobPath,
-        sessionId,
-        "gzip",
-        String(archive.rawSizeBytes),
-        configDir,
-        projectKey,
-      ],
-      { stdio: "ignore" },
+    const child = spawnChild(
+      new URL("../../test/children/restore-archive.ts", import.meta.url),
+      [blobPath, sessionId, "gzip", String(archive.rawSizeBytes), configDir, projectKey],
+      { stdout: "ignore", stderr: "ignore" },
     );
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
     // Kill it once it is writing files into its staging directory.

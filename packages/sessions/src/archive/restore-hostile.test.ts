@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { StowageError } from "@stowage/core";
-import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { tempDirectory } from "@stowage/test-support";
+import { beforeEach, describe, expect, it } from "vitest";
 import { buildArchive, type RawFile } from "../../test/build-archive.js";
 import { snapshotDirectory } from "../../test/dir-snapshot.js";
 import { compressChunks } from "../codec/compress.js";
@@ -11,8 +11,7 @@ import { MAX_ARCHIVE_ENTRIES, MAX_MANIFEST_BYTES } from "./manifest.js";
 import { restoreSession } from "./restore-session.js";
 import type { SessionArchive } from "./session-archive.js";
 
-const base = await mkdtemp(join(tmpdir(), "stowage-restore-hostile-"));
-afterAll(() => rm(base, { recursive: true, force: true }));
+const base = await tempDirectory("stowage-restore-hostile-");
 
 const sessionId = "2a3b4c5d-6e7f-4809-9a1b-2c3d4e5f6a7b";
 const projectKey = "-workspace-app";

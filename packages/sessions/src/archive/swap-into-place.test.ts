@@ -1,12 +1,11 @@
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { tempDirectory } from "@stowage/test-support";
+import { describe, expect, it } from "vitest";
 import { snapshotDirectory } from "../../test/dir-snapshot.js";
 import { swapIntoPlace } from "./swap-into-place.js";
 
-const base = await mkdtemp(join(tmpdir(), "stowage-swap-"));
-afterAll(() => rm(base, { recursive: true, force: true }));
+const base = await tempDirectory("stowage-swap-");
 
 describe("swapIntoPlace", () => {
   it("undoes the moves already made when a later one fails", async () => {

@@ -1,8 +1,8 @@
-import { mkdir, mkdtemp, rm, symlink } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, symlink } from "node:fs/promises";
 import { join } from "node:path";
 import { StowageError } from "@stowage/core";
-import { afterAll, describe, expect, it } from "vitest";
+import { tempDirectory } from "@stowage/test-support";
+import { describe, expect, it } from "vitest";
 import {
   assertProjectKey,
   claudeProjectKey,
@@ -10,8 +10,7 @@ import {
   sanitizeProjectPath,
 } from "./project-key.js";
 
-const base = await mkdtemp(join(tmpdir(), "stowage-project-key-"));
-afterAll(() => rm(base, { recursive: true, force: true }));
+const base = await tempDirectory("stowage-project-key-");
 
 describe("sanitizeProjectPath", () => {
   it("replaces every character outside [a-zA-Z0-9] with -, not only slashes", () => {

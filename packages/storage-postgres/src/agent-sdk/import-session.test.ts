@@ -1,17 +1,16 @@
 import { randomUUID } from "node:crypto";
-import { mkdir, mkdtemp, realpath, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, realpath } from "node:fs/promises";
 import { join } from "node:path";
 import { realisticSessionTree, writeSessionTree } from "@stowage/sessions/testing";
-import { afterAll, expect, it } from "vitest";
+import { tempDirectory } from "@stowage/test-support";
+import { expect, it } from "vitest";
 import { describeBackends } from "../../test/backends.js";
 import { createPostgresSessionStore } from "./session-store.js";
 
 // The SDK reads CLAUDE_CONFIG_DIR once per process; vitest runs this file in its own fork.
-const base = await mkdtemp(join(tmpdir(), "stowage-import-"));
+const base = await tempDirectory("stowage-import-");
 process.env.CLAUDE_CONFIG_DIR = join(base, ".claude");
 const { importSessionToStore, InMemorySessionStore } = await import("@anthropic-ai/claude-agent-sdk");
-afterAll(() => rm(base, { recursive: true, force: true }));
 
 describeBackends("importSessionToStore into the postgres SessionStore", (backend) => {
   it("imports a local session with its subagents exactly as into InMemorySessionStore, and a replay adds nothing", async () => {

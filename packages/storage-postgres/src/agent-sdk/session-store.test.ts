@@ -9,9 +9,9 @@ import {
 import { StowageError } from "@stowage/core";
 import { HOSTILE_KEYS } from "@stowage/core/testing";
 import { HOSTILE_IDS, seededRandom, seededUuid } from "@stowage/sessions/testing";
+import { runChild } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
 import { describeBackends } from "../../test/backends.js";
-import { runChild } from "../../test/children/run-child.js";
 import { storeEntries } from "../../test/store-entries.js";
 import { MAX_APPEND_ENTRIES } from "./session-key.js";
 import { createPostgresSessionStore, type PostgresSessionStore } from "./session-store.js";
@@ -266,7 +266,7 @@ describeBackends("postgres SessionStore", (backend) => {
       const sessionId = randomUUID();
       const results = await Promise.all(
         [1, 2, 3, 4].map((worker) =>
-          runChild("append-batches.ts", [
+          runChild(new URL("../../test/children/append-batches.ts", import.meta.url), [
             backend.url!,
             backend.schema!,
             projectKey,

@@ -1,12 +1,11 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { tempDirectory } from "@stowage/test-support";
 import fc from "fast-check";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { scanLines } from "./line-scanner.js";
 
-const base = await mkdtemp(join(tmpdir(), "stowage-line-scanner-"));
-afterAll(() => rm(base, { recursive: true, force: true }));
+const base = await tempDirectory("stowage-line-scanner-");
 
 async function scan(path: string, options: Parameters<typeof scanLines>[1]) {
   const lines: { number: number; text: string; complete: boolean }[] = [];

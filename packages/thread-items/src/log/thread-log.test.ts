@@ -1,16 +1,15 @@
-import { appendFile, mkdir, mkdtemp, open, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { appendFile, mkdir, open, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { StowageError } from "@stowage/core";
 import { HOSTILE_KEYS } from "@stowage/core/testing";
-import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
+import { tempDirectory } from "@stowage/test-support";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { DEFAULT_BUDGET_BYTES, measureThreadItem } from "../budget/fit-to-budget.js";
 import { statusItem, textItem, toolResultItem } from "../builders/build-items.js";
 import type { ThreadItem } from "../schema/thread-item-schema.js";
 import { createThreadLog, type ThreadLogProblem } from "./thread-log.js";
 
-const base = await mkdtemp(join(tmpdir(), "stowage-thread-log-"));
-afterAll(() => rm(base, { recursive: true, force: true }));
+const base = await tempDirectory("stowage-thread-log-");
 afterEach(() => vi.restoreAllMocks());
 
 let counter = 0;

@@ -1,18 +1,16 @@
+import { seededRandom } from "@stowage/test-support";
+
 /** A seeded pseudo-random generator (mulberry32), so that generated fixtures are identical on every run. */
 export class Prng {
-  #state: number;
+  readonly #random: () => number;
 
   constructor(seed: number) {
-    this.#state = seed >>> 0;
+    this.#random = seededRandom(seed);
   }
 
   /** A float in [0, 1). */
   next(): number {
-    this.#state = (this.#state + 0x6d2b79f5) >>> 0;
-    let t = this.#state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    return this.#random();
   }
 
   /** An integer in [min, max]. */
