@@ -75,10 +75,8 @@ export async function runDemo(server: RunningServer, say: (line: string) => void
   const session = await services.agentSessions.create(agentSessionId);
   step(`2. started agent session ${agentSessionId}`);
 
-  const thread = {
-    jobId: `demo-${new Date().toISOString().slice(0, 10)}-${agentSessionId.slice(0, 8)}`,
-    alias: "main",
-  };
+  // The job's thread is keyed by the agent session, so the viewer can resolve its artifact:// links.
+  const thread = { jobId: agentSessionId, alias: "main" };
   const post = async (item: ThreadItem) =>
     (await api.post<{ item: ThreadItem }>(`/threads/${thread.jobId}/${thread.alias}/items`, item)).item;
 

@@ -2,7 +2,8 @@ export type IntegrationEnv =
   | { ready: true; values: Record<string, string> }
   | { ready: false; reason: string; values: Record<string, string> };
 
-function runningInCi(): boolean {
+/** True when `CI` is set (and not `0` or `false`): a test that cannot run must then fail, not skip. */
+export function runningInCi(): boolean {
   const ci = process.env.CI;
   return ci !== undefined && ci !== "" && ci !== "0" && ci.toLowerCase() !== "false";
 }
