@@ -12,6 +12,18 @@ const BIG_BYTES = 64 * 1024 * 1024;
 const CHUNK_BYTES = 64 * 1024;
 const SMALL_COUNT = 10_000;
 const SMALL_BYTES = 4 * 1024;
+/** Writers at once in the concurrent case, as when a session's images are persisted together. */
+const PARALLEL = 8;
+
+/** Runs `work(0 … count-1)` with PARALLEL calls in flight. */
+async function inParallel(count: number, work: (index: number) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: PARALLEL }, async () => {
+      while (next < count) await work(next++);
+    }),
+  );
+}
 
 const base = await mkdtemp(join(tmpdir(), "stowage-fs-bench-"));
 let generation = 0;
@@ -114,6 +126,21 @@ await runBenchmarks("@stowage/storage-fs (under @stowage/blob-store)", [
     async baseline() {
       for (let i = 0; i < SMALL_COUNT; i++) await rawPut(smallDir, [small[i]!], `raw-${i}.tmp`);
     },
+  },
+  {
+    name: `${SMALL_COUNT.toLocaleString("en-US")} puts of 4 KiB distinct blobs, ${PARALLEL} at a time, vs the same baseline ${PARALLEL} at a time`,
+    target: { kind: "speed", min: 0.7 },
+    units: { count: SMALL_COUNT, label: "ops" },
+    rounds: 3,
+    warmup: false,
+    async prepare() {
+      stamp(++round);
+      if (smallDir) await rm(smallDir, { recursive: true, force: true });
+      smallDir = await emptyDirectory("small");
+      smallBlobs = createBlobStore({ store: createFsObjectStore({ root: smallDir }) });
+    },
+    ours: () => inParallel(SMALL_COUNT, (i) => smallBlobs.put(small[i]!)),
+    baseline: () => inParallel(SMALL_COUNT, (i) => rawPut(smallDir, [small[i]!], `raw-${i}.tmp`)),
   },
   {
     name: `${SMALL_COUNT.toLocaleString("en-US")} gets of 4 KiB blobs (hash verified) vs raw readFile`,

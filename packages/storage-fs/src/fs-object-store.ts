@@ -11,7 +11,7 @@ import {
   type ObjectStoreDriver,
   StowageError,
 } from "@stowage/core";
-import { ensureDirectory, fsyncDirectory, writeTempFile } from "@stowage/core/fs";
+import { createDirectorySync, ensureDirectory, writeTempFile } from "@stowage/core/fs";
 import { createDirectTransfer, type FsDirectUrlOptions } from "./direct/direct-transfer.js";
 import { fileHandleToStream } from "./file-stream.js";
 import { createKeyPaths } from "./key-path.js";
@@ -71,6 +71,8 @@ export function createFsObjectStore(options: FsObjectStoreOptions): FsObjectStor
     );
   }
   const fsync = options.fsync ?? true;
+  // Concurrent puts into one directory share a directory fsync (group commit).
+  const syncDirectory = createDirectorySync();
   const paths = createKeyPaths(options.root);
   const { pathFor } = paths;
 
@@ -122,7 +124,7 @@ export function createFsObjectStore(options: FsObjectStoreOptions): FsObjectStor
         }
         throw err;
       }
-      if (fsync) await fsyncDirectory(directory);
+      if (fsync) await syncDirectory(directory);
       return { key, size: temp.size, created };
     },
 
@@ -232,8 +234,8 @@ export function createFsObjectStore(options: FsObjectStoreOptions): FsObjectStor
         throw err;
       }
       if (fsync) {
-        await fsyncDirectory(toDirectory);
-        if (dirname(fromPath) !== toDirectory) await fsyncDirectory(dirname(fromPath));
+        await syncDirectory(toDirectory);
+        if (dirname(fromPath) !== toDirectory) await syncDirectory(dirname(fromPath));
       }
       const info = await stat(toPath);
       return { key: to, size: info.size, created };

@@ -1,3 +1,4 @@
+export { createDirectorySync } from "./directory-sync.js";
 export {
   ensureDirectory,
   fsyncDirectory,
