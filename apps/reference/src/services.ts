@@ -1,5 +1,4 @@
 import { join } from "node:path";
-import { S3Client } from "@aws-sdk/client-s3";
 import { type BlobStore, createBlobStore } from "@stowage/blob-store";
 import type { ObjectStore } from "@stowage/core";
 import { type ArtifactRegistry, createArtifactRegistry } from "@stowage/hot-state";
@@ -17,6 +16,7 @@ import {
   createApiKeys,
   createArtifactPolicy,
   createArtifactUploads,
+  createS3Client,
   createS3ObjectStore,
 } from "@stowage/storage-s3";
 import { createApiKeyRecords } from "./auth/api-key-records.js";
@@ -46,15 +46,8 @@ export interface Services {
 }
 
 function s3UploadStore(config: NonNullable<AppConfig["s3"]>): ObjectStore {
-  const client = new S3Client({
-    endpoint: config.endpoint,
-    region: config.region,
-    forcePathStyle: true,
-    credentials: { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey },
-    requestChecksumCalculation: "WHEN_REQUIRED",
-    responseChecksumValidation: "WHEN_REQUIRED",
-  });
-  return createS3ObjectStore({ client, bucket: config.bucket });
+  const { endpoint, region, accessKeyId, secretAccessKey, bucket } = config;
+  return createS3ObjectStore({ client: createS3Client({ endpoint, region, accessKeyId, secretAccessKey }), bucket });
 }
 
 export async function createServices(config: AppConfig): Promise<Services> {
