@@ -47,7 +47,10 @@ export interface Services {
 
 function s3UploadStore(config: NonNullable<AppConfig["s3"]>): ObjectStore {
   const { endpoint, region, accessKeyId, secretAccessKey, bucket } = config;
-  return createS3ObjectStore({ client: createS3Client({ endpoint, region, accessKeyId, secretAccessKey }), bucket });
+  return createS3ObjectStore({
+    client: createS3Client({ endpoint, region, accessKeyId, secretAccessKey }),
+    bucket,
+  });
 }
 
 export async function createServices(config: AppConfig): Promise<Services> {
