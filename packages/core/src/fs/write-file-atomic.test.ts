@@ -1,12 +1,14 @@
-import { readdir, readFile, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { tempDirectory } from "@stowage/test-support";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { StowageError } from "../errors.js";
 import { ensureDirectory, TEMP_FILE_PREFIX } from "./temp-file.js";
 import { writeFileAtomic } from "./write-file-atomic.js";
 
-const dir = await tempDirectory("stowage-atomic-");
+// Core sits below @stowage/test-support, so it makes its own temp directory.
+const dir = await mkdtemp(join(tmpdir(), "stowage-atomic-"));
+afterAll(() => rm(dir, { recursive: true, force: true }));
 
 describe("writeFileAtomic", () => {
   it("creates missing directories and writes strings, bytes and streams", async () => {
