@@ -1,7 +1,7 @@
 // Benchmarks of the file-system backend under the blob store, each against the raw node:fs +
 // node:crypto operation doing the same work, measured in the same run.
 import { createHash } from "node:crypto";
-import { mkdtemp, open, readFile, rename, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, open, readFile, rename, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runBenchmarks } from "@stowage/bench-kit";
@@ -65,7 +65,6 @@ function streamOf(chunks: Uint8Array[]): ReadableStream<Uint8Array> {
 
 async function emptyDirectory(name: string): Promise<string> {
   const dir = fresh(name);
-  const { mkdir } = await import("node:fs/promises");
   await mkdir(dir, { recursive: true });
   return dir;
 }
@@ -93,6 +92,14 @@ for (const bytes of small) readHashes.push((await readBlobs.put(bytes)).hash);
 const readPaths = readHashes.map((hash) => join(readDir, hash));
 
 let round = 0;
+
+/** Before each run of a small-put case: new content (no dedup hits) in an empty directory. */
+async function freshSmallPuts(): Promise<void> {
+  stamp(++round);
+  if (smallDir) await rm(smallDir, { recursive: true, force: true });
+  smallDir = await emptyDirectory("small");
+  smallBlobs = createBlobStore({ store: createFsObjectStore({ root: smallDir }) });
+}
 await runBenchmarks("@stowage/storage-fs (under @stowage/blob-store)", [
   {
     name: "blob put of 64 MiB from a stream (64 KiB chunks) vs sha256 + write temp + fsync + rename",
@@ -114,12 +121,7 @@ await runBenchmarks("@stowage/storage-fs (under @stowage/blob-store)", [
     units: { count: SMALL_COUNT, label: "ops" },
     rounds: 3,
     warmup: false,
-    async prepare() {
-      stamp(++round);
-      if (smallDir) await rm(smallDir, { recursive: true, force: true });
-      smallDir = await emptyDirectory("small");
-      smallBlobs = createBlobStore({ store: createFsObjectStore({ root: smallDir }) });
-    },
+    prepare: freshSmallPuts,
     async ours() {
       for (const bytes of small) await smallBlobs.put(bytes);
     },
@@ -133,12 +135,7 @@ await runBenchmarks("@stowage/storage-fs (under @stowage/blob-store)", [
     units: { count: SMALL_COUNT, label: "ops" },
     rounds: 3,
     warmup: false,
-    async prepare() {
-      stamp(++round);
-      if (smallDir) await rm(smallDir, { recursive: true, force: true });
-      smallDir = await emptyDirectory("small");
-      smallBlobs = createBlobStore({ store: createFsObjectStore({ root: smallDir }) });
-    },
+    prepare: freshSmallPuts,
     ours: () => inParallel(SMALL_COUNT, (i) => smallBlobs.put(small[i]!)),
     baseline: () => inParallel(SMALL_COUNT, (i) => rawPut(smallDir, [small[i]!], `raw-${i}.tmp`)),
   },

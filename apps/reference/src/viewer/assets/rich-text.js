@@ -14,12 +14,8 @@ export function blobHashes(text) {
   return [...new Set(Array.from(text.matchAll(/blob:sha256:([0-9a-f]{64})/g), (match) => match[1]))];
 }
 
-function referenceNode(reference, ctx) {
-  if (reference.startsWith("…[truncated")) return h("mark", { class: "truncation", text: reference });
-  if (reference.startsWith("blob:")) {
-    return h("code", { class: "blob-ref", title: reference, text: `image ${reference.slice(12, 24)}…` });
-  }
-  if (!ctx.sessionId) return h("code", { class: "ref", title: "open a session to read it", text: reference });
+/** A link that opens an artifact:// or agent:// reference in the reader. */
+export function readerLink(reference, ctx) {
   return h("a", {
     class: "ref",
     href: "#",
@@ -32,6 +28,15 @@ function referenceNode(reference, ctx) {
       },
     },
   });
+}
+
+function referenceNode(reference, ctx) {
+  if (reference.startsWith("…[truncated")) return h("mark", { class: "truncation", text: reference });
+  if (reference.startsWith("blob:")) {
+    return h("code", { class: "blob-ref", title: reference, text: `image ${reference.slice(12, 24)}…` });
+  }
+  if (!ctx.sessionId) return h("code", { class: "ref", title: "open a session to read it", text: reference });
+  return readerLink(reference, ctx);
 }
 
 /** `text` as a fragment of text nodes, reference links and markers. */

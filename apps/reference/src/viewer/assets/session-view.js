@@ -2,6 +2,7 @@
 // thread keyed by the session id; a tab per alias).
 import { describeError, seg } from "./api.js";
 import { formatTime, h } from "./dom.js";
+import { readerLink } from "./rich-text.js";
 import { threadView } from "./thread-view.js";
 import { uploadList } from "./uploads.js";
 
@@ -13,18 +14,7 @@ function outputsPanel(ctx, session) {
     h(
       "li",
       {},
-      h("a", {
-        class: "ref",
-        href: "#",
-        "data-ref": reference,
-        text: reference,
-        on: {
-          click: (event) => {
-            event.preventDefault();
-            ctx.openReader(reference);
-          },
-        },
-      }),
+      readerLink(reference, ctx),
       label ? h("span", { class: "muted", text: ` ${label}` }) : null,
       note ? h("span", { class: "badge badge-running", text: note }) : null,
     );
