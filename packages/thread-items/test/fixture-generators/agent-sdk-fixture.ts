@@ -1,4 +1,4 @@
-import type { ExpectedSession } from "./expected.js";
+import { type ExpectedSession, emptyExpected } from "./expected.js";
 import type { Prng } from "./prng.js";
 import { CWD } from "./project-text.js";
 import type { Turn } from "./session-script.js";
@@ -32,14 +32,7 @@ type Json = Record<string, unknown>;
 export function agentSdkStream(random: Prng, turns: Turn[]): { jsonl: string; expected: ExpectedSession } {
   const sessionId = random.uuid();
   const lines: string[] = [];
-  const expected: ExpectedSession = {
-    sessionId,
-    turns: [],
-    toolCalls: 0,
-    toolResults: 0,
-    images: 0,
-    problemLines: [],
-  };
+  const expected = emptyExpected(sessionId);
   const push = (message: Json) =>
     lines.push(JSON.stringify({ ...message, session_id: sessionId, uuid: random.uuid() }));
   let cacheRead = 11_200;

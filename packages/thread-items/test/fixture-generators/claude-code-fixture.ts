@@ -1,4 +1,4 @@
-import type { CallUsage, ExpectedSession } from "./expected.js";
+import { type CallUsage, type ExpectedSession, emptyExpected } from "./expected.js";
 import type { Prng } from "./prng.js";
 import { CWD } from "./project-text.js";
 import type { Turn } from "./session-script.js";
@@ -20,14 +20,7 @@ export function claudeCodeTranscript(
 ): { jsonl: string; expected: ExpectedSession } {
   const sessionId = random.uuid();
   const lines: string[] = [];
-  const expected: ExpectedSession = {
-    sessionId,
-    turns: [],
-    toolCalls: 0,
-    toolResults: 0,
-    images: 0,
-    problemLines: [],
-  };
+  const expected = emptyExpected(sessionId);
   let clock = Date.parse("2025-11-03T09:12:04.512Z");
   let parentUuid: string | null = null;
   let cacheRead = 9_800;

@@ -1,4 +1,4 @@
-import type { ExpectedSession } from "./expected.js";
+import { type ExpectedSession, emptyExpected } from "./expected.js";
 import type { Prng } from "./prng.js";
 import { CWD } from "./project-text.js";
 import type { Turn } from "./session-script.js";
@@ -17,14 +17,7 @@ const ENVIRONMENT = `<environment_context>\n  <cwd>${CWD}</cwd>\n  <approval_pol
 export function codexRollout(random: Prng, turns: Turn[]): { jsonl: string; expected: ExpectedSession } {
   const sessionId = random.uuid();
   const lines: string[] = [];
-  const expected: ExpectedSession = {
-    sessionId,
-    turns: [],
-    toolCalls: 0,
-    toolResults: 0,
-    images: 0,
-    problemLines: [],
-  };
+  const expected = emptyExpected(sessionId);
   let clock = Date.parse("2025-11-04T14:03:11.027Z");
   const tick = (min: number, max: number) => {
     clock += random.int(min, max);

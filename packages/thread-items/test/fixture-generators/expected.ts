@@ -23,3 +23,8 @@ export interface CallUsage {
   cacheRead: number;
   output: number;
 }
+
+/** What a generator expects before its first turn: nothing counted yet. */
+export function emptyExpected(sessionId: string): ExpectedSession {
+  return { sessionId, turns: [], toolCalls: 0, toolResults: 0, images: 0, problemLines: [] };
+}
