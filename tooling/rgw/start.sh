@@ -3,7 +3,7 @@
 # one-node memstore cluster in a temp dir, with an S3 user and a bucket.
 #
 #   eval "$(tooling/rgw/start.sh)"    # exports S3_ENDPOINT, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY,
-#                                     # S3_BUCKET, S3_REGION
+#                                     # S3_BUCKET, S3_REGION, S3_VERIFIES_UPLOAD_CHECKSUMS=false
 #   tooling/rgw/stop.sh               # stops the daemons by pid and removes the temp dir
 #
 # stdout carries ONLY the export lines; every log goes to stderr. Running it again while the
@@ -41,6 +41,9 @@ print_exports() {
   printf 'export S3_SECRET_ACCESS_KEY=%q\n' "$S3_SECRET_ACCESS_KEY" >&3
   printf 'export S3_BUCKET=%q\n' "$S3_BUCKET" >&3
   printf 'export S3_REGION=%q\n' "$S3_REGION" >&3
+  # RGW 16 signs x-amz-checksum-sha256 but stores a body that does not match it: uploads to it
+  # must be verified after the fact.
+  printf 'export S3_VERIFIES_UPLOAD_CHECKSUMS=false\n' >&3
 }
 
 # The SHA-256 of an empty body: RGW refuses SigV4 requests without x-amz-content-sha256, which

@@ -1,45 +1,28 @@
 import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { StowageError } from "@stowage/core";
+import {
+  type Env,
+  envPositiveInteger,
+  envPositiveNumber,
+  envString,
+  envUrl,
+  errnoOf,
+  StowageError,
+} from "@stowage/core";
 import { writeFileAtomic } from "@stowage/core/fs";
-import { z } from "zod";
+import {
+  bootstrapOptionsFromEnv,
+  type HotStateStoreEnvOptions,
+  hotStateStoreOptionsFromEnv,
+} from "@stowage/hot-state/env";
+import { type ConnectPostgresOptions, postgresOptionsFromEnv } from "@stowage/storage-postgres/env";
+import { type S3EnvOptions, s3OptionsFromEnv } from "@stowage/storage-s3/env";
+import { createUploadPolicy, type UploadPolicy, uploadPolicyOptionsFromEnv } from "@stowage/uploads";
 
-const flag = z
-  .enum(["1", "0", "true", "false", "yes", "no", "on", "off"])
-  .transform((value) => ["1", "true", "yes", "on"].includes(value));
-
-/** Every setting, read from the environment. Unset means the embedded default. */
-const EnvSchema = z.object({
-  STOWAGE_DATA_DIR: z.string().min(1).default(".stowage"),
-  STOWAGE_HOST: z.string().min(1).default("127.0.0.1"),
-  STOWAGE_PORT: z.coerce.number().int().min(0).max(65_535).default(8787),
-  STOWAGE_PUBLIC_URL: z.url().optional(),
-  STOWAGE_SIGNING_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
-  DATABASE_URL: z.url().optional(),
-  S3_ENDPOINT: z.url().optional(),
-  S3_BUCKET: z.string().min(3).optional(),
-  S3_ACCESS_KEY_ID: z.string().min(1).optional(),
-  S3_SECRET_ACCESS_KEY: z.string().min(1).optional(),
-  S3_REGION: z.string().min(1).default("us-east-1"),
-  ARTIFACT_MAX_FILE_SIZE_MB: z.coerce.number().positive().default(50),
-  ARTIFACT_MAX_TOTAL_SIZE_MB: z.coerce.number().positive().default(500),
-  STOWAGE_ARTIFACT_REFS: flag.default(false),
-  STOWAGE_ARTIFACT_REFS_THRESHOLD_CHARS: z.coerce.number().int().positive().default(8000),
-  STOWAGE_SESSION_TTL_DAYS: z.coerce.number().positive().default(7),
-  STOWAGE_SWEEP_INTERVAL_SECONDS: z.coerce.number().int().positive().default(600),
-  STOWAGE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(600),
-  STOWAGE_BODY_LIMIT_MB: z.coerce.number().positive().default(16),
-  STOWAGE_SESSION_BLOB_LIMIT_MB: z.coerce.number().positive().default(256),
-});
-
-export interface S3Config {
-  endpoint: string;
-  bucket: string;
-  accessKeyId: string;
-  secretAccessKey: string;
-  region: string;
-}
+/** Shortest signing secret accepted from `STOWAGE_SIGNING_SECRET`. */
+export const MIN_SIGNING_SECRET_LENGTH = 32;
+const MIB = 1024 * 1024;
 
 export interface AppConfig {
   dataDir: string;
@@ -48,22 +31,66 @@ export interface AppConfig {
   /** Base URL clients reach this app at; signed URLs are made for it. */
   publicUrl: string;
   signingSecret: string;
-  databaseUrl: string | undefined;
-  s3: S3Config | undefined;
-  artifactMaxFileBytes: number;
-  artifactMaxTotalBytes: number;
-  artifactRefs: { enabled: boolean; thresholdChars: number };
+  /** PostgreSQL from `DATABASE_URL`; undefined means embedded PGlite in the data directory. */
+  database: ConnectPostgresOptions | undefined;
+  /** S3 from the `S3_*` variables; undefined means uploads on the file system, signed by this app. */
+  s3: S3EnvOptions | undefined;
+  uploadPolicy: UploadPolicy;
+  bootstrap: { enabled: boolean; thresholdChars: number };
+  /** `STOWAGE_HOT_STATE_KEEP_VERSIONS`: hot-state versions kept per session; unset keeps them all. */
+  hotState: HotStateStoreEnvOptions;
   sessionTtlMs: number;
+  /** `STOWAGE_UPLOAD_RETENTION_DAYS`: uploads older than this are deleted by the sweeper; unset keeps them. */
+  uploadRetentionDays: number | undefined;
   sweepIntervalMs: number;
   rateLimitPerMinute: number;
+  /**
+   * `STOWAGE_TRUST_PROXY`: how many reverse proxies are in front of the app (default 0): the
+   * address a request's rate limit counts is then the one the outermost proxy saw, from
+   * `X-Forwarded-For` (see `clientAddress`).
+   */
+  trustedProxies: number;
   bodyLimitBytes: number;
   sessionBlobLimitBytes: number;
 }
 
-const MB = 1024 * 1024;
+function invalidSetting(setting: string, message: string): StowageError {
+  return new StowageError("INVALID_INPUT", message, { reason: "INVALID_SETTING", details: { setting } });
+}
 
-function problemsOf(error: z.ZodError): string {
-  return error.issues.map((issue) => `  ${issue.path.join(".")}: ${issue.message}`).join("\n");
+function portFrom(env: Env): number {
+  const port = envString(env, "STOWAGE_PORT");
+  if (port === undefined) return 8787;
+  if (!/^\d{1,5}$/.test(port) || Number(port) > 65_535) {
+    throw invalidSetting("STOWAGE_PORT", `STOWAGE_PORT must be a port number from 0 to 65535, got "${port}"`);
+  }
+  return Number(port);
+}
+
+function signingSecretFrom(env: Env): string | undefined {
+  const secret = envString(env, "STOWAGE_SIGNING_SECRET");
+  if (secret !== undefined && secret.length < MIN_SIGNING_SECRET_LENGTH) {
+    throw invalidSetting(
+      "STOWAGE_SIGNING_SECRET",
+      `STOWAGE_SIGNING_SECRET must be at least ${MIN_SIGNING_SECRET_LENGTH} characters`,
+    );
+  }
+  return secret;
+}
+
+/** Most proxies `STOWAGE_TRUST_PROXY` may name: a longer chain is a mistake, not a deployment. */
+const MAX_TRUSTED_PROXIES = 10;
+
+function trustedProxiesFrom(env: Env): number {
+  const value = envString(env, "STOWAGE_TRUST_PROXY");
+  if (value === undefined) return 0;
+  if (!/^\d{1,2}$/.test(value) || Number(value) > MAX_TRUSTED_PROXIES) {
+    throw invalidSetting(
+      "STOWAGE_TRUST_PROXY",
+      `STOWAGE_TRUST_PROXY must be the number of reverse proxies in front of the app, 0 to ${MAX_TRUSTED_PROXIES}, got "${value}"`,
+    );
+  }
+  return Number(value);
 }
 
 /**
@@ -75,62 +102,147 @@ async function signingSecretFor(dataDir: string, fromEnv: string | undefined): P
   const path = join(dataDir, "signing-secret");
   try {
     const stored = (await readFile(path, "utf8")).trim();
-    if (stored.length >= 32) return stored;
+    if (stored.length >= MIN_SIGNING_SECRET_LENGTH) return stored;
   } catch (err) {
-    if ((err as { code?: string }).code !== "ENOENT") throw err;
+    if (errnoOf(err) !== "ENOENT") throw err;
   }
   const secret = randomBytes(32).toString("base64url");
   await writeFileAtomic(path, `${secret}\n`);
   return secret;
 }
 
-/** Validates every setting at once and fails with the full list of problems. */
-export async function loadConfig(
-  env: Record<string, string | undefined> = process.env,
-  cwd = process.cwd(),
-): Promise<AppConfig> {
-  const parsed = EnvSchema.safeParse(
-    Object.fromEntries(Object.entries(env).filter(([, value]) => value !== "")),
-  );
-  if (!parsed.success) {
-    throw new StowageError("INVALID_INPUT", `invalid configuration:\n${problemsOf(parsed.error)}`);
+/**
+ * A reader of settings that collects every problem instead of stopping at the first, and the one
+ * error that lists them all.
+ */
+function settingsReader() {
+  const problems: StowageError[] = [];
+  return {
+    problems,
+    read<T>(reader: () => T): T | undefined {
+      try {
+        return reader();
+      } catch (err) {
+        if (!StowageError.is(err, "INVALID_INPUT")) throw err;
+        problems.push(err);
+        return undefined;
+      }
+    },
+    failure(): StowageError {
+      return new StowageError(
+        "INVALID_INPUT",
+        `invalid configuration:\n${problems.map((problem) => `  ${problem.message}`).join("\n")}`,
+        {
+          reason: "INVALID_SETTING",
+          details: { settings: problems.map((problem) => problem.details?.setting ?? null) },
+        },
+      );
+    },
+  };
+}
+
+/** `STOWAGE_DATA_DIR` (default `.stowage`), resolved against the user's directory. */
+export function dataDirFrom(env: Env, cwd: string): string {
+  return resolve(cwd, envString(env, "STOWAGE_DATA_DIR") ?? ".stowage");
+}
+
+/** Where the stores are, and nothing else: what a command that only reads or writes data needs. */
+export interface StorageConfig {
+  dataDir: string;
+  /** PostgreSQL from `DATABASE_URL`; undefined means embedded PGlite in the data directory. */
+  database: ConnectPostgresOptions | undefined;
+  /** S3 from the `S3_*` variables; undefined means the file system of the data directory. */
+  s3: S3EnvOptions | undefined;
+}
+
+/**
+ * Reads only the storage settings (data directory, PostgreSQL, S3): a command that works on stored
+ * data is not stopped by a bad server setting (`STOWAGE_PORT`), and creates no signing secret.
+ */
+export function loadStorageConfig(env: Env = process.env, cwd = process.cwd()): StorageConfig {
+  const settings = settingsReader();
+  const database = settings.read(() => postgresOptionsFromEnv(env));
+  const s3 = settings.read(() => s3OptionsFromEnv(env));
+  if (settings.problems.length > 0) throw settings.failure();
+  return { dataDir: dataDirFrom(env, cwd), database, s3 };
+}
+
+/** `STOWAGE_SESSION_TTL_DAYS` (default 7) in ms: how long stored session blobs are kept. */
+function sessionTtlMsFrom(env: Env): number {
+  return Math.round((envPositiveNumber(env, "STOWAGE_SESSION_TTL_DAYS") ?? 7) * 24 * 3600 * 1000);
+}
+
+/** What the session-blob repository needs: the storage settings and the session TTL. */
+export interface SessionBlobsConfig extends StorageConfig {
+  sessionTtlMs: number;
+}
+
+/** Reads only the settings of stored session blobs (`stowage session capture|restore`). */
+export function loadSessionBlobsConfig(env: Env = process.env, cwd = process.cwd()): SessionBlobsConfig {
+  const settings = settingsReader();
+  const sessionTtlMs = settings.read(() => sessionTtlMsFrom(env));
+  const database = settings.read(() => postgresOptionsFromEnv(env));
+  if (settings.problems.length > 0 || sessionTtlMs === undefined) throw settings.failure();
+  return { dataDir: dataDirFrom(env, cwd), database, s3: undefined, sessionTtlMs };
+}
+
+/**
+ * Reads every setting, the packages' through their own `…OptionsFromEnv`, and fails once with the
+ * full list of problems. Empty variables count as unset.
+ */
+export async function loadConfig(env: Env = process.env, cwd = process.cwd()): Promise<AppConfig> {
+  const { problems, read, failure } = settingsReader();
+  const host = envString(env, "STOWAGE_HOST") ?? "127.0.0.1";
+  const port = read(() => portFrom(env));
+  const publicUrl = read(() => envUrl(env, "STOWAGE_PUBLIC_URL"));
+  const signingSecret = read(() => signingSecretFrom(env));
+  const sessionTtlMs = read(() => sessionTtlMsFrom(env));
+  const uploadRetentionDays = read(() => envPositiveNumber(env, "STOWAGE_UPLOAD_RETENTION_DAYS"));
+  const sweepSeconds = read(() => envPositiveInteger(env, "STOWAGE_SWEEP_INTERVAL_SECONDS") ?? 600);
+  const rateLimitPerMinute = read(() => envPositiveInteger(env, "STOWAGE_RATE_LIMIT_PER_MINUTE") ?? 600);
+  const trustedProxies = read(() => trustedProxiesFrom(env));
+  const bodyLimitMiB = read(() => envPositiveNumber(env, "STOWAGE_BODY_LIMIT_MB") ?? 16);
+  const sessionBlobLimitMiB = read(() => envPositiveNumber(env, "STOWAGE_SESSION_BLOB_LIMIT_MB") ?? 256);
+  const database = read(() => postgresOptionsFromEnv(env));
+  const uploadPolicy = read(() => createUploadPolicy(uploadPolicyOptionsFromEnv(env)));
+  const bootstrap = read(() => bootstrapOptionsFromEnv(env));
+  const hotState = read(() => hotStateStoreOptionsFromEnv(env));
+  // The env entry of storage-s3 does not load the AWS SDK; only a configured S3 store does.
+  const s3 = read(() => s3OptionsFromEnv(env));
+  if (
+    problems.length > 0 ||
+    port === undefined ||
+    sessionTtlMs === undefined ||
+    sweepSeconds === undefined ||
+    rateLimitPerMinute === undefined ||
+    trustedProxies === undefined ||
+    bodyLimitMiB === undefined ||
+    sessionBlobLimitMiB === undefined ||
+    uploadPolicy === undefined ||
+    bootstrap === undefined ||
+    hotState === undefined
+  ) {
+    throw failure();
   }
-  const e = parsed.data;
-  const s3Vars = [e.S3_BUCKET, e.S3_ACCESS_KEY_ID, e.S3_SECRET_ACCESS_KEY];
-  if (e.S3_ENDPOINT && s3Vars.some((value) => value === undefined)) {
-    throw new StowageError(
-      "INVALID_INPUT",
-      "invalid configuration:\n  S3_ENDPOINT is set, so S3_BUCKET, S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY are required",
-    );
-  }
-  const dataDir = resolve(cwd, e.STOWAGE_DATA_DIR);
+  const dataDir = dataDirFrom(env, cwd);
   return {
     dataDir,
-    host: e.STOWAGE_HOST,
-    port: e.STOWAGE_PORT,
-    publicUrl: (e.STOWAGE_PUBLIC_URL ?? `http://${e.STOWAGE_HOST}:${e.STOWAGE_PORT}`).replace(/\/+$/, ""),
-    signingSecret: await signingSecretFor(dataDir, e.STOWAGE_SIGNING_SECRET),
-    databaseUrl: e.DATABASE_URL,
-    s3: e.S3_ENDPOINT
-      ? {
-          endpoint: e.S3_ENDPOINT,
-          bucket: e.S3_BUCKET!,
-          accessKeyId: e.S3_ACCESS_KEY_ID!,
-          secretAccessKey: e.S3_SECRET_ACCESS_KEY!,
-          region: e.S3_REGION,
-        }
-      : undefined,
-    artifactMaxFileBytes: Math.floor(e.ARTIFACT_MAX_FILE_SIZE_MB * MB),
-    artifactMaxTotalBytes: Math.floor(e.ARTIFACT_MAX_TOTAL_SIZE_MB * MB),
-    artifactRefs: {
-      enabled: e.STOWAGE_ARTIFACT_REFS,
-      thresholdChars: e.STOWAGE_ARTIFACT_REFS_THRESHOLD_CHARS,
-    },
-    sessionTtlMs: Math.round(e.STOWAGE_SESSION_TTL_DAYS * 24 * 3600 * 1000),
-    sweepIntervalMs: e.STOWAGE_SWEEP_INTERVAL_SECONDS * 1000,
-    rateLimitPerMinute: e.STOWAGE_RATE_LIMIT_PER_MINUTE,
-    bodyLimitBytes: Math.floor(e.STOWAGE_BODY_LIMIT_MB * MB),
-    sessionBlobLimitBytes: Math.floor(e.STOWAGE_SESSION_BLOB_LIMIT_MB * MB),
+    host,
+    port,
+    publicUrl: (publicUrl ?? `http://${host}:${port}`).replace(/\/+$/, ""),
+    signingSecret: await signingSecretFor(dataDir, signingSecret),
+    database,
+    s3,
+    uploadPolicy,
+    bootstrap,
+    hotState,
+    sessionTtlMs,
+    uploadRetentionDays,
+    sweepIntervalMs: sweepSeconds * 1000,
+    rateLimitPerMinute,
+    trustedProxies,
+    bodyLimitBytes: Math.floor(bodyLimitMiB * MIB),
+    sessionBlobLimitBytes: Math.floor(sessionBlobLimitMiB * MIB),
   };
 }
 
@@ -140,20 +252,40 @@ function redactUrl(url: string): string {
   return parsed.href;
 }
 
+/**
+ * What is wrong with running more than one process of this configuration, said at start-up. With
+ * `DATABASE_URL` but no S3, uploads stay on each host's disk while the quota ledger is shared: a
+ * second process on the same database keeps its own uploads, and each listing reconciles the
+ * session's quota with the files of its own host only, dropping the other's (a quota bypass).
+ */
+export function replicaWarnings(config: Pick<AppConfig, "database" | "s3" | "dataDir">): string[] {
+  if (!config.database || config.s3) return [];
+  return [
+    `uploads are kept on this host's disk (${join(config.dataDir, "objects")}) while the quota ledger is in PostgreSQL: run ONE process on this database, or configure S3 (S3_BUCKET, …) for replicas; a second process would keep its own uploads and undo the other's quota`,
+  ];
+}
+
 /** What the app runs on, one line per part, printed at start. */
 export function describeConfig(config: AppConfig): string[] {
+  const { s3, uploadPolicy: policy } = config;
   return [
     `data directory: ${config.dataDir}`,
     `objects and blobs: file system at ${join(config.dataDir, "objects")}`,
-    config.databaseUrl
-      ? `database: PostgreSQL at ${redactUrl(config.databaseUrl)}`
+    config.database
+      ? `database: PostgreSQL at ${config.database.url === undefined ? "(no URL)" : redactUrl(config.database.url)}`
       : `database: embedded PGlite at ${join(config.dataDir, "pglite")}`,
-    config.s3
-      ? `artifact uploads: S3 presigned URLs (bucket ${config.s3.bucket} at ${config.s3.endpoint})`
-      : `artifact uploads: signed URLs served by this app at ${config.publicUrl}/direct`,
-    `artifact limits: ${config.artifactMaxFileBytes / MB} MB per file, ${config.artifactMaxTotalBytes / MB} MB per session`,
+    s3
+      ? `uploads: S3 presigned URLs (bucket ${s3.bucket}${s3.client.endpoint ? ` at ${s3.client.endpoint}` : ""})`
+      : `uploads: signed URLs served by this app at ${config.publicUrl}/direct`,
+    `upload limits: ${policy.maxFileSizeBytes / MIB} MiB per file, ${policy.maxTotalSizeBytes / MIB} MiB per session`,
     `session blobs: kept ${config.sessionTtlMs / 86_400_000} days, swept every ${config.sweepIntervalMs / 1000} s`,
-    `artifact refs in bootstrap context: ${config.artifactRefs.enabled ? `on (from ${config.artifactRefs.thresholdChars} chars)` : "off"}`,
+    `uploads: ${config.uploadRetentionDays === undefined ? "kept until deleted" : `deleted after ${config.uploadRetentionDays} days`}`,
+    `content refs in bootstrap context: ${config.bootstrap.enabled ? `on (from ${config.bootstrap.thresholdChars} chars)` : "off"}`,
+    `hot state: ${config.hotState.keepVersions === undefined ? "every version kept" : `the newest ${config.hotState.keepVersions} versions kept per session`}`,
     `listening on http://${config.host}:${config.port} (public URL ${config.publicUrl})`,
+    ...(config.trustedProxies > 0
+      ? [`rate limits: client addresses from X-Forwarded-For behind ${config.trustedProxies} proxies`]
+      : []),
+    ...replicaWarnings(config).map((warning) => `WARNING: ${warning}`),
   ];
 }

@@ -1,99 +1,141 @@
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { type BlobStore, createBlobStore } from "@stowage/blob-store";
-import type { ObjectStore } from "@stowage/core";
-import { type ArtifactRegistry, createArtifactRegistry } from "@stowage/hot-state";
+import type { BlobStore } from "@stowage/blob-store";
+import type { Notifier, ObjectStore } from "@stowage/core";
 import type { SessionBlobRepository } from "@stowage/sessions";
 import { createFsObjectStore, type FsObjectStore } from "@stowage/storage-fs";
 import {
   connectEmbedded,
   connectPostgres,
+  createPostgresNotifier,
+  createPostgresObjectStore,
+  createPostgresPromptMetricsLog,
+  createPostgresQuotaLedger,
   createPostgresSessionBlobs,
   type StowageConnection,
 } from "@stowage/storage-postgres";
-import {
-  type ApiKeys,
-  type ArtifactUploads,
-  createApiKeys,
-  createArtifactPolicy,
-  createArtifactUploads,
-  createS3Client,
-  createS3ObjectStore,
-} from "@stowage/storage-s3";
+import { type ApiKeys, createApiKeys, createUploadService, type UploadService } from "@stowage/uploads";
 import { createApiKeyRecords } from "./auth/api-key-records.js";
-import { createSessionOwners, type SessionOwners } from "./auth/session-owners.js";
 import type { AppConfig } from "./config.js";
-import { type AgentSessions, createAgentSessions } from "./sessions/agent-sessions.js";
-import { createThreadFeeds, type ThreadFeeds } from "./threads/thread-feed.js";
+import { createRateLimits, type RateLimits } from "./http/rate-limit.js";
+import { AGENT_SESSIONS_DIR, blobStoreIn, s3StoreFor } from "./shared-store.js";
+import { registeredSessionsOf } from "./tenancy/registered-sessions.js";
+import { createServerTenants, type ServerTenant, type Tenant } from "./tenancy/tenants.js";
+
+// Kept importable from here, where it always was.
+export { AGENT_SESSIONS_DIR } from "./shared-store.js";
 
 /** Everything the HTTP API, the CLI and the demo work with, built from one configuration. */
 export interface Services {
   config: AppConfig;
-  /** The file-system object store under the data directory (blobs, keys, owners, fs uploads). */
+  /** The file-system object store under the data directory (fs uploads and their signed URLs). */
   objects: FsObjectStore;
+  /**
+   * What every process of the app shares: S3 when configured, else PostgreSQL when configured,
+   * else the file system (embedded mode is one process). Blobs, threads, blob marks and
+   * content-ref records live here.
+   */
+  shared: ObjectStore;
+  /** Every principal's blobs, deduplicated; a principal reads through its tenant's view only. */
   blobs: BlobStore;
-  /** Content-addressed artifacts that bootstrap context refers to (`artifacts_get`). */
-  registry: ArtifactRegistry;
-  /** Where uploaded session artifacts live: the fs store, or S3 when configured. */
-  uploadStore: ObjectStore;
-  uploads: ArtifactUploads;
+  uploads: UploadService;
   apiKeys: ApiKeys;
-  owners: SessionOwners;
   database: StowageConnection;
   sessionBlobs: SessionBlobRepository;
-  threads: ThreadFeeds;
-  agentSessions: AgentSessions;
+  notifier: Notifier;
+  limits: RateLimits;
+  /** One principal's namespace: its sessions, threads, blobs, content refs, session blobs and uploads. */
+  tenant(principal: Tenant["principal"]): ServerTenant;
   close(): Promise<void>;
 }
 
-function s3UploadStore(config: NonNullable<AppConfig["s3"]>): ObjectStore {
-  const { endpoint, region, accessKeyId, secretAccessKey, bucket } = config;
-  return createS3ObjectStore({
-    client: createS3Client({ endpoint, region, accessKeyId, secretAccessKey }),
-    bucket,
-  });
+interface Stores {
+  uploads: ObjectStore;
+  shared: ObjectStore;
+}
+
+/** S3 when configured (the AWS SDK is loaded only then); else the fs store, shared through PostgreSQL if there is one. */
+async function storesFor(
+  config: AppConfig,
+  objects: FsObjectStore,
+  database: StowageConnection,
+): Promise<Stores> {
+  if (config.s3) {
+    const s3 = await s3StoreFor(config.s3);
+    return { uploads: s3, shared: s3 };
+  }
+  const shared = config.database
+    ? createPostgresObjectStore({ db: database.db, namespace: "stowage" })
+    : objects;
+  return { uploads: objects, shared };
 }
 
 export async function createServices(config: AppConfig): Promise<Services> {
+  const { dataDir } = config;
   const objects = createFsObjectStore({
-    root: join(config.dataDir, "objects"),
+    root: join(dataDir, "objects"),
     directUrls: { baseUrl: `${config.publicUrl}/direct`, secret: config.signingSecret },
   });
-  const blobs = createBlobStore({ store: objects, layout: "sharded", prefix: "blobs/" });
-  const keyStore = createFsObjectStore({ root: join(config.dataDir, "keys") });
-  const apiKeys = createApiKeys({ records: createApiKeyRecords(keyStore) });
-  const owners = createSessionOwners(createFsObjectStore({ root: join(config.dataDir, "owners") }));
-  const uploadStore = config.s3 ? s3UploadStore(config.s3) : objects;
-  const uploads = createArtifactUploads({
-    store: uploadStore,
-    policy: createArtifactPolicy({
-      maxFileSizeBytes: config.artifactMaxFileBytes,
-      maxTotalSizeBytes: config.artifactMaxTotalBytes,
-    }),
-    auth: {
-      authenticate: (apiKey, options) => apiKeys.authenticate(apiKey, options),
-      sessionOwner: (sessionId, options) => owners.ownerOf(sessionId, options),
-    },
-  });
-  const database = config.databaseUrl
-    ? await connectPostgres({ url: config.databaseUrl })
-    : await connectEmbedded({ dataDir: join(config.dataDir, "pglite") });
-  const sessionBlobs = createPostgresSessionBlobs(database.db, { ttlMs: config.sessionTtlMs });
-
-  return {
-    config,
-    objects,
-    blobs,
-    registry: createArtifactRegistry({
-      store: createFsObjectStore({ root: join(config.dataDir, "registry") }),
-    }),
-    uploadStore,
-    uploads,
-    apiKeys,
-    owners,
-    database,
-    sessionBlobs,
-    threads: createThreadFeeds(config.dataDir),
-    agentSessions: createAgentSessions(join(config.dataDir, "agent-sessions")),
-    close: () => database.close(),
-  };
+  const database = config.database
+    ? await connectPostgres(config.database)
+    : await connectEmbedded({ dataDir: join(dataDir, "pglite") });
+  try {
+    const stores = await storesFor(config, objects, database);
+    const blobs = blobStoreIn(stores.shared);
+    const notifier = createPostgresNotifier({ connection: database });
+    const apiKeys = createApiKeys({ records: createApiKeyRecords({ store: stores.shared }) });
+    const uploads = createUploadService({
+      store: stores.uploads,
+      policy: config.uploadPolicy,
+      quota: createPostgresQuotaLedger({ db: database.db }),
+      auth: {
+        authenticate: (apiKey, options) => apiKeys.authenticate(apiKey, options),
+        // A session exists in its principal's namespace only: the same id of another principal is
+        // another session, and nobody can squat an id.
+        sessionExists: (principal, sessionId, options) =>
+          registeredSessionsOf(stores.shared, principal).has(sessionId, options),
+      },
+    });
+    const sessionBlobs = createPostgresSessionBlobs({ db: database.db, ttlMs: config.sessionTtlMs });
+    const agentSessionsDir = join(dataDir, AGENT_SESSIONS_DIR);
+    // Made now, so that a missing directory later means something is wrong (garbage collection
+    // refuses to treat it as "no sessions").
+    await mkdir(agentSessionsDir, { recursive: true });
+    const tenant = createServerTenants({
+      agentSessionsDir,
+      shared: stores.shared,
+      blobs,
+      notifier,
+      sessionBlobs,
+      uploads,
+      hotState: config.hotState,
+      // Prompt metrics go to the database's table when one is configured (a dashboard can query it).
+      ...(config.database
+        ? {
+            promptMetricsFor: (owner: string) =>
+              createPostgresPromptMetricsLog({ db: database.db, namespace: owner }),
+          }
+        : {}),
+    });
+    return {
+      config,
+      objects,
+      shared: stores.shared,
+      blobs,
+      uploads,
+      apiKeys,
+      database,
+      sessionBlobs,
+      notifier,
+      limits: createRateLimits({ perMinute: config.rateLimitPerMinute, db: database.db }),
+      tenant,
+      async close() {
+        await notifier.close();
+        await database.close();
+      },
+    };
+  } catch (err) {
+    await database.close().catch(() => {});
+    throw err;
+  }
 }

@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import { createOutputSink } from "@stowage/artifacts";
-import { compressChunks, toTransport } from "@stowage/sessions";
 import { toolCallItem, toolResultItem } from "@stowage/thread-items";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { demoScreenshot } from "../src/demo/screenshot.js";
@@ -14,100 +13,6 @@ beforeAll(async () => {
   key = await app.keyFor({ kind: "user", id: "tester" });
 });
 afterAll(() => app.close());
-
-describe("session blobs", () => {
-  const sessionId = randomUUID();
-  const archive = async () => {
-    const raw = new TextEncoder().encode("a session archive, for the API's purposes");
-    const blob = await compressChunks("gzip", [raw]);
-    return toTransport({ sessionId, codec: "gzip", blob, rawSizeBytes: raw.byteLength });
-  };
-
-  it("stores a container's session for a request and returns the latest for the follow-up", async () => {
-    const transport = await archive();
-    const stored = await app.call("/requests/req-1/session-blobs", {
-      key,
-      json: { ...transport, agentType: "claude-code" },
-    });
-    expect(stored.status).toBe(201);
-    expect(await stored.json()).toMatchObject({ requestId: "req-1", sessionId, codec: "gzip" });
-    const latest = await app.call("/requests/req-1/session-blobs/latest", { key });
-    expect(latest.status).toBe(200);
-    expect(await latest.json()).toMatchObject({ ...transport, agentType: "claude-code" });
-  });
-
-  it.each([
-    ["no codec (never guessed)", { sessionBlob: "AAAA", sessionId: randomUUID() }, 400, "INVALID_INPUT"],
-    [
-      "an unknown codec",
-      { sessionBlob: "AAAA", sessionId: randomUUID(), sessionCodec: "lz4", sessionRawSizeBytes: 3 },
-      400,
-      "INVALID_INPUT",
-    ],
-    [
-      "a session id that is not a UUID",
-      { sessionBlob: "AAAA", sessionId: "../x", sessionCodec: "gzip", sessionRawSizeBytes: 3 },
-      400,
-      "INVALID_INPUT",
-    ],
-    [
-      "a blob that is not base64",
-      { sessionBlob: "%%%", sessionId: randomUUID(), sessionCodec: "gzip", sessionRawSizeBytes: 3 },
-      400,
-      "INVALID_INPUT",
-    ],
-  ])("refuses %s", async (_why, body, status, code) => {
-    const response = await app.call("/requests/req-2/session-blobs", { key, json: body });
-    expect(response.status).toBe(status);
-    expect(await errorCode(response)).toBe(code);
-  });
-
-  it("refuses hostile request ids and answers NOT_FOUND for an unknown request", async () => {
-    const transport = await archive();
-    for (const requestId of ["..", "a%00b", "%2e%2e"]) {
-      const response = await app.call(`/requests/${requestId}/session-blobs`, { key, json: transport });
-      expect([400, 404]).toContain(response.status);
-    }
-    const missing = await app.call("/requests/nobody/session-blobs/latest", { key });
-    expect(missing.status).toBe(404);
-    expect(await errorCode(missing)).toBe("NOT_FOUND");
-  });
-
-  it("deletes a request's sessions", async () => {
-    const response = await app.call("/requests/req-1/session-blobs", { key, method: "DELETE" });
-    expect(await response.json()).toEqual({ deleted: 1 });
-    expect((await app.call("/requests/req-1/session-blobs/latest", { key })).status).toBe(404);
-  });
-
-  it("requires a key", async () => {
-    expect((await app.call("/requests/req-1/session-blobs/latest")).status).toBe(401);
-  });
-});
-
-describe("session blob TTL", () => {
-  it("stops returning a session once it expires", async () => {
-    const short = await startTestApp({ STOWAGE_SESSION_TTL_DAYS: String(1 / 86_400) }); // one second
-    try {
-      const shortKey = await short.keyFor({ kind: "user", id: "ttl" });
-      const raw = new TextEncoder().encode("short-lived");
-      const transport = toTransport({
-        sessionId: randomUUID(),
-        codec: "gzip",
-        blob: await compressChunks("gzip", [raw]),
-        rawSizeBytes: raw.byteLength,
-      });
-      expect(
-        (await short.call("/requests/ttl/session-blobs", { key: shortKey, json: transport })).status,
-      ).toBe(201);
-      expect((await short.call("/requests/ttl/session-blobs/latest", { key: shortKey })).status).toBe(200);
-      await new Promise((resolve) => setTimeout(resolve, 1500));
-      expect((await short.call("/requests/ttl/session-blobs/latest", { key: shortKey })).status).toBe(404);
-      expect(await short.server.services.sessionBlobs.deleteExpired()).toBe(1);
-    } finally {
-      await short.close();
-    }
-  });
-});
 
 describe("threads", () => {
   const thread = `/threads/job-${randomUUID().slice(0, 8)}/main`;
@@ -145,9 +50,9 @@ describe("threads", () => {
     };
     expect(full.item.metadata.tool.output).toBe(output);
     const listed = (await (await app.call("/threads", { key })).json()) as {
-      threads: { jobId: string; items: number }[];
+      threads: { jobId: string; alias: string; status: string }[];
     };
-    expect(listed.threads).toContainEqual(expect.objectContaining({ jobId: thread.split("/")[2], items: 2 }));
+    expect(listed.threads).toContainEqual({ jobId: thread.split("/")[2], alias: "main", status: "active" });
   });
 
   it("tails a thread live over server-sent events", async () => {
@@ -234,7 +139,9 @@ describe("artifact:// and agent:// reads", () => {
   const sessionId = randomUUID();
 
   beforeAll(async () => {
-    const session = await app.server.services.agentSessions.create(sessionId);
+    const session = await app.server.services
+      .tenant({ kind: "user", id: "tester" })
+      .agentSessions.create(sessionId);
     const sink = createOutputSink({ artifacts: session.artifacts, toolType: "bash", spillBytes: 1000 });
     for (let i = 1; i <= 5000; i++) await sink.push(`output line ${i}\n`);
     await sink.dump();
@@ -270,6 +177,23 @@ describe("artifact:// and agent:// reads", () => {
     expect(page.lines).toMatchObject({ first: 4999, last: 5000, hasMore: false });
   });
 
+  it("answers a read as text, with the paging in headers, when asked for ?format=text", async () => {
+    const page = await app.call(`/sessions/${sessionId}/artifact/0?offset=4999&limit=5&format=text`, { key });
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toBe("text/plain; charset=utf-8");
+    expect(await page.text()).toBe("output line 4999\noutput line 5000\n");
+    expect(page.headers.get("x-stowage-url")).toBe("artifact://0");
+    expect(page.headers.get("x-stowage-complete")).toBe("true");
+    expect(page.headers.get("x-stowage-first-line")).toBe("4999");
+    expect(page.headers.get("x-stowage-last-line")).toBe("5000");
+    expect(page.headers.get("x-stowage-has-more")).toBe("false");
+    const output = await app.call(`/sessions/${sessionId}/agent/0-Explore?format=text`, { key });
+    expect(output.headers.get("content-type")).toBe("text/markdown; charset=utf-8");
+    expect(JSON.parse(await output.text())).toEqual({ findings: [{ file: "a.ts", line: null }] });
+    const bad = await app.call(`/sessions/${sessionId}/artifact/0?format=xml`, { key });
+    expect(bad.status).toBe(400);
+  });
+
   it("extracts from a subagent output by path and by query", async () => {
     const byPath = await app.call(`/sessions/${sessionId}/agent/0-Explore/findings/0/file`, { key });
     expect(((await byPath.json()) as { text: string }).text).toContain("a.ts");
@@ -295,5 +219,28 @@ describe("artifact:// and agent:// reads", () => {
       expect([400, 404]).toContain((await app.call(`/sessions/${id}/artifact/0`, { key })).status);
     }
     expect((await app.call(`/sessions/${randomUUID()}/artifact/0`, { key })).status).toBe(404);
+  });
+});
+
+describe("API key records", () => {
+  it.each([
+    [
+      "a principal that is no safe id",
+      (record: Record<string, unknown>) => ({ ...record, principal: { kind: "user", id: "../alice" } }),
+    ],
+    ["another key's id", (record: Record<string, unknown>) => ({ ...record, id: "someoneelse1" })],
+    ["no hash", (record: Record<string, unknown>) => ({ ...record, hash: "x" })],
+    [
+      "a kind that is neither user nor org",
+      (record: Record<string, unknown>) => ({ ...record, principal: { kind: "admin", id: "root" } }),
+    ],
+  ])("a record edited in the store to hold %s never authenticates anyone", async (_why, edit) => {
+    const { apiKey, record } = await app.server.services.apiKeys.issue({ kind: "user", id: "edited" });
+    const { shared } = app.server.services;
+    const stored = JSON.parse(new TextDecoder().decode((await shared.get(`api-keys/${record.id}.json`))!));
+    await shared.put(`api-keys/${record.id}.json`, new TextEncoder().encode(JSON.stringify(edit(stored))));
+    const response = await app.call("/sessions", { key: apiKey });
+    expect(response.status).toBe(422);
+    expect(await response.json()).toMatchObject({ code: "INTEGRITY", reason: "CORRUPT_KEY_RECORD" });
   });
 });

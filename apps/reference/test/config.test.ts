@@ -1,9 +1,9 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { StowageError } from "@stowage/core";
+import { expectStowageError } from "@stowage/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { describeConfig, loadConfig } from "../src/config.js";
+import { describeConfig, loadConfig, replicaWarnings } from "../src/config.js";
 
 let dir: string;
 beforeAll(async () => {
@@ -19,48 +19,96 @@ describe("configuration", () => {
       host: "127.0.0.1",
       port: 8787,
       publicUrl: "http://127.0.0.1:8787",
-      databaseUrl: undefined,
+      database: undefined,
       s3: undefined,
-      artifactMaxFileBytes: 50 * 1024 * 1024,
-      artifactMaxTotalBytes: 500 * 1024 * 1024,
+      uploadPolicy: { maxFileSizeBytes: 50 * 1024 * 1024, maxTotalSizeBytes: 500 * 1024 * 1024 },
+      // Files over maxInlineArtifactChars (2,000) go by ref: the two defaults agree.
+      bootstrap: { enabled: false, thresholdChars: 2001 },
       sessionTtlMs: 7 * 86_400_000,
     });
     expect(first.signingSecret.length).toBeGreaterThanOrEqual(32);
     expect((await loadConfig({}, dir)).signingSecret).toBe(first.signingSecret);
     const lines = describeConfig(first).join("\n");
     expect(lines).toContain("database: embedded PGlite");
-    expect(lines).toContain(
-      "artifact uploads: signed URLs served by this app at http://127.0.0.1:8787/direct",
+    expect(lines).toContain("uploads: signed URLs served by this app at http://127.0.0.1:8787/direct");
+  });
+
+  it("lists every invalid setting at once, each read by the package it belongs to", async () => {
+    const err = await expectStowageError(
+      loadConfig(
+        {
+          STOWAGE_PORT: "99999",
+          DATABASE_URL: "not a url",
+          ARTIFACT_MAX_FILE_SIZE_MB: "-3",
+          STOWAGE_SIGNING_SECRET: "short",
+          STOWAGE_ARTIFACT_REFS: "maybe",
+          S3_FORCE_PATH_STYLE: "sometimes",
+          S3_BUCKET: "b",
+        },
+        dir,
+      ),
+      "INVALID_INPUT",
+      "INVALID_SETTING",
+    );
+    expect(new Set(err.details?.settings as string[])).toEqual(
+      new Set([
+        "STOWAGE_PORT",
+        "STOWAGE_SIGNING_SECRET",
+        "DATABASE_URL",
+        "ARTIFACT_MAX_FILE_SIZE_MB",
+        "STOWAGE_ARTIFACT_REFS",
+        "S3_FORCE_PATH_STYLE",
+      ]),
     );
   });
 
-  it("lists every invalid setting at once", async () => {
-    const err = await loadConfig(
-      {
-        STOWAGE_PORT: "99999",
-        DATABASE_URL: "not a url",
-        ARTIFACT_MAX_FILE_SIZE_MB: "-3",
-        STOWAGE_SIGNING_SECRET: "short",
-      },
-      dir,
-    ).catch((e: unknown) => e);
-    expect(StowageError.is(err, "INVALID_INPUT")).toBe(true);
-    for (const name of [
-      "STOWAGE_PORT",
-      "DATABASE_URL",
-      "ARTIFACT_MAX_FILE_SIZE_MB",
-      "STOWAGE_SIGNING_SECRET",
+  it("refuses values a package would refuse, even where a looser parser would pass them", async () => {
+    for (const env of [
+      { ARTIFACT_MAX_FILE_SIZE_MB: "1e3" },
+      { STOWAGE_ARTIFACT_REFS_THRESHOLD_CHARS: "8k" },
+      { DATABASE_URL: "mysql://db/x" },
+      { STOWAGE_RATE_LIMIT_PER_MINUTE: "10.5" },
     ]) {
-      expect((err as Error).message).toContain(name);
+      await expectStowageError(loadConfig(env, dir), "INVALID_INPUT", "INVALID_SETTING");
     }
   });
 
-  it("requires the whole S3 configuration once S3_ENDPOINT is set", async () => {
-    const err = await loadConfig({ S3_ENDPOINT: "http://127.0.0.1:7480" }, dir).catch((e: unknown) => e);
-    expect(StowageError.is(err, "INVALID_INPUT")).toBe(true);
-    expect((err as Error).message).toContain(
-      "S3_BUCKET, S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY are required",
+  it.each([
+    ["a bucket with a space", { S3_BUCKET: "my bucket" }, ["S3_BUCKET"]],
+    ["a bucket with a slash", { S3_BUCKET: "a/b" }, ["S3_BUCKET"]],
+    ["a proxy count that is no number", { STOWAGE_TRUST_PROXY: "yes" }, ["STOWAGE_TRUST_PROXY"]],
+    ["too many proxies", { STOWAGE_TRUST_PROXY: "11" }, ["STOWAGE_TRUST_PROXY"]],
+  ])("reports %s as a setting, never at start-up", async (_why, env, settings) => {
+    const err = await expectStowageError(loadConfig(env, dir), "INVALID_INPUT", "INVALID_SETTING");
+    expect(err.details?.settings).toEqual(settings);
+  });
+
+  it("reads how many reverse proxies are trusted (default none)", async () => {
+    expect((await loadConfig({}, dir)).trustedProxies).toBe(0);
+    const config = await loadConfig({ STOWAGE_TRUST_PROXY: "2" }, dir);
+    expect(config.trustedProxies).toBe(2);
+    expect(describeConfig(config).join("\n")).toContain("X-Forwarded-For behind 2 proxies");
+  });
+
+  it("warns that PostgreSQL without S3 is one process only (uploads on this host's disk)", async () => {
+    const single = await loadConfig({ DATABASE_URL: "postgres://db.internal/stowage" }, dir);
+    expect(replicaWarnings(single)).toHaveLength(1);
+    expect(describeConfig(single).join("\n")).toContain("WARNING: uploads are kept on this host's disk");
+    const shared = await loadConfig(
+      { DATABASE_URL: "postgres://db.internal/stowage", S3_BUCKET: "b", S3_REGION: "eu-west-1" },
+      dir,
     );
+    expect(replicaWarnings(shared)).toEqual([]);
+    expect(replicaWarnings(await loadConfig({}, dir))).toEqual([]);
+  });
+
+  it("requires the whole S3 configuration once S3_ENDPOINT is set", async () => {
+    const err = await expectStowageError(
+      loadConfig({ S3_ENDPOINT: "http://127.0.0.1:7480" }, dir),
+      "INVALID_INPUT",
+      "INVALID_SETTING",
+    );
+    expect(err.details?.settings).toEqual(["S3_BUCKET"]);
   });
 
   it("prints what is in use without the database password", async () => {
@@ -76,7 +124,7 @@ describe("configuration", () => {
     );
     const lines = describeConfig(config).join("\n");
     expect(lines).toContain("database: PostgreSQL at postgres://app:***@db.internal:5432/stowage");
-    expect(lines).toContain("S3 presigned URLs (bucket artifacts at http://127.0.0.1:7480)");
+    expect(lines).toContain("uploads: S3 presigned URLs (bucket artifacts at http://127.0.0.1:7480)");
     expect(lines).not.toContain("hunter2");
     expect(lines).not.toContain("secret-key");
   });

@@ -21,7 +21,7 @@ afterAll(() => rm(dataDir, { recursive: true, force: true }));
 describe("stowage demo", () => {
   it("runs to completion on embedded defaults, as README command 1 does", async () => {
     dataDir = await mkdtemp(join(tmpdir(), "stowage-demo-"));
-    const { stdout } = await run(
+    const { stdout, stderr } = await run(
       process.execPath,
       ["--import", "tsx", "--conditions=@stowage/source", "src/bin.ts", "demo", "--exit"],
       {
@@ -30,11 +30,18 @@ describe("stowage demo", () => {
         timeout: 120_000,
       },
     );
-    expect(stdout).toContain("database: embedded PGlite");
-    expect(stdout).toContain("artifact uploads: signed URLs served by this app");
-    for (let step = 1; step <= 9; step++) expect(stdout).toMatch(new RegExp(`^${step}\\. `, "m"));
-    expect(stdout).toContain("byte for byte identical");
-    expect(stdout).toContain("demo finished: every step above was checked.");
-    expect(stdout).toMatch(/viewer: http:\/\/127\.0\.0\.1:\d+\/#key=stw_[^&]+&session=[0-9a-f-]{36}/);
+    // The demo narrates on stderr, as `serve` does; stdout carries data only, and it returns none.
+    expect(stdout).toBe("");
+    expect(stderr).toContain("database: embedded PGlite");
+    expect(stderr).toContain("uploads: signed URLs served by this app");
+    for (let step = 1; step <= 11; step++) expect(stderr).toMatch(new RegExp(`^${step}\\. `, "m"));
+    expect(stderr).toMatch(/captured the container's claude-code session/);
+    expect(stderr).toMatch(
+      /captured a reviewer container's codex session .* \(its rollout \d{4}\/\d{2}\/\d{2}\/rollout-/,
+    );
+    expect(stderr).toContain("byte for byte identical");
+    expect(stderr).toMatch(/measured 6 model calls: .* turn 4 over the prompt budget/);
+    expect(stderr).toContain("demo finished: every step above was checked.");
+    expect(stderr).toMatch(/viewer: http:\/\/127\.0\.0\.1:\d+\/#key=stw_[^&]+&session=[0-9a-f-]{36}/);
   }, 150_000);
 });

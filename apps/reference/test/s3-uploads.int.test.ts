@@ -2,20 +2,15 @@ import { randomUUID } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { integrationEnv } from "@stowage/core/testing";
-import { uploadArtifact } from "@stowage/storage-s3/agent";
+import { s3TestEnv } from "@stowage/test-support";
+import { uploadFile } from "@stowage/uploads/agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { demoScreenshot } from "../src/demo/screenshot.js";
 import { startTestApp, type TestApp } from "./support/test-app.js";
 
-const s3 = integrationEnv("reference app upload flow on S3 (Ceph RGW)", [
-  "S3_ENDPOINT",
-  "S3_ACCESS_KEY_ID",
-  "S3_SECRET_ACCESS_KEY",
-  "S3_BUCKET",
-]);
+const s3 = s3TestEnv("reference app upload flow");
 
-describe.skipIf(!s3.ready)("artifact uploads with S3 presigned URLs", () => {
+describe.skipIf(!s3.ready)("uploads with S3 presigned URLs", () => {
   let app: TestApp;
   let dir: string;
   beforeAll(async () => {
@@ -35,7 +30,7 @@ describe.skipIf(!s3.ready)("artifact uploads with S3 presigned URLs", () => {
     const file = join(dir, "page.png");
     const png = demoScreenshot();
     await writeFile(file, png);
-    const uploaded = await uploadArtifact({ apiBase: app.url, apiKey: key, sessionId, filePath: file });
+    const uploaded = await uploadFile({ apiBase: app.url, apiKey: key, sessionId, filePath: file });
     expect(uploaded).toMatchObject({ success: true, filename: "page.png" });
     expect(uploaded.key).toMatch(
       new RegExp(`^sessions/org/org-[0-9a-f]{8}/${sessionId}/artifacts/page\\.png$`),
@@ -60,6 +55,6 @@ describe.skipIf(!s3.ready)("artifact uploads with S3 presigned URLs", () => {
     ).json()) as { url: string };
     const got = Buffer.from(await (await fetch(download.url)).arrayBuffer());
     expect(got.equals(png)).toBe(true);
-    await app.server.services.uploadStore.delete(uploaded.key!);
+    await app.server.services.uploads.store.delete(uploaded.key!);
   });
 });

@@ -1,5 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
+import { errorResponse, StowageError } from "@stowage/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { withoutDataDir } from "../src/http/errors.js";
 import { errorCode, startTestApp, type TestApp } from "./support/test-app.js";
 
 const png = new Uint8Array(4000).map((_, i) => (i * 7) % 256);
@@ -48,7 +50,7 @@ describe("artifact uploads over HTTP (embedded signer)", () => {
       ok: true,
       database: "pglite",
       uploads: "fs-signed",
-      objects: "fs",
+      shared: "fs",
     });
   });
 
@@ -71,7 +73,7 @@ describe("artifact uploads over HTTP (embedded signer)", () => {
       artifacts: { filename: string; size: number; sizeFormatted: string }[];
     };
     expect(artifacts).toEqual([
-      expect.objectContaining({ filename: "shot.png", size: png.byteLength, sizeFormatted: "3.9 KB" }),
+      expect.objectContaining({ filename: "shot.png", size: png.byteLength, sizeFormatted: "3.9 KiB" }),
     ]);
 
     const download = (await (
@@ -113,9 +115,10 @@ describe("artifact uploads over HTTP (embedded signer)", () => {
   it.each([
     ["no key", undefined, {}, 401, "UNAUTHORIZED"],
     ["a made-up key", "stw_notakey_abc", {}, 401, "UNAUTHORIZED"],
-    ["another user", "bob", {}, 403, "FORBIDDEN"],
-    ["an org that does not own the session", "acme", {}, 403, "FORBIDDEN"],
-    ["an unregistered session", "alice", { agentSessionId: "never-registered" }, 403, "FORBIDDEN"],
+    // Another principal's session and a session that does not exist look the same: 404.
+    ["another user", "bob", {}, 404, "NOT_FOUND"],
+    ["an org that does not own the session", "acme", {}, 404, "NOT_FOUND"],
+    ["an unregistered session", "alice", { agentSessionId: "never-registered" }, 404, "NOT_FOUND"],
     ["a traversal filename", "alice", { filename: "../../x.png" }, 400, "INVALID_INPUT"],
     ["an encoded traversal filename", "alice", { filename: "%2e%2e%2fx.png" }, 400, "INVALID_INPUT"],
     ["a NUL in the filename", "alice", { filename: "a\u0000.png" }, 400, "INVALID_INPUT"],
@@ -127,7 +130,7 @@ describe("artifact uploads over HTTP (embedded signer)", () => {
       "INVALID_INPUT",
     ],
     ["a type that disagrees with the extension", "alice", { contentType: "video/mp4" }, 400, "INVALID_INPUT"],
-    ["a file over the size limit", "alice", { fileSize: 20_000 }, 400, "TOO_LARGE"],
+    ["a file over the size limit", "alice", { fileSize: 20_000 }, 413, "TOO_LARGE"],
     ["a negative size", "alice", { fileSize: -1 }, 400, "INVALID_INPUT"],
     ["a bad sha256", "alice", { sha256: "XYZ" }, 400, "INVALID_INPUT"],
     ["a hostile session id", "alice", { agentSessionId: "../other" }, 400, "INVALID_INPUT"],
@@ -162,16 +165,87 @@ describe("artifact uploads over HTTP (embedded signer)", () => {
     expect(await errorCode(response)).toBe("QUOTA_EXCEEDED");
   });
 
-  it("another principal cannot claim, list or download a session", async () => {
+  it("another principal's same session id is its own session: nothing of alice's is reachable", async () => {
+    // Registering alice's id again is a no-op for her.
     expect((await app.call("/agents/sessions", { key: alice, json: { sessionId: session } })).status).toBe(
-      201,
+      200,
     );
-    const claim = await app.call("/agents/sessions", { key: bob, json: { sessionId: session } });
-    expect(claim.status).toBe(403);
-    expect((await app.call(`/agents/${session}/artifacts`, { key: bob })).status).toBe(403);
+    expect((await app.call(`/agents/${session}/artifacts`, { key: bob })).status).toBe(404);
     expect((await app.call(`/agents/${session}/artifacts/shot.png/download`, { key: acme })).status).toBe(
-      403,
+      404,
     );
+    // Bob registering the same id gets a session of his own, empty: the id cannot be squatted.
+    expect((await app.call("/agents/sessions", { key: bob, json: { sessionId: session } })).status).toBe(201);
+    const his = (await (await app.call(`/agents/${session}/artifacts`, { key: bob })).json()) as {
+      artifacts: unknown[];
+    };
+    expect(his.artifacts).toEqual([]);
+    const hers = (await (await app.call(`/agents/${session}/artifacts`, { key: alice })).json()) as {
+      artifacts: unknown[];
+    };
+    expect(hers.artifacts.length).toBeGreaterThan(0);
+  });
+
+  it.each([
+    ["ending in .jsonl (it would own another session's file)", "evil.jsonl"],
+    ["with a path", "../evil"],
+    ["hidden", ".evil"],
+  ])("refuses a session id %s before registering anything", async (_why, sessionId) => {
+    const response = await app.call("/agents/sessions", { key: alice, json: { sessionId } });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ code: "INVALID_INPUT", reason: "INVALID_SESSION_ID" });
+    // Not registered: no upload URL for it, and nothing in the registry.
+    const upload = await request(alice, { agentSessionId: sessionId, filename: "x.png", fileSize: 4 });
+    expect([400, 404]).toContain(upload.status);
+    const registered: string[] = [];
+    for await (const id of app.server.services
+      .tenant({ kind: "user", id: "alice" })
+      .registeredSessions.list()) {
+      registered.push(id);
+    }
+    expect(registered).toEqual([session]);
+  });
+
+  it("deleting the uploads of a session the caller has not registered is NOT_FOUND", async () => {
+    const response = await app.call(`/agents/sessions/${randomUUID()}/uploads`, {
+      key: bob,
+      method: "DELETE",
+    });
+    expect(response.status).toBe(404);
+    expect(await response.json()).toMatchObject({ code: "NOT_FOUND", reason: "SESSION_NOT_FOUND" });
+  });
+
+  it("the upload API and the signed URLs answer file-system errors without the data directory", async () => {
+    const sessionWithBlock = randomUUID();
+    await app.call("/agents/sessions", { key: alice, json: { sessionId: sessionWithBlock } });
+    const grant = (await (
+      await request(alice, { agentSessionId: sessionWithBlock, filename: "a.png", fileSize: 4 })
+    ).json()) as { url: string; headers: Record<string, string> };
+    // A file where the session's uploads directory should be.
+    const { mkdir, writeFile } = await import("node:fs/promises");
+    const { join } = await import("node:path");
+    const sessionDir = join(app.dataDir, "objects", "sessions", "user", "alice", sessionWithBlock);
+    await mkdir(sessionDir, { recursive: true });
+    await writeFile(join(sessionDir, "artifacts"), "in the way");
+    const put = await fetch(grant.url, { method: "PUT", headers: grant.headers, body: new Uint8Array(4) });
+    expect(put.status).toBe(409);
+    expect(await put.text()).not.toContain(app.dataDir);
+    // The upload API's own answers go through the same redaction (an fs error names its file).
+    const leaking = errorResponse(
+      new StowageError("CONFLICT", `"${app.dataDir}/objects/sessions" is a file, not a directory`, {
+        reason: "NOT_A_DIRECTORY",
+        details: { path: `${app.dataDir}/objects/sessions` },
+      }),
+    );
+    const redacted = await withoutDataDir(leaking, app.dataDir);
+    expect(redacted.status).toBe(409);
+    const body = await redacted.json();
+    expect(JSON.stringify(body)).not.toContain(app.dataDir);
+    expect(body).toMatchObject({
+      code: "CONFLICT",
+      reason: "NOT_A_DIRECTORY",
+      details: { path: "<data dir>/objects/sessions" },
+    });
   });
 
   it("answers malformed and oversized bodies with JSON errors", async () => {
@@ -204,7 +278,7 @@ describe("rate limits", () => {
       expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
       const limited = await app.call("/sessions", { key });
       expect(limited.headers.get("retry-after")).toMatch(/^\d+$/);
-      expect(await errorCode(limited)).toBe("UNAVAILABLE");
+      expect(await errorCode(limited)).toBe("RATE_LIMITED");
       // Another key has its own budget.
       const other = await app.keyFor({ kind: "user", id: "calm" });
       expect((await app.call("/sessions", { key: other })).status).toBe(200);

@@ -1,8 +1,10 @@
 // The web viewer in a real browser: Debian's Chromium driven by playwright-core, against the app
 // serving a freshly played demo. Each step follows from the previous one on the same page.
+import { buildHotState, countTokensHeuristic, measurePrompt } from "@stowage/hot-state";
 import { textItem, toolCallItem, toolResultItem } from "@stowage/thread-items";
 import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { DEMO_TURNS, DEMO_VIOLATION_TURN } from "../src/demo/dispatcher-turns.js";
 import { type DemoResult, runDemo } from "../src/demo/run-demo.js";
 import { demoScreenshot } from "../src/demo/screenshot.js";
 import { chromiumAvailability, launchChromium } from "./browser/chromium.js";
@@ -44,6 +46,10 @@ describe.skipIf(!browserReady.ready)("web viewer in Chromium", () => {
     expect(response.status).toBe(201);
   };
   const entry = (text: string): Locator => page.locator("article.entry", { hasText: text });
+  // Found by CSS, not by role: once the 2 MB output is expanded in the page, Playwright's role
+  // engine takes about a second per lookup (several per click), enough to time a step out on a
+  // loaded CI machine and leave the dialog open over the steps that follow.
+  const readerButton = (label: string): Locator => page.locator("dialog#reader button", { hasText: label });
 
   beforeAll(async () => {
     app = await startTestApp();
@@ -56,6 +62,12 @@ describe.skipIf(!browserReady.ready)("web viewer in Chromium", () => {
     await page.goto(demo.viewerUrl);
   }, 120_000);
 
+  // A step that failed with the reader open must not make every later click land on its dialog.
+  afterEach(async () => {
+    const reader = page?.locator("dialog#reader");
+    if (reader && (await reader.isVisible())) await page.keyboard.press("Escape");
+  });
+
   afterAll(async () => {
     await browser?.close();
     await app?.close();
@@ -67,6 +79,30 @@ describe.skipIf(!browserReady.ready)("web viewer in Chromium", () => {
     expect(page.url()).not.toContain(demo.apiKey);
     expect(await page.evaluate(() => sessionStorage.getItem("stowage.viewer.key"))).toBe(demo.apiKey);
     expect(await page.locator("nav a.active").getAttribute("href")).toBe(`#session=${demo.agentSessionId}`);
+  });
+
+  it("shows the agent type of what is stored of the session for a follow-up run", async () => {
+    const stored = page.locator(".stored-session");
+    await stored.waitFor();
+    expect(await stored.locator(".agent-type").textContent()).toBe("claude-code");
+    expect(await stored.textContent()).toContain("of brotli");
+    // Sizes in 1,024-byte units, named as such.
+    expect(await stored.textContent()).toMatch(/ (KiB|MiB|B) as [\d.]+ (KiB|MiB|B) of brotli/);
+  });
+
+  it("lists every stored session with its agent type: the demo's Claude Code session and its Codex reviewer's", async () => {
+    const list = page.locator("ul.stored-sessions li");
+    await expect.poll(() => list.count(), WAIT).toBe(2);
+    expect(await list.locator(".agent-type").allTextContents()).toEqual(["claude-code", "codex"]);
+    // The stored Claude Code session is the page's agent session; the Codex one ran in another
+    // container. Each is listed with the request it was stored for.
+    const claude = page.locator(`ul.stored-sessions li[data-session-id="${demo.agentSessionId}"]`);
+    expect(await claude.locator(".agent-type").textContent()).toBe("claude-code");
+    expect(await claude.locator(".nav-meta").textContent()).toMatch(
+      /^demo-request-[0-9a-f]{8} · [\d.]+ KiB · /,
+    );
+    const codex = list.filter({ hasText: "codex" });
+    expect(await codex.locator(".nav-meta").textContent()).toMatch(/^demo-review-[0-9a-f]{8} · /);
   });
 
   it("shows the session's thread: the user's brief, the agent's text, the tool pairs folded", async () => {
@@ -91,6 +127,7 @@ describe.skipIf(!browserReady.ready)("web viewer in Chromium", () => {
 
   it("expands the truncated 2 MB tool result with the full output from the thread log", async () => {
     const bash = entry("npm test");
+    // Folded again, as a reader would: 25,000 lines left in the page slow every later lookup by text.
     await bash.locator("summary").click();
     const output = bash.locator("pre.tool-output");
     const truncated = (await output.textContent()) ?? "";
@@ -105,6 +142,8 @@ describe.skipIf(!browserReady.ready)("web viewer in Chromium", () => {
     expect(full).not.toContain("…[truncated");
     expect(full.split("\n")).toHaveLength(24_998);
     await page.screenshot({ path: `${SCREENSHOT_DIR}/stowage-viewer-full-output.png` });
+    // Folded again, as a reader would: 25,000 lines left in the page slow every later lookup by text.
+    await bash.locator("summary").click();
   });
 
   it("renders the screenshot from the blob store as an image, fetched with the key", async () => {
@@ -121,16 +160,22 @@ describe.skipIf(!browserReady.ready)("web viewer in Chromium", () => {
   it("lists the upload with a download link to its signed URL", async () => {
     const row = page.locator(".uploads tr", { hasText: "failing-page.png" });
     await row.waitFor();
-    expect(await row.locator(".size").textContent()).toBe("6.7 KB");
-    const [popup] = await Promise.all([
-      context.waitForEvent("page"),
-      row.getByRole("link", { name: "Download" }).click(),
-    ]);
-    const url = popup.url();
+    // The size of the demo's PNG as the upload listing formats it (KiB, one decimal).
+    expect(await row.locator(".size").textContent()).toBe(
+      `${(demoScreenshot().byteLength / 1024).toFixed(1)} KiB`,
+    );
+    const link = row.getByRole("link", { name: "Download" });
+    const [popup] = await Promise.all([context.waitForEvent("page"), link.click()]);
     await popup.close();
+    // Downloads are attachments (an uploaded page must never render on the app's origin), so the
+    // popup becomes a download; the link keeps the signed URL it opened.
+    await expect.poll(async () => (await link.getAttribute("href")) ?? "", WAIT).toMatch(/\/direct\//);
+    const url = (await link.getAttribute("href"))!;
     expect(url.startsWith(`${app.url}/direct/`)).toBe(true);
     expect(url).not.toContain(demo.apiKey);
-    const downloaded = new Uint8Array(await (await fetch(url)).arrayBuffer());
+    const response = await fetch(url);
+    expect(response.headers.get("content-disposition")).toMatch(/^attachment;.*failing-page\.png/);
+    const downloaded = new Uint8Array(await response.arrayBuffer());
     expect(Buffer.from(downloaded).equals(demoScreenshot())).toBe(true);
   });
 
@@ -139,12 +184,12 @@ describe.skipIf(!browserReady.ready)("web viewer in Chromium", () => {
     const reader = page.locator("dialog#reader");
     await expect.poll(() => reader.locator(".range").textContent(), WAIT).toBe("lines 1–200");
     expect(await reader.locator("#reader-text").textContent()).toContain("case 000000");
-    await reader.getByRole("button", { name: "Last »" }).click();
+    await readerButton("Last »").click();
     await expect.poll(() => reader.locator(".range").textContent(), WAIT).toBe("lines 24798–24997 of 24997");
     const text = (await reader.locator("#reader-text").textContent()) ?? "";
     expect(text.trimEnd().split("\n").at(-1)).toBe(LAST_LINE);
     await page.screenshot({ path: `${SCREENSHOT_DIR}/stowage-viewer-artifact.png` });
-    await reader.getByRole("button", { name: "Close" }).click();
+    await readerButton("Close").click();
     expect(await reader.isVisible()).toBe(false);
   });
 
@@ -153,8 +198,102 @@ describe.skipIf(!browserReady.ready)("web viewer in Chromium", () => {
     const reader = page.locator("dialog#reader");
     await expect.poll(() => reader.locator("#reader-text").textContent(), WAIT).toContain("parseArguments()");
     expect(await reader.locator("#reader-title").textContent()).toBe("agent://0-Explore");
-    await reader.getByRole("button", { name: "Close" }).click();
+    await readerButton("Close").click();
   });
+
+  it("plots the dispatcher's turns against the budget lines, with the forced violation marked", async () => {
+    const panel = page.locator("section.hot-state");
+    const prompt = panel.locator('svg.token-plot[data-series="est_tokens"]');
+    const hot = panel.locator('svg.token-plot[data-series="hs_tokens"]');
+    await prompt.waitFor();
+    // One point per model call of the demo's dispatcher, on both plots.
+    expect(await prompt.locator("circle.point").count()).toBe(DEMO_TURNS);
+    expect(await hot.locator("circle.point").count()).toBe(DEMO_TURNS);
+    expect(await prompt.locator("polyline.series").count()).toBe(1);
+    // The turn that pasted raw output into the prompt is marked, and only on the prompt plot.
+    const markers = prompt.locator("circle.violation-marker");
+    expect(await markers.count()).toBe(1);
+    expect(await markers.getAttribute("data-turn")).toBe(String(DEMO_VIOLATION_TURN));
+    expect(await hot.locator("circle.violation-marker").count()).toBe(0);
+    // The marked point sits above the budget line (SVG y grows downwards).
+    const budgetY = Number(await prompt.locator("line.budget-line").getAttribute("y1"));
+    const warningY = Number(await prompt.locator("line.warning-line").getAttribute("y1"));
+    const markedY = Number(await markers.getAttribute("cy"));
+    expect(markedY).toBeLessThan(budgetY);
+    expect(budgetY).toBeLessThan(warningY);
+    expect(await prompt.locator(".budget-line-label").textContent()).toBe("budget 8,000");
+    expect(await hot.locator(".budget-line-label").textContent()).toBe("budget 1,000");
+    // The badge speaks for the whole series: turn 4 went over, though the last call did not.
+    const badge = panel.locator(".badge");
+    expect(await badge.textContent()).toBe("1 call over budget");
+    expect(await badge.getAttribute("title")).toBe("last call within budget");
+    await panel.screenshot({ path: `${SCREENSHOT_DIR}/stowage-viewer-hot-state.png` });
+  });
+
+  it("shows the current hot state as a table whose artifact index opens the referenced content", async () => {
+    const table = page.locator("section.hot-state table.hot-state-table");
+    expect(await table.locator("tr", { hasText: "objective" }).locator("td").textContent()).toBe(
+      "Accept trailing commas in argument lists",
+    );
+    expect(await table.locator("tr", { hasText: "last_successful_step" }).locator("td").textContent()).toBe(
+      "npm test: all passed",
+    );
+    const refs = table.locator("table.artifact-index tbody tr");
+    expect(await refs.locator("td:first-child").allTextContents()).toEqual([
+      "npm test (tail)",
+      "Explore findings",
+      "parser.patch",
+    ]);
+    await refs.filter({ hasText: "Explore findings" }).locator("a.content-ref").click();
+    const reader = page.locator("dialog#reader");
+    await expect.poll(() => reader.locator("#reader-text").textContent(), WAIT).toContain("parseArguments()");
+    expect(await reader.locator("#reader-title").textContent()).toMatch(/^ArtifactRef: [0-9a-f]{64}$/);
+    await readerButton("Close").click();
+  });
+
+  it("plots only the last 500 turns of a long series, with a few turn labels, in another tab", async () => {
+    // 600 more model calls of the demo's session, logged in-process (the HTTP route is the same log).
+    const verified = await app.server.services.apiKeys.verify(demo.apiKey);
+    const { promptMetrics } = app.server.services.tenant(verified!.principal);
+    const quiet = { warn() {} };
+    const hotState = buildHotState(
+      { session_id: demo.agentSessionId },
+      { countTokens: countTokensHeuristic, logger: quiet },
+    );
+    for (let i = 0; i < 600; i++) {
+      await promptMetrics.append(
+        measurePrompt(
+          { sessionId: demo.agentSessionId, hotState, systemPrompt: `call ${i}`, userPrompt: "go on" },
+          { countTokens: countTokensHeuristic, logger: quiet },
+        ),
+      );
+    }
+    const lastTurn = DEMO_TURNS + 600;
+    const tab = await context.newPage();
+    watch(tab);
+    try {
+      await tab.goto(demo.viewerUrl);
+      const panel = tab.locator("section.hot-state");
+      const prompt = panel.locator('svg.token-plot[data-series="est_tokens"]');
+      await prompt.waitFor();
+      const points = prompt.locator("circle.point");
+      expect(await points.count()).toBe(500);
+      expect(await points.first().getAttribute("data-turn")).toBe(String(lastTurn - 499));
+      expect(await points.last().getAttribute("data-turn")).toBe(String(lastTurn));
+      const labels = (await prompt.locator("text.turn-tick").allTextContents()).map(Number);
+      expect(labels.length).toBeGreaterThan(2);
+      expect(labels.length).toBeLessThanOrEqual(10);
+      expect(labels.every((turn) => turn >= lastTurn - 499 && turn <= lastTurn)).toBe(true);
+      expect(await panel.locator(".plot-caption").textContent()).toContain(`${lastTurn} model calls`);
+      expect(await panel.locator(".plot-caption").textContent()).toContain(
+        `plotted: turns ${lastTurn - 499}–${lastTurn} (the last 500)`,
+      );
+      // Turn 4 is no longer plotted, but the badge still counts it.
+      expect(await panel.locator(".badge").textContent()).toBe("1 call over budget");
+    } finally {
+      await tab.close();
+    }
+  }, 60_000);
 
   it("appends items posted while the page is open, and folds a live result into its call", async () => {
     await page.locator(".live-live").waitFor();
@@ -194,6 +333,29 @@ describe.skipIf(!browserReady.ready)("web viewer in Chromium", () => {
     await tabs.nth(1).click();
     await entry("A second opinion on the parser fix.").waitFor();
     expect(await page.locator(".thread").getAttribute("data-thread")).toBe(`${demo.agentSessionId}/review`);
+  });
+
+  it("says so above a failed thread, live as it fails and when it is opened again", async () => {
+    // The review tab is open (the step before). A field the budget cannot cut keeps this item over
+    // 350 KB after the drop stage: the thread fails.
+    const banner = page.locator(".thread-failed");
+    expect(await banner.isVisible()).toBe(false);
+    const refused = await app.call(`/threads/${demo.agentSessionId}/review/items`, {
+      key: demo.apiKey,
+      json: { ...textItem("one item too many"), extra: "e".repeat(400_000) },
+    });
+    expect(refused.status).toBe(413);
+    await expect.poll(() => banner.textContent(), WAIT).toContain("THREAD_ITEM_TOO_LARGE");
+    expect(await banner.isVisible()).toBe(true);
+    await page.reload();
+    await page.getByRole("tab", { name: "review" }).click();
+    const reopened = page.locator('.thread[data-thread$="/review"] .thread-failed');
+    await expect.poll(() => reopened.textContent(), WAIT).toContain("THREAD_ITEM_TOO_LARGE");
+    expect(await reopened.textContent()).toContain("new posts to it are refused");
+    // The session's main thread did not fail.
+    await page.getByRole("tab", { name: "main" }).click();
+    await page.locator('.thread[data-thread$="/main"]').waitFor();
+    expect(await page.locator('.thread[data-thread$="/main"] .thread-failed').isVisible()).toBe(false);
   });
 
   it("shows the server's error for a session that does not exist", async () => {

@@ -1,6 +1,7 @@
 // Benchmarks of the issue's two cases, each against the raw Node operation doing the same work,
 // measured in the same run: tool output through an OutputSink vs fs.createWriteStream, and a
-// page of lines from a 2 GB artifact vs a raw positional-read scan.
+// page of lines from a 2 GB artifact vs a raw positional-read scan; and the sanitizing of what the
+// model sees against the common regex strip (ansi-regex's pattern and a control-character class).
 import { once } from "node:events";
 import { createWriteStream } from "node:fs";
 import { mkdir, mkdtemp, open, rm } from "node:fs/promises";
@@ -8,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createArtifactStore, createInternalUrlRouter, createOutputSink } from "@stowage/artifacts";
 import { peakRssDuring, runBenchmarks } from "@stowage/bench-kit";
+import { sanitizeText } from "@stowage/core";
 
 const MiB = 1024 * 1024;
 const SINK_BYTES = 512 * MiB;
@@ -87,7 +89,7 @@ const writer = await store.openArtifactWriter("bash");
   await writer.publish();
 }
 const bigPath = writer.path;
-const router = createInternalUrlRouter(store);
+const router = createInternalUrlRouter({ artifacts: store });
 const pageUrl = `artifact://${writer.id}`;
 const page = { offset: FIRST_LINE, limit: LAST_LINE - FIRST_LINE + 1 };
 
@@ -137,7 +139,36 @@ if (
   throw new Error("the paged read and the raw scan disagree");
 }
 
+// Colored test-runner output with progress redraws: what a bash tool hands the sink.
+const COLORED_BYTES = 8 * MiB;
+const colored = (() => {
+  const lines: string[] = [];
+  let size = 0;
+  for (let i = 0; size < COLORED_BYTES; i++) {
+    const line =
+      i % 10 === 0
+        ? `\u001b[2K\u001b[1G${i % 100}% [${"=".repeat(i % 40)}>]\r`
+        : `\u001b[32m✓\u001b[0m test ${i} \u001b[2m(${i % 97} ms)\u001b[22m ${"ok ".repeat(i % 30)}\n`;
+    lines.push(line);
+    size += line.length;
+  }
+  return lines.join("");
+})();
+// The regex of the ansi-regex package (what strip-ansi uses), then C0/C1 controls but \n and \t.
+const ANSI_REGEX =
+  /[\u001B\u009B][[\]()#;?]*(?:(?:(?:(?:;[-a-zA-Z\d/#&.:=?%@~_]+)*|[a-zA-Z\d]+(?:;[-a-zA-Z\d/#&.:=?%@~_]*)*)?\u0007)|(?:(?:\d{1,4}(?:;\d{0,4})*)?[\dA-PR-TZcf-ntqry=><~]))/g;
+const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+const regexStrip = (text: string) => text.replace(ANSI_REGEX, "").replace(CONTROLS, "");
+
 await runBenchmarks("@stowage/artifacts", [
+  {
+    name: "sanitizeText of 8 MiB of colored test output vs ansi-regex's strip + a control-character replace",
+    target: { kind: "time", max: 2 },
+    units: { count: COLORED_BYTES, label: "B" },
+    rounds: 15,
+    ours: async () => sanitizeText(colored),
+    baseline: async () => regexStrip(colored),
+  },
   {
     name: "512 MiB of tool output through an OutputSink in 64 KiB chunks vs the same chunks to fs.createWriteStream",
     target: { kind: "speed", min: 0.8 },

@@ -1,23 +1,14 @@
 export { CLAIMS_DIR_NAME } from "./ids/claims.js";
-export { RESCAN_AFTER_CONFLICTS } from "./ids/sequence-allocator.js";
-export { MAX_LISTED_IDS } from "./layout/listing.js";
 export {
   AGENT_OUTPUT_EXTENSION,
   ARTIFACT_EXTENSION,
-  agentOutputIdProblem,
-  FALLBACK_AGENT_NAME,
-  FALLBACK_TOOL_TYPE,
-  MAX_AGENT_NAME_LENGTH,
   MAX_AGENT_OUTPUT_ID_LENGTH,
   MAX_ARTIFACT_ID,
-  MAX_TOOL_TYPE_LENGTH,
   PARTIAL_SUFFIX,
-  sanitizeAgentName,
-  sanitizeToolType,
 } from "./layout/names.js";
-export { artifactsDirFor, SESSION_FILE_EXTENSION } from "./layout/session-dir.js";
+export { artifactsDirFor } from "./layout/session-dir.js";
+export { SESSION_FILE_EXTENSION } from "./layout/session-file-name.js";
 export { MAX_JSON_PATH_STEPS, MAX_QUERY_LENGTH } from "./read/json-extract.js";
-export { LINE_SCAN_CHUNK_BYTES } from "./read/read-lines.js";
 export {
   DEFAULT_MAX_READ_BYTES,
   type LineRange,
@@ -31,15 +22,21 @@ export {
 } from "./session/fork-artifacts.js";
 export { type MoveSessionOptions, type MoveSessionResult, moveSession } from "./session/move-session.js";
 export {
+  createSessionFiles,
+  type ListedSession,
+  type OpenedSession,
+  type SessionFiles,
+  type SessionFilesOptions,
+} from "./session/session-files.js";
+export {
   type ArtifactWriterSource,
   createOutputSink,
   DEFAULT_SPILL_BYTES,
   MAX_SINK_BUFFERED_BYTES,
   MAX_SPILL_BYTES,
-  OutputSink,
+  type OutputSink,
   type OutputSinkOptions,
   type OutputSummary,
-  SINK_HIGH_WATER_BYTES,
 } from "./sink/output-sink.js";
 export {
   type AgentOutputAllocation,
@@ -52,15 +49,16 @@ export type { ArtifactWriter } from "./store/artifact-writer.js";
 export type { AgentOutputRead, AgentOutputReadOptions } from "./store/read-agent-output.js";
 export type { ArtifactEntry, ArtifactRead, ArtifactReadOptions } from "./store/read-artifact.js";
 export {
-  AGENT_SCHEME,
-  ARTIFACT_SCHEME,
-  type InternalUrl,
-  MAX_INTERNAL_URL_LENGTH,
-  parseInternalUrl,
-} from "./urls/internal-url.js";
+  openRunArtifacts,
+  type RunArtifacts,
+  type RunArtifactsOptions,
+  TEMPORARY_ARTIFACTS_PREFIX,
+} from "./store/run-artifacts.js";
+export { AGENT_SCHEME, ARTIFACT_SCHEME, MAX_INTERNAL_URL_LENGTH } from "./urls/internal-url.js";
 export {
   createInternalUrlRouter,
   type InternalReadOptions,
   type InternalResource,
   type InternalUrlRouter,
+  type InternalUrlRouterOptions,
 } from "./urls/router.js";

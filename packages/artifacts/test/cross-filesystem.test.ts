@@ -2,9 +2,10 @@ import { execFileSync } from "node:child_process";
 import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { artifactsDirFor, createArtifactStore, forkArtifacts, moveSession } from "@stowage/artifacts";
+import { expectStowageError } from "@stowage/core/testing";
 import { filesUnder, isRoot, tempDirectory } from "@stowage/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectCode, mountTmpfs, sessionFileIn, unmount } from "./helpers.js";
+import { mountTmpfs, sessionFileIn, unmount } from "./helpers.js";
 
 // Another file system for EXDEV: a tmpfs mounted for this file (needs root; skipped with a
 // printed reason outside CI when mounting is impossible).
@@ -60,7 +61,7 @@ describe.skipIf(!mounted)("across file systems (EXDEV)", () => {
   it("moveSession rolls the session file back when the artifacts do not fit (ENOSPC)", async () => {
     const source = await session(6 * 1024 * 1024); // larger than the 4 MiB tmpfs
     const newDir = join(mountPoint, `full-${count++}`);
-    const err = await expectCode(moveSession(source.sessionFile, newDir), "STORAGE_FULL");
+    const err = await expectStowageError(moveSession(source.sessionFile, newDir), "STORAGE_FULL");
     expect(err.details).toEqual({ rolledBack: true, sessionFile: source.sessionFile });
     expect(await readFile(source.sessionFile, "utf8")).toBe('{"type":"user"}\n');
     expect(await filesUnder(source.dir, { includeSpecial: true })).toEqual(source.files);
@@ -71,7 +72,7 @@ describe.skipIf(!mounted)("across file systems (EXDEV)", () => {
     const source = await session();
     execFileSync("mkfifo", [join(source.dir, "pipe")]);
     const newDir = join(mountPoint, `fifo-${count++}`);
-    const err = await expectCode(moveSession(source.sessionFile, newDir), "CONFLICT", "NOT_COPYABLE");
+    const err = await expectStowageError(moveSession(source.sessionFile, newDir), "CONFLICT", "NOT_COPYABLE");
     expect(err.details?.rolledBack).toBe(true);
     expect(await exists(source.sessionFile)).toBe(true);
     expect(await readdir(newDir)).toEqual([]);

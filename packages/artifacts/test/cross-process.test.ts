@@ -1,9 +1,9 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createArtifactStore, createInternalUrlRouter } from "@stowage/artifacts";
+import { expectStowageError } from "@stowage/core/testing";
 import { spawnChild, tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
-import { expectCode } from "./helpers.js";
 
 const base = await tempDirectory("stowage-artifacts-processes-");
 const PER_CHILD = 1000;
@@ -104,8 +104,8 @@ describe("a tool killed mid-write", () => {
     await new Promise((resolve) => child.on("close", resolve));
 
     const store = createArtifactStore({ dir });
-    const router = createInternalUrlRouter(store);
-    await expectCode(router.read(`artifact://${artifactId}`), "UNAVAILABLE", "ARTIFACT_INCOMPLETE");
+    const router = createInternalUrlRouter({ artifacts: store });
+    await expectStowageError(router.read(`artifact://${artifactId}`), "UNAVAILABLE", "ARTIFACT_INCOMPLETE");
     const soFar = await router.read(`artifact://${artifactId}`, { allowIncomplete: true, limit: 2 });
     expect(soFar.complete).toBe(false);
     expect(soFar.text).toBe("line 0 of a tool that never finishes\nline 1 of a tool that never finishes\n");

@@ -1,9 +1,10 @@
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { createArtifactStore, createOutputSink } from "@stowage/artifacts";
+import { expectStowageError } from "@stowage/core/testing";
 import { isRoot, tempDirectory } from "@stowage/test-support";
 import { afterAll, describe, expect, it } from "vitest";
-import { expectCode, mountTmpfs, openFdCount, unmount } from "./helpers.js";
+import { mountTmpfs, openFdCount, unmount } from "./helpers.js";
 
 // A 1 MiB tmpfs is a disk that fills up (needs root; skipped with a printed reason outside CI).
 const base = await tempDirectory("stowage-artifacts-disk-full-");
@@ -39,8 +40,11 @@ describe.skipIf(!mounted)("a full disk", () => {
     const store = createArtifactStore({ dir: join(mountPoint, `save-${count++}`), logger: quiet });
     const kept = await store.saveArtifact("bash", "small and kept");
     await store.writeAgentOutput("0-Kept", "# kept");
-    await expectCode(store.saveArtifact("bash", new Uint8Array(2 * 1024 * 1024)), "STORAGE_FULL");
-    await expectCode(store.writeAgentOutput("0-Kept", new Uint8Array(2 * 1024 * 1024)), "STORAGE_FULL");
+    await expectStowageError(store.saveArtifact("bash", new Uint8Array(2 * 1024 * 1024)), "STORAGE_FULL");
+    await expectStowageError(
+      store.writeAgentOutput("0-Kept", new Uint8Array(2 * 1024 * 1024)),
+      "STORAGE_FULL",
+    );
     expect((await store.readArtifact(kept)).text).toBe("small and kept");
     expect((await store.readAgentOutput("0-Kept")).text).toBe("# kept");
     expect((await readdir(store.dir)).sort()).toEqual([".claims", "0-Kept.md", "0.bash.log"]);

@@ -1,9 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { mkdir, readdir } from "node:fs/promises";
 import { join } from "node:path";
-import { StowageError, type StowageErrorCode } from "@stowage/core";
 import { inCi } from "@stowage/test-support";
-import { expect } from "vitest";
 
 let sessions = 0;
 
@@ -11,40 +9,6 @@ let sessions = 0;
 export function sessionFileIn(dir: string): string {
   sessions++;
   return join(dir, `2026-01-01T00-00-00-000Z_session${sessions}.jsonl`);
-}
-
-/** Resolves to the StowageError `promise` rejected with; fails the test if it resolved. */
-export async function rejection(promise: Promise<unknown>): Promise<StowageError> {
-  const outcome = await promise.then(
-    (value) => ({ ok: true as const, value }),
-    (error: unknown) => ({ ok: false as const, error }),
-  );
-  if (outcome.ok)
-    throw new Error(`expected a rejection, got ${JSON.stringify(outcome.value)?.slice(0, 200)}`);
-  if (!StowageError.is(outcome.error)) throw outcome.error;
-  return outcome.error;
-}
-
-/** The StowageError `fn` throws synchronously. */
-export function thrown(fn: () => unknown): StowageError {
-  try {
-    fn();
-  } catch (err) {
-    if (StowageError.is(err)) return err;
-    throw err;
-  }
-  throw new Error("expected a throw");
-}
-
-export async function expectCode(
-  promise: Promise<unknown>,
-  code: StowageErrorCode,
-  reason?: string,
-): Promise<StowageError> {
-  const err = await rejection(promise);
-  expect(err.code).toBe(code);
-  if (reason !== undefined) expect(err.reason).toBe(reason);
-  return err;
 }
 
 /** Open file descriptors of this process. */

@@ -12,10 +12,10 @@ import {
   MAX_QUERY_LENGTH,
   moveSession,
 } from "@stowage/artifacts";
-import { StowageError } from "@stowage/core";
+import { expectStowageError } from "@stowage/core/testing";
 import { filesUnder, tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
-import { expectCode, sessionFileIn } from "./helpers.js";
+import { sessionFileIn } from "./helpers.js";
 
 const base = await tempDirectory("stowage-artifacts-hostile-");
 const outside = join(base, "outside");
@@ -27,7 +27,7 @@ const sessionFile = sessionFileIn(sessionsDir);
 const store = createArtifactStore({ sessionFile, logger: { warn: () => {} } });
 await store.saveArtifact("bash", "artifact zero\n");
 await store.writeAgentOutput("0-Report", JSON.stringify({ a: [1, null] }));
-const router = createInternalUrlRouter(store);
+const router = createInternalUrlRouter({ artifacts: store });
 const outsideBefore = await filesUnder(outside, { includeSpecial: true });
 
 const HOSTILE_IDS: ReadonlyArray<[unknown, string]> = [
@@ -54,26 +54,29 @@ const HOSTILE_IDS: ReadonlyArray<[unknown, string]> = [
 
 describe("hostile ids", () => {
   it.each(HOSTILE_IDS)("readArtifact(%j) fails with INVALID_INPUT (%s)", async (id) => {
-    const err = await expectCode(store.readArtifact(id as string), "INVALID_INPUT");
-    expect(err.message).toMatch(/^artifact:\/\/ ID must be numeric/);
+    await expectStowageError(store.readArtifact(id as string), "INVALID_INPUT", "INVALID_ARTIFACT_ID");
   });
 
   it.each(HOSTILE_IDS)("readAgentOutput(%j) fails with INVALID_INPUT (%s)", async (id) => {
-    await expectCode(store.readAgentOutput(id as string), "INVALID_INPUT", "INVALID_AGENT_OUTPUT_ID");
+    await expectStowageError(store.readAgentOutput(id as string), "INVALID_INPUT", "INVALID_AGENT_OUTPUT_ID");
   });
 
   it.each(HOSTILE_IDS)("writeAgentOutput(%j) fails with INVALID_INPUT (%s)", async (id) => {
-    await expectCode(store.writeAgentOutput(id as string, "x"), "INVALID_INPUT", "INVALID_AGENT_OUTPUT_ID");
+    await expectStowageError(
+      store.writeAgentOutput(id as string, "x"),
+      "INVALID_INPUT",
+      "INVALID_AGENT_OUTPUT_ID",
+    );
   });
 
   it.each(HOSTILE_IDS)("artifact://%s fails with INVALID_INPUT (%s)", async (id) => {
     if (typeof id !== "string") return;
-    await expectCode(router.read(`artifact://${id}`), "INVALID_INPUT");
+    await expectStowageError(router.read(`artifact://${id}`), "INVALID_INPUT");
   });
 
   it.each(HOSTILE_IDS)("agent://%s fails with INVALID_INPUT (%s)", async (id) => {
     if (typeof id !== "string") return;
-    await expectCode(router.read(`agent://${id}`), "INVALID_INPUT");
+    await expectStowageError(router.read(`agent://${id}`), "INVALID_INPUT");
   });
 });
 
@@ -90,7 +93,7 @@ describe("hostile URLs, queries and read options", () => {
     ["agent://0-Report?q=.a|.b", "jq pipe (not supported)"],
     ["file:///etc/passwd", "another scheme"],
   ])("%s fails with INVALID_INPUT (%s)", async (url) => {
-    await expectCode(router.read(url), "INVALID_INPUT");
+    await expectStowageError(router.read(url), "INVALID_INPUT");
   });
 
   it.each([
@@ -102,7 +105,11 @@ describe("hostile URLs, queries and read options", () => {
     [{ maxBytes: 2 ** 40 }, "huge maxBytes"],
     [{ offset: "1" }, "string offset"],
   ])("read options %j fail with INVALID_INPUT (%s)", async (options, _why) => {
-    await expectCode(router.read("artifact://0", options as never), "INVALID_INPUT", "INVALID_READ_OPTION");
+    await expectStowageError(
+      router.read("artifact://0", options as never),
+      "INVALID_INPUT",
+      "INVALID_READ_OPTION",
+    );
   });
 
   it("extraction stays inside the JSON document: path segments are keys, not files", async () => {
@@ -110,14 +117,14 @@ describe("hostile URLs, queries and read options", () => {
       "agent://0-Report/..%2F..%2Foutside%2Fsecret.json",
       "agent://0-Report/../../outside/secret.json",
     ]) {
-      const err = await expectCode(router.read(url), "NOT_FOUND", "JSON_PATH_NOT_FOUND");
+      const err = await expectStowageError(router.read(url), "NOT_FOUND", "JSON_PATH_NOT_FOUND");
       expect(err.message).not.toContain("TOP SECRET");
     }
   });
 
   it("a JSON document nested a million deep is a clear error, not a crash", async () => {
     await store.writeAgentOutput("1-Deep", `${"[".repeat(1_000_000)}${"]".repeat(1_000_000)}`);
-    await expectCode(router.read("agent://1-Deep?q=."), "TOO_LARGE", "JSON_TOO_DEEP");
+    await expectStowageError(router.read("agent://1-Deep?q=."), "TOO_LARGE", "JSON_TOO_DEEP");
   });
 });
 
@@ -152,7 +159,7 @@ describe("hostile names are sanitized into the session directory", () => {
   it.each(["../x", "0-a/../../b", "0-a.", "%2e%2e", "/abs", "0-a\u0000", "x".repeat(1000)])(
     "parent prefix %j is rejected",
     async (parentPrefix) => {
-      await expectCode(store.allocateAgentOutput("x", { parentPrefix }), "INVALID_INPUT");
+      await expectStowageError(store.allocateAgentOutput("x", { parentPrefix }), "INVALID_INPUT");
     },
   );
 });
@@ -166,14 +173,42 @@ describe("hostile session files and bodies", () => {
     [join(base, "1_a.json"), "not .jsonl"],
     [join(base, `1_${"x".repeat(300)}.jsonl`), "name too long"],
   ])("session file %j is rejected (%s)", async (file) => {
-    expect(() => artifactsDirFor(file)).toThrow(StowageError);
-    expect(() => createArtifactStore({ sessionFile: file })).toThrow(/session file/);
-    await expectCode(moveSession(file, outside), "INVALID_INPUT");
+    await expectStowageError(() => artifactsDirFor(file), "INVALID_INPUT", "INVALID_SESSION_FILE");
+    await expectStowageError(
+      () => createArtifactStore({ sessionFile: file }),
+      "INVALID_INPUT",
+      "INVALID_SESSION_FILE",
+    );
+    await expectStowageError(moveSession(file, outside), "INVALID_INPUT");
   });
 
   it.each([42, null, { length: 1 }, [1, 2]])("body %j is rejected", async (body) => {
-    await expectCode(store.saveArtifact("bash", body as never), "INVALID_INPUT");
-    await expectCode(store.writeAgentOutput("5-x", body as never), "INVALID_INPUT");
+    await expectStowageError(store.saveArtifact("bash", body as never), "INVALID_INPUT");
+    await expectStowageError(store.writeAgentOutput("5-x", body as never), "INVALID_INPUT");
+  });
+});
+
+// Hostile tool output: what reaches the model (the sink's tail, artifact:// reads) holds no
+// escape sequence and no control character but newline and tab.
+const HOSTILE_OUTPUT: ReadonlyArray<[string, Uint8Array | string]> = [
+  ["a terminal title set by OSC", "\u001b]0;pwned\u0007visible\n"],
+  ["a hyperlink hiding its target", "\u001b]8;;https://evil.test\u001b\\click\u001b]8;;\u001b\\\n"],
+  ["cursor moves that overwrite earlier lines", "safe\n\u001b[1A\u001b[2Koverwritten\n"],
+  ["NUL, BEL and backspaces", "a\u0000b\u0007c\b\b\bd\n"],
+  ["8-bit CSI", "\u009b31mred\u009b0m\n"],
+  ["invalid UTF-8", new Uint8Array([0x6f, 0x6b, 0xc0, 0xaf, 0xff, 0x0a])],
+  ["an unterminated OSC", "\u001b]52;c;aGVsbG8=\nnext\n"],
+];
+
+describe("hostile tool output reaches the model sanitized", () => {
+  it.each(HOSTILE_OUTPUT)("%s", async (_what, chunk) => {
+    const sink = createOutputSink({ artifacts: store, toolType: "bash", spillBytes: 4 });
+    await sink.push(chunk);
+    const summary = await sink.dump();
+    const read = await router.read(`artifact://${summary.artifactId}`);
+    for (const text of [summary.text, read.text]) {
+      expect(text).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+    }
   });
 });
 

@@ -1,7 +1,7 @@
 // Session persistence cost: our prepare step over a whole session against the least work any
 // implementation must do (parse, hash every image, serialize), measured in the same run.
 import { createHash } from "node:crypto";
-import { runBenchmarks } from "@stowage/bench-kit";
+import { type BenchCase, runBenchmarks } from "@stowage/bench-kit";
 import {
   type BlobStore,
   createBlobStore,
@@ -10,6 +10,9 @@ import {
 } from "@stowage/blob-store";
 import { createMemoryObjectStore } from "@stowage/core";
 import { syntheticSession } from "../test/synthetic-session.js";
+import { dedupPutCases } from "./dedup-put-cases.js";
+import { gcCases } from "./gc-cases.js";
+import { rgw, rgwCases } from "./rgw-cases.js";
 
 // 2,000 entries with 40 images of 100-500 KB of base64 each: about 12 MB of JSONL.
 const session = syntheticSession({ entries: 2000, images: 40, imageBytes: [75_000, 375_000], seed: 11 });
@@ -32,7 +35,7 @@ function hashImages(blocks: unknown): void {
 let blobs: BlobStore;
 let preparedLines: string[] = [];
 
-await runBenchmarks("@stowage/blob-store", [
+const cases: BenchCase[] = [
   {
     name: "prepareEntryForPersistence over a 12 MB session (2,000 entries, 40 images) vs JSON.parse + sha256 of each image + JSON.stringify",
     target: { kind: "time", max: 1.5 },
@@ -80,4 +83,11 @@ await runBenchmarks("@stowage/blob-store", [
       }
     },
   },
-]);
+  ...dedupPutCases(),
+  ...gcCases(),
+];
+const s3 = rgw.ready ? rgwCases() : undefined;
+if (s3) cases.push(...s3.cases);
+if (!rgw.ready) console.log(`\nblob-store on RGW: ${rgw.reason}; run eval "$(tooling/rgw/start.sh)" first`);
+await runBenchmarks(`@stowage/blob-store${s3 ? " (S3 cases on Ceph RGW)" : ""}`, cases);
+await s3?.cleanup();

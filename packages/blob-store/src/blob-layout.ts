@@ -1,4 +1,4 @@
-import { describeValue, keyPrefixProblem, StowageError } from "@stowage/core";
+import { assertKeyDirectoryPrefix, describeValue, StowageError } from "@stowage/core";
 
 /**
  * How hashes map to keys. `flat`: `<sha256>`, the common on-disk layout `<blobsDir>/<sha256>`.
@@ -8,10 +8,18 @@ export type BlobLayout = "flat" | "sharded";
 
 /** Sub-prefix for streamed puts whose hash is not known yet. */
 export const STAGING_SEGMENT = ".staging";
+/** Sub-prefix where garbage collection moves a candidate aside before it decides to delete it. */
+export const GC_ASIDE_SEGMENT = ".gc";
+/**
+ * Sub-prefix of the empty objects a `put` writes on stores whose `move` restamps (S3): one per
+ * hash, rewritten by every put, so that a collection sees a put its timestamps cannot show.
+ */
+export const TOUCH_RECORD_SEGMENT = ".touched";
 
 const FLAT_KEY = /^[a-f0-9]{64}$/;
 const SHARDED_KEY = /^([a-f0-9]{2})\/([a-f0-9]{64})$/;
 
+/** The keys of one layout under one prefix: blobs, staging objects and blobs set aside by a collection. */
 export function createBlobKeys(layout: BlobLayout, prefix: string) {
   if (layout !== "flat" && layout !== "sharded") {
     throw new StowageError(
@@ -19,12 +27,7 @@ export function createBlobKeys(layout: BlobLayout, prefix: string) {
       `layout must be "flat" or "sharded", got ${describeValue(layout)}`,
     );
   }
-  if (keyPrefixProblem(prefix) !== undefined || (prefix !== "" && !prefix.endsWith("/"))) {
-    throw new StowageError(
-      "INVALID_INPUT",
-      `prefix must be "" or a safe key prefix ending in "/", got ${describeValue(prefix)}`,
-    );
-  }
+  assertKeyDirectoryPrefix(prefix);
 
   return {
     keyFor(hash: string): string {
@@ -39,5 +42,7 @@ export function createBlobKeys(layout: BlobLayout, prefix: string) {
       return match && match[2]!.startsWith(match[1]!) ? match[2]! : null;
     },
     stagingPrefix: `${prefix}${STAGING_SEGMENT}/`,
+    asidePrefix: `${prefix}${GC_ASIDE_SEGMENT}/`,
+    touchRecordPrefix: `${prefix}${TOUCH_RECORD_SEGMENT}/`,
   };
 }

@@ -1,5 +1,4 @@
-export { type BlobLayout, STAGING_SEGMENT } from "./blob-layout.js";
-export { BLOB_REF_PREFIX, formatBlobRef, isBlobRef, parseBlobRef, toBlobHash } from "./blob-ref.js";
+export type { BlobLayout } from "./blob-layout.js";
 export {
   type BlobInfo,
   type BlobListPage,
@@ -9,18 +8,23 @@ export {
   createBlobStore,
 } from "./blob-store.js";
 export {
-  type BlobRoots,
   type CollectGarbageOptions,
   collectGarbage,
   DEFAULT_GC_GRACE_MS,
   DEFAULT_TIMESTAMP_SLACK_MS,
   type GarbageCollectionReport,
 } from "./gc/collect-garbage.js";
-export { SESSION_FILE_PATTERN, scanSessionFilesForBlobRefs } from "./gc/session-file-refs.js";
-export type { ImagePayload } from "./persistence/entry-walker.js";
+export { type ScanFilesOptions, scanFilesForBlobRefs } from "./gc/file-refs.js";
+export { type ScanObjectStoreOptions, scanObjectStoreForBlobRefs } from "./gc/object-store-refs.js";
+export { type RefScanSource, scanBytesForBlobRefs } from "./gc/ref-scanner.js";
+export type { BlobRootSource, BlobRoots, BlobRootsOption } from "./gc/root-sources.js";
+export { scanSessionFilesForBlobRefs } from "./gc/session-file-refs.js";
+export { createOwnedBlobStore, type OwnedBlobStoreOptions } from "./owned-blob-store.js";
 export {
   BLOB_EXTERNALIZE_THRESHOLD,
   DEFAULT_MAX_STRING_CHARS,
+  IMAGE_KEPT_INLINE_REASONS,
+  type ImageKeptInlineReason,
   PRESERVED_FIELDS,
   type PrepareEntryOptions,
   prepareEntryForPersistence,

@@ -5,7 +5,7 @@
  * Deterministic for a given seed, so tests and benchmarks see the same session every run.
  */
 
-import { seededRandom } from "@stowage/test-support";
+import { seededRandom } from "@stowage/core/testing";
 
 const WORDS =
   "the test suite failed because the fixture path was wrong so I will read the file and fix the import then run npm test again".split(

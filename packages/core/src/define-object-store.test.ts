@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { defineObjectStore, type ObjectStoreDriver } from "./define-object-store.js";
 import { StowageError } from "./errors.js";
 import { createMemoryObjectStore } from "./memory-object-store.js";
+import { expectStowageError } from "./testing/expect-stowage-error.js";
 import { describeObjectStoreConformance } from "./testing/object-store-conformance.js";
 
 /** A driver with only the required methods, delegating to a memory store. */
@@ -89,5 +90,91 @@ describe("defineObjectStore", () => {
       );
     }
     expect(signed).toEqual(["a/b.png"]);
+  });
+
+  it("validates direct download requests: disposition and file name", async () => {
+    const asked: unknown[] = [];
+    const store = defineObjectStore(
+      minimalDriver({
+        createDownloadUrl: async (request) => {
+          asked.push(request);
+          return { method: "GET", url: "https://example.test/x", headers: {}, expiresAt: new Date() };
+        },
+      }),
+    );
+    const good = {
+      key: "a/b.png",
+      expiresInSeconds: 60,
+      disposition: "attachment" as const,
+      filename: "b é.png",
+    };
+    await store.createDownloadUrl!(good);
+    for (const request of [
+      { ...good, disposition: "download" },
+      { ...good, filename: "../b.png" },
+      { ...good, filename: "a/b.png" },
+      { ...good, filename: "b\u0000.png" },
+      { ...good, filename: "" },
+    ]) {
+      await expectStowageError(store.createDownloadUrl!(request as never), "INVALID_INPUT");
+    }
+    expect(asked).toEqual([good]);
+  });
+
+  it("maps every driver error through mapError, streams broken off mid-body included", async () => {
+    const raw = Object.assign(new Error("backend said no"), { name: "AccessDenied" });
+    const contexts: string[] = [];
+    const mapError = (err: unknown, context: string) => {
+      contexts.push(context);
+      return new StowageError("FORBIDDEN", `${context}: mapped`, { cause: err });
+    };
+    const store = defineObjectStore(
+      minimalDriver({
+        mapError,
+        head: async () => {
+          throw raw;
+        },
+        stream: async () =>
+          new ReadableStream<Uint8Array>({
+            start(controller) {
+              controller.enqueue(new Uint8Array([1, 2, 3]));
+            },
+            pull(controller) {
+              controller.error(raw);
+            },
+          }),
+      }),
+    );
+    const headError = await expectStowageError(store.head("k"), "FORBIDDEN");
+    expect(headError.cause).toBe(raw);
+    const stream = (await store.stream("k"))!;
+    const reader = stream.getReader();
+    expect((await reader.read()).value).toEqual(new Uint8Array([1, 2, 3]));
+    await expectStowageError(reader.read(), "FORBIDDEN");
+    expect(contexts).toEqual(['minimal head "k"', 'minimal stream "k"']);
+  });
+
+  it("passes StowageErrors through without calling mapError", async () => {
+    let called = false;
+    const store = defineObjectStore(
+      minimalDriver({
+        mapError: (err) => {
+          called = true;
+          return err as StowageError;
+        },
+        get: async () => {
+          throw new StowageError("CONFLICT", "already a StowageError");
+        },
+      }),
+    );
+    await expectStowageError(store.get("k"), "CONFLICT");
+    expect(called).toBe(false);
+  });
+
+  it("offers uriFor only where the driver has one, with the key validated first", async () => {
+    expect(defineObjectStore(minimalDriver()).uriFor).toBeUndefined();
+    const store = defineObjectStore(minimalDriver({ uriFor: (key) => `mem://bucket/${key}` }));
+    expect(store.uriFor!("a/b.txt")).toBe("mem://bucket/a/b.txt");
+    await expectStowageError(() => store.uriFor!("../etc/passwd"), "INVALID_INPUT");
   });
 });

@@ -1,7 +1,8 @@
 import { abortedError, throwIfAborted } from "./abort.js";
+import { assertContentType } from "./content-type.js";
 import { describeValue } from "./describe-value.js";
 import { StowageError } from "./errors.js";
-import { assertSafeKey, assertSafeKeyPrefix } from "./keys.js";
+import { assertSafeKey, assertSafeKeyPrefix, pathSegmentProblem } from "./keys.js";
 import {
   DEFAULT_LIST_LIMIT,
   type DirectDownloadRequest,
@@ -34,8 +35,9 @@ export interface DriverListOptions extends OperationOptions {
 
 /**
  * What a backend implements. `defineObjectStore` validates every key, prefix, body and option
- * before a driver method is called, maps stray errors to StowageError, and supplies `iterate`,
- * `move` and `touch` where the driver has no native version.
+ * before a driver method is called, maps every other error to StowageError (through `mapError`,
+ * in one place, streams included), and supplies `iterate`, `move` and `touch` where the driver
+ * has no native version.
  */
 export interface ObjectStoreDriver {
   name: string;
@@ -43,6 +45,10 @@ export interface ObjectStoreDriver {
   atomicCreateOnly: boolean;
   /** The backend keeps the content type given to `put`. */
   keepsContentType: boolean;
+  /** See `ObjectStoreCapabilities.directUploadVerifiesSha256`; default false (verify after upload). */
+  directUploadVerifiesSha256?: boolean;
+  /** The native `move` keeps `lastModified` (see `ObjectStoreCapabilities.moveKeepsLastModified`); default false. */
+  moveKeepsLastModified?: boolean;
   put(key: string, body: ObjectBody, options: PutOptions): Promise<PutResult>;
   get(key: string, options: OperationOptions): Promise<Uint8Array | null>;
   stream(key: string, options: OperationOptions): Promise<ReadableStream<Uint8Array> | null>;
@@ -55,28 +61,17 @@ export interface ObjectStoreDriver {
   touch?(key: string, options: OperationOptions): Promise<boolean>;
   createUploadUrl?(request: DirectUploadRequest, options: OperationOptions): Promise<SignedRequest>;
   createDownloadUrl?(request: DirectDownloadRequest, options: OperationOptions): Promise<SignedRequest>;
+  /** The URI of a key (see `ObjectStore.uriFor`); called with validated keys only. */
+  uriFor?(key: string): string;
+  /**
+   * Maps an error this backend's client threw (an S3 error, a SQLSTATE…) to a StowageError.
+   * `context` says what was being done (`s3 put "a/b"`). Default: Node errno mapping.
+   */
+  mapError?(err: unknown, context: string): StowageError;
 }
 
-/** Longest content type accepted. */
-export const MAX_CONTENT_TYPE_LENGTH = 255;
-const CONTENT_TYPE_PATTERN =
-  /^[A-Za-z0-9][\w.+-]*\/[A-Za-z0-9][\w.+-]*(?:\s*;\s*[\w.+-]+=(?:[\w.+-]+|"[^"\\\u0000-\u001f]*"))*$/;
 /** Longest signed URL lifetime accepted (the S3 limit: 7 days). */
 export const MAX_SIGNED_URL_SECONDS = 7 * 24 * 3600;
-
-function assertContentType(value: unknown, required = false): void {
-  if (value === undefined && !required) return;
-  if (
-    typeof value !== "string" ||
-    value.length > MAX_CONTENT_TYPE_LENGTH ||
-    !CONTENT_TYPE_PATTERN.test(value)
-  ) {
-    throw new StowageError(
-      "INVALID_INPUT",
-      `contentType must be a MIME type such as "image/png", got ${describeValue(value)}`,
-    );
-  }
-}
 
 function assertIfNoneMatch(value: unknown): void {
   if (value !== undefined && value !== "*") {
@@ -119,7 +114,7 @@ function assertCursor(cursor: unknown): asserts cursor is string | undefined {
 
 function assertDirectUpload(request: DirectUploadRequest): void {
   assertSafeKey(request.key);
-  assertContentType(request.contentType, true);
+  assertContentType(request.contentType);
   if (!Number.isSafeInteger(request.contentLength) || request.contentLength < 0) {
     throw new StowageError(
       "INVALID_INPUT",
@@ -133,6 +128,20 @@ function assertDirectUpload(request: DirectUploadRequest): void {
     );
   }
   assertExpiry(request.expiresInSeconds);
+}
+
+function assertDirectDownload(request: DirectDownloadRequest): void {
+  assertSafeKey(request.key);
+  assertExpiry(request.expiresInSeconds);
+  const { disposition, filename } = request;
+  if (disposition !== undefined && disposition !== "inline" && disposition !== "attachment") {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `disposition must be "inline" or "attachment", got ${describeValue(disposition)}`,
+    );
+  }
+  const problem = filename === undefined ? undefined : pathSegmentProblem(filename);
+  if (problem) throw new StowageError("INVALID_INPUT", `filename ${problem}, got ${describeValue(filename)}`);
 }
 
 function assertExpiry(seconds: unknown): void {
@@ -152,6 +161,8 @@ function assertExpiry(seconds: unknown): void {
 /** Turn a driver into an ObjectStore that enforces the contract at its edge. */
 export function defineObjectStore(driver: ObjectStoreDriver): ObjectStore {
   const name = driver.name;
+  const mapError = (err: unknown, context: string): StowageError =>
+    StowageError.is(err) ? err : (driver.mapError ?? fromSystemError)(err, context);
 
   async function run<T>(
     operation: string,
@@ -166,8 +177,29 @@ export function defineObjectStore(driver: ObjectStoreDriver): ObjectStore {
       return await action();
     } catch (err) {
       if (signal?.aborted && !StowageError.is(err, "ABORTED")) throw abortedError(signal, context);
-      throw fromSystemError(err, context);
+      throw mapError(err, context);
     }
+  }
+
+  /** The driver's stream, with errors that break it off mid-body mapped like every other error. */
+  function mappedStream(source: ReadableStream<Uint8Array>, context: string): ReadableStream<Uint8Array> {
+    const reader = source.getReader();
+    return new ReadableStream<Uint8Array>(
+      {
+        async pull(controller) {
+          let chunk: Awaited<ReturnType<typeof reader.read>>;
+          try {
+            chunk = await reader.read();
+          } catch (err) {
+            throw mapError(err, context);
+          }
+          if (chunk.done) controller.close();
+          else controller.enqueue(chunk.value);
+        },
+        cancel: (reason) => reader.cancel(reason),
+      },
+      { highWaterMark: 0 },
+    );
   }
 
   async function list(options: ListOptions = {}): Promise<ListPage> {
@@ -210,7 +242,7 @@ export function defineObjectStore(driver: ObjectStoreDriver): ObjectStore {
         yield item;
       }
     } catch (err) {
-      throw fromSystemError(err, context);
+      throw mapError(err, context);
     }
   }
 
@@ -218,7 +250,7 @@ export function defineObjectStore(driver: ObjectStoreDriver): ObjectStore {
     assertSafeKey(key);
     assertBody(body);
     assertIfNoneMatch(options.ifNoneMatch);
-    assertContentType(options.contentType);
+    if (options.contentType !== undefined) assertContentType(options.contentType);
     return run("put", key, options.signal, () => driver.put(key, body, options));
   }
 
@@ -278,9 +310,13 @@ export function defineObjectStore(driver: ObjectStoreDriver): ObjectStore {
       atomicCreateOnly: driver.atomicCreateOnly,
       contentType: driver.keepsContentType,
       nativeMove: driver.move !== undefined,
+      // The fallback move copies through this process, which stamps a new time.
+      moveKeepsLastModified: driver.move !== undefined && driver.moveKeepsLastModified === true,
       nativeTouch: driver.touch !== undefined,
       directUpload: driver.createUploadUrl !== undefined,
       directDownload: driver.createDownloadUrl !== undefined,
+      directUploadVerifiesSha256:
+        driver.createUploadUrl !== undefined && driver.directUploadVerifiesSha256 === true,
     }),
     put,
     async get(key, options = {}) {
@@ -289,7 +325,8 @@ export function defineObjectStore(driver: ObjectStoreDriver): ObjectStore {
     },
     async stream(key, options = {}) {
       assertSafeKey(key);
-      return run("stream", key, options.signal, () => driver.stream(key, options));
+      const source = await run("stream", key, options.signal, () => driver.stream(key, options));
+      return source && mappedStream(source, `${name} stream ${describeValue(key)}`);
     },
     head,
     async delete(key, options = {}) {
@@ -302,7 +339,7 @@ export function defineObjectStore(driver: ObjectStoreDriver): ObjectStore {
     touch,
   };
 
-  const { createUploadUrl, createDownloadUrl } = driver;
+  const { createUploadUrl, createDownloadUrl, uriFor } = driver;
   if (createUploadUrl) {
     store.createUploadUrl = async (request, options = {}) => {
       assertDirectUpload(request);
@@ -311,9 +348,14 @@ export function defineObjectStore(driver: ObjectStoreDriver): ObjectStore {
   }
   if (createDownloadUrl) {
     store.createDownloadUrl = async (request, options = {}) => {
-      assertSafeKey(request.key);
-      assertExpiry(request.expiresInSeconds);
+      assertDirectDownload(request);
       return run("createDownloadUrl", request.key, options.signal, () => createDownloadUrl(request, options));
+    };
+  }
+  if (uriFor) {
+    store.uriFor = (key) => {
+      assertSafeKey(key);
+      return uriFor(key);
     };
   }
   return Object.freeze(store);

@@ -10,6 +10,8 @@ export function describeValue(value: unknown): string {
     return JSON.stringify(shown);
   }
   if (value === undefined) return "undefined";
+  // JSON has no NaN or Infinity: it would print them as "null", which hides what was wrong.
+  if (typeof value === "number" && !Number.isFinite(value)) return String(value);
   if (typeof value === "bigint") return `${value}n`;
   if (typeof value === "function") return "a function";
   if (value instanceof Uint8Array) return `${value.constructor.name}(${value.byteLength} bytes)`;

@@ -15,11 +15,12 @@ describe("StowageError", () => {
     expect(err.cause).toBe(cause);
     expect(err.reason).toBe("THREAD_ITEM_TOO_LARGE");
     expect(err.toJSON()).toEqual({
+      error: "item too large",
       code: "TOO_LARGE",
-      message: "item too large",
       reason: "THREAD_ITEM_TOO_LARGE",
       details: { limit: 10 },
     });
+    expect(JSON.parse(JSON.stringify(err))).toEqual(err.toJSON());
   });
 
   it("is() checks the code when one is given", () => {
@@ -58,5 +59,7 @@ describe("StowageError", () => {
     expect(HTTP_STATUS_BY_CODE.UNAUTHORIZED).toBe(401);
     expect(HTTP_STATUS_BY_CODE.FORBIDDEN).toBe(403);
     expect(HTTP_STATUS_BY_CODE.QUOTA_EXCEEDED).toBe(400);
+    expect(HTTP_STATUS_BY_CODE.TOO_LARGE).toBe(413);
+    expect(HTTP_STATUS_BY_CODE.RATE_LIMITED).toBe(429);
   });
 });

@@ -11,6 +11,7 @@ export const STOWAGE_ERROR_CODES = [
   "FORBIDDEN",
   "EXPIRED",
   "UNAVAILABLE",
+  "RATE_LIMITED",
   "ABORTED",
   "CONFLICT",
   "STORAGE_FULL",
@@ -24,6 +25,19 @@ export interface StowageErrorOptions {
   /** A finer, machine-readable reason within the code, e.g. `THREAD_ITEM_TOO_LARGE`. */
   reason?: string;
   /** Structured facts about the failure (limits, sizes, ids); must be JSON-serializable. */
+  details?: Record<string, unknown>;
+}
+
+/**
+ * The one error wire format of every Stowage HTTP surface (the app, the uploads handler, signed
+ * direct-transfer URLs): a flat JSON object whose `error` is the human message, which is what the
+ * upload API's documented clients read.
+ */
+export interface ErrorBody {
+  /** What went wrong, for people. */
+  error: string;
+  code: StowageErrorCode;
+  reason?: string;
   details?: Record<string, unknown>;
 }
 
@@ -55,11 +69,11 @@ export class StowageError extends Error {
     return code === undefined || actual === code;
   }
 
-  /** The shape sent over HTTP: no stack, no cause. */
-  toJSON(): { code: StowageErrorCode; message: string; reason?: string; details?: Record<string, unknown> } {
+  /** The error wire format (see `ErrorBody`): no stack, no cause. */
+  toJSON(): ErrorBody {
     return {
+      error: this.message,
       code: this.code,
-      message: this.message,
       ...(this.reason === undefined ? {} : { reason: this.reason }),
       ...(this.details === undefined ? {} : { details: this.details }),
     };
@@ -74,13 +88,14 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<StowageErrorCode, number>> = {
   ALREADY_EXISTS: 409,
   INVALID_INPUT: 400,
   INTEGRITY: 422,
-  TOO_LARGE: 400,
+  TOO_LARGE: 413,
   QUOTA_EXCEEDED: 400,
   BUDGET_EXCEEDED: 422,
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
   EXPIRED: 410,
   UNAVAILABLE: 503,
+  RATE_LIMITED: 429,
   ABORTED: 499,
   CONFLICT: 409,
   STORAGE_FULL: 507,

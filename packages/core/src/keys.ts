@@ -105,6 +105,17 @@ export function assertSafeKeyPrefix(prefix: unknown, what = "prefix"): asserts p
   if (problem) throw new StowageError("INVALID_INPUT", `${what} ${problem}, got ${describeValue(prefix)}`);
 }
 
+/**
+ * Throws INVALID_INPUT unless `prefix` is `""` or a safe key prefix ending in `/`: the
+ * "directory" a package keeps its objects under inside a shared store (`"blobs/"`, `"hot-state/"`).
+ */
+export function assertKeyDirectoryPrefix(prefix: unknown, what = "prefix"): asserts prefix is string {
+  assertSafeKeyPrefix(prefix, what);
+  if (prefix !== "" && !prefix.endsWith("/")) {
+    throw new StowageError("INVALID_INPUT", `${what} must be "" or end in "/", got ${describeValue(prefix)}`);
+  }
+}
+
 /** Join segments into a key, validating each segment and the result. */
 export function joinKey(...segments: string[]): string {
   for (const segment of segments) assertSafePathSegment(segment);

@@ -47,6 +47,8 @@ export function createMemoryObjectStore(options: MemoryObjectStoreOptions = {}):
     name: options.name ?? "memory",
     atomicCreateOnly: true,
     keepsContentType: true,
+    // move re-files the same entry, timestamp included.
+    moveKeepsLastModified: true,
 
     async put(key, body, { ifNoneMatch, contentType, signal }) {
       // Copy, so that a caller reusing its buffer cannot change what was stored.

@@ -72,6 +72,14 @@ export interface DirectUploadRequest {
 export interface DirectDownloadRequest {
   key: string;
   expiresInSeconds: number;
+  /**
+   * How a browser should treat the download: `attachment` saves it, `inline` may show it. Default:
+   * the backend's (S3 sends what the object has; the file system shows images, video and text
+   * inline and sends anything else as an attachment).
+   */
+  disposition?: "inline" | "attachment";
+  /** The file name the download is saved under; default the key's last segment. A safe path segment. */
+  filename?: string;
 }
 
 /** A request the client sends as-is: the URL plus exactly these headers. */
@@ -89,12 +97,24 @@ export interface ObjectStoreCapabilities {
   contentType: boolean;
   /** `move` runs inside the backend, without copying bytes through this process. */
   nativeMove: boolean;
+  /**
+   * `move` keeps the object's `lastModified` (a rename, a row that keeps its timestamp): a moved
+   * object whose timestamp differs from the one read before the move was touched in between.
+   * False where a move restamps (S3's copy) or the store does not say.
+   */
+  moveKeepsLastModified: boolean;
   /** `touch` refreshes `lastModified` without rewriting the bytes. */
   nativeTouch: boolean;
   /** `createUploadUrl` is available. */
   directUpload: boolean;
   /** `createDownloadUrl` is available. */
   directDownload: boolean;
+  /**
+   * A direct upload whose bytes do not hash to the SHA-256 its URL binds is refused by the
+   * backend itself (AWS S3, the fs signer). False where such a body is stored anyway (Ceph RGW 16):
+   * the caller must verify the stored object after the upload.
+   */
+  directUploadVerifiesSha256: boolean;
 }
 
 /**
@@ -121,6 +141,11 @@ export interface ObjectStore {
   touch(key: string, options?: OperationOptions): Promise<boolean>;
   createUploadUrl?(request: DirectUploadRequest, options?: OperationOptions): Promise<SignedRequest>;
   createDownloadUrl?(request: DirectDownloadRequest, options?: OperationOptions): Promise<SignedRequest>;
+  /**
+   * Where the object at `key` lives, as a URI outside this process can name it (`file:///data/k`,
+   * `s3://bucket/prefix/k`); absent on stores without such an address (memory, PostgreSQL).
+   */
+  uriFor?(key: string): string;
 }
 
 /** Items per `list` page when no limit is given. */

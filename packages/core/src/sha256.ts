@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { describeValue } from "./describe-value.js";
 import { StowageError } from "./errors.js";
 
@@ -16,4 +17,9 @@ export function assertSha256Hex(value: unknown, what = "sha256"): asserts value 
       `${what} must be 64 lowercase hex characters, got ${describeValue(value)}`,
     );
   }
+}
+
+/** Hex SHA-256 of bytes (or of a string's UTF-8), the id of everything content-addressed. */
+export function sha256Hex(data: Uint8Array | string): string {
+  return createHash("sha256").update(data).digest("hex");
 }

@@ -1,28 +1,5 @@
-export { CONTENT_OBJECT, RECORD_OBJECT } from "./artifacts/artifact-keys.js";
+export { type BootstrapEnvOptions, bootstrapOptionsFromEnv } from "./bootstrap/bootstrap-env.js";
 export {
-  type ArtifactListOptions,
-  type ArtifactListPage,
-  type ArtifactRegistry,
-  type ArtifactRegistryOptions,
-  type ArtifactWithContent,
-  createArtifactRegistry,
-  DEFAULT_ARTIFACT_LIST_LIMIT,
-  DEFAULT_MAX_ARTIFACT_BYTES,
-  LIST_READ_CONCURRENCY,
-  MAX_ARTIFACT_LIST_LIMIT,
-  type StoreArtifactOptions,
-  type StoredArtifact,
-} from "./artifacts/artifact-registry.js";
-export { canonicalJson, MAX_JSON_DEPTH } from "./artifacts/canonical-json.js";
-export { MAX_RECORD_BYTES } from "./artifacts/record-state.js";
-export { BINARY_MIME, JSON_MIME, TEXT_MIME } from "./artifacts/sniff-content.js";
-export {
-  ARTIFACT_REFS_ENV,
-  ARTIFACT_REFS_THRESHOLD_ENV,
-  bootstrapOptionsFromEnv,
-} from "./bootstrap/bootstrap-env.js";
-export {
-  BOOTSTRAP_STORE_CONCURRENCY,
   type BootstrapContext,
   type BootstrapFile,
   type BootstrapFileResult,
@@ -41,17 +18,24 @@ export {
   type Measure,
 } from "./budget/check-budget.js";
 export {
-  BUDGET_FIELDS,
   type BudgetField,
   type ContextBudget,
   DEFAULT_CONTEXT_BUDGET,
-  DEFAULT_MAX_ARTIFACT_INDEX_ENTRIES,
-  DEFAULT_MAX_HOT_STATE_TOKENS,
-  DEFAULT_MAX_INLINE_ARTIFACT_CHARS,
-  DEFAULT_MAX_PROMPT_TOKENS,
-  DEFAULT_MAX_RAG_CHUNKS,
-  resolveBudget,
 } from "./budget/context-budget.js";
+export { MAX_JSON_DEPTH } from "./content/canonical-json.js";
+export { type IterateContentRefIdsOptions, iterateContentRefIds } from "./content/content-ref-ids.js";
+export {
+  type ContentListOptions,
+  type ContentListPage,
+  type ContentRegistry,
+  type ContentRegistryOptions,
+  type ContentWithRecord,
+  createContentRegistry,
+  DEFAULT_MAX_CONTENT_BYTES,
+  MAX_CONTENT_LIST_LIMIT,
+  type StoreContentOptions,
+  type StoredContent,
+} from "./content/content-registry.js";
 export { type BuildHotStateOptions, buildHotState, type HotStateBuild } from "./hot-state/build-hot-state.js";
 export {
   type CreateHotStateOptions,
@@ -59,20 +43,14 @@ export {
   type HotStateDispatcher,
   type HotStateHandles,
   type HotStateView,
-  READER_ROLES,
   type ReaderRole,
 } from "./hot-state/hot-state-handles.js";
-export {
-  MINIMAL_HOT_STATE_FIELDS,
-  SHED_ORDER,
-  type ShedField,
-  type ShedItem,
-  type ShedReason,
-} from "./hot-state/shed-steps.js";
+export { SHED_ORDER, type ShedField, type ShedItem, type ShedReason } from "./hot-state/shed-steps.js";
 export {
   DEFAULT_HOT_STATE_WARN_RATIO,
   DEFAULT_INDEX_WARN_RATIO,
   DEFAULT_PROMPT_WARN_RATIO,
+  MAX_PROMPT_METRICS_COUNT,
   measurePrompt,
   type PromptMetrics,
   type PromptMetricsInput,
@@ -82,45 +60,79 @@ export {
   type PromptWarningKind,
 } from "./metrics/prompt-metrics.js";
 export {
-  ARTIFACT_PRODUCERS,
-  type ArtifactProducer,
-  ArtifactProducerSchema,
-  type ArtifactRecord,
-  ArtifactRecordSchema,
-} from "./schemas/artifact-record-schema.js";
+  createFsPromptMetricsLog,
+  type FsPromptMetricsLogOptions,
+} from "./metrics-log/fs-metrics-log.js";
 export {
-  ARTIFACT_TYPES,
-  type ArtifactIndexEntry,
-  ArtifactIndexEntrySchema,
-  type ArtifactType,
-  ArtifactTypeSchema,
+  createPromptMetricsLog,
+  DEFAULT_PROMPT_METRICS_PREFIX,
+  MAX_PROMPT_METRICS_TURN,
+  type PromptMetricsLogOptions,
+} from "./metrics-log/object-store-metrics-log.js";
+export {
+  type AppendPromptMetricsOptions,
+  PROMPT_WARNING_KINDS,
+  type PromptMetricsEntry,
+  type PromptMetricsEntryPlace,
+  PromptMetricsEntrySchema,
+  type PromptMetricsLog,
+  type PromptMetricsSeriesOptions,
+  type PromptMetricsSeriesWindow,
+  promptMetricsSeriesWindow,
+  toPromptMetricsEntry,
+} from "./metrics-log/prompt-metrics-entry.js";
+export {
+  type MeasureSummary,
+  type PromptMetricsSummary,
+  summarizePromptMetrics,
+} from "./metrics-log/summarize-prompt-metrics.js";
+export {
+  type ContentProducer,
+  type ContentRecord,
+  ContentRecordSchema,
+} from "./schemas/content-record-schema.js";
+export {
+  CONTENT_KINDS,
+  type ContentKind,
+  type ContentRef,
+  ContentRefSchema,
   type HotState,
   HotStateSchema,
-  RISK_LEVELS,
   type RiskLevel,
 } from "./schemas/hot-state-schema.js";
 export {
-  ARTIFACT_INDEX_ENTRY_JSON_SCHEMA,
-  ARTIFACT_RECORD_JSON_SCHEMA,
+  CONTENT_RECORD_JSON_SCHEMA,
+  CONTENT_REF_JSON_SCHEMA,
   HOT_STATE_JSON_SCHEMA,
   type JsonSchema,
 } from "./schemas/json-schemas.js";
 export {
-  MAX_ARTIFACT_SUMMARY_CHARS,
-  MAX_CONTENT_URI_CHARS,
+  MAX_CONTENT_SUMMARY_CHARS,
   MAX_HOT_STATE_LIST_ITEMS,
   MAX_HOT_STATE_TEXT_CHARS,
   MAX_ID_CHARS,
   MAX_LABEL_CHARS,
-  MAX_MIME_CHARS,
   MAX_VERSION_CHARS,
 } from "./schemas/text-fields.js";
-export { countTokensHeuristic } from "./tokens/heuristic-token-counter.js";
 export {
-  countTokensExact,
-  DEFAULT_TOKEN_COUNTER,
-  type TokenCounter,
-} from "./tokens/token-counter.js";
+  type IterateHotStateContentIdsOptions,
+  iterateHotStateContentIds,
+} from "./store/hot-state-content-ids.js";
+export { type HotStateStoreEnvOptions, hotStateStoreOptionsFromEnv } from "./store/hot-state-env.js";
+export {
+  createHotStateStore,
+  DEFAULT_HOT_STATE_PREFIX,
+  type HotStateDispatcherClaim,
+  type HotStateDispatcherOptions,
+  type HotStateReader,
+  type HotStateStore,
+  type HotStateStoreDispatcher,
+  type HotStateStoreOptions,
+  type HotStateWriteOptions,
+} from "./store/hot-state-store.js";
+export { type HotStateVersion, MAX_HOT_STATE_VERSION } from "./store/hot-state-versions.js";
+export { countTokensHeuristic } from "./tokens/heuristic-token-counter.js";
+export { countTokensExact, DEFAULT_TOKEN_COUNTER, type TokenCounter } from "./tokens/token-counter.js";
 export {
   ARTIFACTS_GET_TOOL_NAME,
   type ArtifactsGetInput,

@@ -7,8 +7,9 @@ export function captureLogger(): Logger & {
   const lines: { message: string; details?: Record<string, unknown> }[] = [];
   return {
     lines,
-    warn(message, details) {
-      lines.push({ message, ...(details === undefined ? {} : { details }) });
+    warn(first: Record<string, unknown> | string, message?: string) {
+      if (typeof first === "string") lines.push({ message: first });
+      else lines.push({ message: message ?? "", details: first });
     },
   };
 }

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 
-/** Deterministic SHA-256 hex ids, as artifact ids look. */
+/** Deterministic SHA-256 hex ids, as content ids look. */
 export const hexIds = (count: number, seed = "id") =>
   Array.from({ length: count }, (_, i) => createHash("sha256").update(`${seed}-${i}`).digest("hex"));
 

@@ -2,8 +2,8 @@ import { createHash } from "node:crypto";
 
 const valid = createHash("sha256").update("x").digest("hex");
 
-/** Values that must never be accepted as an artifact id. */
-export const HOSTILE_ARTIFACT_IDS: readonly { value: unknown; why: string }[] = [
+/** Values that must never be accepted as a content id. */
+export const HOSTILE_CONTENT_IDS: readonly { value: unknown; why: string }[] = [
   { value: "", why: "empty" },
   { value: "../x", why: "traversal" },
   { value: `../${valid.slice(3)}`, why: "traversal of id length" },

@@ -1,7 +1,6 @@
-import { createHash } from "node:crypto";
+import { sha256Hex } from "@stowage/core";
+import { ARCHIVE_FORMAT_VERSION, ARCHIVE_MAGIC } from "../src/archive/manifest.js";
 import {
-  ARCHIVE_FORMAT_VERSION,
-  ARCHIVE_MAGIC,
   compressChunks,
   type SessionArchive,
   type SessionArchiveManifest,
@@ -9,7 +8,6 @@ import {
 } from "../src/index.js";
 
 const encoder = new TextEncoder();
-export const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 
 export interface RawFile {
   path: string;
@@ -43,7 +41,7 @@ export async function buildArchive(options: {
     files: options.files.map((file) => ({
       path: file.path,
       size: file.size ?? file.content.byteLength,
-      sha256: file.sha256 ?? sha256(file.content),
+      sha256: file.sha256 ?? sha256Hex(file.content),
       mtimeMs: 1_700_000_000_000,
     })),
     ...options.manifest,

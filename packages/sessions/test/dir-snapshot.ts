@@ -1,10 +1,10 @@
-import { createHash } from "node:crypto";
 import { lstat, readdir, readFile, readlink } from "node:fs/promises";
 import { join } from "node:path";
+import { sha256Hex } from "@stowage/core";
 
 /**
  * Every entry under `root` (recursively, without following symlinks) → a description of it:
- * `file <sha256> <mtime>`, `dir`, or `link -> <target>`. Two equal snapshots mean nothing changed.
+ * `file <sha256> <mtime>`, `dir`, `link -> <target>`, or `special` (a FIFO, a device). Two equal snapshots mean nothing changed.
  */
 export async function snapshotDirectory(root: string): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
@@ -23,11 +23,11 @@ export async function snapshotDirectory(root: string): Promise<Record<string, st
       else if (info.isDirectory()) {
         out[key] = "dir";
         await walk(path, `${key}/`);
+      } else if (info.isFile()) {
+        out[key] = `file ${sha256Hex(await readFile(path))} ${Math.round(info.mtimeMs)}`;
       } else {
-        const digest = createHash("sha256")
-          .update(await readFile(path))
-          .digest("hex");
-        out[key] = `file ${digest} ${Math.round(info.mtimeMs)}`;
+        // A FIFO or a device: reading it could block.
+        out[key] = "special";
       }
     }
   };

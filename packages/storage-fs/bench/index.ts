@@ -1,5 +1,6 @@
-// Benchmarks of the file-system backend under the blob store, each against the raw node:fs +
-// node:crypto operation doing the same work, measured in the same run.
+// Benchmarks of the file-system backend, measured in the same run: under the blob store against
+// the raw node:fs + node:crypto operation doing the same work, then against the peer libraries a
+// user would pick instead (unstorage, write-file-atomic, cacache).
 import { createHash } from "node:crypto";
 import { mkdir, mkdtemp, open, readFile, rename, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -7,6 +8,9 @@ import { join } from "node:path";
 import { runBenchmarks } from "@stowage/bench-kit";
 import { type BlobStore, createBlobStore } from "@stowage/blob-store";
 import { createFsObjectStore } from "@stowage/storage-fs";
+import { cacacheCases } from "./cacache-cases.js";
+import { listingCases } from "./listing-cases.js";
+import { putCases } from "./put-cases.js";
 
 const BIG_BYTES = 64 * 1024 * 1024;
 const CHUNK_BYTES = 64 * 1024;
@@ -151,6 +155,10 @@ await runBenchmarks("@stowage/storage-fs (under @stowage/blob-store)", [
       for (const path of readPaths) await readFile(path);
     },
   },
+  // Against the libraries a user would pick instead (issue 17).
+  ...(await listingCases(base)),
+  ...putCases(base),
+  ...cacacheCases(base),
 ]);
 
 await rm(base, { recursive: true, force: true });

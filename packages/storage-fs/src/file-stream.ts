@@ -1,11 +1,13 @@
 import type { FileHandle } from "node:fs/promises";
-import { fromSystemError } from "@stowage/core";
 
 /** Bytes read per chunk when streaming a file. */
-export const FILE_STREAM_CHUNK_BYTES = 256 * 1024;
+const FILE_STREAM_CHUNK_BYTES = 256 * 1024;
 
-/** A web stream over an open file; the handle is closed at the end, on error and on cancel. */
-export function fileHandleToStream(handle: FileHandle, context: string): ReadableStream<Uint8Array> {
+/**
+ * A web stream over an open file; the handle is closed at the end, on error and on cancel. A read
+ * error breaks the stream with the raw error, which `defineObjectStore` maps like any other.
+ */
+export function fileHandleToStream(handle: FileHandle): ReadableStream<Uint8Array> {
   let closed = false;
   const close = async () => {
     if (closed) return;
@@ -26,7 +28,7 @@ export function fileHandleToStream(handle: FileHandle, context: string): Readabl
           controller.enqueue(bytesRead === buffer.byteLength ? buffer : buffer.subarray(0, bytesRead));
         } catch (err) {
           await close();
-          controller.error(fromSystemError(err, context));
+          controller.error(err);
         }
       },
       cancel: close,

@@ -1,24 +1,33 @@
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { StowageError } from "@stowage/core";
+import { pathToFileURL } from "node:url";
 import { TEMP_FILE_PREFIX } from "@stowage/core/fs";
-import { describeObjectStoreConformance, HOSTILE_KEYS } from "@stowage/core/testing";
+import { describeObjectStoreConformance, expectStowageError, HOSTILE_KEYS } from "@stowage/core/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createFsObjectStore, type FsObjectStore } from "./fs-object-store.js";
 
 const base = await mkdtemp(join(tmpdir(), "stowage-fs-"));
 const text = (value: string) => new TextEncoder().encode(value);
-const codeOf = (promise: Promise<unknown>) =>
-  promise.then(
-    () => "success",
-    (err: unknown) => (StowageError.is(err) ? err.code : String(err)),
-  );
 
+// The direct-transfer block reaches the store of the running test through its in-process handler.
+let current: FsObjectStore | undefined;
 describeObjectStoreConformance({
   name: "fs object store",
-  createStore: (namespace) => createFsObjectStore({ root: join(base, namespace) }),
+  createStore: (namespace) => {
+    current = createFsObjectStore({
+      root: join(base, namespace),
+      directUrls: {
+        baseUrl: "http://stowage.test/direct",
+        secret: "a-conformance-secret-of-32-bytes-or-more",
+      },
+    });
+    return current;
+  },
   destroyStore: async (_store, namespace) => rm(join(base, namespace), { recursive: true, force: true }),
+  directTransfer: {
+    fetch: async (input, init) => current!.handleDirectRequest!(new Request(input, init)),
+  },
 });
 
 describe("fs object store on disk", () => {
@@ -37,7 +46,9 @@ describe("fs object store on disk", () => {
   it("stores each key as a plain file at its path under root", async () => {
     await store.put("sessions/abc/1.bash.log", text("full output"));
     expect(await readFile(join(root, "sessions", "abc", "1.bash.log"), "utf8")).toBe("full output");
-    expect(store.pathFor("sessions/abc/1.bash.log")).toBe(join(root, "sessions", "abc", "1.bash.log"));
+    expect(store.uriFor("sessions/abc/1.bash.log")).toBe(
+      pathToFileURL(join(root, "sessions", "abc", "1.bash.log")).href,
+    );
     expect(store.root).toBe(root);
   });
 
@@ -52,7 +63,7 @@ describe("fs object store on disk", () => {
     await store.put("a/b", text("x"));
     await store.put("a/b", text("yy"));
     await store.put("a/c", text("z"), { ifNoneMatch: "*" });
-    await codeOf(store.put("a/c", text("z"), { ifNoneMatch: "*" }));
+    await expectStowageError(store.put("a/c", text("z"), { ifNoneMatch: "*" }), "ALREADY_EXISTS");
     expect((await readdir(join(root, "a"))).sort()).toEqual(["b", "c"]);
     await writeFile(join(root, "a", `${TEMP_FILE_PREFIX}deadbeef`), "partial");
     expect((await store.list()).items.map((item) => item.key)).toEqual(["a/b", "a/c"]);
@@ -60,30 +71,36 @@ describe("fs object store on disk", () => {
 
   it("rejects keys that use the reserved temp-file prefix", async () => {
     for (const key of [`${TEMP_FILE_PREFIX}x`, `a/${TEMP_FILE_PREFIX}1/b`]) {
-      expect(await codeOf(store.put(key, text("x")))).toBe("INVALID_INPUT");
-      expect(await codeOf(store.get(key))).toBe("INVALID_INPUT");
+      await expectStowageError(store.put(key, text("x")), "INVALID_INPUT");
+      await expectStowageError(store.get(key), "INVALID_INPUT");
+      await expectStowageError(() => store.uriFor(key), "INVALID_INPUT");
     }
   });
 
-  it("pathFor rejects every hostile key and never leaves root", () => {
+  it("uriFor rejects every hostile key and never leaves root", async () => {
     for (const { value } of HOSTILE_KEYS) {
-      expect(() => store.pathFor(value as string)).toThrow(StowageError);
+      await expectStowageError(() => store.uriFor(value as string), "INVALID_INPUT");
     }
+  });
+
+  it("uriFor percent-encodes what a file URL must not carry raw", () => {
+    // Written by hand from RFC 8089 / WHATWG URL: space → %20, "#" → %23, "%" → %25, é → %C3%A9.
+    expect(store.uriFor("a b/#1 100%/é.txt")).toBe(`file://${root}/a%20b/%231%20100%25/%C3%A9.txt`);
   });
 
   it("reports CONFLICT when a key and a key below it collide", async () => {
     await store.put("parent", text("file"));
-    expect(await codeOf(store.put("parent/child", text("x")))).toBe("CONFLICT");
+    await expectStowageError(store.put("parent/child", text("x")), "CONFLICT");
     await store.put("dir/child", text("x"));
-    expect(await codeOf(store.put("dir", text("x")))).toBe("CONFLICT");
-    expect(await codeOf(store.move("parent", "dir"))).toBe("CONFLICT");
+    await expectStowageError(store.put("dir", text("x")), "CONFLICT");
+    await expectStowageError(store.move("parent", "dir"), "CONFLICT");
     // A directory of keys is not an object: reads see nothing there and delete leaves it alone.
     expect(await store.get("dir")).toBeNull();
     expect(await store.head("dir")).toBeNull();
     expect(await store.stream("dir")).toBeNull();
     await store.delete("dir");
     expect(await readFile(join(root, "dir", "child"), "utf8")).toBe("x");
-    expect(await codeOf(store.move("dir", "elsewhere"))).toBe("NOT_FOUND");
+    await expectStowageError(store.move("dir", "elsewhere"), "NOT_FOUND");
   });
 
   it("does not treat symbolic links as objects", async () => {
@@ -113,9 +130,7 @@ describe("fs object store on disk", () => {
     ["empty root", { root: "" }],
     ["numeric root", { root: 5 }],
     ["fsync not boolean", { root: "/tmp/x", fsync: "yes" }],
-  ])("rejects bad options: %s", (_why, options) => {
-    expect(() => createFsObjectStore(options as never)).toThrow(
-      expect.objectContaining({ code: "INVALID_INPUT" }) as unknown as Error,
-    );
+  ])("rejects bad options: %s", async (_why, options) => {
+    await expectStowageError(() => createFsObjectStore(options as never), "INVALID_INPUT");
   });
 });

@@ -1,74 +1,121 @@
-import type { Dirent } from "node:fs";
-import { readdir } from "node:fs/promises";
-import { join } from "node:path";
-import { compareUtf8, errnoOf, throwIfAborted } from "@stowage/core";
-import { TEMP_FILE_PREFIX } from "@stowage/core/fs";
+import { compareUtf8, StowageError, throwIfAborted } from "@stowage/core";
+import { type OpenedDirectory, openDirectoryBeneath, TEMP_FILE_PREFIX } from "@stowage/core/fs";
+import type { DirectorySnapshots, SnapshotEntry } from "./directory-snapshot.js";
 
-export interface WalkedFile {
-  key: string;
-  path: string;
+/** Files of one directory, in key order, reachable while the walk is paused at this batch. */
+export interface WalkedBatch {
+  /** The directory's descriptor path: `${directoryPath}/${entry.name}` is a file; valid until the walk moves on. */
+  directoryPath: string;
+  /** The key prefix the directory stands for (`""` or ending in `/`). */
+  directoryKey: string;
+  /** File entries (never directories) of the directory, in key order. */
+  files: SnapshotEntry[];
 }
 
 export interface WalkOptions {
-  /** Directory to start from and the key prefix it stands for (`""` or ending in `/`). */
-  start: { path: string; key: string };
+  /** Directory to start from (opened beneath the root) and the key prefix it stands for (`""` or ending in `/`). */
+  start: { directory: OpenedDirectory; key: string };
   /** Only keys starting with this. */
   prefix: string;
   /** Only keys strictly after this, in UTF-8 order. */
   startAfter?: string;
   /** `objects` (default) yields stored objects; `temp-files` yields only in-progress writes. */
   yields?: "objects" | "temp-files";
+  /** Where sorted directory entries are kept between walks. */
+  snapshots: DirectorySnapshots;
+  /** Most files per batch. Default 256. */
+  batchSize?: number;
   signal?: AbortSignal;
 }
 
-async function readDirectory(path: string): Promise<Dirent[]> {
+/** Opens the subdirectory `name`, never through a link; null when it is gone, a link or not a directory. */
+function openChild(directory: OpenedDirectory, name: string): OpenedDirectory | null {
   try {
-    return await readdir(path, { withFileTypes: true });
+    return openDirectoryBeneath(directory, [name]);
   } catch (err) {
-    const errno = errnoOf(err);
-    if (errno === "ENOENT" || errno === "ENOTDIR") return [];
+    const link = StowageError.is(err, "FORBIDDEN") && err.reason === "SYMLINK_REFUSED";
+    if (link || StowageError.is(err, "CONFLICT")) return null;
     throw err;
   }
 }
 
+/**
+ * Index of the first entry that may hold a key after `startAfter`: binary search over the sorted
+ * entries (so a page resumes in O(log n), not by skipping every earlier name), stepping back one
+ * for a directory whose subtree contains `startAfter` itself.
+ */
+function firstIndexAfter(
+  entries: readonly SnapshotEntry[],
+  directoryKey: string,
+  startAfter: string,
+): number {
+  let low = 0;
+  let high = entries.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (compareUtf8(directoryKey + entries[middle]!.order, startAfter) <= 0) low = middle + 1;
+    else high = middle;
+  }
+  const before = entries[low - 1];
+  if (before?.isDirectory && startAfter.startsWith(directoryKey + before.order)) return low - 1;
+  return low;
+}
+
 // A directory's keys all start with `name/`, so ordering siblings by `name/` for directories and
 // `name` for files yields every key in global UTF-8 order in a single depth-first pass.
-const orderKey = (entry: Dirent) => (entry.isDirectory() ? `${entry.name}/` : entry.name);
 
-/** Yields the files under `start` as keys, in UTF-8 key order, pruning subtrees that cannot match. */
-export async function* walkSorted(options: WalkOptions): AsyncGenerator<WalkedFile> {
-  const { prefix, startAfter, yields = "objects", signal } = options;
+/**
+ * Yields the files under `start` in UTF-8 key order, in batches of one directory's files, pruning
+ * subtrees that cannot match. Subdirectories are opened without following links (a directory
+ * swapped for a link during the walk is skipped, like any link); `start` is not closed here.
+ */
+export async function* walkSorted(options: WalkOptions): AsyncGenerator<WalkedBatch> {
+  const { prefix, startAfter, yields = "objects", signal, snapshots } = options;
+  const batchSize = options.batchSize ?? 256;
 
-  async function* walk(directory: string, directoryKey: string): AsyncGenerator<WalkedFile> {
+  async function* walk(directory: OpenedDirectory, directoryKey: string): AsyncGenerator<WalkedBatch> {
     throwIfAborted(signal, "fs list");
-    const entries = await readDirectory(directory);
-    const ordered = entries
-      .map((entry) => ({ entry, order: orderKey(entry) }))
-      .sort((a, b) => compareUtf8(a.order, b.order));
-    for (const { entry } of ordered) {
-      const isTemp = entry.name.startsWith(TEMP_FILE_PREFIX);
+    const entries = await snapshots.read(directory);
+    let files: SnapshotEntry[] = [];
+    const batch = (): WalkedBatch => {
+      const full = { directoryPath: directory.path, directoryKey, files };
+      files = [];
+      return full;
+    };
+    const from = startAfter === undefined ? 0 : firstIndexAfter(entries, directoryKey, startAfter);
+    for (let index = from; index < entries.length; index++) {
+      const entry = entries[index]!;
       const key = directoryKey + entry.name;
-      if (entry.isDirectory()) {
+      const subtree = entry.isDirectory ? `${key}/` : key;
+      if (!subtree.startsWith(prefix) && !prefix.startsWith(subtree)) {
+        // Sorted: once past the prefix, nothing later in this directory matches.
+        if (compareUtf8(subtree, prefix) > 0) break;
+        continue;
+      }
+      const isTemp = entry.name.startsWith(TEMP_FILE_PREFIX);
+      if (entry.isDirectory) {
         if (isTemp) continue;
-        const subtree = `${key}/`;
-        if (!subtree.startsWith(prefix) && !prefix.startsWith(subtree)) continue;
-        if (
-          startAfter !== undefined &&
-          compareUtf8(subtree, startAfter) < 0 &&
-          !startAfter.startsWith(subtree)
-        ) {
-          continue;
+        const child = openChild(directory, entry.name);
+        if (!child) continue;
+        try {
+          if (files.length > 0) yield batch();
+          yield* walk(child, subtree);
+        } finally {
+          child.close();
         }
-        yield* walk(join(directory, entry.name), subtree);
-      } else if (entry.isFile()) {
+      } else {
         if (isTemp !== (yields === "temp-files")) continue;
         if (!key.startsWith(prefix)) continue;
         if (startAfter !== undefined && compareUtf8(key, startAfter) <= 0) continue;
-        yield { key, path: join(directory, entry.name) };
+        files.push(entry);
+        if (files.length === batchSize) {
+          yield batch();
+          throwIfAborted(signal, "fs list");
+        }
       }
-      // Symbolic links, sockets and other special files are never objects.
     }
+    if (files.length > 0) yield batch();
   }
 
-  yield* walk(options.start.path, options.start.key);
+  yield* walk(options.start.directory, options.start.key);
 }

@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { chmod, mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { StowageError } from "@stowage/core";
+import { expectStowageError } from "@stowage/core/testing";
 import { createFsObjectStore, TEMP_FILE_PREFIX } from "@stowage/storage-fs";
 import { filesUnder, inCi, isRoot, runChild, spawnChild, tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
@@ -70,13 +70,11 @@ describe("file-system errors map to typed errors", () => {
     try {
       const store = createFsObjectStore({ root });
       await store.put("kept", new Uint8Array(1000).fill(1));
-      const err = await store.put("too-big", new Uint8Array(1024 * 1024)).catch((error: unknown) => error);
-      expect(StowageError.is(err, "STORAGE_FULL")).toBe(true);
+      await expectStowageError(store.put("too-big", new Uint8Array(1024 * 1024)), "STORAGE_FULL");
       const streamed = new ReadableStream<Uint8Array>({
         pull: (controller) => controller.enqueue(new Uint8Array(64 * 1024)),
       });
-      const streamErr = await store.put("too-big-stream", streamed).catch((error: unknown) => error);
-      expect(StowageError.is(streamErr, "STORAGE_FULL")).toBe(true);
+      await expectStowageError(store.put("too-big-stream", streamed), "STORAGE_FULL");
       expect(await filesUnder(root)).toEqual(["kept"]);
       expect((await store.get("kept"))?.byteLength).toBe(1000);
     } finally {

@@ -1,11 +1,11 @@
 import { createHash } from "node:crypto";
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { createServer, request as httpRequest, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
-import { StowageError } from "@stowage/core";
+import { expectStowageError } from "@stowage/core/testing";
 import { createFsObjectStore, type FsObjectStore, SHA256_HEADER } from "@stowage/storage-fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -83,7 +83,12 @@ const signUpload = (
     expiresInSeconds: 900,
     ...overrides,
   });
-const codeIn = (body: string) => (JSON.parse(body) as { error: { code: string } }).error.code;
+/** The code of an error response in the one wire format, `{ error: "<message>", code, reason? }`. */
+function codeIn(body: string): string {
+  const parsed = JSON.parse(body) as { error: unknown; code: string };
+  expect(typeof parsed.error).toBe("string");
+  return parsed.code;
+}
 
 describe("fs direct upload and download URLs over HTTP", () => {
   it("declares the capability and signs URLs that bind size, type and checksum", async () => {
@@ -294,7 +299,88 @@ describe("fs direct upload and download URLs over HTTP", () => {
     const signed = await store.createDownloadUrl!({ key: "sessions/page.html", expiresInSeconds: 60 });
     const got = await fetch(signed.url);
     expect(got.headers.get("content-type")).toBe("application/octet-stream");
-    expect(got.headers.get("content-disposition")).toMatch(/^attachment;/);
+    expect(got.headers.get("content-disposition")).toBe(
+      `attachment; filename="page.html"; filename*=UTF-8''page.html`,
+    );
+    // Asking for inline changes the disposition, never the type: the browser still will not render it.
+    const inline = await store.createDownloadUrl!({
+      key: "sessions/page.html",
+      expiresInSeconds: 60,
+      disposition: "inline",
+    });
+    const shown = await fetch(inline.url);
+    expect(shown.headers.get("content-type")).toBe("application/octet-stream");
+    expect(shown.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(shown.headers.get("content-disposition")).toMatch(/^inline;/);
+  });
+
+  it("serves the signed disposition and file name, and defaults to inline for images", async () => {
+    const plain = await fetch((await store.createDownloadUrl!({ key, expiresInSeconds: 60 })).url);
+    expect(plain.headers.get("content-disposition")).toBe(
+      `inline; filename="screen.png"; filename*=UTF-8''screen.png`,
+    );
+    const signed = await store.createDownloadUrl!({
+      key,
+      expiresInSeconds: 60,
+      disposition: "attachment",
+      filename: 'Bericht "März".png',
+    });
+    const got = await fetch(signed.url);
+    expect(got.status).toBe(200);
+    expect(got.headers.get("content-type")).toBe("image/png");
+    // RFC 6266: an ASCII fallback (non-ASCII and quotes replaced) beside the exact UTF-8 name.
+    expect(got.headers.get("content-disposition")).toBe(
+      `attachment; filename="Bericht _M_rz_.png"; filename*=UTF-8''Bericht%20%22M%C3%A4rz%22.png`,
+    );
+  });
+
+  it.each([
+    ["another disposition", (url: URL) => url.searchParams.set("disposition", "inline")],
+    ["another file name", (url: URL) => url.searchParams.set("filename", "evil.html")],
+    ["no disposition", (url: URL) => url.searchParams.delete("disposition")],
+    ["a malformed disposition", (url: URL) => url.searchParams.set("disposition", "form-data")],
+  ])("refuses a download URL changed to carry %s", async (_why, tamper) => {
+    const signed = await store.createDownloadUrl!({
+      key,
+      expiresInSeconds: 60,
+      disposition: "attachment",
+      filename: "screen.png",
+    });
+    const url = new URL(signed.url);
+    tamper(url);
+    const response = await rawRequest(url.href, "GET", {});
+    expect(response.status).toBe(403);
+    expect(codeIn(response.body)).toBe("FORBIDDEN");
+  });
+
+  it("answers every refusal in the one error wire format", async () => {
+    const response = await rawRequest(`${baseUrl}/${key}`, "GET", {});
+    expect(response.status).toBe(403);
+    expect(JSON.parse(response.body)).toEqual({
+      error: expect.any(String),
+      code: "FORBIDDEN",
+      reason: "UNSIGNED",
+    });
+    const missing = await store.createDownloadUrl!({ key: "sessions/none.png", expiresInSeconds: 60 });
+    const notFound = await rawRequest(missing.url, "GET", {});
+    expect(notFound.status).toBe(404);
+    expect(JSON.parse(notFound.body)).toEqual({ error: expect.any(String), code: "NOT_FOUND" });
+  });
+
+  it("names keys, never the store's directory, in the errors it answers", async () => {
+    // A file where the upload's directory should be: the store fails with the path it failed on.
+    await writeFile(join(root, "sessions", "user", "u1", "s1", "blocked"), "a file");
+    const blocked = "sessions/user/u1/s1/blocked/shot.png";
+    const signed = await signUpload({ key: blocked });
+    const put = await fetch(signed.url, { method: "PUT", headers: signed.headers, body: png });
+    expect(put.status).toBe(409);
+    const body = await put.text();
+    expect(JSON.parse(body)).toMatchObject({ code: "CONFLICT", reason: "NOT_A_DIRECTORY" });
+    expect(body).not.toContain(root);
+    expect(body).toContain("sessions/user/u1/s1/blocked");
+    const download = await store.createDownloadUrl!({ key: blocked, expiresInSeconds: 60 });
+    const got = await fetch(download.url);
+    expect(await got.text()).not.toContain(root);
   });
 });
 
@@ -310,12 +396,7 @@ describe("fs direct URL options", () => {
     ["a non-http base URL", { baseUrl: "file:///etc", secret: SECRET }],
     ["a base URL with a query", { baseUrl: "http://127.0.0.1/d?x=1", secret: SECRET }],
     ["a malformed base URL", { baseUrl: "not a url", secret: SECRET }],
-  ])("rejects %s", (_why, directUrls) => {
-    try {
-      createFsObjectStore({ root: "/tmp/unused", directUrls });
-      throw new Error("accepted");
-    } catch (err) {
-      expect(StowageError.is(err, "INVALID_INPUT")).toBe(true);
-    }
+  ])("rejects %s", async (_why, directUrls) => {
+    await expectStowageError(() => createFsObjectStore({ root: "/tmp/unused", directUrls }), "INVALID_INPUT");
   });
 });

@@ -1,23 +1,31 @@
-import { describeValue, StowageError, throwIfAborted } from "@stowage/core";
+import { consoleLogger, describeValue, type Logger, StowageError, throwIfAborted } from "@stowage/core";
 import { importPeer, resolveSchema } from "./connect-options.js";
-import { STOWAGE_MIGRATIONS_FOLDER, type StowageConnection, type StowageDatabase } from "./database.js";
+import { type DataDirLock, lockDataDir } from "./data-dir-lock.js";
+import type { StowageConnection, StowageDatabase } from "./database.js";
 import { fromDatabaseError } from "./database-errors.js";
+import { registerListenSessions } from "./listen-sessions.js";
+import { migrateStowage } from "./migrate-stowage.js";
 
 export interface ConnectEmbeddedOptions {
   /** Directory holding the database files (created if missing). Default: in memory (`memory://`). */
   dataDir?: string;
   /** PostgreSQL schema for Stowage's tables, created and set as the search path. Default `public`. */
   schema?: string;
+  /** Told when the connection closes itself because its data directory lock was taken away. Default `consoleLogger`. */
+  logger?: Logger;
   signal?: AbortSignal;
 }
 
 /**
  * Opens an embedded PostgreSQL (PGlite, WebAssembly, in process) and applies Stowage's
- * migrations: the same tables and queries as `connectPostgres`, with no server to run. One
- * process at a time may open a data directory.
+ * migrations: the same tables and queries as `connectPostgres`, with no server to run.
+ *
+ * A `dataDir` is locked for as long as the connection is open (see the README): while another
+ * process holds it, this fails with UNAVAILABLE, reason `DATA_DIR_LOCKED`, and `details` naming
+ * the holder (`pid`, `hostname`, `since`). A crashed holder's lock is taken over.
  */
 export async function connectEmbedded(options: ConnectEmbeddedOptions = {}): Promise<StowageConnection> {
-  const { dataDir, signal } = options;
+  const { dataDir, signal, logger = consoleLogger } = options;
   if (
     dataDir !== undefined &&
     (typeof dataDir !== "string" || dataDir === "" || dataDir.includes("\u0000"))
@@ -31,27 +39,52 @@ export async function connectEmbedded(options: ConnectEmbeddedOptions = {}): Pro
   throwIfAborted(signal, "connect embedded");
   const { PGlite } = await importPeer("@electric-sql/pglite", () => import("@electric-sql/pglite"));
   const { drizzle } = await importPeer("drizzle-orm", () => import("drizzle-orm/pglite"));
-  const { migrate } = await importPeer("drizzle-orm", () => import("drizzle-orm/pglite/migrator"));
   let client: InstanceType<typeof PGlite> | undefined;
+  let lock: DataDirLock | undefined;
   let closed = false;
   const close = async () => {
-    if (closed || !client) return;
+    if (closed) return;
     closed = true;
-    await client.close();
+    try {
+      await client?.close();
+    } finally {
+      await lock?.release();
+    }
   };
   try {
+    // The lock comes first: two PGlite instances on one directory lose rows.
+    if (dataDir !== undefined) {
+      lock = await lockDataDir(dataDir, () => {
+        // Someone removed the lock by hand: stop writing rather than share the files.
+        logger.warn(
+          { reason: "DATA_DIR_LOCK_LOST" },
+          "the embedded database's data directory lock was removed; the connection is closed to keep its files safe",
+        );
+        void close().catch(() => {});
+      });
+    }
     client = new PGlite(dataDir ?? "memory://");
     await client.waitReady;
     if (schema !== "public") {
       await client.exec(`CREATE SCHEMA IF NOT EXISTS "${schema}"; SET search_path TO "${schema}";`);
     }
     throwIfAborted(signal, "connect embedded");
-    const db = drizzle({ client });
-    await migrate(db, {
-      migrationsFolder: STOWAGE_MIGRATIONS_FOLDER,
-      ...(schema === "public" ? {} : { migrationsSchema: schema }),
+    const db = drizzle({ client }) as unknown as StowageDatabase;
+    await migrateStowage({ db, schema, ...(signal ? { signal } : {}) });
+    const connection: StowageConnection = {
+      db,
+      driver: "pglite",
+      schema,
+      close,
+      [Symbol.asyncDispose]: close,
+    };
+    const pglite = client;
+    // One process: notifications go through PGlite's own LISTEN/NOTIFY, nothing to lose.
+    registerListenSessions(connection, async (channel, { onMessage }) => {
+      const unlisten = await pglite.listen(channel, onMessage);
+      return { close: () => unlisten() };
     });
-    return { db: db as unknown as StowageDatabase, driver: "pglite", schema, close };
+    return connection;
   } catch (err) {
     await close().catch(() => {});
     throw fromDatabaseError(err, "connect embedded");

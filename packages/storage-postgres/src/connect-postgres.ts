@@ -1,19 +1,23 @@
 import { describeValue, StowageError, throwIfAborted } from "@stowage/core";
 import { importPeer, resolveSchema } from "./connect-options.js";
-import { STOWAGE_MIGRATIONS_FOLDER, type StowageConnection, type StowageDatabase } from "./database.js";
+import type { StowageConnection, StowageDatabase } from "./database.js";
 import { fromDatabaseError } from "./database-errors.js";
+import { registerListenSessions } from "./listen-sessions.js";
+import { migrateStowage } from "./migrate-stowage.js";
 
 /** Connections in the pool when `maxConnections` is not given (node-postgres's own default). */
 export const DEFAULT_MAX_CONNECTIONS = 10;
-/** Advisory lock key held while migrating, so that concurrent processes migrate one at a time. */
-export const MIGRATION_LOCK_KEY = 0x5354_4f57; // "STOW"
 
 export interface ConnectPostgresOptions {
-  /** `postgres://user@host:5432/db` (any node-postgres connection string). */
-  url: string;
+  /**
+   * `postgres://user@host:5432/db` (any node-postgres connection string). `undefined` is
+   * accepted by the type so that `{ url: process.env.DATABASE_URL }` compiles, and refused at run
+   * time with INVALID_INPUT saying that no URL was given.
+   */
+  url: string | undefined;
   /**
    * PostgreSQL schema for Stowage's tables: created if missing and set as every connection's
-   * search path; its migration history is kept in the same schema. Default `public`.
+   * search path; its migration history is kept in the same schema (`stowage_migrations`). Default `public`.
    */
   schema?: string;
   /** Pool size. Default {@link DEFAULT_MAX_CONNECTIONS}. */
@@ -22,11 +26,17 @@ export interface ConnectPostgresOptions {
 }
 
 /**
- * Opens a node-postgres pool and applies Stowage's migrations (under an advisory lock, so that
- * processes starting together do not race). Fails with UNAVAILABLE when the server is unreachable.
+ * Opens a node-postgres pool and applies Stowage's migrations with `migrateStowage` (under an
+ * advisory lock, so that processes starting together do not race). Fails with UNAVAILABLE when the server is unreachable.
  */
 export async function connectPostgres(options: ConnectPostgresOptions): Promise<StowageConnection> {
   const { url, signal } = options ?? ({} as ConnectPostgresOptions);
+  if (url === undefined || url === "") {
+    throw new StowageError(
+      "INVALID_INPUT",
+      "url is missing: give a postgres:// connection string (is DATABASE_URL set?), or use connectEmbedded",
+    );
+  }
   if (typeof url !== "string" || !/^postgres(ql)?:\/\//.test(url)) {
     throw new StowageError(
       "INVALID_INPUT",
@@ -44,7 +54,6 @@ export async function connectPostgres(options: ConnectPostgresOptions): Promise<
   throwIfAborted(signal, "connect postgres");
   const pg = await importPeer("pg", async () => (await import("pg")).default);
   const { drizzle } = await importPeer("drizzle-orm", () => import("drizzle-orm/node-postgres"));
-  const { migrate } = await importPeer("drizzle-orm", () => import("drizzle-orm/node-postgres/migrator"));
   const pool = new pg.Pool({
     connectionString: url,
     max: maxConnections,
@@ -59,26 +68,44 @@ export async function connectPostgres(options: ConnectPostgresOptions): Promise<
     closed = true;
     await pool.end();
   };
+  const db = drizzle({ client: pool }) as unknown as StowageDatabase;
   try {
-    const client = await pool.connect();
-    try {
-      await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK_KEY]);
-      try {
-        throwIfAborted(signal, "connect postgres");
-        await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-        await migrate(drizzle({ client }), {
-          migrationsFolder: STOWAGE_MIGRATIONS_FOLDER,
-          ...(schema === "public" ? {} : { migrationsSchema: schema }),
-        });
-      } finally {
-        await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK_KEY]);
-      }
-    } finally {
-      client.release();
-    }
+    await migrateStowage({ db, schema, ...(signal ? { signal } : {}) });
   } catch (err) {
     await close().catch(() => {});
     throw fromDatabaseError(err, "connect postgres");
   }
-  return { db: drizzle({ client: pool }) as unknown as StowageDatabase, driver: "pg", schema, close };
+  const connection: StowageConnection = { db, driver: "pg", schema, close, [Symbol.asyncDispose]: close };
+  // LISTEN needs a connection of its own, held for as long as someone listens: not one of the pool's.
+  registerListenSessions(connection, async (channel, handlers) => {
+    const client = new pg.Client({ connectionString: url });
+    let closing = false;
+    const lost = (err: unknown) => {
+      if (closing) return;
+      closing = true;
+      client.end().catch(() => {});
+      handlers.onLost(err);
+    };
+    client.on("error", lost);
+    client.on("end", () => lost(new Error("listen connection ended")));
+    client.on("notification", (notification) => {
+      if (notification.channel === channel) handlers.onMessage(notification.payload ?? "");
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN "${channel}"`);
+    } catch (err) {
+      closing = true;
+      await client.end().catch(() => {});
+      throw fromDatabaseError(err, "listen");
+    }
+    return {
+      async close() {
+        if (closing) return;
+        closing = true;
+        await client.end().catch(() => {});
+      },
+    };
+  });
+  return connection;
 }

@@ -1,6 +1,6 @@
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import { StowageError } from "@stowage/core";
-import { integrationEnv } from "@stowage/core/testing";
+import { expectStowageError, integrationEnv, recordingLogger } from "@stowage/core/testing";
 import { tempDirectory } from "@stowage/test-support";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
@@ -11,17 +11,12 @@ import { rowsOf } from "./database.js";
 import { createPostgresObjectStore } from "./object-store.js";
 
 const base = await tempDirectory("stowage-connect-");
-const codeOf = (promise: Promise<unknown>) =>
-  promise.then(
-    () => "success",
-    (err: unknown) => (StowageError.is(err) ? err.code : String(err)),
-  );
 const text = (value: string) => new TextEncoder().encode(value);
 
 describe("connect options", () => {
   it("rejects malformed urls, schemas and pool sizes before connecting", async () => {
     for (const url of ["", "mysql://x", "127.0.0.1:5432", undefined, 5]) {
-      expect(await codeOf(connectPostgres({ url: url as string }))).toBe("INVALID_INPUT");
+      await expectStowageError(connectPostgres({ url: url as string }), "INVALID_INPUT");
     }
     for (const schema of [
       "",
@@ -32,29 +27,28 @@ describe("connect options", () => {
       "a".repeat(64),
       "../x",
     ]) {
-      expect(await codeOf(connectPostgres({ url: "postgres://localhost/x", schema }))).toBe("INVALID_INPUT");
-      expect(await codeOf(connectEmbedded({ schema }))).toBe("INVALID_INPUT");
+      await expectStowageError(connectPostgres({ url: "postgres://localhost/x", schema }), "INVALID_INPUT");
+      await expectStowageError(connectEmbedded({ schema }), "INVALID_INPUT");
     }
     for (const maxConnections of [0, -1, 1.5]) {
-      expect(await codeOf(connectPostgres({ url: "postgres://localhost/x", maxConnections }))).toBe(
+      await expectStowageError(
+        connectPostgres({ url: "postgres://localhost/x", maxConnections }),
         "INVALID_INPUT",
       );
     }
     for (const dataDir of ["", "a\u0000b", 7]) {
-      expect(await codeOf(connectEmbedded({ dataDir: dataDir as string }))).toBe("INVALID_INPUT");
+      await expectStowageError(connectEmbedded({ dataDir: dataDir as string }), "INVALID_INPUT");
     }
   });
 
   it("fails with UNAVAILABLE when no server listens", async () => {
-    expect(await codeOf(connectPostgres({ url: "postgres://postgres@127.0.0.1:1/test" }))).toBe(
-      "UNAVAILABLE",
-    );
+    await expectStowageError(connectPostgres({ url: "postgres://postgres@127.0.0.1:1/test" }), "UNAVAILABLE");
   });
 
   it("an aborted signal stops before connecting", async () => {
     const controller = new AbortController();
     controller.abort();
-    expect(await codeOf(connectEmbedded({ signal: controller.signal }))).toBe("ABORTED");
+    await expectStowageError(connectEmbedded({ signal: controller.signal }), "ABORTED");
   });
 });
 
@@ -62,15 +56,32 @@ describe("connectEmbedded", () => {
   it("keeps data in dataDir across close and reopen, in the schema asked for", async () => {
     const dataDir = join(base, "pgdata");
     const first = await connectEmbedded({ dataDir, schema: "stowage" });
-    await createPostgresObjectStore(first.db).put("kept", text("across restarts"));
+    await createPostgresObjectStore({ db: first.db }).put("kept", text("across restarts"));
     await first.close();
     await first.close();
     const second = await connectEmbedded({ dataDir, schema: "stowage" });
-    expect(new TextDecoder().decode((await createPostgresObjectStore(second.db).get("kept"))!)).toBe(
+    expect(new TextDecoder().decode((await createPostgresObjectStore({ db: second.db }).get("kept"))!)).toBe(
       "across restarts",
     );
     expect(rowsOf(await second.db.execute(sql`SELECT current_schema() AS s`))[0]?.s).toBe("stowage");
     await second.close();
+  }, 120_000);
+
+  it("tells its logger, and closes, when its data directory lock is removed by hand", async () => {
+    const dataDir = join(base, "lost-lock");
+    const { logger, warnings } = recordingLogger();
+    const connection = await connectEmbedded({ dataDir, logger });
+    await rm(join(dataDir, "stowage.lock"), { recursive: true, force: true });
+    // proper-lockfile notices at its next refresh (every second): wait for it, boundedly.
+    for (let i = 0; i < 100 && warnings.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(warnings.map((warning) => warning.details)).toEqual([{ reason: "DATA_DIR_LOCK_LOST" }]);
+    await connection.close();
+  }, 120_000);
+
+  it("creates a dataDir whose parents do not exist yet (a fresh project's ./.stowage/pg)", async () => {
+    const connection = await connectEmbedded({ dataDir: join(base, "fresh", ".stowage", "pg") });
+    expect(rowsOf(await connection.db.execute(sql`SELECT 1 AS one`))[0]?.one).toBe(1);
+    await connection.close();
   }, 120_000);
 });
 
@@ -84,10 +95,11 @@ describe.skipIf(!env.ready)(`connectPostgres${env.ready ? "" : ` (skipped: ${env
     try {
       const applied = rowsOf(
         await connections[0]!.db.execute(
-          sql.raw(`SELECT count(*)::int AS n FROM "${schema}".__drizzle_migrations`),
+          sql.raw(`SELECT count(*)::int AS n FROM "${schema}".stowage_migrations`),
         ),
       );
-      expect(applied[0]?.n).toBe(1);
+      // One row per migration in drizzle/meta/_journal.json.
+      expect(applied[0]?.n).toBe(6);
       const again = await connectPostgres({ url, schema });
       await again.close();
       const tables = rowsOf(
@@ -96,11 +108,16 @@ describe.skipIf(!env.ready)(`connectPostgres${env.ready ? "" : ` (skipped: ${env
         ),
       ).map((row) => row.table_name);
       expect(tables).toEqual([
-        "__drizzle_migrations",
         "agent_sessions",
         "blobs",
+        "prompt_metrics",
+        "quota_objects",
+        "quota_reservations",
+        "quota_scopes",
+        "rate_limits",
         "session_store_entries",
         "session_store_keys",
+        "stowage_migrations",
       ]);
     } finally {
       await connections[0]!.db.execute(sql.raw(`DROP SCHEMA "${schema}" CASCADE`));
@@ -112,12 +129,10 @@ describe.skipIf(!env.ready)(`connectPostgres${env.ready ? "" : ` (skipped: ${env
     const schema = uniqueSchema("errors");
     const connection = await connectPostgres({ url, schema });
     try {
-      const store = createPostgresObjectStore(connection.db);
+      const store = createPostgresObjectStore({ db: connection.db });
       await connection.db.execute(sql.raw(`DROP TABLE "${schema}".blobs`));
-      const err = await store.get("x").catch((e: unknown) => e);
-      expect(StowageError.is(err, "INTERNAL")).toBe(true);
-      expect((err as StowageError).reason).toBe("42P01");
-      expect((err as StowageError).message).toMatch(/migrations/);
+      // The SQLSTATE is the reason; the message also says to apply the migrations.
+      await expectStowageError(store.get("x"), "INTERNAL", "42P01");
     } finally {
       await connection.db.execute(sql.raw(`DROP SCHEMA "${schema}" CASCADE`));
       await connection.close();

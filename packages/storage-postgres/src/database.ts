@@ -1,4 +1,5 @@
 import { fileURLToPath } from "node:url";
+import { describeValue, StowageError } from "@stowage/core";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 
 /**
@@ -16,6 +17,8 @@ export interface StowageConnection {
   schema: string;
   /** Closes the pool or the embedded database; safe to call twice. */
   close(): Promise<void>;
+  /** `close()`, for `await using connection = await connectPostgres(…)`. */
+  [Symbol.asyncDispose](): Promise<void>;
 }
 
 /**
@@ -42,4 +45,26 @@ export function plainBytes(value: unknown): Uint8Array {
   return bytes.constructor === Uint8Array
     ? bytes
     : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/**
+ * The `db` option of a factory, checked to be a drizzle PostgreSQL database (it has `select`,
+ * `execute` and `transaction`); INVALID_INPUT otherwise, e.g. for the pre-options-object call
+ * `createPostgresSessionBlobs(db)`.
+ */
+export function assertDatabase(value: unknown, factory: string): StowageDatabase {
+  const db = value as Partial<Record<"select" | "execute" | "transaction", unknown>> | undefined;
+  if (
+    typeof db !== "object" ||
+    db === null ||
+    typeof db.select !== "function" ||
+    typeof db.execute !== "function" ||
+    typeof db.transaction !== "function"
+  ) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `${factory}: db must be a drizzle PostgreSQL database ({ db } from connectPostgres or connectEmbedded), got ${describeValue(value)}`,
+    );
+  }
+  return value as StowageDatabase;
 }

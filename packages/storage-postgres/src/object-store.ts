@@ -10,7 +10,7 @@ import {
   StowageError,
 } from "@stowage/core";
 import { and, eq, gt, gte, type SQL, sql } from "drizzle-orm";
-import { plainBytes, rowsOf, type StowageDatabase } from "./database.js";
+import { assertDatabase, plainBytes, rowsOf, type StowageDatabase } from "./database.js";
 import { fromDatabaseError } from "./database-errors.js";
 import { blobs } from "./schema.js";
 
@@ -22,6 +22,8 @@ export const MAX_OBJECT_BYTES_LIMIT = 1024 * 1024 * 1024 - 64 * 1024;
 export const DEFAULT_OBJECT_NAMESPACE = "default";
 
 export interface PostgresObjectStoreOptions {
+  /** A database with Stowage's tables: `connectPostgres`/`connectEmbedded`'s `db`, or the host's own. */
+  db: StowageDatabase;
   /** Scopes the keys: stores with different namespaces share the table, never a key. Default `default`. */
   namespace?: string;
   /** Default {@link DEFAULT_MAX_OBJECT_BYTES}. */
@@ -46,10 +48,8 @@ function decodeCursor(cursor: string): string {
  * (`COLLATE "C"`, so listing is UTF-8 byte order), create-only puts as a conditional insert,
  * native move and touch inside the database.
  */
-export function createPostgresObjectStore(
-  db: StowageDatabase,
-  options: PostgresObjectStoreOptions = {},
-): ObjectStore {
+export function createPostgresObjectStore(options: PostgresObjectStoreOptions): ObjectStore {
+  const db = assertDatabase(options?.db, "createPostgresObjectStore");
   const namespace = options.namespace ?? DEFAULT_OBJECT_NAMESPACE;
   const problem = pathSegmentProblem(namespace);
   if (problem)
@@ -66,19 +66,15 @@ export function createPostgresObjectStore(
     );
   }
   const at = (key: string): SQL => and(eq(blobs.namespace, namespace), eq(blobs.key, key))!;
-  const context = (operation: string, key: string) => `postgres ${operation} ${describeValue(key)}`;
-  const mapped = async <T>(what: string, action: () => Promise<T>) => {
-    try {
-      return await action();
-    } catch (err) {
-      throw fromDatabaseError(err, what);
-    }
-  };
 
   const driver: ObjectStoreDriver = {
     name: "postgres",
     atomicCreateOnly: true,
     keepsContentType: true,
+    // move copies the row's last_modified into the new row.
+    moveKeepsLastModified: true,
+    // Every method's errors (SQLSTATE, network) are mapped here, once, by defineObjectStore.
+    mapError: fromDatabaseError,
 
     async put(key, body, { ifNoneMatch, contentType, signal }) {
       const bytes =
@@ -91,41 +87,37 @@ export function createPostgresObjectStore(
         });
       }
       const row = { namespace, key, body: bytes, size: bytes.byteLength, contentType: contentType ?? null };
-      return mapped(context("put", key), async () => {
-        if (ifNoneMatch === "*") {
-          const inserted = await db
-            .insert(blobs)
-            .values(row)
-            .onConflictDoNothing()
-            .returning({ key: blobs.key });
-          if (inserted.length === 0) {
-            throw new StowageError("ALREADY_EXISTS", `postgres put: ${describeValue(key)} already exists`);
-          }
-          return { key, size: bytes.byteLength, created: true };
-        }
-        const [result] = await db
+      if (ifNoneMatch === "*") {
+        const inserted = await db
           .insert(blobs)
           .values(row)
-          .onConflictDoUpdate({
-            target: [blobs.namespace, blobs.key],
-            set: {
-              body: sql`excluded.body`,
-              size: sql`excluded.size`,
-              contentType: sql`excluded.content_type`,
-              lastModified: sql`clock_timestamp()`,
-            },
-          })
-          // xmax is 0 on a freshly inserted row version, non-zero on one an upsert updated.
-          .returning({ created: sql<boolean>`(xmax = 0)` });
-        return { key, size: bytes.byteLength, created: result!.created };
-      });
+          .onConflictDoNothing()
+          .returning({ key: blobs.key });
+        if (inserted.length === 0) {
+          throw new StowageError("ALREADY_EXISTS", `postgres put: ${describeValue(key)} already exists`);
+        }
+        return { key, size: bytes.byteLength, created: true };
+      }
+      const [result] = await db
+        .insert(blobs)
+        .values(row)
+        .onConflictDoUpdate({
+          target: [blobs.namespace, blobs.key],
+          set: {
+            body: sql`excluded.body`,
+            size: sql`excluded.size`,
+            contentType: sql`excluded.content_type`,
+            lastModified: sql`clock_timestamp()`,
+          },
+        })
+        // xmax is 0 on a freshly inserted row version, non-zero on one an upsert updated.
+        .returning({ created: sql<boolean>`(xmax = 0)` });
+      return { key, size: bytes.byteLength, created: result!.created };
     },
 
     async get(key) {
-      return mapped(context("get", key), async () => {
-        const [row] = await db.select({ body: blobs.body }).from(blobs).where(at(key));
-        return row ? plainBytes(row.body) : null;
-      });
+      const [row] = await db.select({ body: blobs.body }).from(blobs).where(at(key));
+      return row ? plainBytes(row.body) : null;
     },
 
     async stream(key) {
@@ -134,91 +126,83 @@ export function createPostgresObjectStore(
     },
 
     async head(key) {
-      return mapped(context("head", key), async () => {
-        const [row] = await db
-          .select({ size: blobs.size, lastModified: blobs.lastModified, contentType: blobs.contentType })
-          .from(blobs)
-          .where(at(key));
-        if (!row) return null;
-        return {
-          size: row.size,
-          lastModified: row.lastModified,
-          ...(row.contentType === null ? {} : { contentType: row.contentType }),
-        };
-      });
+      const [row] = await db
+        .select({ size: blobs.size, lastModified: blobs.lastModified, contentType: blobs.contentType })
+        .from(blobs)
+        .where(at(key));
+      if (!row) return null;
+      return {
+        size: row.size,
+        lastModified: row.lastModified,
+        ...(row.contentType === null ? {} : { contentType: row.contentType }),
+      };
     },
 
     async delete(key) {
-      await mapped(context("delete", key), () => db.delete(blobs).where(at(key)));
+      await db.delete(blobs).where(at(key));
     },
 
     async list({ prefix, cursor, limit = DEFAULT_LIST_LIMIT }) {
       const after = cursor === undefined ? undefined : decodeCursor(cursor);
-      return mapped(`postgres list ${describeValue(prefix)}`, async () => {
-        const rows = await db
-          .select({ key: blobs.key, size: blobs.size, lastModified: blobs.lastModified })
-          .from(blobs)
-          .where(
-            and(
-              eq(blobs.namespace, namespace),
-              // The range condition lets the primary key index do the work; starts_with is exact.
-              gte(blobs.key, prefix),
-              sql`starts_with(${blobs.key}, ${prefix})`,
-              after === undefined ? undefined : gt(blobs.key, after),
-            ),
-          )
-          .orderBy(blobs.key)
-          .limit(limit + 1);
-        const items = rows.slice(0, limit);
-        return {
-          items,
-          cursor: rows.length > limit ? encodeCursor(items[items.length - 1]!.key) : undefined,
-        };
-      });
+      const rows = await db
+        .select({ key: blobs.key, size: blobs.size, lastModified: blobs.lastModified })
+        .from(blobs)
+        .where(
+          and(
+            eq(blobs.namespace, namespace),
+            // The range condition lets the primary key index do the work; starts_with is exact.
+            gte(blobs.key, prefix),
+            sql`starts_with(${blobs.key}, ${prefix})`,
+            after === undefined ? undefined : gt(blobs.key, after),
+          ),
+        )
+        .orderBy(blobs.key)
+        .limit(limit + 1);
+      const items = rows.slice(0, limit);
+      return {
+        items,
+        cursor: rows.length > limit ? encodeCursor(items[items.length - 1]!.key) : undefined,
+      };
     },
 
     async move(from, to, { ifNoneMatch, signal }) {
-      return mapped(context("move", `${from} -> ${to}`), () =>
-        db.transaction(async (tx) => {
-          const [source] = await tx.select({ size: blobs.size }).from(blobs).where(at(from)).for("update");
-          if (!source)
-            throw new StowageError("NOT_FOUND", `postgres move: ${describeValue(from)} does not exist`);
-          // The bytes are copied inside the database, never through this process.
-          const copy = sql`
-            INSERT INTO ${blobs} (namespace, key, body, size, content_type, last_modified)
-            SELECT namespace, ${to}, body, size, content_type, last_modified FROM ${blobs}
-            WHERE namespace = ${namespace} AND key = ${from}`;
-          let created: boolean;
-          if (ifNoneMatch === "*") {
-            const inserted = await tx.execute(sql`${copy} ON CONFLICT DO NOTHING RETURNING 1 AS inserted`);
-            if (rowsOf(inserted).length !== 1) {
-              throw new StowageError("ALREADY_EXISTS", `postgres move: ${describeValue(to)} already exists`);
-            }
-            created = true;
-          } else {
-            const upserted = await tx.execute(sql`${copy}
-              ON CONFLICT (namespace, key) DO UPDATE SET body = excluded.body, size = excluded.size,
-                content_type = excluded.content_type, last_modified = excluded.last_modified
-              RETURNING (xmax = 0) AS created`);
-            created = rowsOf(upserted)[0]?.created === true;
+      return db.transaction(async (tx) => {
+        const [source] = await tx.select({ size: blobs.size }).from(blobs).where(at(from)).for("update");
+        if (!source)
+          throw new StowageError("NOT_FOUND", `postgres move: ${describeValue(from)} does not exist`);
+        // The bytes are copied inside the database, never through this process.
+        const copy = sql`
+          INSERT INTO ${blobs} (namespace, key, body, size, content_type, last_modified)
+          SELECT namespace, ${to}, body, size, content_type, last_modified FROM ${blobs}
+          WHERE namespace = ${namespace} AND key = ${from}`;
+        let created: boolean;
+        if (ifNoneMatch === "*") {
+          const inserted = await tx.execute(sql`${copy} ON CONFLICT DO NOTHING RETURNING 1 AS inserted`);
+          if (rowsOf(inserted).length !== 1) {
+            throw new StowageError("ALREADY_EXISTS", `postgres move: ${describeValue(to)} already exists`);
           }
-          await tx.delete(blobs).where(at(from));
-          if (signal?.aborted)
-            throw new StowageError("ABORTED", `postgres move ${describeValue(from)}: aborted`);
-          return { key: to, size: source.size, created };
-        }),
-      );
+          created = true;
+        } else {
+          const upserted = await tx.execute(sql`${copy}
+            ON CONFLICT (namespace, key) DO UPDATE SET body = excluded.body, size = excluded.size,
+              content_type = excluded.content_type, last_modified = excluded.last_modified
+            RETURNING (xmax = 0) AS created`);
+          created = rowsOf(upserted)[0]?.created === true;
+        }
+        await tx.delete(blobs).where(at(from));
+        if (signal?.aborted)
+          throw new StowageError("ABORTED", `postgres move ${describeValue(from)}: aborted`);
+        return { key: to, size: source.size, created };
+      });
     },
 
     async touch(key) {
-      return mapped(context("touch", key), async () => {
-        const rows = await db
-          .update(blobs)
-          .set({ lastModified: sql`clock_timestamp()` })
-          .where(at(key))
-          .returning({ key: blobs.key });
-        return rows.length === 1;
-      });
+      const rows = await db
+        .update(blobs)
+        .set({ lastModified: sql`clock_timestamp()` })
+        .where(at(key))
+        .returning({ key: blobs.key });
+      return rows.length === 1;
     },
   };
   return defineObjectStore(driver);

@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import {
   bigint,
   bigserial,
+  boolean,
   check,
   customType,
   index,
@@ -27,14 +28,16 @@ const textC = customType<{ data: string; driverData: string }>({
 });
 
 /**
- * Captured agent sessions (one archive per request and session), kept until `expires_at`.
+ * Captured agent sessions (one archive per owner, request and session), kept until `expires_at`.
  * A host application may add a foreign key from `request_id` to its own requests table in its
- * own migration; Stowage does not force one.
+ * own migration; Stowage does not force one. Rows stored before owners existed have the owner
+ * `''`, which no caller can name (see the README).
  */
 export const agentSessions = pgTable(
   "agent_sessions",
   {
     id: serial("id").primaryKey(),
+    owner: text("owner").notNull(),
     requestId: text("request_id").notNull(),
     sessionId: text("session_id").notNull(),
     agentType: text("agent_type").notNull(),
@@ -46,10 +49,14 @@ export const agentSessions = pgTable(
     expiresAt: timestamp("expires_at", { withTimezone: true }),
   },
   (table) => [
-    unique("agent_sessions_request_id_session_id_unique").on(table.requestId, table.sessionId),
-    index("idx_agent_sessions_request_id").on(table.requestId),
-    // getBySessionId looks sessions up without a request id.
-    index("idx_agent_sessions_session_id").on(table.sessionId),
+    unique("agent_sessions_owner_request_id_session_id_unique").on(
+      table.owner,
+      table.requestId,
+      table.sessionId,
+    ),
+    index("idx_agent_sessions_owner_request_id").on(table.owner, table.requestId),
+    // getBySessionId looks an owner's sessions up without a request id.
+    index("idx_agent_sessions_owner_session_id").on(table.owner, table.sessionId),
     index("idx_agent_sessions_expires_at").on(table.expiresAt).where(sql`${table.expiresAt} IS NOT NULL`),
     check("agent_sessions_codec_check", sql`${table.codec} IN ('gzip', 'brotli', 'zstd')`),
     check("agent_sessions_sizes_check", sql`${table.blobSizeBytes} >= 0 AND ${table.rawSizeBytes} >= 0`),
@@ -110,5 +117,106 @@ export const sessionStoreEntries = pgTable(
     uniqueIndex("uq_session_store_entries_uuid")
       .on(table.projectKey, table.sessionId, table.subpath, table.uuid)
       .where(sql`${table.uuid} IS NOT NULL`),
+  ],
+);
+
+/**
+ * The quota ledger: one row per scope (an upload session's prefix) with the bytes and number of
+ * the objects under it. Every change to a scope, its objects or its reservations first locks
+ * this row, so changes to one scope are serialized across connections and processes.
+ * `listed_at`: when the latest listing applied to the scope started (the caller's clock); a
+ * listing that started before it changes nothing.
+ */
+export const quotaScopes = pgTable(
+  "quota_scopes",
+  {
+    scope: textC("scope").primaryKey(),
+    usedBytes: bigint("used_bytes", { mode: "number" }).notNull().default(0),
+    objectCount: integer("object_count").notNull().default(0),
+    listedAt: timestamp("listed_at", { withTimezone: true }),
+  },
+  (table) => [check("quota_scopes_totals_check", sql`${table.usedBytes} >= 0 AND ${table.objectCount} >= 0`)],
+);
+
+/**
+ * The quota ledger's view of the objects under a scope: what each key holds. `changed_at` is when
+ * a commit, a forget or a HEAD last recorded the key (the database's clock; NULL when only a
+ * listing did): a listing that started before it keeps the record. A forgotten key is a row with
+ * `size` NULL until a later listing supersedes it.
+ */
+export const quotaObjects = pgTable(
+  "quota_objects",
+  {
+    scope: textC("scope").notNull(),
+    key: textC("key").notNull(),
+    size: bigint("size", { mode: "number" }),
+    changedAt: timestamp("changed_at", { withTimezone: true }),
+  },
+  (table) => [
+    primaryKey({ name: "quota_objects_pkey", columns: [table.scope, table.key] }),
+    check("quota_objects_size_check", sql`${table.size} >= 0`),
+    check("quota_objects_recorded_check", sql`${table.size} IS NOT NULL OR ${table.changedAt} IS NOT NULL`),
+  ],
+);
+
+/**
+ * Bytes reserved for upload URLs not yet settled: one row per key (the largest outstanding size,
+ * held until the last URL's expiry plus grace; `holders` URLs stand behind it). `token` names the
+ * reservation a single URL may give back.
+ */
+export const quotaReservations = pgTable(
+  "quota_reservations",
+  {
+    scope: textC("scope").notNull(),
+    key: textC("key").notNull(),
+    bytes: bigint("bytes", { mode: "number" }).notNull(),
+    issuedAt: timestamp("issued_at", { withTimezone: true }).notNull(),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+    holders: integer("holders").notNull(),
+    token: text("token").notNull(),
+  },
+  (table) => [
+    primaryKey({ name: "quota_reservations_pkey", columns: [table.scope, table.key] }),
+    check("quota_reservations_bytes_check", sql`${table.bytes} > 0 AND ${table.holders} > 0`),
+  ],
+);
+
+/**
+ * Rate-limit buckets shared by every process on the database: the table shape
+ * `rate-limiter-flexible`'s `RateLimiterDrizzle` reads and writes (`key`, `points`, `expire`), so
+ * an app keeps one maintained limiter and gets limits that hold across replicas.
+ */
+export const rateLimits = pgTable(
+  "rate_limits",
+  {
+    key: textC("key").primaryKey(),
+    points: integer("points").notNull().default(0),
+    expire: timestamp("expire", { withTimezone: true }),
+  },
+  (table) => [index("idx_rate_limits_expire").on(table.expire)],
+);
+
+/**
+ * Hot-state prompt metrics (`@stowage/hot-state`'s metrics log): one row per model call of a
+ * session, turns from 1 without gaps (the primary key makes two writers of one turn fail). `entry`
+ * holds the record, its warnings and violations as JSON text; the measures a dashboard queries
+ * are columns too.
+ */
+export const promptMetrics = pgTable(
+  "prompt_metrics",
+  {
+    namespace: textC("namespace").notNull(),
+    sessionId: textC("session_id").notNull(),
+    turn: bigint("turn", { mode: "number" }).notNull(),
+    recordedAt: timestamp("recorded_at", { withTimezone: true }).notNull(),
+    hotStateVersion: bigint("hot_state_version", { mode: "number" }),
+    hsTokens: integer("hs_tokens").notNull(),
+    estTokens: integer("est_tokens"),
+    budgetOk: boolean("budget_ok").notNull(),
+    entry: text("entry").notNull(),
+  },
+  (table) => [
+    primaryKey({ name: "prompt_metrics_pkey", columns: [table.namespace, table.sessionId, table.turn] }),
+    check("prompt_metrics_turn_check", sql`${table.turn} >= 1`),
   ],
 );

@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { describeSessionBlobRepositoryConformance } from "@stowage/sessions/testing";
+import { gzipSync } from "node:zlib";
+import { describeSessionBlobRepositoryConformance, sampleSessionBlob } from "@stowage/sessions/testing";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { describeBackends } from "../test/backends.js";
@@ -10,7 +11,7 @@ import { createPostgresSessionBlobs } from "./session-blobs.js";
 describeBackends("postgres session blobs", (backend) => {
   describeSessionBlobRepositoryConformance({
     name: `postgres session blobs on ${backend.name}`,
-    createRepository: () => createPostgresSessionBlobs(backend.connection().db),
+    createRepository: () => createPostgresSessionBlobs({ db: backend.connection().db }),
     destroyRepository: async () => {
       await backend.connection().db.delete(agentSessions);
     },
@@ -37,6 +38,8 @@ describeBackends("postgres session blobs", (backend) => {
         "raw_size_bytes integer not null",
         "created_at timestamp with time zone not null",
         "expires_at timestamp with time zone null",
+        // Added by 0001_session_blob_owner; ALTER TABLE appends.
+        "owner text not null",
       ]);
       const indexes = rowsOf(
         await db.execute(
@@ -46,9 +49,10 @@ describeBackends("postgres session blobs", (backend) => {
       expect(indexes).toEqual(
         expect.arrayContaining([
           expect.stringMatching(
-            /UNIQUE INDEX agent_sessions_request_id_session_id_unique .*\(request_id, session_id\)/,
+            /UNIQUE INDEX agent_sessions_owner_request_id_session_id_unique .*\(owner, request_id, session_id\)/,
           ),
-          expect.stringMatching(/INDEX idx_agent_sessions_request_id .*\(request_id\)$/),
+          expect.stringMatching(/INDEX idx_agent_sessions_owner_request_id .*\(owner, request_id\)$/),
+          expect.stringMatching(/INDEX idx_agent_sessions_owner_session_id .*\(owner, session_id\)$/),
           expect.stringMatching(
             /INDEX idx_agent_sessions_expires_at .*\(expires_at\) WHERE \(expires_at IS NOT NULL\)/,
           ),
@@ -61,6 +65,7 @@ describeBackends("postgres session blobs", (backend) => {
       const err = await db
         .insert(agentSessions)
         .values({
+          owner: "user:alice",
           requestId: "r",
           sessionId: randomUUID(),
           agentType: "claude-code",
@@ -75,16 +80,13 @@ describeBackends("postgres session blobs", (backend) => {
 
     it("two cleaners running at once delete every expired row exactly once", async () => {
       const { db } = backend.connection();
-      const repo = createPostgresSessionBlobs(db);
+      const repo = createPostgresSessionBlobs({ db });
       const past = new Date(Date.now() - 60_000);
       for (let i = 0; i < 60; i++) {
         await repo.create({
+          owner: i % 2 ? "user:alice" : "org:acme",
           requestId: "req-cleaners",
-          sessionId: randomUUID(),
-          agentType: "claude-code",
-          codec: "gzip",
-          blob: new Uint8Array(randomBytes(64)),
-          rawSizeBytes: 100,
+          ...sampleSessionBlob({ sessionId: randomUUID() }),
           expiresAt: past,
         });
       }
@@ -97,21 +99,25 @@ describeBackends("postgres session blobs", (backend) => {
     });
 
     it("a 4 MB blob round-trips byte for byte", async () => {
-      const repo = createPostgresSessionBlobs(backend.connection().db);
-      const blob = new Uint8Array(randomBytes(4 * 1024 * 1024));
+      const repo = createPostgresSessionBlobs({ db: backend.connection().db });
+      // Blobs are read through when stored: a JSONL transcript whose random line hardly compresses.
       const sessionId = randomUUID();
+      const jsonl = `${JSON.stringify({ type: "user", sessionId, data: randomBytes(3 * 1024 * 1024).toString("base64") })}\n`;
+      const blob = new Uint8Array(gzipSync(jsonl));
+      expect(blob.byteLength).toBeGreaterThan(3 * 1024 * 1024);
       await repo.create({
+        owner: "user:alice",
         requestId: "req-big",
         sessionId,
         agentType: "claude-code",
-        codec: "brotli",
+        codec: "gzip",
         blob,
-        rawSizeBytes: 9e6,
+        rawSizeBytes: Buffer.byteLength(jsonl),
       });
-      const found = await repo.getBySessionId(sessionId);
+      const found = await repo.getBySessionId("user:alice", sessionId);
       expect(found?.blob.constructor).toBe(Uint8Array);
       expect(Buffer.from(found!.blob).equals(Buffer.from(blob))).toBe(true);
-      await repo.deleteForRequest("req-big");
+      await repo.deleteForRequest("user:alice", "req-big");
     });
   });
 });

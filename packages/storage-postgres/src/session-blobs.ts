@@ -1,22 +1,29 @@
 import { throwIfAborted } from "@stowage/core";
 import {
-  assertRequestId,
   assertSessionId,
   type CreateSessionBlobInput,
-  normalizeCreateInput,
-  resolveDeleteExpiredOptions,
-  resolveSessionBlobLimits,
   type SessionBlobLimits,
   type SessionBlobRecord,
   type SessionBlobRepository,
   type SessionCodec,
 } from "@stowage/sessions";
-import { and, desc, eq, gt, isNull, or, type SQL, sql } from "drizzle-orm";
-import { plainBytes, rowsOf, type StowageDatabase } from "./database.js";
+import {
+  assertOwner,
+  assertRequestId,
+  normalizeCreateInput,
+  resolveDeleteExpiredOptions,
+  resolveListSessionBlobsOptions,
+  resolveSessionBlobLimits,
+} from "@stowage/sessions/backend";
+import { and, asc, desc, eq, getTableColumns, gt, isNull, or, type SQL, sql } from "drizzle-orm";
+import { assertDatabase, plainBytes, rowsOf, type StowageDatabase } from "./database.js";
 import { runDatabase } from "./run-database.js";
 import { agentSessions } from "./schema.js";
 
-export type PostgresSessionBlobsOptions = SessionBlobLimits;
+export interface PostgresSessionBlobsOptions extends SessionBlobLimits {
+  /** A database with Stowage's tables: `connectPostgres`/`connectEmbedded`'s `db`, or the host's own. */
+  db: StowageDatabase;
+}
 
 const live = or(isNull(agentSessions.expiresAt), gt(agentSessions.expiresAt, sql`now()`));
 
@@ -25,6 +32,7 @@ type Row = typeof agentSessions.$inferSelect;
 function toRecord(row: Row): SessionBlobRecord {
   return {
     id: row.id,
+    owner: row.owner,
     requestId: row.requestId,
     sessionId: row.sessionId,
     agentType: row.agentType,
@@ -38,15 +46,17 @@ function toRecord(row: Row): SessionBlobRecord {
 }
 
 /**
- * The session blob repository of `@stowage/sessions` on the `agent_sessions` table: upsert on
- * (request id, session id), a default TTL of 7 days, expired rows never returned and deleted in
- * bounded batches.
+ * The session blob repository of `@stowage/sessions` on the `agent_sessions` table: every row
+ * has an owner and every read and delete is made inside one (another owner's ids read as absent);
+ * upsert on (owner, request id, session id), a default TTL of 7 days, expired rows never returned
+ * and deleted in bounded batches, whoever owns them.
  */
-export function createPostgresSessionBlobs(
-  db: StowageDatabase,
-  options: PostgresSessionBlobsOptions = {},
-): SessionBlobRepository {
-  const limits = resolveSessionBlobLimits(options);
+export function createPostgresSessionBlobs(options: PostgresSessionBlobsOptions): SessionBlobRepository {
+  const db = assertDatabase(options?.db, "createPostgresSessionBlobs");
+  const limits = resolveSessionBlobLimits({
+    ...(options.ttlMs === undefined ? {} : { ttlMs: options.ttlMs }),
+    ...(options.maxBlobBytes === undefined ? {} : { maxBlobBytes: options.maxBlobBytes }),
+  });
 
   const latest = (where: SQL | undefined, signal: AbortSignal | undefined, context: string) =>
     runDatabase(context, signal, async () => {
@@ -61,12 +71,13 @@ export function createPostgresSessionBlobs(
 
   return {
     async create(input: CreateSessionBlobInput, { signal } = {}) {
-      const valid = normalizeCreateInput(input, limits, new Date());
+      const valid = await normalizeCreateInput(input, limits, new Date(), signal ? { signal } : {});
       return runDatabase(`create session blob for request ${valid.requestId}`, signal, async () => {
         // The blob is not sent back: the caller has it, and a 4 MB echo would double the cost.
         const [row] = await db
           .insert(agentSessions)
           .values({
+            owner: valid.owner,
             requestId: valid.requestId,
             sessionId: valid.sessionId,
             agentType: valid.agentType,
@@ -77,7 +88,7 @@ export function createPostgresSessionBlobs(
             expiresAt: valid.expiresAt,
           })
           .onConflictDoUpdate({
-            target: [agentSessions.requestId, agentSessions.sessionId],
+            target: [agentSessions.owner, agentSessions.requestId, agentSessions.sessionId],
             set: {
               agentType: sql`excluded.agent_type`,
               sessionBlob: sql`excluded.session_blob`,
@@ -95,6 +106,7 @@ export function createPostgresSessionBlobs(
           });
         return {
           id: row!.id,
+          owner: valid.owner,
           requestId: valid.requestId,
           sessionId: valid.sessionId,
           agentType: valid.agentType,
@@ -109,18 +121,24 @@ export function createPostgresSessionBlobs(
       });
     },
 
-    async getLatestForRequest(requestId, { signal } = {}) {
+    async getLatestForRequest(owner, requestId, { signal } = {}) {
+      assertOwner(owner);
       assertRequestId(requestId);
       return latest(
-        eq(agentSessions.requestId, requestId),
+        and(eq(agentSessions.owner, owner), eq(agentSessions.requestId, requestId)),
         signal,
         `get session blob for request ${requestId}`,
       );
     },
 
-    async getBySessionId(sessionId, { signal } = {}) {
+    async getBySessionId(owner, sessionId, { signal } = {}) {
+      assertOwner(owner);
       assertSessionId(sessionId);
-      return latest(eq(agentSessions.sessionId, sessionId), signal, `get session blob ${sessionId}`);
+      return latest(
+        and(eq(agentSessions.owner, owner), eq(agentSessions.sessionId, sessionId)),
+        signal,
+        `get session blob ${sessionId}`,
+      );
     },
 
     async deleteExpired(deleteOptions = {}) {
@@ -150,14 +168,52 @@ export function createPostgresSessionBlobs(
       return deleted;
     },
 
-    async deleteForRequest(requestId, { signal } = {}) {
+    async deleteForRequest(owner, requestId, { signal } = {}) {
+      assertOwner(owner);
       assertRequestId(requestId);
       return runDatabase(`delete session blobs for request ${requestId}`, signal, async () => {
         const rows = await db
           .delete(agentSessions)
-          .where(eq(agentSessions.requestId, requestId))
+          .where(and(eq(agentSessions.owner, owner), eq(agentSessions.requestId, requestId)))
           .returning({ id: agentSessions.id });
         return rows.length;
+      });
+    },
+
+    async list(listOptions = {}) {
+      const { afterId, limit } = resolveListSessionBlobsOptions(listOptions);
+      return runDatabase("list session blobs", listOptions.signal, async () => {
+        // Paged on the primary key: each page is an index range scan, however many rows there are.
+        // No extra row is read to learn whether more follow (it would be a whole blob): a full
+        // page carries a cursor, and the listing ends with the first page that is not full.
+        const rows = await db
+          .select()
+          .from(agentSessions)
+          .where(and(gt(agentSessions.id, afterId), live))
+          .orderBy(asc(agentSessions.id))
+          .limit(limit);
+        const records = rows.map(toRecord);
+        return records.length === limit ? { records, cursor: String(records[limit - 1]!.id) } : { records };
+      });
+    },
+
+    async listByOwner(owner, listOptions = {}) {
+      assertOwner(owner);
+      const { afterId, limit } = resolveListSessionBlobsOptions(listOptions);
+      return runDatabase("list session blobs", listOptions.signal, async () => {
+        // Every column but the blob; one row more than the page tells whether another follows.
+        const { sessionBlob: _blob, ...columns } = getTableColumns(agentSessions);
+        const rows = await db
+          .select(columns)
+          .from(agentSessions)
+          .where(and(eq(agentSessions.owner, owner), gt(agentSessions.id, afterId), live))
+          .orderBy(asc(agentSessions.id))
+          .limit(limit + 1);
+        const sessions = rows.slice(0, limit).map((row) => ({
+          ...row,
+          codec: row.codec as SessionCodec,
+        }));
+        return rows.length > limit ? { sessions, cursor: String(sessions[limit - 1]!.id) } : { sessions };
       });
     },
   };

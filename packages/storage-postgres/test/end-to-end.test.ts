@@ -40,8 +40,12 @@ describeBackends("ephemeral container run, end to end", (backend) => {
     const response = JSON.stringify({ success: true, ...toTransport(captured) });
 
     // The consumer stores what the container returned.
-    const repo = createPostgresSessionBlobs(backend.connection().db);
-    await repo.create({ requestId, agentType: "claude-code", ...fromTransport(JSON.parse(response)) });
+    const repo = createPostgresSessionBlobs({ db: backend.connection().db });
+    await repo.create({
+      owner: "user:alice",
+      requestId,
+      ...fromTransport(JSON.parse(response)), // carries agentType (claude-code)
+    });
 
     // The container dies with everything in it.
     await rm(join(run, "container-1"), { recursive: true, force: true });
@@ -49,20 +53,21 @@ describeBackends("ephemeral container run, end to end", (backend) => {
     await mkdir(workspace, { recursive: true });
 
     // Follow-up: the consumer sends the latest session to a fresh container, which restores it.
-    const latest = await repo.getLatestForRequest(requestId);
+    const latest = await repo.getLatestForRequest("user:alice", requestId);
     expect(latest?.sessionId).toBe(sessionId);
     const request = JSON.parse(JSON.stringify(toTransport(latest!)));
     const secondConfig = join(run, "container-2", ".claude");
     const restored = await restoreSession(fromTransport(request), { configDir: secondConfig, cwd });
+    const projectDirRestored = restored.projectDir!;
 
     const location = await claudeSessionLocation({ configDir: secondConfig, cwd, sessionId });
     expect(restored.projectDir).toBe(location.projectDir);
-    expect(relative(secondConfig, restored.projectDir)).toBe(relative(firstConfig, projectDir));
-    expect(await filesUnder(restored.projectDir)).toEqual([...files.keys()].sort());
+    expect(relative(secondConfig, projectDirRestored)).toBe(relative(firstConfig, projectDir));
+    expect(await filesUnder(projectDirRestored)).toEqual([...files.keys()].sort());
     for (const [path, content] of files) {
-      const bytes = await readFile(join(restored.projectDir, ...path.split("/")));
+      const bytes = await readFile(join(projectDirRestored, ...path.split("/")));
       expect(bytes.equals(Buffer.from(content)), path).toBe(true);
     }
-    await repo.deleteForRequest(requestId);
+    await repo.deleteForRequest("user:alice", requestId);
   }, 120_000);
 });

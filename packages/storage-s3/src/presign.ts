@@ -2,6 +2,7 @@ import { GetObjectCommand, PutObjectCommand, type S3Client } from "@aws-sdk/clie
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import type { SignedRequest } from "@stowage/core";
 
+/** What {@link presignPut} signs. */
 export interface PresignPutInput {
   bucket: string;
   /** The full S3 key (store prefix included). */
@@ -16,12 +17,13 @@ export interface PresignPutInput {
   now?: Date;
 }
 
+/** What {@link presignGet} signs. */
 export interface PresignGetInput {
   bucket: string;
   key: string;
   expiresInSeconds: number;
-  /** Serve with `Content-Disposition: attachment` under this name instead of inline. */
-  attachmentFilename?: string;
+  /** A `Content-Disposition` for the server to send instead of the object's own. */
+  contentDisposition?: string;
   now?: Date;
 }
 
@@ -61,25 +63,15 @@ export async function presignPut(client: S3Client, input: PresignPutInput): Prom
   };
 }
 
-/** `attachment; filename="…"; filename*=UTF-8''…` with an ASCII fallback for old clients. */
-export function attachmentDisposition(filename: string): string {
-  const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, "_");
-  const encoded = encodeURIComponent(filename).replace(
-    /['()*]/g,
-    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
-  );
-  return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`;
-}
-
 /** Presign a GET of one object. */
 export async function presignGet(client: S3Client, input: PresignGetInput): Promise<SignedRequest> {
   const now = input.now ?? new Date();
   const command = new GetObjectCommand({
     Bucket: input.bucket,
     Key: input.key,
-    ...(input.attachmentFilename === undefined
+    ...(input.contentDisposition === undefined
       ? {}
-      : { ResponseContentDisposition: attachmentDisposition(input.attachmentFilename) }),
+      : { ResponseContentDisposition: input.contentDisposition }),
   });
   const url = await getSignedUrl(client, command, { expiresIn: input.expiresInSeconds, signingDate: now });
   return {

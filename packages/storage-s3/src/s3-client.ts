@@ -2,17 +2,21 @@ import { S3Client } from "@aws-sdk/client-s3";
 import { describeValue, StowageError } from "@stowage/core";
 
 /** Region used when none is given; S3-compatible servers (RGW, MinIO, R2 with `auto`) accept it. */
-export const DEFAULT_S3_REGION = "us-east-1";
+const DEFAULT_S3_REGION = "us-east-1";
 
+/** Options of {@link createS3Client}. */
 export interface S3ClientOptions {
   /** A custom endpoint (`http://127.0.0.1:7480`, `https://<account>.r2.cloudflarestorage.com`); omit for AWS. */
-  endpoint?: string;
-  /** Default {@link DEFAULT_S3_REGION}. */
+  endpoint?: string | undefined;
+  /** Default `us-east-1` (S3-compatible servers accept it; R2 also takes `auto`). */
   region?: string;
-  /** Static credentials; omit both to use the SDK's default provider chain (env, profile, IAM role). */
-  accessKeyId?: string;
-  secretAccessKey?: string;
-  sessionToken?: string;
+  /**
+   * Static credentials; omit both to use the SDK's default provider chain (env, profile, IAM role).
+   * `undefined` counts as omitted, so `process.env.S3_ACCESS_KEY_ID` can be passed as it is.
+   */
+  accessKeyId?: string | undefined;
+  secretAccessKey?: string | undefined;
+  sessionToken?: string | undefined;
   /** `bucket` in the path instead of the host name. Default: true with a custom endpoint, else false. */
   forcePathStyle?: boolean;
 }
@@ -85,35 +89,4 @@ export function createS3Client(options: S3ClientOptions = {}): S3Client {
     requestChecksumCalculation: "WHEN_REQUIRED",
     responseChecksumValidation: "WHEN_REQUIRED",
   });
-}
-
-/**
- * Client options from the environment: `S3_ENDPOINT`, `S3_REGION`, `S3_ACCESS_KEY_ID`,
- * `S3_SECRET_ACCESS_KEY`, `S3_SESSION_TOKEN` and `S3_FORCE_PATH_STYLE` (`true`/`false`).
- * Empty variables count as unset.
- */
-export function s3ClientOptionsFromEnv(
-  env: Record<string, string | undefined> = process.env,
-): S3ClientOptions {
-  const read = (name: string) => (env[name] === "" ? undefined : env[name]);
-  const pathStyle = read("S3_FORCE_PATH_STYLE");
-  if (pathStyle !== undefined && pathStyle !== "true" && pathStyle !== "false") {
-    throw new StowageError(
-      "INVALID_INPUT",
-      `S3_FORCE_PATH_STYLE must be "true" or "false", got ${describeValue(pathStyle)}`,
-    );
-  }
-  const options: S3ClientOptions = {};
-  const endpoint = read("S3_ENDPOINT");
-  const region = read("S3_REGION");
-  const accessKeyId = read("S3_ACCESS_KEY_ID");
-  const secretAccessKey = read("S3_SECRET_ACCESS_KEY");
-  const sessionToken = read("S3_SESSION_TOKEN");
-  if (endpoint !== undefined) options.endpoint = endpoint;
-  if (region !== undefined) options.region = region;
-  if (accessKeyId !== undefined) options.accessKeyId = accessKeyId;
-  if (secretAccessKey !== undefined) options.secretAccessKey = secretAccessKey;
-  if (sessionToken !== undefined) options.sessionToken = sessionToken;
-  if (pathStyle !== undefined) options.forcePathStyle = pathStyle === "true";
-  return options;
 }

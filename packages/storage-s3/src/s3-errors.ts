@@ -61,11 +61,6 @@ function isS3ServiceError(err: unknown): err is S3ErrorLike {
   return typeof metadata === "object" && metadata !== null && typeof metadata.httpStatusCode === "number";
 }
 
-/** The HTTP status of an S3 error response, if `err` is one. */
-export function s3StatusOf(err: unknown): number | undefined {
-  return isS3ServiceError(err) ? err.$metadata.httpStatusCode : undefined;
-}
-
 /** True when S3 answered 404 (a missing key on GET/HEAD). */
 export function isS3NotFound(err: unknown): boolean {
   if (!isS3ServiceError(err)) return false;

@@ -3,32 +3,45 @@ import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ListMultipartUploadsCommand, PutObjectCommand } from "@aws-sdk/client-s3";
-import { StowageError, type StowageErrorCode } from "@stowage/core";
-import { describeObjectStoreConformance } from "@stowage/core/testing";
+import { StowageError } from "@stowage/core";
+import { describeObjectStoreConformance, expectStowageError } from "@stowage/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bucket, emptyPrefix, s3SkipReason, testClient, uniquePrefix } from "../test/support/s3-env.js";
 import { createS3ObjectStore, MIN_PART_SIZE_BYTES, type S3ObjectStore } from "./s3-object-store.js";
 
 const client = testClient();
 const MIB = 1024 * 1024;
+// Presigned URLs are fetched straight from RGW. RGW 16 signs x-amz-checksum-sha256 but does not
+// check the body against it (later Ceph releases and AWS S3 do), so a body of the signed length
+// with other bytes is stored there: the store says so (`verifiesUploadChecksums: false`) and
+// uploads are verified after the fact.
+const directTransfer = { fetch: globalThis.fetch };
 
 describeObjectStoreConformance({
   name: "s3 object store on Ceph RGW",
   ...(s3SkipReason ? { skip: s3SkipReason } : {}),
+  directTransfer,
   createStore: (namespace) =>
-    createS3ObjectStore({ client, bucket, prefix: `test/conformance/${namespace}/` }),
+    createS3ObjectStore({
+      client,
+      bucket,
+      prefix: `test/conformance/${namespace}/`,
+      verifiesUploadChecksums: false,
+    }),
   destroyStore: (_store, namespace) => emptyPrefix(client, `test/conformance/${namespace}/`),
 });
 
 describeObjectStoreConformance({
   name: "s3 object store on Ceph RGW without conditional writes",
   ...(s3SkipReason ? { skip: s3SkipReason } : {}),
+  directTransfer,
   createStore: (namespace) =>
     createS3ObjectStore({
       client,
       bucket,
       prefix: `test/conformance/${namespace}/`,
       conditionalWrites: false,
+      verifiesUploadChecksums: false,
     }),
   destroyStore: (_store, namespace) => emptyPrefix(client, `test/conformance/${namespace}/`),
 });
@@ -56,16 +69,6 @@ function isPattern(bytes: Uint8Array | null, total: number): boolean {
   if (!bytes || bytes.byteLength !== total) return false;
   for (let i = 0; i < total; i += 4099) if (bytes[i] !== i % 251) return false;
   return bytes[total - 1] === (total - 1) % 251;
-}
-
-async function codeOf(promise: Promise<unknown>): Promise<StowageErrorCode | "success"> {
-  return promise.then(
-    () => "success",
-    (err: unknown) => {
-      if (StowageError.is(err)) return err.code;
-      throw err;
-    },
-  );
 }
 
 describe.skipIf(s3SkipReason !== undefined)("s3 object store specifics on Ceph RGW", () => {
@@ -116,7 +119,8 @@ describe.skipIf(s3SkipReason !== undefined)("s3 object store specifics on Ceph R
     const aborted = patternStream(3 * MIN_PART_SIZE_BYTES, (sent) => {
       if (sent >= MIN_PART_SIZE_BYTES + MIB) controller.abort(new Error("user cancelled"));
     });
-    expect(await codeOf(store.put("multi/aborted.bin", aborted, { signal: controller.signal }))).toBe(
+    await expectStowageError(
+      store.put("multi/aborted.bin", aborted, { signal: controller.signal }),
       "ABORTED",
     );
     expect(await store.head("multi/failed.bin")).toBeNull();
@@ -131,7 +135,8 @@ describe.skipIf(s3SkipReason !== undefined)("s3 object store specifics on Ceph R
       size: total,
       created: true,
     });
-    expect(await codeOf(store.put("spooled/once.bin", patternStream(total + 1), { ifNoneMatch: "*" }))).toBe(
+    await expectStowageError(
+      store.put("spooled/once.bin", patternStream(total + 1), { ifNoneMatch: "*" }),
       "ALREADY_EXISTS",
     );
     expect(isPattern(await store.get("spooled/once.bin"), total)).toBe(true);
@@ -223,18 +228,15 @@ describe.skipIf(s3SkipReason !== undefined)("s3 object store specifics on Ceph R
 
   it("maps server and network failures to StowageError codes", async () => {
     const noBucket = createS3ObjectStore({ client, bucket: `missing-${Date.now()}` });
-    const err = await noBucket.put("k", new Uint8Array(1)).catch((error: unknown) => error);
-    expect(StowageError.is(err, "NOT_FOUND")).toBe(true);
-    expect((err as StowageError).reason).toBe("NoSuchBucket");
+    await expectStowageError(noBucket.put("k", new Uint8Array(1)), "NOT_FOUND", "NoSuchBucket");
 
     const wrongSecret = createS3ObjectStore({ client: testClient({ secretAccessKey: "wrong" }), bucket });
-    const denied = await wrongSecret.get("k").catch((error: unknown) => error);
-    expect(StowageError.is(denied, "FORBIDDEN")).toBe(true);
-    expect((denied as StowageError).reason).toBe("SignatureDoesNotMatch");
-    expect((denied as StowageError).details).toMatchObject({ status: 403 });
+    const denied = await expectStowageError(wrongSecret.get("k"), "FORBIDDEN", "SignatureDoesNotMatch");
+    expect(denied.details).toMatchObject({ status: 403 });
+    await expectStowageError(wrongSecret.stream("k"), "FORBIDDEN", "SignatureDoesNotMatch");
 
     const down = createS3ObjectStore({ client: testClient({ endpoint: "http://127.0.0.1:9" }), bucket });
-    expect(await codeOf(down.list())).toBe("UNAVAILABLE");
+    await expectStowageError(down.list(), "UNAVAILABLE");
   });
 
   it("streams a large object back without reading it whole first", async () => {

@@ -8,7 +8,6 @@ import {
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
-  type GetObjectCommandOutput,
   HeadObjectCommand,
   type HeadObjectCommandOutput,
   ListObjectsV2Command,
@@ -20,6 +19,7 @@ import {
 import {
   assertSafeKey,
   assertSafeKeyPrefix,
+  contentDisposition,
   type DirectDownloadRequest,
   type DirectUploadRequest,
   defineObjectStore,
@@ -30,19 +30,14 @@ import {
   type ObjectStoreDriver,
   type OperationOptions,
   type PutResult,
-  pathSegmentProblem,
   type SignedRequest,
   StowageError,
 } from "@stowage/core";
 import { writeTempFile } from "@stowage/core/fs";
+import { bucketNameProblem } from "./bucket-name.js";
+import { DEFAULT_PARTS_IN_FLIGHT, uploadPartsConcurrently } from "./concurrent-parts.js";
 import { presignGet, presignPut } from "./presign.js";
-import {
-  fromS3Error,
-  isS3ConditionalConflict,
-  isS3NotFound,
-  isS3PreconditionFailed,
-  s3StatusOf,
-} from "./s3-errors.js";
+import { fromS3Error, isS3ConditionalConflict, isS3NotFound, isS3PreconditionFailed } from "./s3-errors.js";
 import { createPartReader, type PartReader } from "./stream-parts.js";
 
 /** Size of each part when a stream of unknown length is uploaded in parts. */
@@ -55,9 +50,12 @@ export const MAX_PART_SIZE_BYTES = 5 * 1024 * 1024 * 1024;
 export const MAX_PARTS = 10_000;
 /** The largest object one PutObject (and one CopyObject) can write. */
 export const MAX_SINGLE_PUT_BYTES = 5 * 1024 * 1024 * 1024;
+/** The most parts of one multipart upload that may be sent at once. */
+export const MAX_PARTS_IN_FLIGHT = 64;
 /** Times a create-only put is retried when AWS reports a conflicting concurrent write (409). */
 const CONDITIONAL_CONFLICT_RETRIES = 3;
 
+/** Options of {@link createS3ObjectStore}. */
 export interface S3ObjectStoreOptions {
   /** A client from `createS3Client` (or any S3Client with `WHEN_REQUIRED` checksums). */
   client: S3Client;
@@ -70,20 +68,28 @@ export interface S3ObjectStoreOptions {
    * create-only then checks with HEAD first, which a concurrent writer can race.
    */
   conditionalWrites?: boolean;
+  /**
+   * The server refuses a presigned upload whose body does not hash to the `x-amz-checksum-sha256`
+   * the URL binds. Default false: the store declares `directUploadVerifiesSha256: false` and
+   * callers (`@stowage/uploads`) verify the bytes after upload by hashing them, which is right on
+   * every server. Set true only for a server known to check the body (AWS S3): Ceph RGW 16 signs
+   * the header but stores any body of the signed length, so trusting it there serves other bytes.
+   */
+  verifiesUploadChecksums?: boolean;
   /** Part size for streams larger than one part, {@link MIN_PART_SIZE_BYTES} to {@link MAX_PART_SIZE_BYTES}; default {@link DEFAULT_PART_SIZE_BYTES}. */
   partSizeBytes?: number;
+  /**
+   * Parts of one multipart upload sent at once, 1 to {@link MAX_PARTS_IN_FLIGHT}; default
+   * {@link DEFAULT_PARTS_IN_FLIGHT} (4). A put holds at most this many parts plus one in memory.
+   */
+  partsInFlight?: number;
   /** Where create-only streams larger than one part are spooled before their single conditional PUT; default `os.tmpdir()`. */
   spoolDirectory?: string;
   /** Name used in messages; default `s3`. */
   name?: string;
 }
 
-/** A download request that may ask the server to send the object as an attachment. */
-export interface S3DirectDownloadRequest extends DirectDownloadRequest {
-  /** Serve with `Content-Disposition: attachment; filename=…` so browsers download, never render. */
-  attachmentFilename?: string;
-}
-
+/** The S3 object store; see {@link createS3ObjectStore}. */
 export interface S3ObjectStore extends ObjectStore {
   readonly bucket: string;
   /** The prefix every key is stored under. */
@@ -92,7 +98,9 @@ export interface S3ObjectStore extends ObjectStore {
   /** The full S3 key of a store key (validates the key). */
   s3KeyFor(key: string): string;
   createUploadUrl(request: DirectUploadRequest, options?: OperationOptions): Promise<SignedRequest>;
-  createDownloadUrl(request: S3DirectDownloadRequest, options?: OperationOptions): Promise<SignedRequest>;
+  createDownloadUrl(request: DirectDownloadRequest, options?: OperationOptions): Promise<SignedRequest>;
+  /** `s3://<bucket>/<prefix><key>`. */
+  uriFor(key: string): string;
 }
 
 function invalidOption(what: string, value: unknown, accepted: string): StowageError {
@@ -106,16 +114,25 @@ function validateOptions(options: S3ObjectStoreOptions): Required<Omit<S3ObjectS
   if (typeof options?.client?.send !== "function") {
     throw invalidOption("client", options?.client, "an S3Client (see createS3Client)");
   }
-  const { bucket, prefix = "", conditionalWrites = true, partSizeBytes = DEFAULT_PART_SIZE_BYTES } = options;
-  if (typeof bucket !== "string" || bucket.length === 0 || bucket.length > 255 || /[/\s]/.test(bucket)) {
-    throw invalidOption("bucket", bucket, "a bucket name (no slash or whitespace)");
-  }
+  const {
+    bucket,
+    prefix = "",
+    conditionalWrites = true,
+    verifiesUploadChecksums = false,
+    partSizeBytes = DEFAULT_PART_SIZE_BYTES,
+    partsInFlight = DEFAULT_PARTS_IN_FLIGHT,
+  } = options;
+  const bucketProblem = bucketNameProblem(bucket);
+  if (bucketProblem) throw new StowageError("INVALID_INPUT", `createS3ObjectStore: bucket ${bucketProblem}`);
   if (prefix !== "") {
     assertSafeKeyPrefix(prefix, "createS3ObjectStore: prefix");
     if (!prefix.endsWith("/")) throw invalidOption("prefix", prefix, `"" or a prefix ending in "/"`);
   }
   if (typeof conditionalWrites !== "boolean") {
     throw invalidOption("conditionalWrites", conditionalWrites, "a boolean");
+  }
+  if (typeof verifiesUploadChecksums !== "boolean") {
+    throw invalidOption("verifiesUploadChecksums", verifiesUploadChecksums, "a boolean");
   }
   if (
     !Number.isSafeInteger(partSizeBytes) ||
@@ -128,13 +145,25 @@ function validateOptions(options: S3ObjectStoreOptions): Required<Omit<S3ObjectS
       `an integer from ${MIN_PART_SIZE_BYTES} to ${MAX_PART_SIZE_BYTES}`,
     );
   }
+  if (!Number.isSafeInteger(partsInFlight) || partsInFlight < 1 || partsInFlight > MAX_PARTS_IN_FLIGHT) {
+    throw invalidOption("partsInFlight", partsInFlight, `an integer from 1 to ${MAX_PARTS_IN_FLIGHT}`);
+  }
   const spoolDirectory = options.spoolDirectory ?? tmpdir();
   if (typeof spoolDirectory !== "string" || spoolDirectory.length === 0) {
     throw invalidOption("spoolDirectory", spoolDirectory, "a directory path");
   }
   const name = options.name ?? "s3";
   if (typeof name !== "string" || name.length === 0) throw invalidOption("name", name, "a non-empty string");
-  return { bucket, prefix, conditionalWrites, partSizeBytes, spoolDirectory, name };
+  return {
+    bucket,
+    prefix,
+    conditionalWrites,
+    verifiesUploadChecksums,
+    partSizeBytes,
+    partsInFlight,
+    spoolDirectory,
+    name,
+  };
 }
 
 /** `x-amz-copy-source`: the bucket and the key, each segment URL-encoded. */
@@ -144,39 +173,49 @@ function copySource(bucket: string, s3Key: string): string {
 
 /**
  * An ObjectStore on an S3 bucket (AWS S3, R2, MinIO, Ceph RGW…). Puts stream: a stream body
- * larger than one part is sent as a multipart upload, one part in memory at a time. Create-only
+ * larger than one part is sent as a multipart upload, `partsInFlight` parts at a time. Create-only
  * puts use `If-None-Match: *`; `move` is CopyObject + DeleteObject; `touch` copies the object
  * onto itself with its metadata replaced; direct upload/download URLs are presigned.
  */
 export function createS3ObjectStore(options: S3ObjectStoreOptions): S3ObjectStore {
   const settings = validateOptions(options);
   const { client } = options;
-  const { bucket, prefix, conditionalWrites, partSizeBytes, spoolDirectory, name } = settings;
+  const {
+    bucket,
+    prefix,
+    conditionalWrites,
+    verifiesUploadChecksums,
+    partSizeBytes,
+    partsInFlight,
+    spoolDirectory,
+    name,
+  } = settings;
   const s3Key = (key: string) => prefix + key;
-
-  async function s3<T>(operation: string, subject: string, action: () => Promise<T>): Promise<T> {
-    try {
-      return await action();
-    } catch (err) {
-      throw fromS3Error(err, `${name} ${operation} ${describeValue(subject)}`);
-    }
-  }
 
   const alreadyExists = (operation: string, key: string, cause?: unknown) =>
     new StowageError("ALREADY_EXISTS", `${name} ${operation}: ${describeValue(key)} already exists`, {
       ...(cause === undefined ? {} : { cause }),
     });
 
-  async function headRaw(key: string, signal?: AbortSignal): Promise<HeadObjectCommandOutput | null> {
+  /** What an S3 call returned, or null when the key does not exist. */
+  async function unlessMissing<T>(call: Promise<T>): Promise<T | null> {
     try {
-      return await client.send(new HeadObjectCommand({ Bucket: bucket, Key: s3Key(key) }), {
-        abortSignal: signal,
-      });
+      return await call;
     } catch (err) {
       if (isS3NotFound(err)) return null;
       throw err;
     }
   }
+
+  const headRaw = (key: string, signal?: AbortSignal): Promise<HeadObjectCommandOutput | null> =>
+    unlessMissing(
+      client.send(new HeadObjectCommand({ Bucket: bucket, Key: s3Key(key) }), { abortSignal: signal }),
+    );
+
+  const getObject = (key: string, signal: AbortSignal | undefined) =>
+    unlessMissing(
+      client.send(new GetObjectCommand({ Bucket: bucket, Key: s3Key(key) }), { abortSignal: signal }),
+    );
 
   /** A conditional PutObject; `body` is called once per attempt (AWS may ask for a retry). */
   async function putCreateOnly(
@@ -259,32 +298,31 @@ export function createS3ObjectStore(options: S3ObjectStoreOptions): S3ObjectStor
     const uploadId = upload.UploadId;
     if (!uploadId) throw new StowageError("INTERNAL", `${name} put: the server returned no upload id`);
     try {
-      const done: { PartNumber: number; ETag: string }[] = [];
-      let size = 0;
-      for (let part: Uint8Array | null = first; part; part = await parts.next()) {
-        const partNumber = done.length + 1;
-        if (partNumber > MAX_PARTS) {
-          throw new StowageError(
-            "TOO_LARGE",
-            `${name} put ${describeValue(key)}: a stream may have at most ${MAX_PARTS} parts of ${partSizeBytes} bytes`,
-            { details: { limit: MAX_PARTS * partSizeBytes } },
+      const { parts: done, size } = await uploadPartsConcurrently({
+        first,
+        parts,
+        inFlight: partsInFlight,
+        maxParts: MAX_PARTS,
+        limitBytes: MAX_PARTS * partSizeBytes,
+        context: `${name} put ${describeValue(key)}`,
+        signal,
+        async uploadPart(partNumber, body, partSignal) {
+          const result = await client.send(
+            new UploadPartCommand({
+              Bucket: bucket,
+              Key: s3Key(key),
+              UploadId: uploadId,
+              PartNumber: partNumber,
+              Body: body,
+              ContentLength: body.byteLength,
+            }),
+            { abortSignal: partSignal },
           );
-        }
-        const result = await client.send(
-          new UploadPartCommand({
-            Bucket: bucket,
-            Key: s3Key(key),
-            UploadId: uploadId,
-            PartNumber: partNumber,
-            Body: part,
-            ContentLength: part.byteLength,
-          }),
-          { abortSignal: signal },
-        );
-        if (!result.ETag) throw new StowageError("INTERNAL", `${name} put: the server returned no part ETag`);
-        done.push({ PartNumber: partNumber, ETag: result.ETag });
-        size += part.byteLength;
-      }
+          if (!result.ETag)
+            throw new StowageError("INTERNAL", `${name} put: the server returned no part ETag`);
+          return result.ETag;
+        },
+      });
       await client.send(
         new CompleteMultipartUploadCommand({
           Bucket: bucket,
@@ -395,203 +433,153 @@ export function createS3ObjectStore(options: S3ObjectStoreOptions): S3ObjectStor
     }
   }
 
+  // Every error below reaches the caller through `mapError` (`defineObjectStore` calls it, for
+  // errors in the middle of a streamed body too).
   const driver: ObjectStoreDriver = {
     name,
     atomicCreateOnly: conditionalWrites,
+    directUploadVerifiesSha256: verifiesUploadChecksums,
     keepsContentType: true,
+    mapError: fromS3Error,
 
     put(key, body, { ifNoneMatch, contentType, signal }) {
       const createOnly = ifNoneMatch === "*";
-      return s3("put", key, () =>
-        body instanceof Uint8Array
-          ? putBytes(key, body, createOnly, contentType, signal)
-          : putStream(key, body, createOnly, contentType, signal),
+      return body instanceof Uint8Array
+        ? putBytes(key, body, createOnly, contentType, signal)
+        : putStream(key, body, createOnly, contentType, signal);
+    },
+
+    async get(key, { signal }) {
+      const result = await getObject(key, signal);
+      if (!result) return null;
+      return result.Body ? await result.Body.transformToByteArray() : new Uint8Array(0);
+    },
+
+    async stream(key, { signal }) {
+      const result = await getObject(key, signal);
+      if (!result) return null;
+      return result.Body
+        ? result.Body.transformToWebStream()
+        : new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
+    },
+
+    async head(key, { signal }) {
+      const result = await headRaw(key, signal);
+      if (!result) return null;
+      return {
+        size: result.ContentLength ?? 0,
+        lastModified: result.LastModified ?? new Date(0),
+        ...(result.ContentType ? { contentType: result.ContentType } : {}),
+      };
+    },
+
+    async delete(key, { signal }) {
+      await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: s3Key(key) }), {
+        abortSignal: signal,
+      });
+    },
+
+    async list({ prefix: listPrefix, cursor, limit, signal }) {
+      const result = await client.send(
+        new ListObjectsV2Command({
+          Bucket: bucket,
+          Prefix: prefix + listPrefix,
+          MaxKeys: limit,
+          ...(cursor === undefined ? {} : { StartAfter: prefix + cursor }),
+        }),
+        { abortSignal: signal },
       );
+      const items: ListItem[] = [];
+      let last: string | undefined;
+      for (const object of result.Contents ?? []) {
+        if (!object.Key?.startsWith(prefix)) continue;
+        last = object.Key.slice(prefix.length);
+        // Keys written by other tools that this store could never read back are not listed.
+        if (keyProblem(last) !== undefined) continue;
+        items.push({ key: last, size: object.Size ?? 0, lastModified: object.LastModified ?? new Date(0) });
+      }
+      if (result.IsTruncated && last === undefined) {
+        throw new StowageError("INTERNAL", `${name} list: the server said there is more but sent no key`);
+      }
+      return { items, cursor: result.IsTruncated ? last : undefined };
     },
 
-    get(key, { signal }) {
-      return s3("get", key, async () => {
-        try {
-          const result = await client.send(new GetObjectCommand({ Bucket: bucket, Key: s3Key(key) }), {
-            abortSignal: signal,
-          });
-          if (!result.Body) return new Uint8Array(0);
-          return await result.Body.transformToByteArray();
-        } catch (err) {
-          if (isS3NotFound(err)) return null;
-          throw err;
-        }
+    async move(from, to, { ifNoneMatch, signal }) {
+      const source = await headRaw(from, signal);
+      if (!source) throw new StowageError("NOT_FOUND", `${name} move: ${describeValue(from)} does not exist`);
+      let created = true;
+      if (ifNoneMatch === "*" && conditionalWrites) {
+        // The HEAD spares streaming the bytes in the common case; the conditional PUT decides races.
+        if ((await headRaw(to, signal)) !== null) throw alreadyExists("move", to);
+        await copyCreateOnly(from, to, source, signal);
+      } else {
+        created = (await headRaw(to, signal)) === null;
+        if (ifNoneMatch === "*" && !created) throw alreadyExists("move", to);
+        await copy(from, to, source, signal);
+      }
+      await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: s3Key(from) }), {
+        abortSignal: signal,
       });
+      return { key: to, size: source.ContentLength ?? 0, created };
     },
 
-    stream(key, { signal }) {
-      const context = `${name} stream ${describeValue(key)}`;
-      return s3("stream", key, async () => {
-        let result: GetObjectCommandOutput;
-        try {
-          result = await client.send(new GetObjectCommand({ Bucket: bucket, Key: s3Key(key) }), {
-            abortSignal: signal,
-          });
-        } catch (err) {
-          if (isS3NotFound(err)) return null;
-          throw err;
-        }
-        const body = result.Body;
-        if (!body) return new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
-        const reader = body.transformToWebStream().getReader();
-        // Errors of the connection mid-body reach the caller as StowageErrors too.
-        return new ReadableStream<Uint8Array>({
-          async pull(controller) {
-            try {
-              const { done, value } = await reader.read();
-              if (done) controller.close();
-              else controller.enqueue(value);
-            } catch (err) {
-              throw fromS3Error(err, context);
-            }
-          },
-          cancel(reason) {
-            return reader.cancel(reason);
-          },
-        });
-      });
-    },
-
-    head(key, { signal }) {
-      return s3("head", key, async () => {
-        const result = await headRaw(key, signal);
-        if (!result) return null;
-        return {
-          size: result.ContentLength ?? 0,
-          lastModified: result.LastModified ?? new Date(0),
-          ...(result.ContentType ? { contentType: result.ContentType } : {}),
-        };
-      });
-    },
-
-    delete(key, { signal }) {
-      return s3("delete", key, async () => {
-        await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: s3Key(key) }), {
-          abortSignal: signal,
-        });
-      });
-    },
-
-    list({ prefix: listPrefix, cursor, limit, signal }) {
-      return s3("list", listPrefix, async () => {
-        const result = await client.send(
-          new ListObjectsV2Command({
+    async touch(key, { signal }) {
+      const source = await headRaw(key, signal);
+      if (!source) return false;
+      try {
+        // A copy onto itself is allowed only when something changes: REPLACE the metadata
+        // with the same values, which gives the object a new Last-Modified.
+        await client.send(
+          new CopyObjectCommand({
             Bucket: bucket,
-            Prefix: prefix + listPrefix,
-            MaxKeys: limit,
-            ...(cursor === undefined ? {} : { StartAfter: prefix + cursor }),
+            Key: s3Key(key),
+            CopySource: copySource(bucket, s3Key(key)),
+            ...(source.ETag ? { CopySourceIfMatch: source.ETag } : {}),
+            MetadataDirective: "REPLACE",
+            ...(source.ContentType ? { ContentType: source.ContentType } : {}),
+            ...(source.Metadata ? { Metadata: source.Metadata } : {}),
+            ...(source.CacheControl ? { CacheControl: source.CacheControl } : {}),
+            ...(source.ContentDisposition ? { ContentDisposition: source.ContentDisposition } : {}),
+            ...(source.ContentEncoding ? { ContentEncoding: source.ContentEncoding } : {}),
+            ...(source.ContentLanguage ? { ContentLanguage: source.ContentLanguage } : {}),
           }),
           { abortSignal: signal },
         );
-        const items: ListItem[] = [];
-        let last: string | undefined;
-        for (const object of result.Contents ?? []) {
-          if (!object.Key?.startsWith(prefix)) continue;
-          last = object.Key.slice(prefix.length);
-          // Keys written by other tools that this store could never read back are not listed.
-          if (keyProblem(last) !== undefined) continue;
-          items.push({ key: last, size: object.Size ?? 0, lastModified: object.LastModified ?? new Date(0) });
-        }
-        if (result.IsTruncated && last === undefined) {
-          throw new StowageError("INTERNAL", `${name} list: the server said there is more but sent no key`);
-        }
-        return { items, cursor: result.IsTruncated ? last : undefined };
-      });
-    },
-
-    move(from, to, { ifNoneMatch, signal }) {
-      return s3("move", `${from} -> ${to}`, async () => {
-        const source = await headRaw(from, signal);
-        if (!source)
-          throw new StowageError("NOT_FOUND", `${name} move: ${describeValue(from)} does not exist`);
-        let created = true;
-        if (ifNoneMatch === "*" && conditionalWrites) {
-          // The HEAD spares streaming the bytes in the common case; the conditional PUT decides races.
-          if ((await headRaw(to, signal)) !== null) throw alreadyExists("move", to);
-          await copyCreateOnly(from, to, source, signal);
-        } else {
-          created = (await headRaw(to, signal)) === null;
-          if (ifNoneMatch === "*" && !created) throw alreadyExists("move", to);
-          await copy(from, to, source, signal);
-        }
-        await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: s3Key(from) }), {
-          abortSignal: signal,
-        });
-        return { key: to, size: source.ContentLength ?? 0, created };
-      });
-    },
-
-    touch(key, { signal }) {
-      return s3("touch", key, async () => {
-        const source = await headRaw(key, signal);
-        if (!source) return false;
-        try {
-          // A copy onto itself is allowed only when something changes: REPLACE the metadata
-          // with the same values, which gives the object a new Last-Modified.
-          await client.send(
-            new CopyObjectCommand({
-              Bucket: bucket,
-              Key: s3Key(key),
-              CopySource: copySource(bucket, s3Key(key)),
-              ...(source.ETag ? { CopySourceIfMatch: source.ETag } : {}),
-              MetadataDirective: "REPLACE",
-              ...(source.ContentType ? { ContentType: source.ContentType } : {}),
-              ...(source.Metadata ? { Metadata: source.Metadata } : {}),
-              ...(source.CacheControl ? { CacheControl: source.CacheControl } : {}),
-              ...(source.ContentDisposition ? { ContentDisposition: source.ContentDisposition } : {}),
-              ...(source.ContentEncoding ? { ContentEncoding: source.ContentEncoding } : {}),
-              ...(source.ContentLanguage ? { ContentLanguage: source.ContentLanguage } : {}),
-            }),
-            { abortSignal: signal },
-          );
-          return true;
-        } catch (err) {
-          if (isS3NotFound(err)) return false;
-          // Rewritten by someone else since the HEAD: it has a fresh Last-Modified anyway.
-          if (isS3PreconditionFailed(err) || s3StatusOf(err) === 412) return true;
-          throw err;
-        }
-      });
+        return true;
+      } catch (err) {
+        if (isS3NotFound(err)) return false;
+        // Rewritten by someone else since the HEAD: it has a fresh Last-Modified anyway.
+        if (isS3PreconditionFailed(err)) return true;
+        throw err;
+      }
     },
 
     createUploadUrl(request) {
-      return s3("createUploadUrl", request.key, () =>
-        presignPut(client, {
-          bucket,
-          key: s3Key(request.key),
-          contentType: request.contentType,
-          contentLength: request.contentLength,
-          ...(request.sha256 === undefined ? {} : { sha256: request.sha256 }),
-          expiresInSeconds: request.expiresInSeconds,
-        }),
-      );
+      return presignPut(client, {
+        bucket,
+        key: s3Key(request.key),
+        contentType: request.contentType,
+        contentLength: request.contentLength,
+        ...(request.sha256 === undefined ? {} : { sha256: request.sha256 }),
+        expiresInSeconds: request.expiresInSeconds,
+      });
     },
 
-    async createDownloadUrl(request: S3DirectDownloadRequest) {
-      const { attachmentFilename } = request;
-      if (attachmentFilename !== undefined) {
-        const problem = pathSegmentProblem(attachmentFilename);
-        if (problem) {
-          throw new StowageError(
-            "INVALID_INPUT",
-            `attachmentFilename ${problem}, got ${describeValue(attachmentFilename)}`,
-          );
-        }
-      }
-      return s3("createDownloadUrl", request.key, () =>
-        presignGet(client, {
-          bucket,
-          key: s3Key(request.key),
-          expiresInSeconds: request.expiresInSeconds,
-          ...(attachmentFilename === undefined ? {} : { attachmentFilename }),
-        }),
-      );
+    createDownloadUrl({ key, expiresInSeconds, disposition, filename }) {
+      // Without either, the object's own Content-Disposition (usually none) is served.
+      const override =
+        disposition === undefined && filename === undefined
+          ? undefined
+          : contentDisposition(disposition ?? "attachment", filename ?? key.slice(key.lastIndexOf("/") + 1));
+      return presignGet(client, {
+        bucket,
+        key: s3Key(key),
+        expiresInSeconds,
+        ...(override === undefined ? {} : { contentDisposition: override }),
+      });
     },
+
+    uriFor: (key) => `s3://${bucket}/${s3Key(key)}`,
   };
 
   const store = defineObjectStore(driver);

@@ -19,6 +19,7 @@ export interface PartReader {
   cancel(reason?: unknown): Promise<void>;
 }
 
+/** A {@link PartReader} over `stream`; `context` (e.g. `s3 put "k"`) starts its error messages. */
 export function createPartReader(
   stream: ReadableStream<Uint8Array>,
   partSize: number,

@@ -3,12 +3,20 @@ import { type BenchCase, runBenchmarks } from "@stowage/bench-kit";
 import {
   convertClaudeCodeTranscript,
   convertCodexRollout,
+  convertPiSession,
+  createClaudeAgentSdkAdapter,
   DEFAULT_BUDGET_BYTES,
   fitToBudget,
   measureThreadItem,
+  type ThreadItem,
   toolResultItem,
 } from "@stowage/thread-items";
 import { longClaudeCodeTranscript, longCodexRollout } from "../test/fixture-generators/fixtures.js";
+import { agentSdkMessages } from "./current-formats/agent-sdk.js";
+import { claudeCode21Transcript } from "./current-formats/claude-code-2-1.js";
+import { codex125Rollout } from "./current-formats/codex-0-125.js";
+import { piSessionFile } from "./current-formats/pi-session.js";
+import { bulkPostCase, durablePostCase, readBackCase } from "./feed-cases.js";
 
 const OUTPUT_BYTES = 100 * 1024 * 1024;
 const LOCAL_LOG_PATH = "session_agent_harness-ses_01J/threads/my-feature-x/logs/thread.log";
@@ -40,9 +48,14 @@ function fitCase(name: string, line: string): BenchCase {
   };
 }
 
-/** A transcript with at least `items` items: grows the session until its conversion yields that many. */
+/**
+ * A transcript with at least {@link TRANSCRIPT_ITEMS} items: sized from a short one's items per
+ * turn, then grown until its conversion yields that many.
+ */
 function transcriptOf(build: (turns: number) => string, convert: (text: string) => { items: unknown[] }) {
-  for (let turns = 300; ; turns += 4) {
+  const sample = 40;
+  const perTurn = convert(build(sample)).items.length / sample;
+  for (let turns = Math.ceil(TRANSCRIPT_ITEMS / perTurn); ; turns += 4) {
     const text = build(turns);
     const count = convert(text).items.length;
     if (count >= TRANSCRIPT_ITEMS) return { text, count };
@@ -71,6 +84,15 @@ function convertCase(
   };
 }
 
+/** The Agent SDK adapter fed a stream's messages, each parsed from its line as it would arrive. */
+function convertSdkMessages(text: string): { items: ThreadItem[] } {
+  const adapter = createClaudeAgentSdkAdapter();
+  const items: ThreadItem[] = [];
+  for (const line of text.split("\n")) if (line !== "") items.push(...adapter.push(JSON.parse(line)));
+  items.push(...adapter.end());
+  return { items };
+}
+
 await runBenchmarks("@stowage/thread-items", [
   fitCase(
     "fitToBudget: tool_result with 100 MiB of ASCII output vs Buffer.from(output) + JSON.stringify(item)",
@@ -81,11 +103,34 @@ await runBenchmarks("@stowage/thread-items", [
     " ✓ test/parser.test.ts > parseLine > strips known prefixes — 3 ms\n",
   ),
   convertCase(
-    "Claude Code transcript → thread items vs JSON.parse of every line",
+    "Claude Code 2.0 transcript (generated) → thread items vs JSON.parse of every line",
     longClaudeCodeTranscript,
     (text) => convertClaudeCodeTranscript(text),
   ),
-  convertCase("Codex rollout → thread items vs JSON.parse of every line", longCodexRollout, (text) =>
+  convertCase(
+    "Codex 0.46 rollout (generated) → thread items vs JSON.parse of every line",
+    longCodexRollout,
+    (text) => convertCodexRollout(text),
+  ),
+  // The formats as current versions write them (bench/current-formats): tool results with
+  // toolUseResult, progress lines and IDE blocks; Codex headers, truncation notes, token_count.
+  convertCase(
+    "Claude Code 2.1 transcript → thread items vs JSON.parse of every line",
+    claudeCode21Transcript,
+    (text) => convertClaudeCodeTranscript(text),
+  ),
+  convertCase("Codex 0.125 rollout → thread items vs JSON.parse of every line", codex125Rollout, (text) =>
     convertCodexRollout(text),
   ),
+  convertCase("pi session (v3) → thread items vs JSON.parse of every line", piSessionFile, (text) =>
+    convertPiSession(text),
+  ),
+  convertCase(
+    "Agent SDK 0.3 messages → thread items vs JSON.parse of every line",
+    agentSdkMessages,
+    convertSdkMessages,
+  ),
+  await durablePostCase(),
+  await bulkPostCase(),
+  await readBackCase(),
 ]);

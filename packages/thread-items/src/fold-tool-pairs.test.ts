@@ -1,4 +1,4 @@
-import { StowageError } from "@stowage/core";
+import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
 import { statusItem, textItem, toolCallItem, toolResultItem } from "./builders/build-items.js";
 import { filterSelf } from "./filter-self.js";
@@ -66,8 +66,8 @@ describe("foldToolPairs", () => {
     expect(foldToolPairs([odd as ThreadItem])).toEqual([{ kind: "item", item: odd }]);
   });
 
-  it("rejects something that is not an array", () => {
-    expect(() => foldToolPairs("items" as never)).toThrow(expect.objectContaining({ code: "INVALID_INPUT" }));
+  it("rejects something that is not an array", async () => {
+    await expectStowageError(() => foldToolPairs("items" as never), "INVALID_INPUT");
   });
 });
 
@@ -79,12 +79,7 @@ describe("filterSelf", () => {
     expect(filterSelf([mine, human, unstamped, mine], "worker-1")).toEqual([human, unstamped]);
   });
 
-  it.each([[""], [undefined], [42]])("rejects the user id %j", (userId) => {
-    try {
-      filterSelf([], userId as never);
-      expect.unreachable();
-    } catch (err) {
-      expect(StowageError.is(err, "INVALID_INPUT")).toBe(true);
-    }
+  it.each([[""], [undefined], [42]])("rejects the user id %j", async (userId) => {
+    await expectStowageError(() => filterSelf([], userId as never), "INVALID_INPUT");
   });
 });

@@ -108,9 +108,12 @@ describe("fixture briefs", () => {
   it("Claude Code: prompts, thinking, tool calls and results read as the thread shows them", async () => {
     const { items } = convertClaudeCodeTranscript(await readFixture("claude-code-session.jsonl"));
     const briefs = items.map((item) => item.content[0]!.text);
-    expect(briefs[0]).toBe(
+    const posts = items.filter((item) => item.metadata === undefined).map((item) => item.content[0]!.text);
+    expect(posts[0]).toBe(
       "The parser test for the new `owner:` prefix fails. Can you find out why and fix it?",
     );
+    // The `/model` command the session opens with is a status, not a post.
+    expect(briefs[0]).toBe("/model");
     expect(briefs).toContain("Bash → npm test");
     expect(briefs.some((brief) => brief.startsWith("[thinking] "))).toBe(true);
     expect(briefs.some((brief) => /^→ .+ \(\d+ lines?\)$/.test(brief))).toBe(true);

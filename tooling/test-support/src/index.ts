@@ -1,5 +1,14 @@
 export { inCi, isRoot } from "./environment.js";
 export { filesUnder } from "./files-under.js";
+export { type IsolatedImport, type IsolatedProject, isolatedSources } from "./isolated-sources.js";
+export { encodePng, type Rgb } from "./png.js";
+export {
+  REAL_TRANSCRIPTS_DIR,
+  type RealRecord,
+  type RealTranscripts,
+  realTranscripts,
+} from "./real-transcripts.js";
+export { installedPackages, recordResolvedModules } from "./resolved-modules.js";
 export { type ChildOptions, type ChildResult, runChild, spawnChild } from "./run-child.js";
-export { seededRandom } from "./seeded-random.js";
+export { s3TestEnv } from "./s3-test-env.js";
 export { tempDirectory } from "./temp-directory.js";

@@ -18,6 +18,8 @@ export interface ChildOptions {
   gid?: number;
   /** The child's environment; the parent's when omitted. */
   env?: NodeJS.ProcessEnv;
+  /** The child's working directory; the parent's when omitted. */
+  cwd?: string;
   /** `"ignore"` where nobody reads the output, so that a full pipe never stalls the child. Default `"pipe"`. */
   stdout?: "pipe" | "ignore";
   /** `"ignore"` where nobody reads the output, so that a full pipe never stalls the child. Default `"pipe"`. */

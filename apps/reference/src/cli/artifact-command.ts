@@ -1,45 +1,106 @@
+import { join } from "node:path";
 import { StowageError } from "@stowage/core";
-import type { Command } from "./command.js";
-import { withServices } from "./context.js";
+import { Command, Option } from "commander";
+import { type CommandContext, resolvePath } from "./context.js";
+import { jsonOption } from "./output.js";
+import {
+  addPrincipalOptions,
+  type PrincipalOptions,
+  principalFrom,
+  requiredPrincipal,
+} from "./principal-option.js";
 
-function integer(value: unknown, name: string): number | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== "string" || !/^\d{1,15}$/.test(value)) {
-    throw new StowageError("INVALID_INPUT", `--${name} must be a non-negative integer, got ${String(value)}`);
-  }
-  return Number(value);
+function lineNumber(name: string) {
+  return (value: string): number => {
+    if (!/^\d{1,15}$/.test(value)) {
+      throw new StowageError("INVALID_INPUT", `--${name} must be a non-negative integer, got ${value}`);
+    }
+    return Number(value);
+  };
 }
 
-export const artifactCommand: Command = {
-  name: "artifact",
-  summary: "Read session artifacts by their artifact:// and agent:// URLs",
-  subcommands: [
-    {
-      name: "read",
-      summary: "Print an artifact://<id> or agent://<id>[/path|?q=query] of a session",
-      args: "<url>",
-      options: {
-        session: { type: "string", placeholder: "id", description: "the agent session (required)" },
-        offset: { type: "string", placeholder: "line", description: "first line to print (plain reads)" },
-        limit: { type: "string", placeholder: "lines", description: "lines to print (plain reads)" },
-      },
-      async run({ values, positionals }, context) {
-        const url = positionals[0];
-        if (!url) throw new StowageError("INVALID_INPUT", "give an artifact:// or agent:// URL");
-        if (typeof values.session !== "string")
-          throw new StowageError("INVALID_INPUT", "--session is required");
-        const offset = integer(values.offset, "offset");
-        const limit = integer(values.limit, "limit");
-        await withServices(context, async (services) => {
-          const session = await services.agentSessions.get(values.session as string);
-          const read = await session.router.read(url, {
-            ...(offset === undefined ? {} : { offset }),
-            ...(limit === undefined ? {} : { limit }),
-          });
-          context.out(read.text);
-          if (read.lines?.hasMore) context.out(`… more lines after ${read.lines.last}`);
-        });
-      },
-    },
-  ],
-};
+interface ReadOptions extends PrincipalOptions {
+  session?: string;
+  dir?: string;
+  offset?: number;
+  limit?: number;
+  json?: boolean;
+}
+
+/**
+ * The router of what `--session` (with `--user`/`--org`) or `--dir` names: a session's artifacts
+ * in the data directory, or an artifacts directory a run reported (a run without a session file
+ * writes its subagents' outputs to a temporary one).
+ */
+async function routerFor(context: CommandContext, options: ReadOptions) {
+  if ((options.session === undefined) === (options.dir === undefined)) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      "give --session <id> (with --user or --org) or --dir <artifacts directory>, one of them",
+    );
+  }
+  if (options.dir !== undefined) {
+    if (principalFrom(options) !== undefined) {
+      throw new StowageError(
+        "INVALID_INPUT",
+        "--dir reads a directory, not a principal's session: drop --user/--org",
+      );
+    }
+    const { createArtifactStore, createInternalUrlRouter } = await import("@stowage/artifacts");
+    const artifacts = createArtifactStore({ dir: resolvePath(context, options.dir) });
+    return createInternalUrlRouter({ artifacts });
+  }
+  const principal = requiredPrincipal(options);
+  // Session files are all this needs: no database, so it works beside a running server.
+  const { dataDirFrom } = await import("../config.js");
+  const { AGENT_SESSIONS_DIR } = await import("../shared-store.js");
+  const { agentSessionsSegments } = await import("../tenancy/principal-layout.js");
+  const { createSessionFiles } = await import("@stowage/artifacts");
+  // Below the data directory as the server opens them: a link planted in the layout is refused.
+  const sessions = createSessionFiles({
+    dir: join(dataDirFrom(context.env, context.cwd), AGENT_SESSIONS_DIR),
+    segments: agentSessionsSegments(principal),
+  });
+  return (await sessions.get(options.session as string)).router;
+}
+
+function readCommand(context: CommandContext): Command {
+  return addPrincipalOptions(
+    new Command("read").description(
+      "Print an artifact://<id> or agent://<id>[/path|?q=query] of a session, or of a run's artifacts directory (stdout has the content alone)",
+    ),
+  )
+    .argument("<url>", "artifact://<id> or agent://<id>[/path|?q=query]")
+    .option("--session <id>", "the agent session (with --user or --org)")
+    .option(
+      "--dir <dir>",
+      "instead of a session: an artifacts directory, such as the temporary one a run without a session file reports",
+    )
+    .addOption(
+      new Option("--offset <line>", "first line to print (plain reads, 1-based)").argParser(
+        lineNumber("offset"),
+      ),
+    )
+    .addOption(new Option("--limit <lines>", "lines to print (plain reads)").argParser(lineNumber("limit")))
+    .addOption(jsonOption())
+    .action(async (url: string, options: ReadOptions) => {
+      const router = await routerFor(context, options);
+      const read = await router.read(url, {
+        ...(options.offset === undefined ? {} : { offset: options.offset }),
+        ...(options.limit === undefined ? {} : { limit: options.limit }),
+      });
+      if (options.json) {
+        context.out(JSON.stringify(read, null, 2));
+        return;
+      }
+      context.stdout.write(read.text.endsWith("\n") || read.text === "" ? read.text : `${read.text}\n`);
+      if (read.lines?.hasMore)
+        context.note(`… more lines after line ${read.lines.last} (--offset ${read.lines.last + 1})`);
+    });
+}
+
+export function artifactCommand(context: CommandContext): Command {
+  return new Command("artifact")
+    .description("Read session artifacts by their artifact:// and agent:// URLs")
+    .addCommand(readCommand(context));
+}

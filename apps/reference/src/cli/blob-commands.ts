@@ -1,128 +1,181 @@
-import { createReadStream, createWriteStream } from "node:fs";
-import { readdir } from "node:fs/promises";
-import { join } from "node:path";
-import { Readable, Writable } from "node:stream";
-import { collectGarbage, scanSessionFilesForBlobRefs } from "@stowage/blob-store";
+import { Writable } from "node:stream";
 import { StowageError } from "@stowage/core";
-import type { Services } from "../services.js";
-import type { Command } from "./command.js";
-import { withServices } from "./context.js";
+import { Command, Option } from "commander";
+import { type CommandContext, resolvePath } from "./context.js";
+import { inputFiles, readInputFile } from "./input-file.js";
+import { withServices, withStoredData } from "./open.js";
+import { jsonOption, printResult } from "./output.js";
 
-/** Every file that may reference blobs: agent session files, posted thread items, thread logs. */
-async function rootFiles(services: Services): Promise<string[]> {
-  const { dataDir } = services.config;
-  const roots = [services.agentSessions.dir, join(dataDir, "jobs")];
-  const logs = await readdir(join(dataDir, "jobs"), { recursive: true }).catch(() => [] as string[]);
-  const threadLogs = logs
-    .filter((path) => path.endsWith("thread.log"))
-    .map((path) => join(dataDir, "jobs", path));
-  const existing = await Promise.all(
-    roots.map((root) =>
-      readdir(root).then(
-        () => root,
-        () => undefined,
-      ),
-    ),
-  );
-  return [...existing.filter((root): root is string => root !== undefined), ...threadLogs];
+function nonNegativeNumber(name: string) {
+  return (value: string): number => {
+    const number = Number(value);
+    if (value.trim() === "" || !Number.isFinite(number) || number < 0) {
+      throw new StowageError("INVALID_INPUT", `--${name} must be a non-negative number, got ${value}`);
+    }
+    return number;
+  };
 }
 
-export const blobCommand: Command = {
-  name: "blob",
-  summary: "Store, read, verify and garbage-collect content-addressed blobs in the data directory",
-  subcommands: [
-    {
-      name: "put",
-      summary: "Store files as blobs and print their refs",
-      args: "<file…>",
-      async run({ positionals }, context) {
-        if (positionals.length === 0)
-          throw new StowageError("INVALID_INPUT", "give at least one file to store");
-        await withServices(context, async (services) => {
-          for (const file of positionals) {
-            const body = Readable.toWeb(createReadStream(file)) as ReadableStream<Uint8Array>;
-            const stored = await services.blobs.put(body);
-            context.out(
-              `${stored.ref}  ${stored.size} bytes  ${stored.created ? "stored" : "already stored"}  ${file}`,
-            );
-          }
-        });
-      },
-    },
-    {
-      name: "get",
-      summary: "Write a blob's bytes (verified against its hash) to a file or stdout",
-      args: "<hash|ref>",
-      options: { out: { type: "string", placeholder: "file", description: "write here instead of stdout" } },
-      async run({ values, positionals }, context) {
-        const id = positionals[0];
-        if (!id) throw new StowageError("INVALID_INPUT", "give the blob's hash or blob:sha256: ref");
-        await withServices(context, async (services) => {
-          const stream = await services.blobs.stream(id);
-          if (!stream) throw new StowageError("NOT_FOUND", `no blob ${id}`);
-          const target = typeof values.out === "string" ? createWriteStream(values.out) : process.stdout;
-          await stream.pipeTo(Writable.toWeb(target) as WritableStream<Uint8Array>);
-          if (typeof values.out === "string") context.out(`wrote ${values.out}`);
-        });
-      },
-    },
-    {
-      name: "verify",
-      summary: "Re-hash blobs (all, or the ones given) and report any that are corrupted",
-      args: "[hash|ref…]",
-      async run({ positionals }, context) {
-        await withServices(context, async (services) => {
-          const ids = positionals.length > 0 ? positionals : [];
-          if (ids.length === 0) for await (const blob of services.blobs.iterate()) ids.push(blob.hash);
-          let corrupted = 0;
-          for (const id of ids) {
-            try {
-              await services.blobs.verify(id);
-            } catch (err) {
-              if (!StowageError.is(err, "INTEGRITY") && !StowageError.is(err, "NOT_FOUND")) throw err;
-              corrupted++;
-              context.out(`${err.code}: ${err.message}`);
-            }
-          }
-          context.out(`${ids.length - corrupted} of ${ids.length} blobs verified`);
-          if (corrupted > 0) throw new StowageError("INTEGRITY", `${corrupted} blob(s) failed verification`);
-        });
-      },
-    },
-    {
-      name: "gc",
-      summary: "Delete blobs that no session file, thread item or thread log references",
-      options: {
-        "grace-hours": {
-          type: "string",
-          placeholder: "hours",
-          default: "24",
-          description: "keep unreferenced blobs younger than this",
-        },
-        "dry-run": { type: "boolean", default: false, description: "report without deleting" },
-      },
-      async run({ values }, context) {
-        const graceHours = Number(values["grace-hours"]);
-        if (!Number.isFinite(graceHours) || graceHours < 0) {
-          throw new StowageError(
-            "INVALID_INPUT",
-            `--grace-hours must be a non-negative number, got ${String(values["grace-hours"])}`,
-          );
-        }
-        await withServices(context, async (services) => {
-          const roots = await rootFiles(services);
-          const report = await collectGarbage({
-            blobs: services.blobs,
-            roots: () => scanSessionFilesForBlobRefs(roots),
-            graceMs: graceHours * 3600 * 1000,
-            dryRun: values["dry-run"] === true,
+/**
+ * A corrupted blob's INTEGRITY error as the user sees it: the hash asked for and the hash its bytes
+ * have, not the store's internal key of the object (blob-store keeps it in the details for an
+ * operator's logs). Anything else passes as it is.
+ */
+function asUserError(err: unknown): unknown {
+  if (!StowageError.is(err, "INTEGRITY") || err.details?.key === undefined) return err;
+  const { key: _internal, ...details } = err.details;
+  return new StowageError("INTEGRITY", err.message, {
+    ...(err.reason === undefined ? {} : { reason: err.reason }),
+    details,
+  });
+}
+
+function putCommand(context: CommandContext): Command {
+  return new Command("put")
+    .description("Store files as blobs and print their refs")
+    .argument("<file...>", "files to store (relative to this directory)")
+    .addOption(jsonOption())
+    .action(async (given: string[], options: { json?: boolean }) => {
+      await using inputs = await inputFiles(context, given);
+      await withStoredData(context, async ({ blobs }) => {
+        const stored: { file: string; ref: string; hash: string; size: number; created: boolean }[] = [];
+        for (const file of inputs.files) {
+          const put = await blobs.put(readInputFile(file));
+          stored.push({
+            file: file.given,
+            ref: put.ref,
+            hash: put.hash,
+            size: put.size,
+            created: put.created,
           });
-          context.out(
-            `${report.dryRun ? "would delete" : "deleted"} ${report.deleted} of ${report.scanned} blobs ` +
-              `(${report.deletedBytes} bytes); ${report.referenced} referenced, ${report.young} within the grace period`,
-          );
+        }
+        printResult(context, options.json, stored, () =>
+          stored.map(
+            (blob) =>
+              `${blob.ref}  ${blob.size} bytes  ${blob.created ? "stored" : "already stored"}  ${blob.file}`,
+          ),
+        );
+      });
+    });
+}
+
+function getCommand(context: CommandContext): Command {
+  return new Command("get")
+    .description(
+      "Write a blob's bytes, verified against its hash, to a file (written whole or not at all) or stdout",
+    )
+    .argument("<hash-or-ref>", "the blob's SHA-256 or blob:sha256: ref")
+    .option("--out <file>", "write here instead of stdout (relative to this directory)")
+    .option("--json", "with --out: print { path, size } as JSON; errors as JSON")
+    .action(async (id: string, options: { out?: string; json?: boolean }) => {
+      await withStoredData(context, async ({ blobs }) => {
+        const stream = await blobs.stream(id);
+        if (!stream) throw new StowageError("NOT_FOUND", `no blob ${id}`);
+        if (options.out === undefined) {
+          // A corrupted blob breaks off at its end: stdout has the bytes, the exit code says they are bad.
+          await stream
+            .pipeTo(Writable.toWeb(context.stdout) as WritableStream<Uint8Array>, { preventClose: true })
+            .catch((err: unknown) => {
+              throw asUserError(err);
+            });
+          return;
+        }
+        // The stream fails at its end when the bytes do not hash to the ref: written to a temp file
+        // beside the target and renamed only when whole and verified, so a failure leaves nothing.
+        const { writeFileAtomic } = await import("@stowage/core/fs");
+        const out = resolvePath(context, options.out);
+        const size = await writeFileAtomic(out, stream).catch((err: unknown) => {
+          throw asUserError(err);
         });
-      },
-    },
-  ],
-};
+        if (options.json) context.out(JSON.stringify({ path: out, size }, null, 2));
+        else context.note(`wrote ${size} bytes to ${out}`);
+      });
+    });
+}
+
+function verifyCommand(context: CommandContext): Command {
+  return new Command("verify")
+    .description("Re-hash blobs (all, or the ones given) and report any that are corrupted or missing")
+    .argument("[hash-or-ref...]", "blobs to verify (default: every blob)")
+    .addOption(jsonOption())
+    .action(async (given: string[], options: { json?: boolean }) => {
+      await withStoredData(context, async ({ blobs }) => {
+        const ids = [...given];
+        if (ids.length === 0) for await (const blob of blobs.iterate()) ids.push(blob.hash);
+        const failed: { blob: string; code: string; message: string }[] = [];
+        for (const id of ids) {
+          try {
+            await blobs.verify(id);
+          } catch (err) {
+            if (!StowageError.is(err, "INTEGRITY") && !StowageError.is(err, "NOT_FOUND")) throw err;
+            failed.push({ blob: id, code: err.code, message: err.message });
+          }
+        }
+        printResult(context, options.json, { verified: ids.length - failed.length, failed }, () => [
+          ...failed.map((failure) => `${failure.code}: ${failure.message}`),
+          `${ids.length - failed.length} of ${ids.length} blobs verified`,
+        ]);
+        if (failed.length > 0)
+          throw new StowageError("INTEGRITY", `${failed.length} blob(s) failed verification`);
+      });
+    });
+}
+
+interface GcOptions {
+  graceHours: number;
+  dryRun: boolean;
+  singleHost: boolean;
+  agentSessionsDir?: string[];
+  json?: boolean;
+}
+
+function gcCommand(context: CommandContext): Command {
+  return new Command("gc")
+    .description(
+      "Delete blobs that nothing references (session files and artifacts, threads, content refs, session blobs, uploads)",
+    )
+    .addOption(
+      new Option("--grace-hours <hours>", "keep unreferenced blobs younger than this")
+        .default(24)
+        .argParser(nonNegativeNumber("grace-hours")),
+    )
+    .option("--dry-run", "report without deleting", false)
+    .option(
+      "--single-host",
+      "with S3 or PostgreSQL: this data directory holds every agent session of the deployment",
+      false,
+    )
+    .option(
+      "--agent-sessions-dir <dir...>",
+      "with S3 or PostgreSQL: the agent-sessions directories of the other hosts, mounted here",
+    )
+    .addOption(jsonOption())
+    .action(async (options: GcOptions) => {
+      const { collectGarbage } = await import("@stowage/blob-store");
+      const { blobRoots } = await import("./blob-roots.js");
+      await withServices(context, async (services) => {
+        const report = await collectGarbage({
+          blobs: services.blobs,
+          roots: blobRoots(services, {
+            singleHost: options.singleHost,
+            otherAgentSessionsDirs: (options.agentSessionsDir ?? []).map((dir) => resolvePath(context, dir)),
+          }),
+          graceMs: options.graceHours * 3600 * 1000,
+          dryRun: options.dryRun,
+        });
+        printResult(context, options.json, report, () => [
+          `${report.dryRun ? "would delete" : "deleted"} ${report.deleted} of ${report.scanned} blobs ` +
+            `(${report.deletedBytes} bytes); ${report.referenced} referenced, ${report.young} within the grace period`,
+        ]);
+      });
+    });
+}
+
+export function blobCommand(context: CommandContext): Command {
+  return new Command("blob")
+    .description("Store, read, verify and garbage-collect content-addressed blobs")
+    .addCommand(putCommand(context))
+    .addCommand(getCommand(context))
+    .addCommand(verifyCommand(context))
+    .addCommand(gcCommand(context));
+}

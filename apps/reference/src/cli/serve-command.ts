@@ -1,6 +1,5 @@
-import { describeConfig, loadConfig } from "../config.js";
-import { startServer } from "../http/server.js";
-import type { Command } from "./command.js";
+import { Command } from "commander";
+import type { CommandContext } from "./context.js";
 
 /** Resolves on SIGINT or SIGTERM. */
 export function untilStopped(): Promise<void> {
@@ -10,14 +9,16 @@ export function untilStopped(): Promise<void> {
   });
 }
 
-export const serveCommand: Command = {
-  name: "serve",
-  summary: "Run the HTTP API and the web viewer (embedded defaults unless configured)",
-  async run(_input, context) {
-    const server = await startServer(await loadConfig(context.env, context.cwd));
-    for (const line of describeConfig(server.services.config)) context.out(line);
-    context.out(`serving ${server.url} — viewer at ${server.services.config.publicUrl}/ (Ctrl-C stops)`);
-    await untilStopped();
-    await server.close();
-  },
-};
+export function serveCommand(context: CommandContext): Command {
+  return new Command("serve")
+    .description("Run the HTTP API and the web viewer (embedded defaults unless configured)")
+    .action(async () => {
+      const { describeConfig, loadConfig } = await import("../config.js");
+      const { startServer } = await import("../http/server.js");
+      const server = await startServer(await loadConfig(context.env, context.cwd));
+      for (const line of describeConfig(server.services.config)) context.note(line);
+      context.note(`serving ${server.url} — viewer at ${server.services.config.publicUrl}/ (Ctrl-C stops)`);
+      await untilStopped();
+      await server.close();
+    });
+}

@@ -1,105 +1,240 @@
-import { readdir, stat } from "node:fs/promises";
-import { join } from "node:path";
 import { StowageError } from "@stowage/core";
-import { captureSession, claudeSessionLocation, isSessionId, restoreSession } from "@stowage/sessions";
-import type { Command, OptionSpec } from "./command.js";
-import { withServices } from "./context.js";
+import type { SessionAgent } from "@stowage/sessions";
+import { Command, Option } from "commander";
+import { type CommandContext, resolvePath } from "./context.js";
+import { withSessionBlobs } from "./open.js";
+import { jsonOption, printResult } from "./output.js";
+import { addPrincipalOptions, type PrincipalOptions, requiredPrincipal } from "./principal-option.js";
+import { listSessionsCommand, registerSessionCommand } from "./session-registry-commands.js";
 
-const where: Record<string, OptionSpec> = {
-  cwd: {
-    type: "string",
-    placeholder: "dir",
-    description: "the agent's working directory (default: this directory)",
-  },
-  "config-dir": {
-    type: "string",
-    placeholder: "dir",
-    description: "Claude Code's config directory (default: $CLAUDE_CONFIG_DIR, else ~/.claude)",
-  },
-};
-
-function required(values: Record<string, unknown>, name: string): string {
-  const value = values[name];
-  if (typeof value !== "string" || value === "")
-    throw new StowageError("INVALID_INPUT", `--${name} is required`);
-  return value;
+/** `--cwd` / `--config-dir`: where the agent's session files are. */
+interface LocationOptions {
+  cwd?: string;
+  configDir?: string;
 }
 
-function location(values: Record<string, unknown>, cwd: string) {
+function addLocationOptions(command: Command): Command {
+  return command
+    .option("--cwd <dir>", "the agent's working directory (default: this directory)")
+    .option(
+      "--config-dir <dir>",
+      "Claude Code's config directory (default: $CLAUDE_CONFIG_DIR, else ~/.claude)",
+    );
+}
+
+/** `--agent` and where the other agents keep their sessions. */
+interface AgentOptions {
+  agent?: SessionAgent;
+  codexHome?: string;
+  opencode?: string;
+}
+
+const AGENT_CHOICES: SessionAgent[] = ["claude-code", "codex", "opencode"];
+
+function addAgentOptions(command: Command, agentDefault?: SessionAgent): Command {
+  const agent = new Option(
+    "--agent <name>",
+    agentDefault
+      ? "the agent whose session it is"
+      : "the agent the stored session must be of (default: what it records)",
+  ).choices(AGENT_CHOICES);
+  return command
+    .addOption(agentDefault ? agent.default(agentDefault) : agent)
+    .option("--codex-home <dir>", "Codex's home (default: $CODEX_HOME, else ~/.codex)")
+    .option(
+      "--opencode <cli>",
+      "the OpenCode CLI that exports and imports OpenCode sessions: a command looked up on PATH (opencode), or a path (./bin/opencode)",
+    );
+}
+
+/** The Codex home and OpenCode CLI the options name, for capture and restore. */
+function agentPlaces(context: CommandContext, options: LocationOptions & AgentOptions) {
+  const codexHome =
+    options.codexHome === undefined ? context.env.CODEX_HOME : resolvePath(context, options.codexHome);
   return {
-    cwd: typeof values.cwd === "string" ? values.cwd : cwd,
-    ...(typeof values["config-dir"] === "string" ? { configDir: values["config-dir"] } : {}),
+    ...(codexHome === undefined ? {} : { codexHome }),
+    ...(options.opencode === undefined
+      ? {}
+      : {
+          opencode: {
+            // As a shell takes a command: a bare name is looked up on PATH, a path is the user's.
+            bin: /[/\\]/.test(options.opencode) ? resolvePath(context, options.opencode) : options.opencode,
+            env: context.env,
+            cwd: options.cwd === undefined ? context.cwd : resolvePath(context, options.cwd),
+          },
+        }),
   };
 }
 
-export const sessionCommand: Command = {
-  name: "session",
-  summary: "Capture agent sessions into the database and restore them (ephemeral containers)",
-  subcommands: [
-    {
-      name: "capture",
-      summary: "Capture a Claude Code session (transcript and companion files) and store it for a request",
-      options: {
-        ...where,
-        session: { type: "string", placeholder: "uuid", description: "the session id (required)" },
-        request: { type: "string", placeholder: "id", description: "the request it belongs to (required)" },
-      },
-      async run({ values }, context) {
-        const captured = await captureSession({
-          ...location(values, context.cwd),
-          sessionId: required(values, "session"),
-        });
-        await withServices(context, async (services) => {
-          const record = await services.sessionBlobs.create({
-            requestId: required(values, "request"),
-            agentType: "claude-code",
-            ...captured,
-          });
-          context.out(
-            `stored session ${record.sessionId} for request ${record.requestId}: ${captured.manifest.files.length} files, ` +
-              `${record.rawSizeBytes} bytes → ${record.blobSizeBytes} bytes (${record.codec}), expires ${record.expiresAt?.toISOString() ?? "never"}`,
-          );
-          for (const skipped of captured.skipped) context.out(`skipped ${skipped.path}: ${skipped.reason}`);
-        });
-      },
-    },
-    {
-      name: "restore",
-      summary: "Restore the latest stored session of a request before resuming it",
-      options: {
-        ...where,
-        request: { type: "string", placeholder: "id", description: "the request (required)" },
-      },
-      async run({ values }, context) {
-        const requestId = required(values, "request");
-        await withServices(context, async (services) => {
-          const latest = await services.sessionBlobs.getLatestForRequest(requestId);
-          if (!latest) throw new StowageError("NOT_FOUND", `no live session stored for request ${requestId}`);
-          const restored = await restoreSession(latest, location(values, context.cwd));
-          context.out(
-            `restored session ${latest.sessionId}: ${restored.files.length} files in ${restored.projectDir}`,
-          );
-          context.out(`resume it with: claude --resume ${latest.sessionId}`);
-        });
-      },
-    },
-    {
-      name: "ls",
-      summary: "List the Claude Code sessions of a working directory that can be captured",
-      options: where,
-      async run({ values }, context) {
-        const { projectDir } = await claudeSessionLocation({
-          ...location(values, context.cwd),
-          sessionId: "00000000-0000-4000-8000-000000000000",
-        });
-        const names = await readdir(projectDir).catch(() => [] as string[]);
-        const sessions = names.filter((name) => name.endsWith(".jsonl") && isSessionId(name.slice(0, -6)));
-        if (sessions.length === 0) context.out(`no sessions in ${projectDir}`);
-        for (const name of sessions) {
-          const info = await stat(join(projectDir, name));
-          context.out(`${name.slice(0, -6)}  ${info.size} bytes  ${info.mtime.toISOString()}`);
-        }
-      },
-    },
-  ],
+/** The OpenCode CLI, which an OpenCode session cannot be captured without. */
+function requiredOpencode<T>(opencode: T | undefined): T {
+  if (opencode === undefined) {
+    throw new StowageError("INVALID_INPUT", "--agent opencode needs --opencode <path to the opencode CLI>", {
+      reason: "OPENCODE_CLI_MISSING",
+    });
+  }
+  return opencode;
+}
+
+/** How to go on with a restored session, per agent. */
+const RESUME_HINT: Record<SessionAgent, (sessionId: string) => string> = {
+  "claude-code": (id) => `claude --resume ${id}`,
+  codex: (id) => `codex exec resume ${id} "<prompt>"`,
+  opencode: (id) => `opencode run --session ${id} "<prompt>"`,
 };
+
+function location(context: CommandContext, options: LocationOptions) {
+  return {
+    cwd: options.cwd === undefined ? context.cwd : resolvePath(context, options.cwd),
+    ...(options.configDir === undefined ? {} : { configDir: resolvePath(context, options.configDir) }),
+  };
+}
+
+function captureCommand(context: CommandContext): Command {
+  return addPrincipalOptions(
+    addAgentOptions(
+      addLocationOptions(
+        new Command("capture").description(
+          "Capture an agent's session (Claude Code: transcript and companion files; Codex: the rollout; OpenCode: its export) and store it for a request",
+        ),
+      ),
+      "claude-code",
+    ),
+  )
+    .requiredOption("--session <id>", "the session id")
+    .requiredOption("--request <id>", "the request it belongs to")
+    .addOption(jsonOption())
+    .action(
+      async (
+        options: LocationOptions &
+          AgentOptions &
+          PrincipalOptions & { session: string; request: string; json?: boolean },
+      ) => {
+        const principal = requiredPrincipal(options);
+        const { captureSession } = await import("@stowage/sessions");
+        const sessionId = options.session;
+        const places = agentPlaces(context, options);
+        const captured = await captureSession(
+          options.agent === "codex"
+            ? {
+                agent: "codex",
+                sessionId,
+                ...(places.codexHome === undefined ? {} : { codexHome: places.codexHome }),
+              }
+            : options.agent === "opencode"
+              ? { agent: "opencode", sessionId, opencode: requiredOpencode(places.opencode) }
+              : { ...location(context, options), sessionId },
+        );
+        await withSessionBlobs(context, async ({ sessionBlobs, ownerOf }) => {
+          const record = await sessionBlobs.create({
+            owner: ownerOf(principal),
+            requestId: options.request,
+            ...captured,
+            agentType: captured.agent,
+          });
+          printResult(
+            context,
+            options.json,
+            {
+              sessionId: record.sessionId,
+              requestId: record.requestId,
+              agentType: record.agentType,
+              files: captured.manifest.files.length,
+              rawSizeBytes: record.rawSizeBytes,
+              blobSizeBytes: record.blobSizeBytes,
+              codec: record.codec,
+              expiresAt: record.expiresAt ?? null,
+              skipped: captured.skipped,
+            },
+            () => [
+              `stored session ${record.sessionId} for request ${record.requestId}: ${captured.manifest.files.length} files (${record.agentType}), ` +
+                `${record.rawSizeBytes} bytes → ${record.blobSizeBytes} bytes (${record.codec}), expires ${record.expiresAt?.toISOString() ?? "never"}`,
+            ],
+          );
+          for (const skipped of captured.skipped) context.note(`skipped ${skipped.path}: ${skipped.reason}`);
+        });
+      },
+    );
+}
+
+function restoreCommand(context: CommandContext): Command {
+  return addPrincipalOptions(
+    addAgentOptions(
+      addLocationOptions(
+        new Command("restore").description(
+          "Restore the latest stored session of a request where its agent looks for it, before resuming it",
+        ),
+      ),
+    ),
+  )
+    .requiredOption("--request <id>", "the request")
+    .addOption(jsonOption())
+    .action(
+      async (
+        options: LocationOptions & AgentOptions & PrincipalOptions & { request: string; json?: boolean },
+      ) => {
+        const principal = requiredPrincipal(options);
+        const { restoreSession } = await import("@stowage/sessions");
+        await withSessionBlobs(context, async ({ sessionBlobs, ownerOf }) => {
+          const latest = await sessionBlobs.getLatestForRequest(ownerOf(principal), options.request);
+          if (!latest)
+            throw new StowageError("NOT_FOUND", `no live session stored for request ${options.request}`);
+          const restored = await restoreSession(latest, {
+            ...location(context, options),
+            ...agentPlaces(context, options),
+            ...(options.agent === undefined ? {} : { agent: options.agent }),
+          });
+          const where = restored.directory ?? "OpenCode's database (opencode import)";
+          printResult(
+            context,
+            options.json,
+            {
+              sessionId: latest.sessionId,
+              agentType: restored.agent,
+              directory: restored.directory ?? null,
+              projectDir: restored.projectDir ?? null,
+              files: restored.files.length,
+            },
+            () => [
+              `restored ${restored.agent} session ${latest.sessionId}: ${restored.files.length} files in ${where}`,
+            ],
+          );
+          context.note(`resume it with: ${RESUME_HINT[restored.agent](latest.sessionId)}`);
+        });
+      },
+    );
+}
+
+function localCommand(context: CommandContext): Command {
+  return addLocationOptions(
+    new Command("local").description(
+      "List the Claude Code sessions of a working directory on this machine that can be captured",
+    ),
+  )
+    .addOption(jsonOption())
+    .action(async (options: LocationOptions & { json?: boolean }) => {
+      const { listClaudeSessions } = await import("@stowage/sessions");
+      const { projectDir, sessions } = await listClaudeSessions(location(context, options));
+      const listed = sessions.map(({ sessionId, sizeBytes, modified }) => ({
+        sessionId,
+        size: sizeBytes,
+        modified: modified.toISOString(),
+      }));
+      printResult(context, options.json, listed, () =>
+        listed.map((session) => `${session.sessionId}  ${session.size} bytes  ${session.modified}`),
+      );
+      if (listed.length === 0) context.note(`no sessions in ${projectDir}`);
+    });
+}
+
+export function sessionCommand(context: CommandContext): Command {
+  return new Command("session")
+    .description(
+      "Agent sessions: register them for uploads, capture them into the database and restore them (ephemeral containers)",
+    )
+    .addCommand(registerSessionCommand(context))
+    .addCommand(listSessionsCommand(context))
+    .addCommand(captureCommand(context))
+    .addCommand(restoreCommand(context))
+    .addCommand(localCommand(context));
+}

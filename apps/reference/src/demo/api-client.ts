@@ -1,4 +1,4 @@
-import { StowageError, type StowageErrorCode } from "@stowage/core";
+import { errorFromResponse } from "@stowage/core";
 
 /** A minimal client of the app's HTTP API: JSON in, JSON out, errors back as StowageErrors. */
 export function apiClient(baseUrl: string, apiKey: string) {
@@ -12,21 +12,13 @@ export function apiClient(baseUrl: string, apiKey: string) {
       },
       ...(body !== undefined ? { body: JSON.stringify(body) } : raw !== undefined ? { body: raw } : {}),
     });
-    const payload = (await response.json().catch(() => null)) as {
-      error?: { code: StowageErrorCode; message: string };
-    } | null;
-    if (!response.ok) {
-      const error = payload?.error;
-      throw new StowageError(
-        error?.code ?? "INTERNAL",
-        `${method} ${path}: ${error?.message ?? `HTTP ${response.status}`}`,
-      );
-    }
-    return payload as T;
+    if (!response.ok) throw await errorFromResponse(response, `${method} ${path}`);
+    return (await response.json()) as T;
   }
   return {
     get: <T>(path: string) => request<T>("GET", path),
     post: <T>(path: string, body: unknown) => request<T>("POST", path, body),
+    put: <T>(path: string, body: unknown) => request<T>("PUT", path, body),
     postBytes: <T>(path: string, bytes: Uint8Array) => request<T>("POST", path, undefined, bytes),
   };
 }

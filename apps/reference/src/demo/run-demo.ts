@@ -8,7 +8,6 @@ import { createOutputSink } from "@stowage/artifacts";
 import { type BlobPutResult, prepareEntryForPersistence } from "@stowage/blob-store";
 import { StowageError } from "@stowage/core";
 import { captureSession, fromTransport, restoreSession, toTransport } from "@stowage/sessions";
-import { uploadArtifact } from "@stowage/storage-s3/agent";
 import {
   plainPostItem,
   statusItem,
@@ -19,9 +18,11 @@ import {
   toolResultItem,
   turnEndItem,
 } from "@stowage/thread-items";
+import { uploadFile } from "@stowage/uploads/agent";
 import type { RunningServer } from "../http/server.js";
 import { apiClient } from "./api-client.js";
-import { snapshot, writeContainerSession } from "./container-session.js";
+import { snapshot, writeCodexRollout, writeContainerSession } from "./container-session.js";
+import { type DispatcherTurns, runDispatcherTurns } from "./dispatcher-turns.js";
 import { demoScreenshot } from "./screenshot.js";
 
 /** Size of the demo's long tool output: big enough to be truncated in its thread item. */
@@ -33,6 +34,8 @@ export interface DemoResult {
   thread: { jobId: string; alias: string };
   viewerUrl: string;
   lines: string[];
+  /** The dispatcher's hot state and the metrics of its model calls. */
+  hotState: DispatcherTurns;
 }
 
 function check(condition: unknown, what: string): asserts condition {
@@ -69,10 +72,11 @@ export async function runDemo(server: RunningServer, say: (line: string) => void
   const api = apiClient(server.url, apiKey);
   step("1. issued an API key for user demo (only its hash is stored)");
 
-  // 2. The agent's session: registered with the backend (uploads need an owner) and started on disk.
+  // 2. The agent's session, registered in user demo's namespace (uploads and reads need it). The
+  // agent runs beside the server here, so it writes its artifacts straight into that session.
   const agentSessionId = randomUUID();
   await api.post("/agents/sessions", { sessionId: agentSessionId });
-  const session = await services.agentSessions.create(agentSessionId);
+  const session = await services.tenant({ kind: "user", id: "demo" }).agentSessions.get(agentSessionId);
   step(`2. started agent session ${agentSessionId}`);
 
   // The job's thread is keyed by the agent session, so the viewer can resolve its artifact:// links.
@@ -89,7 +93,7 @@ export async function runDemo(server: RunningServer, say: (line: string) => void
   );
   await post(toolCallItem({ name: "Bash", invocationId: "call-tests", input: { command: "npm test" } }));
 
-  // The tool's 2 MB of output streams through an OutputSink: the model keeps the tail, the full
+  // The tool's 2 MiB of output streams through an OutputSink: the model keeps the tail, the full
   // output spills to artifact://<id>.
   const output = longTestOutput();
   const sink = createOutputSink({ artifacts: session.artifacts, toolType: "bash" });
@@ -104,10 +108,10 @@ export async function runDemo(server: RunningServer, say: (line: string) => void
   check(summary.artifactId !== undefined, "the long output was saved as an artifact");
   const result = await post(toolResultItem({ invocationId: "call-tests", output, isError: true }));
   const metadata = result.metadata as { truncated?: boolean; local_log?: string };
-  check(metadata.truncated === true, "the 2 MB tool result was truncated to fit the thread budget");
+  check(metadata.truncated === true, "the 2 MiB tool result was truncated to fit the thread budget");
   step(
-    `3. posted thread items to ${thread.jobId}/${thread.alias}; the ${(Buffer.byteLength(output) / 1024 / 1024).toFixed(1)} MB ` +
-      `tool result was cut to ${(Buffer.byteLength(JSON.stringify(result)) / 1024).toFixed(0)} KB (full payload in ${metadata.local_log}), ` +
+    `3. posted thread items to ${thread.jobId}/${thread.alias}; the ${(Buffer.byteLength(output) / 1024 / 1024).toFixed(1)} MiB ` +
+      `tool result was cut to ${(Buffer.byteLength(JSON.stringify(result)) / 1024).toFixed(0)} KiB (full payload in ${metadata.local_log}), ` +
       `and the tool output is artifact://${summary.artifactId} (${summary.totalLines} lines)`,
   );
   const tail = await api.get<{ text: string }>(
@@ -182,18 +186,19 @@ export async function runDemo(server: RunningServer, say: (line: string) => void
     `6. read the subagent's finding through agent://${explore.outputId}?q=.findings[0].file → ${finding.text.trim()}`,
   );
 
-  // 6. An artifact upload through a signed URL, the way an agent in a remote devbox does it.
+  // 6. An upload through a signed URL, the way an agent in a remote devbox does it.
   const workDir = await mkdtemp(join(tmpdir(), "stowage-demo-"));
   try {
     const shotPath = join(workDir, "failing-page.png");
     await writeFile(shotPath, screenshot);
-    const uploaded = await uploadArtifact({
+    const uploaded = await uploadFile({
       apiBase: server.url,
       apiKey,
       sessionId: agentSessionId,
       filePath: shotPath,
     });
     check(uploaded.success, `upload succeeded (${uploaded.error})`);
+    // The documented upload API keeps the design document's words (`/artifacts`, `{ artifacts }`).
     const listed = await api.get<{ artifacts: { filename: string; sizeFormatted: string }[] }>(
       `/agents/${agentSessionId}/artifacts`,
     );
@@ -201,7 +206,7 @@ export async function runDemo(server: RunningServer, say: (line: string) => void
       `/agents/${agentSessionId}/artifacts/failing-page.png/download`,
     );
     const downloaded = Buffer.from(await (await fetch(download.url)).arrayBuffer());
-    check(downloaded.equals(screenshot), "the downloaded artifact is the uploaded file");
+    check(downloaded.equals(screenshot), "the download is the uploaded file");
     step(
       `7. uploaded failing-page.png through a signed URL (size, type and SHA-256 bound); the session lists ` +
         `${listed.artifacts.map((a) => `${a.filename} (${a.sizeFormatted})`).join(", ")} and its download URL returns the same bytes`,
@@ -219,16 +224,20 @@ export async function runDemo(server: RunningServer, say: (line: string) => void
     );
     const configDir = join(workDir, "container", ".claude");
     const cwd = join(workDir, "container", "workspace");
-    const container = await writeContainerSession({ configDir, cwd, turns: 200 });
+    // The container's Claude Code session is the agent session above: the viewer shows what was stored of it.
+    const container = await writeContainerSession({ configDir, cwd, turns: 200, sessionId: agentSessionId });
     const before = await snapshot(container.projectDir);
     const captured = await captureSession({ configDir, cwd, sessionId: container.sessionId });
     const requestId = `demo-request-${agentSessionId.slice(0, 8)}`;
-    const stored = await api.post<{ codec: string; rawSizeBytes: number; blobSizeBytes: number }>(
-      `/requests/${requestId}/session-blobs`,
-      { ...toTransport(captured), agentType: "claude-code" },
-    );
+    // The transport carries the agent (agentType: "claude-code"); the server records it.
+    const stored = await api.post<{
+      agentType: string;
+      codec: string;
+      rawSizeBytes: number;
+      blobSizeBytes: number;
+    }>(`/requests/${requestId}/session-blobs`, toTransport(captured));
     step(
-      `8. captured the container's session ${container.sessionId} (${container.files.length} files, ${stored.rawSizeBytes} bytes) ` +
+      `8. captured the container's ${stored.agentType} session ${container.sessionId} (${container.files.length} files, ${stored.rawSizeBytes} bytes) ` +
         `and stored it as ${stored.blobSizeBytes} bytes of ${stored.codec} for request ${requestId}`,
     );
 
@@ -237,17 +246,50 @@ export async function runDemo(server: RunningServer, say: (line: string) => void
     const latest = await api.get<Record<string, unknown>>(`/requests/${requestId}/session-blobs/latest`);
     const freshConfig = join(workDir, "fresh", ".claude");
     const restored = await restoreSession(fromTransport(latest), { configDir: freshConfig, cwd });
-    const after = await snapshot(restored.projectDir);
+    const after = await snapshot(restored.directory!);
     check(after.size === before.size, "every file came back");
     for (const [path, bytes] of before)
       check(after.get(path)?.equals(bytes), `${path} is identical after restore`);
     step(
-      `9. wiped the container, restored the session into a fresh one: ${after.size} files, byte for byte identical`,
+      `9. wiped the container, restored the ${restored.agent} session into a fresh one: ${after.size} files, byte for byte identical`,
+    );
+
+    // A second container ran Codex to review the fix: its rollout is stored the same way, with
+    // its own agent type, so the viewer lists stored sessions of two agents.
+    const codexHome = join(workDir, "reviewer", ".codex");
+    const review = await writeCodexRollout({ codexHome, startedAt: new Date() });
+    const reviewed = await captureSession({ agent: "codex", codexHome, sessionId: review.sessionId });
+    const reviewRequest = `demo-review-${agentSessionId.slice(0, 8)}`;
+    const storedReview = await api.post<{ agentType: string; rawSizeBytes: number }>(
+      `/requests/${reviewRequest}/session-blobs`,
+      toTransport(reviewed),
+    );
+    check(storedReview.agentType === "codex", "the Codex session is stored as one");
+    step(
+      `10. captured a reviewer container's ${storedReview.agentType} session ${review.sessionId} (its rollout ${review.relativePath}, ` +
+        `${storedReview.rawSizeBytes} bytes) and stored it for request ${reviewRequest}`,
     );
   } finally {
     await rm(workDir, { recursive: true, force: true });
   }
 
+  // 9. The dispatcher kept a hot state across its model calls; each call's prompt was measured.
+  const hotState = await runDispatcherTurns(
+    api,
+    services.tenant({ kind: "user", id: "demo" }).registry,
+    agentSessionId,
+    output,
+  );
+  const violations = hotState.turns.filter((turn) => !turn.record.budget_ok).map((turn) => turn.turn);
+  check(violations.length === 1, "exactly the forced turn violates the budget");
+  check(hotState.conflict === "CONFLICT", "a stale dispatcher's write is refused");
+  step(
+    `11. the dispatcher kept its hot state through ${hotState.versions} versions (each carrying the previous one's hash; ` +
+      `a stale dispatcher got ${hotState.conflict}) and measured ${hotState.turns.length} model calls: ` +
+      `hot state ${Math.max(...hotState.turns.map((turn) => turn.record.hs_tokens))} tokens at most, ` +
+      `turn ${violations.join(", ")} over the prompt budget`,
+  );
+
   const viewerUrl = `${services.config.publicUrl}/#key=${encodeURIComponent(apiKey)}&session=${agentSessionId}`;
-  return { apiKey, agentSessionId, thread, viewerUrl, lines };
+  return { apiKey, agentSessionId, thread, viewerUrl, lines, hotState };
 }

@@ -1,16 +1,20 @@
-import { getConnInfo } from "@hono/node-server/conninfo";
+import { StowageError } from "@stowage/core";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { Services } from "../services.js";
 import { viewerRoutes } from "../viewer/viewer-routes.js";
+import { authenticate } from "./authenticate.js";
 import type { AppEnv } from "./context.js";
 import { errorResponse } from "./errors.js";
 import { tooLarge } from "./limits.js";
-import { rateLimit } from "./rate-limit.js";
 import { type RequestLogger, requestLog } from "./request-log.js";
+import { agentSessionDeletionRoutes } from "./routes/agent-session-deletion.js";
 import { agentSessionRoutes } from "./routes/agent-sessions.js";
 import { blobRoutes } from "./routes/blobs.js";
 import { contextRoutes } from "./routes/context.js";
+import { hotStateRoutes } from "./routes/hot-state.js";
+import { mcpRoutes } from "./routes/mcp.js";
+import { sessionBlobListingRoutes } from "./routes/session-blob-listing.js";
 import { sessionBlobRoutes } from "./routes/session-blobs.js";
 import { threadRoutes } from "./routes/threads.js";
 import { uploadRoutes } from "./routes/uploads.js";
@@ -24,13 +28,8 @@ export function createHttpApp(services: Services, log: RequestLogger) {
   const { config } = services;
   const app = new Hono<AppEnv>();
   app.use(requestLog(log));
-  app.use(
-    rateLimit(config.rateLimitPerMinute, (c) => {
-      // Per API key where one is sent (its public id part), else per client address.
-      const token = c.req.header("authorization")?.replace(/^Bearer\s+/i, "");
-      return token ? `key:${token.slice(0, 24)}` : `ip:${getConnInfo(c).remote.address ?? "unknown"}`;
-    }),
-  );
+  // Authentication, the caller's tenant and rate limits, in one place for every route.
+  app.use(authenticate(services));
   const generalLimit = bodyLimit({
     maxSize: config.bodyLimitBytes,
     onError: tooLarge(config.bodyLimitBytes),
@@ -39,9 +38,12 @@ export function createHttpApp(services: Services, log: RequestLogger) {
     if (OWN_LIMIT.some((pattern) => pattern.test(c.req.path))) return next();
     return generalLimit(c, next);
   });
-  app.onError((err, c) => errorResponse(c, err, log));
+  app.onError((err) => errorResponse(err, config.dataDir, log));
   app.notFound((c) =>
-    c.json({ error: { code: "NOT_FOUND", message: `no route for ${c.req.method} ${c.req.path}` } }, 404),
+    errorResponse(
+      new StowageError("NOT_FOUND", `no route for ${c.req.method} ${c.req.path}`),
+      config.dataDir,
+    ),
   );
 
   app.get("/healthz", async (c) =>
@@ -49,15 +51,19 @@ export function createHttpApp(services: Services, log: RequestLogger) {
       ok: true,
       database: services.database.driver,
       uploads: config.s3 ? "s3" : "fs-signed",
-      objects: "fs",
+      shared: services.shared.name,
     }),
   );
+  app.route("/", agentSessionDeletionRoutes()); // before the upload API's /agents/* handler
   app.route("/", uploadRoutes(services));
-  app.route("/", sessionBlobRoutes(services));
+  app.route("/", sessionBlobRoutes(config));
+  app.route("/", sessionBlobListingRoutes());
   app.route("/", threadRoutes(services));
   app.route("/", blobRoutes(services));
-  app.route("/", agentSessionRoutes(services));
+  app.route("/", agentSessionRoutes());
   app.route("/", contextRoutes(services));
+  app.route("/", hotStateRoutes());
+  app.route("/", mcpRoutes(services));
   app.route("/", viewerRoutes());
   return app;
 }

@@ -1,22 +1,19 @@
 import { StowageError } from "@stowage/core";
-import type { Principal } from "@stowage/storage-s3";
-import type { Context, MiddlewareHandler } from "hono";
-import type { Services } from "../services.js";
+import type { Principal } from "@stowage/uploads";
+import type { Context } from "hono";
+import type { ServerTenant } from "../tenancy/tenants.js";
 
-export type AppEnv = { Variables: { principal: Principal; principalId: string } };
-export type AppContext = Context<AppEnv>;
-
-/** Resolves the Bearer API key to a principal, or answers 401. */
-export function requireKey(services: Services): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    const principal = await services.uploads.authenticate(c.req.header("authorization"), {
-      signal: c.req.raw.signal,
-    });
-    c.set("principal", principal);
-    c.set("principalId", `${principal.kind}:${principal.id}`);
-    await next();
+export type AppEnv = {
+  Variables: {
+    principal: Principal;
+    principalId: string;
+    /** The public id of the API key the request came with (what its rate limit counts). */
+    keyId: string;
+    /** The caller's namespace: every route reads and writes through it only. */
+    tenant: ServerTenant;
   };
-}
+};
+export type AppContext = Context<AppEnv>;
 
 /** The request's JSON body; INVALID_INPUT when it is not JSON. Size is limited by bodyLimit. */
 export async function jsonBody(c: AppContext): Promise<unknown> {

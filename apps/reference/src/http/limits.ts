@@ -1,16 +1,11 @@
-import { StowageError } from "@stowage/core";
-import type { Context } from "hono";
+import { errorResponse, StowageError } from "@stowage/core";
 
-/** The bodyLimit answer: TOO_LARGE as JSON, like every other error. */
+/** The bodyLimit answer: TOO_LARGE in the one wire format, like every other error. */
 export function tooLarge(limitBytes: number) {
-  return (c: Context) => {
-    const error = new StowageError(
-      "TOO_LARGE",
-      `request body is larger than the limit of ${limitBytes} bytes`,
-      {
+  return () =>
+    errorResponse(
+      new StowageError("TOO_LARGE", `request body is larger than the limit of ${limitBytes} bytes`, {
         details: { limitBytes },
-      },
+      }),
     );
-    return c.json({ error: error.toJSON() }, 413);
-  };
 }

@@ -1,41 +1,103 @@
 import { StowageError } from "@stowage/core";
-import type { Context, MiddlewareHandler } from "hono";
+import { rateLimits, type StowageDatabase } from "@stowage/storage-postgres";
+import { RateLimiterDrizzle, RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
 
-/** Buckets kept before the oldest are forgotten, so a flood of distinct callers cannot grow memory. */
-export const MAX_RATE_LIMIT_BUCKETS = 10_000;
-
-interface Bucket {
-  tokens: number;
-  updated: number;
-}
+/** Open server-sent-event streams one API key may hold in one process. */
+export const DEFAULT_MAX_STREAMS_PER_KEY = 20;
 
 /**
- * A token bucket per caller (its API key when it sends one, else its address): `perMinute`
- * requests a minute on average, bursts up to the same number. Over the limit: 429 with
- * `retry-after`.
+ * The app's rate limits, counted in the database (PostgreSQL or PGlite), so that two processes
+ * on one database share one budget per caller. Authenticated requests count against their API
+ * key's id (never secret material); failed ones against the address they came from (see
+ * `clientAddress`), so rotating made-up keys buys nothing. Public paths (health check, viewer,
+ * signed URLs) count against nothing: a flood of bad keys cannot block them. Buckets expire with
+ * their window and are never evicted to make room, so a flood of callers cannot reset anyone's
+ * count.
  */
-export function rateLimit(perMinute: number, callerOf: (c: Context) => string): MiddlewareHandler {
-  const buckets = new Map<string, Bucket>();
-  const refillPerMs = perMinute / 60_000;
-  return async (c, next) => {
-    const caller = callerOf(c);
-    const now = Date.now();
-    const bucket = buckets.get(caller) ?? { tokens: perMinute, updated: now };
-    bucket.tokens = Math.min(perMinute, bucket.tokens + (now - bucket.updated) * refillPerMs);
-    bucket.updated = now;
-    buckets.delete(caller);
-    buckets.set(caller, bucket); // most recently used last
-    if (buckets.size > MAX_RATE_LIMIT_BUCKETS) buckets.delete(buckets.keys().next().value!);
-    if (bucket.tokens < 1) {
-      const retryAfter = Math.ceil((1 - bucket.tokens) / refillPerMs / 1000);
-      c.header("retry-after", String(retryAfter));
-      const error = new StowageError("UNAVAILABLE", `rate limit of ${perMinute} requests a minute exceeded`, {
-        reason: "RATE_LIMITED",
-        details: { retryAfterSeconds: retryAfter },
-      });
-      return c.json({ error: error.toJSON() }, 429);
+export interface RateLimits {
+  /** One request of an authenticated key; RATE_LIMITED over the limit. */
+  consumeKey(keyId: string): Promise<void>;
+  /** One unauthenticated (or failed) request from `address`; RATE_LIMITED over the limit. */
+  consumeAddress(address: string): Promise<void>;
+  /**
+   * RATE_LIMITED when `address` is over its limit already, without counting a request: checked
+   * before a key is verified, so a blocked address costs no key-record read.
+   */
+  checkAddress(address: string): Promise<void>;
+  /** Opens a live stream for a key; returns its release. RATE_LIMITED past the cap (per process). */
+  openStream(keyId: string): () => void;
+}
+
+export interface RateLimitsOptions {
+  /** Requests a minute per key and per address. */
+  perMinute: number;
+  /** The database the buckets live in (its `rate_limits` table). */
+  db: StowageDatabase;
+  /** Default {@link DEFAULT_MAX_STREAMS_PER_KEY}. */
+  maxStreamsPerKey?: number;
+}
+
+function limited(what: string, perMinute: number, msBeforeNext: number): StowageError {
+  return new StowageError(
+    "RATE_LIMITED",
+    `rate limit of ${perMinute} requests a minute per ${what} exceeded`,
+    {
+      details: { retryAfterSeconds: Math.max(1, Math.ceil(msBeforeNext / 1000)) },
+    },
+  );
+}
+
+export function createRateLimits(options: RateLimitsOptions): RateLimits {
+  const { perMinute, maxStreamsPerKey = DEFAULT_MAX_STREAMS_PER_KEY } = options;
+  const limiter = (keyPrefix: string) =>
+    new RateLimiterDrizzle({
+      storeClient: options.db,
+      schema: rateLimits,
+      keyPrefix,
+      points: perMinute,
+      duration: 60,
+      // If the database does not answer, each process keeps limiting on its own.
+      insuranceLimiter: new RateLimiterMemory({ keyPrefix, points: perMinute, duration: 60 }),
+    });
+  const keys = limiter("key");
+  const addresses = limiter("address");
+  const streams = new Map<string, number>();
+
+  async function consume(bucket: RateLimiterDrizzle, id: string, what: string): Promise<void> {
+    try {
+      await bucket.consume(id);
+    } catch (err) {
+      if (err instanceof RateLimiterRes) throw limited(what, perMinute, err.msBeforeNext);
+      throw err;
     }
-    bucket.tokens -= 1;
-    await next();
+  }
+
+  return {
+    consumeKey: (keyId) => consume(keys, keyId, "API key"),
+    consumeAddress: (address) => consume(addresses, address, "address"),
+    async checkAddress(address) {
+      const counted = await addresses.get(address);
+      if (counted && counted.consumedPoints >= perMinute) {
+        throw limited("address", perMinute, counted.msBeforeNext);
+      }
+    },
+    openStream(keyId) {
+      const open = streams.get(keyId) ?? 0;
+      if (open >= maxStreamsPerKey) {
+        throw new StowageError("RATE_LIMITED", `at most ${maxStreamsPerKey} live streams per API key`, {
+          reason: "TOO_MANY_STREAMS",
+          details: { limit: maxStreamsPerKey, retryAfterSeconds: 5 },
+        });
+      }
+      streams.set(keyId, open + 1);
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        const left = (streams.get(keyId) ?? 1) - 1;
+        if (left <= 0) streams.delete(keyId);
+        else streams.set(keyId, left);
+      };
+    },
   };
 }

@@ -1,7 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
-import { StowageError } from "@stowage/core";
-import type { AppConfig } from "../config.js";
+import { errorResponse, StowageError } from "@stowage/core";
+import { type AppConfig, replicaWarnings } from "../config.js";
 import { createServices, type Services } from "../services.js";
 import { createHttpApp } from "./app.js";
 import { jsonLogger, type RequestLogger } from "./request-log.js";
@@ -25,7 +25,10 @@ export async function startServer(
   const log = options.log ?? jsonLogger();
   let handle: ((request: Request, env: unknown) => Response | Promise<Response>) | undefined;
   const server = serve({
-    fetch: (request, env) => (handle ? handle(request, env) : new Response("starting", { status: 503 })),
+    fetch: (request, env) =>
+      handle
+        ? handle(request, env)
+        : errorResponse(new StowageError("UNAVAILABLE", "the server is starting; retry in a moment")),
     port: config.port,
     hostname: config.host,
   });
@@ -61,6 +64,7 @@ export async function startServer(
     throw err;
   }
   handle = createHttpApp(services, log).fetch;
+  for (const warning of replicaWarnings(config)) log.error("not safe to run as replicas", { warning });
 
   const sweep = async () => {
     try {
@@ -68,6 +72,19 @@ export async function startServer(
       if (deleted > 0) log.info("expired session blobs deleted", { deleted });
     } catch (err) {
       log.error("session blob sweep failed", { error: (err as Error).message });
+    }
+    const olderThanDays = services.config.uploadRetentionDays;
+    if (olderThanDays === undefined) return;
+    try {
+      const swept = await services.uploads.sweepUploads({ olderThanDays });
+      if (swept.uploads.length > 0) {
+        log.info("uploads past their retention deleted", {
+          uploads: swept.uploads.length,
+          bytes: swept.deletedBytes,
+        });
+      }
+    } catch (err) {
+      log.error("upload retention sweep failed", { error: (err as Error).message });
     }
   };
   const timer = setInterval(sweep, config.sweepIntervalMs);

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Principal } from "@stowage/storage-s3";
+import type { Principal } from "@stowage/uploads";
 import { loadConfig } from "../../src/config.js";
 import type { RequestLogger } from "../../src/http/request-log.js";
 import { type RunningServer, startServer } from "../../src/http/server.js";
@@ -59,8 +59,8 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
   };
 }
 
-/** The error code of a JSON error response. */
+/** The `code` of an error response in the one wire format (`{ error, code, … }`). */
 export async function errorCode(response: Response): Promise<string | undefined> {
-  const body = (await response.json().catch(() => null)) as { error?: { code?: string } } | null;
-  return body?.error?.code;
+  const body = (await response.json().catch(() => null)) as { error?: unknown; code?: string } | null;
+  return typeof body?.error === "string" ? body.code : undefined;
 }

@@ -1,7 +1,7 @@
-import { lstat, open } from "node:fs/promises";
-import { join } from "node:path";
-import { errnoOf, fromSystemError, StowageError } from "@stowage/core";
-import { ensureDirectory } from "@stowage/core/fs";
+import { open } from "node:fs/promises";
+import { errnoOf, fromSystemError } from "@stowage/core";
+import { type OpenedDirectory, openDirectoryBeneath } from "@stowage/core/fs";
+import type { DirectoryAccess } from "../layout/directory-access.js";
 import { readDirectoryNames } from "../layout/listing.js";
 
 /**
@@ -11,61 +11,55 @@ import { readDirectoryNames } from "../layout/listing.js";
  */
 export const CLAIMS_DIR_NAME = ".claims";
 
-/** Exclusive-create claims under `<dir>/.claims/`, shared by every process using the directory. */
+/**
+ * Exclusive-create claims under `<dir>/.claims/`, shared by every process using the directory.
+ * The claims directory is opened anew, without following a link, for every claim: a link planted
+ * there (before or after the first claim) is refused (FORBIDDEN, reason `CLAIMS_NOT_A_DIRECTORY`).
+ */
 export class ClaimRegistry {
-  readonly #claimsDir: string;
-  #ready: Promise<void> | undefined;
+  readonly #access: DirectoryAccess;
 
-  constructor(dir: string) {
-    this.#claimsDir = join(dir, CLAIMS_DIR_NAME);
+  constructor(access: DirectoryAccess) {
+    this.#access = access;
   }
 
-  /** Creates the claims directory (and the artifacts directory) once; refuses a symlink planted there. */
-  async #ensureReady(): Promise<void> {
-    try {
-      const info = await lstat(this.#claimsDir);
-      if (info.isDirectory()) return;
-      throw new StowageError(
-        "FORBIDDEN",
-        `${this.#claimsDir} is not a directory (a symbolic link or file is there); refusing to create id claims through it`,
-        { reason: "CLAIMS_NOT_A_DIRECTORY" },
-      );
-    } catch (err) {
-      if (errnoOf(err) !== "ENOENT") throw fromSystemError(err, "artifact id claims");
-    }
-    try {
-      await ensureDirectory(this.#claimsDir);
-    } catch (err) {
-      throw fromSystemError(err, "create the artifacts directory");
-    }
+  #openClaims(directory: OpenedDirectory, create: boolean) {
+    return openDirectoryBeneath(directory, [CLAIMS_DIR_NAME], {
+      create,
+      refusedReason: "CLAIMS_NOT_A_DIRECTORY",
+      refuseNonDirectories: true,
+    });
   }
 
   /** True when this call took `name`; false when another caller (any process) holds it. */
   async claim(name: string): Promise<boolean> {
-    for (let attempt = 0; ; attempt++) {
-      this.#ready ??= this.#ensureReady().catch((err: unknown) => {
-        this.#ready = undefined;
-        throw err;
-      });
-      await this.#ready;
+    const taken = await this.#access.use(true, async (_path, directory) => {
+      const claims = this.#openClaims(directory, true)!;
       try {
-        const handle = await open(join(this.#claimsDir, name), "wx", 0o644);
+        const handle = await open(`${claims.path}/${name}`, "wx", 0o644);
         await handle.close();
         return true;
       } catch (err) {
         if (errnoOf(err) === "EEXIST") return false;
-        // The directory went away under us (removed or moved): create it again, once.
-        if (errnoOf(err) === "ENOENT" && attempt === 0) {
-          this.#ready = undefined;
-          continue;
-        }
         throw fromSystemError(err, `claim ${name}`);
+      } finally {
+        claims.close();
       }
-    }
+    });
+    return taken === true;
   }
 
   /** Names of the claims taken so far (empty when there are none). */
   async list(): Promise<string[]> {
-    return (await readDirectoryNames(this.#claimsDir, "list artifact id claims")) ?? [];
+    const names = await this.#access.use(false, async (_path, directory) => {
+      const claims = this.#openClaims(directory, false);
+      if (!claims) return [];
+      try {
+        return (await readDirectoryNames(claims.path, "list artifact id claims")) ?? [];
+      } finally {
+        claims.close();
+      }
+    });
+    return names ?? [];
   }
 }

@@ -7,7 +7,7 @@ import type { ClaimRegistry } from "./claims.js";
  * next number: another process that allocated many ids since our last scan is skipped in one
  * step rather than one claim at a time.
  */
-export const RESCAN_AFTER_CONFLICTS = 8;
+const RESCAN_AFTER_CONFLICTS = 8;
 
 export interface SequenceSource {
   /** What the numbers are, for messages (`artifact id`). */

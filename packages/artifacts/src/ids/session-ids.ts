@@ -1,3 +1,4 @@
+import type { DirectoryAccess } from "../layout/directory-access.js";
 import { readDirectoryNames } from "../layout/listing.js";
 import { parseAgentOutputFileName, parseArtifactFileName, parseIdNumber } from "../layout/names.js";
 import { ClaimRegistry } from "./claims.js";
@@ -36,26 +37,33 @@ function highestAgentIndex(ids: readonly string[], parentPrefix: string): number
  * number found in file names and claims.
  */
 export class SessionIds {
-  readonly #dir: string;
+  readonly #access: DirectoryAccess;
   readonly #claims: ClaimRegistry;
   readonly #artifactIds: SequenceAllocator;
   readonly #agentIndexes = new Map<string, SequenceAllocator>();
 
-  constructor(dir: string) {
-    this.#dir = dir;
-    this.#claims = new ClaimRegistry(dir);
+  constructor(access: DirectoryAccess) {
+    this.#access = access;
+    this.#claims = new ClaimRegistry(access);
     this.#artifactIds = new SequenceAllocator(this.#claims, {
       what: "artifact id",
       claimName: (n) => `${ARTIFACT_CLAIM_PREFIX}${n}`,
       highestInUse: async () => {
         let highest = highestClaim(await this.#claims.list(), ARTIFACT_CLAIM_PREFIX);
-        for (const name of (await readDirectoryNames(this.#dir, "scan artifacts")) ?? []) {
+        for (const name of await this.#names("scan artifacts")) {
           const parsed = parseArtifactFileName(name);
           if (parsed && parsed.id > highest) highest = parsed.id;
         }
         return highest;
       },
     });
+  }
+
+  /** The names in the artifacts directory; none when it does not exist yet. */
+  async #names(context: string): Promise<string[]> {
+    return (
+      (await this.#access.use(false, async (path) => (await readDirectoryNames(path, context)) ?? [])) ?? []
+    );
   }
 
   nextArtifactId(signal?: AbortSignal): Promise<number> {
@@ -71,7 +79,7 @@ export class SessionIds {
         what: "agent output index",
         claimName: (n) => `${claimPrefix}${n}`,
         highestInUse: async () => {
-          const names = (await readDirectoryNames(this.#dir, "scan agent outputs")) ?? [];
+          const names = await this.#names("scan agent outputs");
           const ids = names.map(parseAgentOutputFileName).filter((id): id is string => id !== undefined);
           return Math.max(
             highestClaim(await this.#claims.list(), claimPrefix),

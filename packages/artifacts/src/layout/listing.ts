@@ -1,3 +1,4 @@
+import type { Dirent } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { errnoOf, fromSystemError, StowageError } from "@stowage/core";
 
@@ -9,24 +10,37 @@ export async function readDirectoryNames(dir: string, context: string): Promise<
   try {
     return await readdir(dir);
   } catch (err) {
-    const errno = errnoOf(err);
-    if (errno === "ENOENT") return null;
-    if (errno === "ENOTDIR") {
-      throw new StowageError("CONFLICT", `${context}: ${dir} is not a directory`, {
-        cause: err,
-        reason: "NOT_A_DIRECTORY",
-      });
-    }
-    throw fromSystemError(err, context);
+    return missingOrThrow(err, dir, context);
   }
 }
 
-/** Error thrown by `artifact://` and `agent://` reads when the session has no artifacts directory. */
-export function noArtifactsDirectory(dir: string): StowageError {
-  return new StowageError("NOT_FOUND", "No artifacts directory found", {
-    reason: "NO_ARTIFACTS_DIR",
-    details: { dir },
-  });
+/** {@link readDirectoryNames} with each entry's type. */
+export async function readDirectoryEntries(dir: string, context: string): Promise<Dirent[] | null> {
+  try {
+    return await readdir(dir, { withFileTypes: true });
+  } catch (err) {
+    return missingOrThrow(err, dir, context);
+  }
+}
+
+function missingOrThrow(err: unknown, dir: string, context: string): null {
+  const errno = errnoOf(err);
+  if (errno === "ENOENT") return null;
+  if (errno === "ENOTDIR") {
+    throw new StowageError("CONFLICT", `${context}: ${dir} is not a directory`, {
+      cause: err,
+      reason: "NOT_A_DIRECTORY",
+    });
+  }
+  throw fromSystemError(err, context);
+}
+
+/**
+ * Error thrown by `artifact://` and `agent://` reads when the session has no artifacts directory.
+ * It names no path: errors travel to clients, and a server's directories are none of theirs.
+ */
+export function noArtifactsDirectory(): StowageError {
+  return new StowageError("NOT_FOUND", "No artifacts directory found", { reason: "NO_ARTIFACTS_DIR" });
 }
 
 /** Most ids a NOT_FOUND message lists; `details.available` holds the same capped list. */

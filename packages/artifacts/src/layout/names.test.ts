@@ -1,5 +1,5 @@
+import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
-import { thrown } from "../../test/helpers.js";
 import {
   agentOutputIdProblem,
   assertArtifactId,
@@ -66,19 +66,27 @@ describe("artifact ids", () => {
     1.5,
     Number.NaN,
     null,
-  ])("rejects %j", (value) => {
-    const err = thrown(() => assertArtifactId(value));
-    expect(err.code).toBe("INVALID_INPUT");
-    expect(err.message).toMatch(/^artifact:\/\/ ID must be numeric/);
+  ])("rejects %j", async (value) => {
+    await expectStowageError(() => assertArtifactId(value), "INVALID_INPUT", "INVALID_ARTIFACT_ID");
   });
 
   it("parses artifact file names exactly", () => {
     expect(parseArtifactFileName("3.bash.log")).toEqual({ id: 3, toolType: "bash", complete: true });
     expect(parseArtifactFileName("3.bash.log.partial")).toEqual({ id: 3, toolType: "bash", complete: false });
+    // Other tools write dotted tool types; the id is everything before the first dot.
+    expect(parseArtifactFileName("9.mcp.server.log")).toEqual({
+      id: 9,
+      toolType: "mcp.server",
+      complete: true,
+    });
+    expect(parseArtifactFileName("3.a.b.log.partial")).toEqual({ id: 3, toolType: "a.b", complete: false });
+    expect(parseArtifactFileName("3.x.log.log")).toEqual({ id: 3, toolType: "x.log", complete: true });
     for (const name of [
       "03.bash.log",
       "3.log",
-      "3.a.b.log",
+      "3..log",
+      "3.a\nb.log",
+      "3.a\u0000.log",
       "3.bash.log.tmp",
       "x.bash.log",
       "3-x.md",

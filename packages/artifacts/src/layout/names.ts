@@ -5,11 +5,11 @@ export const MAX_ARTIFACT_ID = Number.MAX_SAFE_INTEGER;
 /** Longest tool type kept in an artifact file name (`<id>.<toolType>.log`) after sanitizing. */
 export const MAX_TOOL_TYPE_LENGTH = 64;
 /** Tool type used when nothing of the given one survives sanitizing. */
-export const FALLBACK_TOOL_TYPE = "tool";
+const FALLBACK_TOOL_TYPE = "tool";
 /** Longest requested id kept in an agent output id (`<index>-<requestedId>`) after sanitizing. */
-export const MAX_AGENT_NAME_LENGTH = 64;
+const MAX_AGENT_NAME_LENGTH = 64;
 /** Requested id used when nothing of the given one survives sanitizing. */
-export const FALLBACK_AGENT_NAME = "agent";
+const FALLBACK_AGENT_NAME = "agent";
 /** Longest agent output id, nesting included, so that `<id>.md` and its claim fit a 255-byte file name. */
 export const MAX_AGENT_OUTPUT_ID_LENGTH = 200;
 /** Suffix of a tool output still being written; the file is renamed without it once complete. */
@@ -22,7 +22,9 @@ export const AGENT_OUTPUT_EXTENSION = ".md";
 const UNSAFE_NAME_CHARACTERS = /[^A-Za-z0-9_-]+/g;
 const EDGE_UNDERSCORES = /^_+|_+$/g;
 const CANONICAL_INTEGER = /^(?:0|[1-9][0-9]{0,15})$/;
-const ARTIFACT_FILE = /^(0|[1-9][0-9]{0,15})\.([A-Za-z0-9_-]{1,64})\.log(\.partial)?$/;
+// `<id>.<toolType>.log`: the tool type is whatever another tool wrote (`9.mcp.server.log`), dots
+// included; only control characters rule a name out (they would reach listings and messages).
+const ARTIFACT_FILE = /^(0|[1-9][0-9]{0,15})\.([^\u0000-\u001f\u007f]+)\.log(\.partial)?$/;
 const AGENT_OUTPUT_ID = /^(?:0|[1-9][0-9]{0,15})-[A-Za-z0-9_-]+(?:\.(?:0|[1-9][0-9]{0,15})-[A-Za-z0-9_-]+)*$/;
 
 function sanitizeName(value: unknown, maxLength: number, fallback: string): string {
@@ -114,7 +116,11 @@ export function artifactFileName(id: number, toolType: string): string {
   return `${id}.${toolType}${ARTIFACT_EXTENSION}`;
 }
 
-/** Parses an artifact file name exactly; undefined for any other file. */
+/**
+ * Parses an artifact file name, `<id>.<toolType>.log` or its `.partial`, exactly: the id is
+ * canonical, the tool type anything without control characters (dots included, as other tools
+ * write them: `9.mcp.server.log`); undefined for any other file.
+ */
 export function parseArtifactFileName(name: string): ArtifactFileName | undefined {
   const match = ARTIFACT_FILE.exec(name);
   if (!match) return undefined;

@@ -1,6 +1,6 @@
 import { join, resolve } from "node:path";
+import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
-import { thrown } from "../../test/helpers.js";
 import { artifactsDirFor } from "./session-dir.js";
 
 describe("artifactsDirFor", () => {
@@ -25,13 +25,16 @@ describe("artifactsDirFor", () => {
     ["/data/sessions/2026_a\u0000b.jsonl", "NUL"],
     ["/data/sessions/2026_a\nb.jsonl", "newline"],
     ["/data/sessions/2026_a\\b.jsonl", "backslash in the name"],
+    ["/data/sessions/2026_a b.jsonl", "space in the session id"],
+    [
+      "/data/sessions/2026_x.jsonl.jsonl",
+      "session id ending in .jsonl (its directory would be another session's file)",
+    ],
+    ["/data/sessions/.hidden_x.jsonl", "hidden timestamp"],
     [`/data/sessions/2026_${"x".repeat(300)}.jsonl`, "name over 255 bytes"],
     [42, "a number"],
     [null, "null"],
-  ])("rejects %j (%s)", (value, _why) => {
-    const err = thrown(() => artifactsDirFor(value as string));
-    expect(err.code).toBe("INVALID_INPUT");
-    expect(err.reason).toBe("INVALID_SESSION_FILE");
-    expect(err.message).toContain("<timestamp>_<sessionId>.jsonl");
+  ])("rejects %j (%s)", async (value, _why) => {
+    await expectStowageError(() => artifactsDirFor(value as string), "INVALID_INPUT", "INVALID_SESSION_FILE");
   });
 });

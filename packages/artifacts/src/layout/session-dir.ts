@@ -1,8 +1,6 @@
 import { basename, dirname, join, resolve } from "node:path";
-import { describeValue, pathSegmentProblem, StowageError } from "@stowage/core";
-
-/** Extension of a session file; its artifacts directory is the same path without it. */
-export const SESSION_FILE_EXTENSION = ".jsonl";
+import { describeValue, StowageError } from "@stowage/core";
+import { parseSessionFileName, SESSION_FILE_EXTENSION } from "./session-file-name.js";
 
 const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
 
@@ -27,12 +25,11 @@ export function artifactsDirFor(sessionFile: string): string {
     reject(sessionFile, "must name a file, not a directory");
   const name = basename(sessionFile);
   if (!name.endsWith(SESSION_FILE_EXTENSION)) reject(sessionFile, `must end in ${SESSION_FILE_EXTENSION}`);
-  const stem = name.slice(0, -SESSION_FILE_EXTENSION.length);
-  const separator = stem.indexOf("_");
-  if (separator <= 0 || separator === stem.length - 1) {
-    reject(sessionFile, "must be named <timestamp>_<sessionId> with both parts non-empty");
+  if (!parseSessionFileName(name)) {
+    reject(
+      sessionFile,
+      "must be named <timestamp>_<sessionId>, both parts of letters, digits and . _ : @ - (no _ in the timestamp)",
+    );
   }
-  const problem = pathSegmentProblem(stem);
-  if (problem) reject(sessionFile, `name ${problem}`);
-  return join(dirname(resolve(sessionFile)), stem);
+  return join(dirname(resolve(sessionFile)), name.slice(0, -SESSION_FILE_EXTENSION.length));
 }

@@ -1,5 +1,5 @@
+import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
-import { thrown } from "../../test/helpers.js";
 import {
   extractJson,
   formatSteps,
@@ -66,10 +66,8 @@ describe("parseJsonQuery", () => {
     ".[99999999999999999999]",
     `.${"a".repeat(MAX_QUERY_LENGTH)}`,
     ".a".repeat(MAX_JSON_PATH_STEPS + 1),
-  ])("rejects %j", (query) => {
-    const err = thrown(() => parseJsonQuery(query));
-    expect(err.code).toBe("INVALID_INPUT");
-    expect(err.reason).toBe("INVALID_QUERY");
+  ])("rejects %j", async (query) => {
+    await expectStowageError(() => parseJsonQuery(query), "INVALID_INPUT", "INVALID_QUERY");
   });
 });
 

@@ -6,12 +6,18 @@ import { errnoOf, fromSystemError, StowageError } from "@stowage/core";
 // it. O_NONBLOCK: opening a FIFO planted there returns at once instead of hanging the reader.
 const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
 
+/** A regular file open for reading, with its size when it was opened (a hint: a writer may still be growing it). */
+export interface OpenedRegularFile {
+  handle: FileHandle;
+  size: number;
+}
+
 /**
  * Opens a regular file for reading without following a symbolic link in its last component;
  * null when it does not exist. A link, FIFO, device or directory is FORBIDDEN (reason
  * `NOT_A_REGULAR_FILE`).
  */
-export async function openRegularFile(path: string, what: string): Promise<FileHandle | null> {
+export async function openRegularFile(path: string, what: string): Promise<OpenedRegularFile | null> {
   let handle: FileHandle;
   try {
     handle = await open(path, READ_FLAGS);
@@ -29,7 +35,7 @@ export async function openRegularFile(path: string, what: string): Promise<FileH
   }
   try {
     const info = await handle.stat();
-    if (info.isFile()) return handle;
+    if (info.isFile()) return { handle, size: info.size };
   } catch (err) {
     await handle.close().catch(() => {});
     throw fromSystemError(err, `open ${what}`);

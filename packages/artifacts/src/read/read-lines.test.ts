@@ -1,8 +1,8 @@
 import { open, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { expectStowageError } from "@stowage/core/testing";
 import { tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
-import { expectCode } from "../../test/helpers.js";
 import { LINE_SCAN_CHUNK_BYTES, readLines, readWhole } from "./read-lines.js";
 import { checkReadOptions } from "./read-options.js";
 
@@ -48,7 +48,7 @@ describe("readLines", () => {
   it("reports the last line of a file ending with a newline, and hasMore exactly", async () => {
     const page = await withFile("a\nb\n", (handle) => readLines(handle, { offset: 1, limit: 2 }, 100, "f"));
     expect(page.lines).toEqual({ first: 1, last: 2, hasMore: false });
-    const err = await expectCode(
+    const err = await expectStowageError(
       withFile("a\nb\n", (handle) => readLines(handle, { offset: 3, limit: 1 }, 100, "f")),
       "INVALID_INPUT",
       "OFFSET_PAST_END",
@@ -60,7 +60,7 @@ describe("readLines", () => {
     const page = await withFile("", (handle) => readLines(handle, { offset: 1, limit: 10 }, 100, "f"));
     expect(page.bytes.byteLength).toBe(0);
     expect(page.lines).toEqual({ first: 1, last: 0, hasMore: false, totalLines: 0 });
-    await expectCode(
+    await expectStowageError(
       withFile("", (handle) => readLines(handle, { offset: 2, limit: 1 }, 100, "f")),
       "INVALID_INPUT",
       "OFFSET_PAST_END",
@@ -87,7 +87,7 @@ describe("readLines", () => {
   });
 
   it("fails with TOO_LARGE instead of gathering more than maxBytes", async () => {
-    await expectCode(
+    await expectStowageError(
       withFile(`${"x".repeat(5000)}\n`, (handle) => readLines(handle, { offset: 1, limit: 1 }, 4096, "f")),
       "TOO_LARGE",
       "READ_TOO_LARGE",
@@ -97,7 +97,7 @@ describe("readLines", () => {
   it("stops when the signal fires", async () => {
     const controller = new AbortController();
     controller.abort();
-    await expectCode(
+    await expectStowageError(
       withFile("a\n", (handle) => readLines(handle, { offset: 1, limit: 1 }, 100, "f", controller.signal)),
       "ABORTED",
     );
@@ -108,11 +108,37 @@ describe("readWhole", () => {
   it("reads a file and refuses one over maxBytes", async () => {
     const bytes = await withFile("abc", (handle) => readWhole(handle, 3, "f"));
     expect(decoder.decode(bytes)).toBe("abc");
-    await expectCode(
+    await expectStowageError(
       withFile("abcd", (handle) => readWhole(handle, 3, "f")),
       "TOO_LARGE",
       "READ_TOO_LARGE",
     );
+  });
+
+  it("reads past a stale size hint (a file that grew since it was opened) and still bounds it", async () => {
+    const bytes = await withFile("abcdef", (handle) => readWhole(handle, 6, "f", undefined, 2));
+    expect(decoder.decode(bytes)).toBe("abcdef");
+    await expectStowageError(
+      withFile("abcdefg", (handle) => readWhole(handle, 6, "f", undefined, 2)),
+      "TOO_LARGE",
+      "READ_TOO_LARGE",
+    );
+  });
+
+  it("reads on after a short read before the size it was given (as some network file systems return)", async () => {
+    const content = new TextEncoder().encode("0123456789");
+    const reads: number[] = [];
+    // A file handle that returns at most 3 bytes per read.
+    const handle = {
+      async read(buffer: Uint8Array, offset: number, length: number, position: number) {
+        const bytes = content.subarray(position, position + Math.min(length, 3));
+        buffer.set(bytes, offset);
+        reads.push(bytes.byteLength);
+        return { bytesRead: bytes.byteLength, buffer };
+      },
+    } as unknown as import("node:fs/promises").FileHandle;
+    expect(decoder.decode(await readWhole(handle, 100, "f", undefined, 10))).toBe("0123456789");
+    expect(reads).toEqual([3, 3, 3, 1]);
   });
 });
 
@@ -134,7 +160,11 @@ describe("checkReadOptions", () => {
     { limit: 2 ** 60 },
     { maxBytes: 0 },
     { maxBytes: 2 ** 40 },
-  ])("rejects %j", (options) => {
-    expect(() => checkReadOptions(options as never)).toThrow(/must be an integer/);
+  ])("rejects %j", async (options) => {
+    await expectStowageError(
+      () => checkReadOptions(options as never),
+      "INVALID_INPUT",
+      "INVALID_READ_OPTION",
+    );
   });
 });

@@ -109,12 +109,17 @@ export async function readLines(
   }
 }
 
-/** Reads a whole file, failing with TOO_LARGE (reason `READ_TOO_LARGE`) past `maxBytes`. */
+/**
+ * Reads a whole file, failing with TOO_LARGE (reason `READ_TOO_LARGE`) past `maxBytes`.
+ * `sizeHint` is the size the caller saw when it opened the file (saving a stat); without it the
+ * file is stat'ed here.
+ */
 export async function readWhole(
   handle: FileHandle,
   maxBytes: number,
   what: string,
   signal?: AbortSignal,
+  sizeHint?: number,
 ): Promise<Uint8Array> {
   const tooBig = (size: number) =>
     new StowageError(
@@ -123,19 +128,23 @@ export async function readWhole(
       { reason: "READ_TOO_LARGE", details: { size, maxBytes } },
     );
   try {
-    const { size } = await handle.stat();
+    const size = sizeHint ?? (await handle.stat()).size;
     if (size > maxBytes) throw tooBig(size);
     const parts: Uint8Array[] = [];
     let total = 0;
-    // The size is a hint: a file still being written keeps growing, so read until the end.
+    // The size is a hint: a file still being written keeps growing, so read on past it. A chunk one
+    // byte longer than what is left lets a short read past the hinted size end the read without a
+    // last read of nothing (a short read before that size, as some network and FUSE file systems
+    // give, reads on).
     for (;;) {
       throwIfAborted(signal, `read ${what}`);
-      const chunk = new Uint8Array(Math.min(Math.max(size - total, 64 * 1024), LINE_SCAN_CHUNK_BYTES));
+      const chunk = new Uint8Array(Math.min(Math.max(size - total + 1, 64 * 1024), LINE_SCAN_CHUNK_BYTES));
       const { bytesRead } = await handle.read(chunk, 0, chunk.byteLength, total);
       if (bytesRead === 0) break;
       total += bytesRead;
       if (total > maxBytes) throw tooBig(total);
       parts.push(bytesRead === chunk.byteLength ? chunk : chunk.subarray(0, bytesRead));
+      if (bytesRead < chunk.byteLength && total >= size) break;
     }
     return concatBytes(parts, total);
   } catch (err) {

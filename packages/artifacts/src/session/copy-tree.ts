@@ -2,7 +2,8 @@ import { constants } from "node:fs";
 import { copyFile, link, mkdir, open, readdir, readlink, symlink } from "node:fs/promises";
 import { join } from "node:path";
 import { errnoOf, fromSystemError, StowageError, throwIfAborted } from "@stowage/core";
-import { fsyncDirectory } from "@stowage/core/fs";
+import { descriptorPath, fsyncDirectory, type OpenedDirectory, openDirectoryBeneath } from "@stowage/core/fs";
+import { openGivenDirectory } from "../layout/directory-access.js";
 
 // Errors of link() that mean "no hard links here" (another file system, or one without them).
 const NO_HARD_LINKS = new Set(["EXDEV", "EPERM", "ENOTSUP", "EOPNOTSUPP", "EMLINK", "ENOSYS"]);
@@ -38,42 +39,64 @@ async function fsyncFile(path: string): Promise<void> {
  * Copies the directory `from` to `to` (which must not exist): subdirectories, regular files
  * (hard-linked when asked and possible, else copied, cloned where the file system can) and
  * symbolic links as links (never followed). Anything else cannot be copied and is an error.
+ * Below `from`, nothing is followed even if it is swapped for a link during the copy: each
+ * directory is opened without following, and each file is copied from a descriptor opened so.
  */
 export async function copyTree(from: string, to: string, options: CopyTreeOptions): Promise<CopyTreeResult> {
   const result: CopyTreeResult = { linkedFiles: 0, copiedFiles: 0 };
 
-  async function copyFileEntry(source: string, target: string): Promise<void> {
+  async function copyFileEntry(reachable: string, sourceName: string, target: string): Promise<void> {
     if (options.link) {
       try {
-        await link(source, target);
+        // link() never follows a link: a file swapped for one since the listing is linked as a link.
+        await link(reachable, target);
         result.linkedFiles++;
         return;
       } catch (err) {
         if (!NO_HARD_LINKS.has(errnoOf(err) ?? "")) throw err;
       }
     }
-    await copyFile(source, target, constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE);
+    // Opened without following, then copied from the descriptor: never the file a link points at.
+    const handle = await open(reachable, constants.O_RDONLY | constants.O_NOFOLLOW).catch((err: unknown) => {
+      if (errnoOf(err) === "ELOOP") {
+        throw new StowageError("FORBIDDEN", `${sourceName} became a symbolic link while it was copied`, {
+          cause: err,
+          reason: "NOT_COPYABLE",
+        });
+      }
+      throw err;
+    });
+    try {
+      await copyFile(
+        descriptorPath(handle.fd, reachable),
+        target,
+        constants.COPYFILE_EXCL | constants.COPYFILE_FICLONE,
+      );
+    } finally {
+      await handle.close();
+    }
     if (options.fsync) await fsyncFile(target);
     result.copiedFiles++;
   }
 
-  async function walk(source: string, target: string): Promise<void> {
+  async function walk(source: OpenedDirectory, sourceName: string, target: string): Promise<void> {
     try {
       await mkdir(target);
     } catch (err) {
-      options.onError(fromSystemError(err, `create ${target}`), source);
+      options.onError(fromSystemError(err, `create ${target}`), sourceName);
       return;
     }
     let entries: import("node:fs").Dirent[];
     try {
-      entries = await readdir(source, { withFileTypes: true });
+      entries = await readdir(source.path, { withFileTypes: true });
     } catch (err) {
-      options.onError(fromSystemError(err, `read ${source}`), source);
+      options.onError(fromSystemError(err, `read ${sourceName}`), sourceName);
       return;
     }
     for (const entry of entries) {
-      throwIfAborted(options.signal, `copy ${source}`);
-      const sourcePath = join(source, entry.name);
+      throwIfAborted(options.signal, `copy ${sourceName}`);
+      const sourcePath = join(sourceName, entry.name);
+      const reachable = `${source.path}/${entry.name}`;
       const targetPath = join(target, entry.name);
       const why = options.skip?.(entry.name);
       if (why !== undefined) {
@@ -81,9 +104,20 @@ export async function copyTree(from: string, to: string, options: CopyTreeOption
         continue;
       }
       try {
-        if (entry.isDirectory()) await walk(sourcePath, targetPath);
-        else if (entry.isFile()) await copyFileEntry(sourcePath, targetPath);
-        else if (entry.isSymbolicLink()) await symlink(await readlink(sourcePath), targetPath);
+        if (entry.isDirectory()) {
+          // Opened without following: a directory swapped for a link since the listing is refused.
+          const child = openDirectoryBeneath(source, [entry.name], {
+            refusedReason: "NOT_COPYABLE",
+            refuseNonDirectories: true,
+          });
+          if (!child) continue; // removed since the listing
+          try {
+            await walk(child, sourcePath, targetPath);
+          } finally {
+            child.close();
+          }
+        } else if (entry.isFile()) await copyFileEntry(reachable, sourcePath, targetPath);
+        else if (entry.isSymbolicLink()) await symlink(await readlink(reachable), targetPath);
         else {
           throw new StowageError(
             "CONFLICT",
@@ -100,11 +134,16 @@ export async function copyTree(from: string, to: string, options: CopyTreeOption
       try {
         await fsyncDirectory(target);
       } catch (err) {
-        options.onError(fromSystemError(err, `sync ${target}`), source);
+        options.onError(fromSystemError(err, `sync ${target}`), sourceName);
       }
     }
   }
 
-  await walk(from, to);
+  const root = openGivenDirectory(from);
+  try {
+    await walk(root, from, to);
+  } finally {
+    root.close();
+  }
   return result;
 }

@@ -1,9 +1,10 @@
 import { execFileSync } from "node:child_process";
 import { mkdir, readdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { expectStowageError, type RecordedWarning, recordingLogger } from "@stowage/core/testing";
 import { filesUnder, tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
-import { sessionFileIn, thrown } from "../../test/helpers.js";
+import { sessionFileIn } from "../../test/helpers.js";
 import { CLAIMS_DIR_NAME } from "../ids/claims.js";
 import { artifactsDirFor } from "../layout/session-dir.js";
 import { createArtifactStore } from "../store/artifact-store.js";
@@ -62,10 +63,10 @@ describe("forkArtifacts", () => {
     const writer = await source.openArtifactWriter("bash");
     await writer.write(new TextEncoder().encode("still running"));
     await symlink("/etc/passwd", join(source.dir, "link-outside"));
-    const warned: string[] = [];
+    const warned: RecordedWarning[] = [];
     const toDir = artifactsDirFor(sessionFileIn(base));
     const result = await forkArtifacts(source.dir, toDir, {
-      logger: { warn: (message) => warned.push(message) },
+      logger: recordingLogger(warned).logger,
     });
     expect(result.forked).toBe(true);
     expect(result.warnings).toHaveLength(2);
@@ -110,10 +111,8 @@ describe("forkArtifacts", () => {
       ["", source.dir],
       [42, source.dir],
     ]) {
-      await expect(forkArtifacts(from as string, to as string)).rejects.toMatchObject({
-        code: "INVALID_INPUT",
-      });
+      await expectStowageError(forkArtifacts(from as string, to as string), "INVALID_INPUT");
     }
-    expect(thrown(() => artifactsDirFor("x.jsonl")).code).toBe("INVALID_INPUT");
+    await expectStowageError(() => artifactsDirFor("x.jsonl"), "INVALID_INPUT", "INVALID_SESSION_FILE");
   });
 });

@@ -1,8 +1,9 @@
 import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { expectStowageError } from "@stowage/core/testing";
 import { filesUnder, tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
-import { expectCode, sessionFileIn } from "../../test/helpers.js";
+import { sessionFileIn } from "../../test/helpers.js";
 import { artifactsDirFor } from "../layout/session-dir.js";
 import { createArtifactStore } from "../store/artifact-store.js";
 import { moveSession } from "./move-session.js";
@@ -62,7 +63,7 @@ describe("moveSession on one file system", () => {
     await mkdir(newDir);
     const occupant = join(newDir, source.sessionFile.split("/").pop()!);
     await writeFile(occupant, "another session");
-    await expectCode(moveSession(source.sessionFile, newDir), "ALREADY_EXISTS", "DESTINATION_EXISTS");
+    await expectStowageError(moveSession(source.sessionFile, newDir), "ALREADY_EXISTS", "DESTINATION_EXISTS");
     expect(await readFile(occupant, "utf8")).toBe("another session");
     expect(await filesUnder(source.dir, { includeSpecial: true })).toEqual(source.files);
     expect(await exists(source.sessionFile)).toBe(true);
@@ -75,13 +76,12 @@ describe("moveSession on one file system", () => {
     // The destination artifacts path is occupied by a file: the second move fails.
     const blocker = artifactsDirFor(join(newDir, source.sessionFile.split("/").pop()!));
     await writeFile(blocker, "in the way");
-    const err = await expectCode(
+    const err = await expectStowageError(
       moveSession(source.sessionFile, newDir),
       "ALREADY_EXISTS",
       "DESTINATION_EXISTS",
     );
     expect(err.details).toEqual({ rolledBack: true, sessionFile: source.sessionFile });
-    expect(err.message).toContain("moved back");
     expect(await readFile(source.sessionFile, "utf8")).toBe('{"type":"user"}\n');
     expect(await filesUnder(source.dir, { includeSpecial: true })).toEqual(source.files);
     expect((await readdir(newDir)).sort()).toEqual([blocker.split("/").pop()]);
@@ -94,9 +94,25 @@ describe("moveSession on one file system", () => {
     const taken = artifactsDirFor(join(newDir, source.sessionFile.split("/").pop()!));
     await mkdir(taken, { recursive: true });
     await writeFile(join(taken, "0.bash.log"), "someone else's artifact");
-    await expectCode(moveSession(source.sessionFile, newDir), "ALREADY_EXISTS");
+    await expectStowageError(moveSession(source.sessionFile, newDir), "ALREADY_EXISTS");
     expect(await exists(source.sessionFile)).toBe(true);
     expect(await readFile(join(taken, "0.bash.log"), "utf8")).toBe("someone else's artifact");
+  });
+
+  it("rolls back when the destination artifacts directory exists, even empty", async () => {
+    const source = await session();
+    const newDir = join(base, `to-${count++}`);
+    const taken = artifactsDirFor(join(newDir, source.sessionFile.split("/").pop()!));
+    await mkdir(taken, { recursive: true });
+    const err = await expectStowageError(
+      moveSession(source.sessionFile, newDir),
+      "ALREADY_EXISTS",
+      "DESTINATION_EXISTS",
+    );
+    expect(err.details).toEqual({ rolledBack: true, sessionFile: source.sessionFile });
+    expect(await filesUnder(source.dir, { includeSpecial: true })).toEqual(source.files);
+    expect(await readdir(taken)).toEqual([]);
+    expect(await readdir(newDir)).toEqual([taken.split("/").pop()]);
   });
 
   it("is a no-op into the same directory, and rejects bad input", async () => {
@@ -104,17 +120,20 @@ describe("moveSession on one file system", () => {
     const same = await moveSession(source.sessionFile, join(source.sessionFile, ".."));
     expect(same.sessionFile).toBe(source.sessionFile);
     expect(await exists(source.sessionFile)).toBe(true);
-    await expectCode(moveSession(join(base, "1_missing.jsonl"), join(base, "x")), "NOT_FOUND");
-    await expectCode(
+    await expectStowageError(moveSession(join(base, "1_missing.jsonl"), join(base, "x")), "NOT_FOUND");
+    await expectStowageError(
       moveSession(join(base, "bad-name.jsonl"), join(base, "x")),
       "INVALID_INPUT",
       "INVALID_SESSION_FILE",
     );
-    await expectCode(moveSession(source.sessionFile, "a\u0000b"), "INVALID_INPUT");
-    await expectCode(moveSession(source.sessionFile, join(source.dir, "sub")), "INVALID_INPUT");
+    await expectStowageError(moveSession(source.sessionFile, "a\u0000b"), "INVALID_INPUT");
+    await expectStowageError(moveSession(source.sessionFile, join(source.dir, "sub")), "INVALID_INPUT");
     const aborted = new AbortController();
     aborted.abort();
-    await expectCode(moveSession(source.sessionFile, join(base, "y"), { signal: aborted.signal }), "ABORTED");
+    await expectStowageError(
+      moveSession(source.sessionFile, join(base, "y"), { signal: aborted.signal }),
+      "ABORTED",
+    );
     expect(await exists(source.sessionFile)).toBe(true);
   });
 });

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { constants } from "node:fs";
-import { copyFile, link, lstat, open, rename, rm, unlink } from "node:fs/promises";
+import { copyFile, link, lstat, mkdir, open, rename, rm, rmdir, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { errnoOf, fromSystemError, StowageError, throwIfAborted } from "@stowage/core";
 import { ensureDirectory, fsyncDirectory, TEMP_FILE_PREFIX } from "@stowage/core/fs";
@@ -84,8 +84,24 @@ async function moveFile(from: string, to: string): Promise<MoveStep> {
   return { undo: () => rm(to, { force: true }), commit: () => unlink(from) };
 }
 
-/** Moves a directory; across file systems it copies (fsynced) into a temp directory renamed into place, and keeps the source until `commit`. */
+/**
+ * Moves a directory; across file systems it copies (fsynced) into a temp directory renamed into
+ * place, and keeps the source until `commit`. rename() would silently replace an empty directory
+ * at `to`, so `to` is first claimed by creating it (EEXIST when anything is there, empty or not);
+ * the rename then replaces only this call's own empty claim.
+ */
 async function moveDirectory(from: string, to: string, signal: AbortSignal | undefined): Promise<MoveStep> {
+  await mkdir(to);
+  try {
+    return await moveOntoClaim(from, to, signal);
+  } catch (err) {
+    // Removes the claim only while it is still empty: anything written into it stays.
+    await rmdir(to).catch(() => {});
+    throw err;
+  }
+}
+
+async function moveOntoClaim(from: string, to: string, signal: AbortSignal | undefined): Promise<MoveStep> {
   try {
     await rename(from, to);
     return { undo: () => rename(to, from), commit: NOTHING };

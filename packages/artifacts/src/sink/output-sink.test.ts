@@ -1,6 +1,7 @@
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { StowageError } from "@stowage/core";
+import { expectStowageError, recordingLogger } from "@stowage/core/testing";
 import { tempDirectory } from "@stowage/test-support";
 import { describe, expect, it, vi } from "vitest";
 import { openFdCount } from "../../test/helpers.js";
@@ -19,8 +20,7 @@ import {
 const base = await tempDirectory("stowage-artifacts-sink-");
 let count = 0;
 const freshStore = () => createArtifactStore({ dir: join(base, `dir-${count++}`), logger: quiet });
-const warnings: string[] = [];
-const quiet = { warn: (message: string) => warnings.push(message) };
+const { logger: quiet, warnings } = recordingLogger();
 
 const lines = (from: number, to: number) =>
   Array.from({ length: to - from }, (_, i) => `line ${from + i} ${"x".repeat((from + i) % 50)}\n`).join("");
@@ -151,7 +151,7 @@ describe("OutputSink past the spill threshold", () => {
 
   it("publishes on dump: while the tool runs, artifact:// says it is still being written", async () => {
     const store = freshStore();
-    const router = createInternalUrlRouter(store);
+    const router = createInternalUrlRouter({ artifacts: store });
     const sink = createOutputSink({ artifacts: store, toolType: "bash", spillBytes: 10 });
     await sink.push("first part of the output\n");
     // The spill file is written in the background; wait for it (however loaded the machine is).
@@ -183,6 +183,67 @@ describe("OutputSink past the spill threshold", () => {
   });
 });
 
+describe("OutputSink sanitizes what the model sees", () => {
+  const ESC = "\u001b";
+
+  it("the summary has no escape sequences, NUL, BEL or invalid UTF-8; the artifact keeps the raw bytes", async () => {
+    const store = freshStore();
+    const sink = createOutputSink({ artifacts: store, toolType: "bash", spillBytes: 64 });
+    const raw = [
+      new TextEncoder().encode(`${ESC}[1;32mPASS${ESC}[0m test one\u0000\u0007\r\n`),
+      new Uint8Array([0x62, 0x61, 0x64, 0xff, 0xfe, 0x0a]), // "bad", two invalid bytes, newline
+      new TextEncoder().encode(`${ESC}]0;title\u0007${ESC}[31mFAIL${ESC}[0m test two\n`),
+    ];
+    for (const chunk of raw) await sink.push(chunk);
+    const summary = await sink.dump();
+    // 67 raw bytes, a tail of 64 that starts inside the first color code: the model sees every word.
+    expect(summary.truncated).toBe(true);
+    expect(summary.text).toBe("PASS test one\nbad\ufffd\ufffd\nFAIL test two\n");
+    expect(summary.totalBytes).toBe(raw.reduce((sum, chunk) => sum + chunk.byteLength, 0));
+    const file = await readFile(join(store.dir, `${summary.artifactId}.bash.log`));
+    expect(new Uint8Array(file)).toEqual(new Uint8Array(Buffer.concat(raw)));
+    const router = createInternalUrlRouter({ artifacts: store });
+    expect((await router.read(`artifact://${summary.artifactId}`)).text).toBe(
+      "PASS test one\nbad\ufffd\ufffd\nFAIL test two\n",
+    );
+    expect((await router.read(`artifact://${summary.artifactId}`, { raw: true })).text).toContain(
+      `${ESC}[31m`,
+    );
+  });
+
+  it("a tail cut through an escape sequence starts after it, not with its fragment", async () => {
+    const sink = createOutputSink({ spillBytes: 16, logger: quiet });
+    await sink.push(`${"x".repeat(20)}${ESC}[38;5;196m`);
+    await sink.push("0123456789");
+    // The last 16 bytes begin inside "[38;5;196m": the model sees only the digits.
+    expect((await sink.dump()).text).toBe("0123456789");
+  });
+
+  it("a 50 KiB tail cut deep inside a long OSC (an inline image) shows none of its payload", async () => {
+    const sink = createOutputSink({ logger: quiet });
+    // iTerm2's inline image: ESC ] 1337 ; File=… : <base64> BEL, 200 KB in 64 KiB chunks.
+    const image = `${ESC}]1337;File=inline=1:${"QUJD".repeat(50_000)}\u0007`;
+    const raw = new TextEncoder().encode(`before\n${image}TTtail-visible\n`);
+    for (let at = 0; at < raw.byteLength; at += 65_536) await sink.push(raw.subarray(at, at + 65_536));
+    const summary = await sink.dump();
+    expect(summary.truncated).toBe(true);
+    expect(summary.text).toBe("TTtail-visible\n");
+  });
+
+  it("a 16-byte tail inside a 300-byte OSC title drops the title's last bytes too (no TT residue)", async () => {
+    const sink = createOutputSink({ spillBytes: 16, logger: quiet });
+    await sink.push(`${"x".repeat(40)}${ESC}]0;${"T".repeat(300)}\u0007tail-visible\n`);
+    expect((await sink.dump()).text).toBe("tail-visible\n");
+  });
+
+  it("a tail that starts inside an OSC that never ends on its line starts at that line's end", async () => {
+    const sink = createOutputSink({ spillBytes: 1024, logger: quiet });
+    await sink.push(`${ESC}]0;${"t".repeat(5000)}`);
+    await sink.push(`${"u".repeat(500)}\nnext line\n`);
+    expect((await sink.dump()).text).toBe("\nnext line\n");
+  });
+});
+
 describe("OutputSink failures never reach the tool", () => {
   it("falls back to the tail when the artifacts directory cannot be created", async () => {
     const blocker = join(base, `blocker-${count++}`);
@@ -196,7 +257,7 @@ describe("OutputSink failures never reach the tool", () => {
     expect(summary.text.endsWith("line 99\n")).toBe(true);
     expect(summary.artifactError?.code).toBe("CONFLICT");
     expect(sink.artifactError).toBe(summary.artifactError);
-    expect(warnings.some((warning) => warning.includes("only the tail"))).toBe(true);
+    expect(warnings.some((warning) => warning.message.includes("only the tail"))).toBe(true);
   });
 
   it("ignores chunks that are neither bytes nor text, and pushes after dump", async () => {
@@ -228,9 +289,9 @@ describe("OutputSink failures never reach the tool", () => {
     expect(summary.text).toBe(" 19\n");
   });
 
-  it("rejects bad options at construction, not later", () => {
+  it("rejects bad options at construction, not later", async () => {
     for (const spillBytes of [0, -1, 1.5, Number.NaN, 2 ** 40]) {
-      expect(() => createOutputSink({ spillBytes })).toThrow(/spillBytes/);
+      await expectStowageError(() => createOutputSink({ spillBytes }), "INVALID_INPUT");
     }
     expect(() => createOutputSink(null as never)).not.toThrow();
   });

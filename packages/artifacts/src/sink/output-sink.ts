@@ -1,4 +1,11 @@
-import { consoleLogger, describeValue, fromSystemError, type Logger, StowageError } from "@stowage/core";
+import {
+  consoleLogger,
+  describeValue,
+  fromSystemError,
+  type Logger,
+  StowageError,
+  sanitizeText,
+} from "@stowage/core";
 import type { ArtifactWriter } from "../store/artifact-writer.js";
 import { TailWindow } from "./tail-window.js";
 
@@ -37,12 +44,17 @@ export interface OutputSinkOptions {
 }
 
 export interface OutputSummary {
-  /** The last `spillBytes` of output (all of it when not truncated), from a UTF-8 character boundary. */
+  /**
+   * What the model sees: the last `spillBytes` of output (all of it when not truncated), from a
+   * UTF-8 character boundary, sanitized by `sanitizeText` (`@stowage/core`) (escape sequences and control
+   * characters removed, invalid UTF-8 replaced). The artifact file keeps the raw bytes.
+   */
   text: string;
   /** True when the output was longer than `text`. */
   truncated: boolean;
+  /** Bytes of the raw output. */
   totalBytes: number;
-  /** Lines of output: newlines, plus one for a last line without a newline. */
+  /** Lines of the raw output (as the artifact file holds it): newlines, plus one for a last line without a newline. */
   totalLines: number;
   /** The id of the artifact holding the full output (`artifact://<id>`); set only when it was written completely. */
   artifactId?: string;
@@ -176,7 +188,7 @@ export class OutputSink {
     await this.#closing;
     const truncated = this.#totalBytes > this.#tail.capacity;
     const summary: OutputSummary = {
-      text: this.#tail.text(),
+      text: sanitizeText(this.#tail.text()),
       truncated,
       totalBytes: this.#totalBytes,
       totalLines: this.#newlines + (this.#lastByte !== -1 && this.#lastByte !== NEWLINE ? 1 : 0),
@@ -195,10 +207,16 @@ export class OutputSink {
     await this.#closing;
   }
 
+  /** `dispose()`, for `await using sink = createOutputSink(…)`. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.dispose();
+  }
+
   /** A logger that throws must not turn into a throw from `push()`. */
   #warn(message: string, details?: Record<string, unknown>): void {
     try {
-      this.#logger.warn(message, details);
+      if (details === undefined) this.#logger.warn(message);
+      else this.#logger.warn(details, message);
     } catch {
       // Nothing else can be done with a warning the logger refused.
     }

@@ -46,6 +46,25 @@ describe("TailWindow", () => {
     expect(tail.text()).toBe("12345678");
   });
 
+  it("starts after an escape sequence that began before the window, however long ago", () => {
+    const tail = new TailWindow(16);
+    tail.append(bytes("\u001b]8;;https://x.test/"));
+    for (let i = 0; i < 100; i++) tail.append(bytes("a-very-long-link-target/"));
+    tail.append(bytes("\u001b\\link text"));
+    expect(tail.text()).toBe("link text");
+  });
+
+  it("knows the sequence state when one huge chunk replaces the window", () => {
+    const tail = new TailWindow(8);
+    tail.append(bytes("\u001b]0;"));
+    tail.append(bytes(`${"t".repeat(100)}\u0007ok`));
+    expect(tail.text()).toBe("ok");
+    const open = new TailWindow(8);
+    open.append(bytes("\u001b]0;"));
+    open.append(bytes("t".repeat(100)));
+    expect(open.text()).toBe(""); // all of it is the payload of a sequence not yet ended
+  });
+
   it("holds less than five times its capacity whatever is pushed", () => {
     const tail = new TailWindow(1000);
     for (let i = 0; i < 10_000; i++) tail.append(new Uint8Array(1 + ((i * 7919) % 3999)));

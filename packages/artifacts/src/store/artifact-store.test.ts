@@ -1,8 +1,9 @@
 import { mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { expectStowageError } from "@stowage/core/testing";
 import { tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
-import { expectCode, sessionFileIn, thrown } from "../../test/helpers.js";
+import { sessionFileIn } from "../../test/helpers.js";
 import { CLAIMS_DIR_NAME } from "../ids/claims.js";
 import { artifactsDirFor } from "../layout/session-dir.js";
 import { createArtifactStore } from "./artifact-store.js";
@@ -38,6 +39,21 @@ describe("artifact ids", () => {
     const resumed = createArtifactStore({ dir });
     expect(await resumed.saveArtifact("bash", "newer")).toBe("11");
     expect(await readFile(join(dir, "4.bash.log"), "utf8")).toBe("old");
+  });
+
+  it("count files with a dotted tool type written by other tools, which lookups find", async () => {
+    const dir = freshDir();
+    await mkdir(dir);
+    await writeFile(join(dir, "9.mcp.server.log"), "from an MCP server\n");
+    await writeFile(join(dir, "3.x.y.log.partial"), "still running");
+    const store = createArtifactStore({ dir });
+    expect(await store.saveArtifact("bash", "next")).toBe("10");
+    expect(await store.readArtifact("9")).toMatchObject({ id: "9", toolType: "mcp.server", complete: true });
+    expect((await store.listArtifacts()).map((entry) => [entry.id, entry.toolType, entry.complete])).toEqual([
+      ["3", "x.y", false],
+      ["9", "mcp.server", true],
+      ["10", "bash", true],
+    ]);
   });
 
   it("are unique when many are allocated at once in one process", async () => {
@@ -80,7 +96,7 @@ describe("artifact ids", () => {
     await mkdir(dir);
     await mkdir(elsewhere);
     await symlink(elsewhere, join(dir, CLAIMS_DIR_NAME));
-    await expectCode(
+    await expectStowageError(
       createArtifactStore({ dir }).saveArtifact("bash", "x"),
       "FORBIDDEN",
       "CLAIMS_NOT_A_DIRECTORY",
@@ -91,8 +107,8 @@ describe("artifact ids", () => {
   it("fail with CONFLICT when the artifacts directory is a file", async () => {
     const dir = freshDir();
     await writeFile(dir, "not a directory");
-    await expectCode(createArtifactStore({ dir }).saveArtifact("bash", "x"), "CONFLICT");
-    await expectCode(createArtifactStore({ dir }).listArtifacts(), "CONFLICT", "NOT_A_DIRECTORY");
+    await expectStowageError(createArtifactStore({ dir }).saveArtifact("bash", "x"), "CONFLICT");
+    await expectStowageError(createArtifactStore({ dir }).listArtifacts(), "CONFLICT", "NOT_A_DIRECTORY");
   });
 
   it("are not used up by a failed stream: the partial file is removed", async () => {
@@ -165,22 +181,22 @@ describe("agent output ids", () => {
   it("reject a hostile parent prefix, output id or body", async () => {
     const store = createArtifactStore({ dir: freshDir() });
     for (const parentPrefix of ["../x", "0-a/../b", "0-a.", ".0-a", "%2e%2e", "0-a\u0000", "/abs"]) {
-      await expectCode(
+      await expectStowageError(
         store.allocateAgentOutput("x", { parentPrefix }),
         "INVALID_INPUT",
         "INVALID_AGENT_OUTPUT_ID",
       );
     }
     const deep = Array.from({ length: 13 }, (_, i) => `${i}-${"n".repeat(12)}`).join(".");
-    await expectCode(
+    await expectStowageError(
       store.allocateAgentOutput("x", { parentPrefix: deep }),
       "INVALID_INPUT",
       "AGENT_OUTPUT_ID_TOO_LONG",
     );
     for (const id of ["../x", "0-a/../../etc/passwd", "x", "0-a.md", "/etc/passwd"]) {
-      await expectCode(store.writeAgentOutput(id, "x"), "INVALID_INPUT");
+      await expectStowageError(store.writeAgentOutput(id, "x"), "INVALID_INPUT");
     }
-    await expectCode(store.writeAgentOutput("0-a", 42 as unknown as string), "INVALID_INPUT");
+    await expectStowageError(store.writeAgentOutput("0-a", 42 as unknown as string), "INVALID_INPUT");
     expect(await store.listAgentOutputs()).toEqual([]);
   });
 });
@@ -194,8 +210,8 @@ describe("lookups", () => {
     await store.writeAgentOutput("10-y", "agent ten");
     expect((await store.readArtifact("1")).text).toBe("artifact one");
     expect((await store.readAgentOutput("1-x")).text).toBe("agent one");
-    await expectCode(store.readArtifact("10"), "NOT_FOUND", "ARTIFACT_NOT_FOUND");
-    await expectCode(store.readAgentOutput("1-y"), "NOT_FOUND", "AGENT_OUTPUT_NOT_FOUND");
+    await expectStowageError(store.readArtifact("10"), "NOT_FOUND", "ARTIFACT_NOT_FOUND");
+    await expectStowageError(store.readAgentOutput("1-y"), "NOT_FOUND", "AGENT_OUTPUT_NOT_FOUND");
   });
 });
 
@@ -207,8 +223,8 @@ describe("createArtifactStore options", () => {
     [{ sessionFile: "/x/no-timestamp.jsonl" }, "bad session file"],
     [{ dir: "/x", sessionFile: "/x/1_a.jsonl" }, "both"],
     [{ dir: "/x", fsync: "yes" }, "fsync not boolean"],
-  ])("rejects %j (%s)", (options, _why) => {
-    expect(thrown(() => createArtifactStore(options as never)).code).toBe("INVALID_INPUT");
+  ])("rejects %j (%s)", async (options, _why) => {
+    await expectStowageError(() => createArtifactStore(options as never), "INVALID_INPUT");
   });
 
   it("derives the directory from the session file", () => {

@@ -10,6 +10,7 @@ import {
 } from "@stowage/core";
 import { writeFileAtomic } from "@stowage/core/fs";
 import { SessionIds } from "../ids/session-ids.js";
+import { type DirectoryAccess, directoryAccess } from "../layout/directory-access.js";
 import {
   AGENT_OUTPUT_EXTENSION,
   agentOutputIdProblem,
@@ -31,6 +32,7 @@ import {
   type ArtifactEntry,
   type ArtifactRead,
   type ArtifactReadOptions,
+  createArtifactListing,
   listArtifactEntries,
   readArtifact,
 } from "./read-artifact.js";
@@ -100,18 +102,20 @@ export interface ArtifactStore {
   readAgentOutput(id: string, options?: AgentOutputReadOptions): Promise<AgentOutputRead>;
 }
 
-function resolveDir(options: ArtifactStoreOptions): string {
+function resolveDir(options: ArtifactStoreOptions): DirectoryAccess {
   if (options.sessionFile !== undefined && options.dir !== undefined) {
     throw new StowageError("INVALID_INPUT", "createArtifactStore: give sessionFile or dir, not both");
   }
-  if (options.sessionFile !== undefined) return artifactsDirFor(options.sessionFile);
+  if (options.sessionFile !== undefined) {
+    return directoryAccess(artifactsDirFor(options.sessionFile), { derived: true });
+  }
   if (typeof options.dir !== "string" || options.dir.length === 0 || options.dir.includes("\u0000")) {
     throw new StowageError(
       "INVALID_INPUT",
       `createArtifactStore: sessionFile or dir (a non-empty path) is required, got dir ${describeValue(options.dir)}`,
     );
   }
-  return resolve(options.dir);
+  return directoryAccess(resolve(options.dir), { derived: false });
 }
 
 const MAX_INDEX_DIGITS = String(MAX_ARTIFACT_ID).length;
@@ -135,7 +139,18 @@ export function createArtifactStore(options: ArtifactStoreOptions): ArtifactStor
       `createArtifactStore: options are required, got ${describeValue(options)}`,
     );
   }
-  const dir = resolveDir(options);
+  return openArtifactStore(resolveDir(options), options);
+}
+
+/**
+ * The artifact store of a directory reached through `access` (session files open their sessions'
+ * artifacts below a root this way, never following a link between the root and them).
+ */
+export function openArtifactStore(
+  access: DirectoryAccess,
+  options: Pick<ArtifactStoreOptions, "fsync" | "logger">,
+): ArtifactStore {
+  const { dir } = access;
   if (options.fsync !== undefined && typeof options.fsync !== "boolean") {
     throw new StowageError(
       "INVALID_INPUT",
@@ -144,7 +159,8 @@ export function createArtifactStore(options: ArtifactStoreOptions): ArtifactStor
   }
   const fsync = options.fsync ?? DEFAULT_FSYNC;
   const logger = options.logger ?? consoleLogger;
-  const ids = new SessionIds(dir);
+  const ids = new SessionIds(access);
+  const artifactListing = createArtifactListing();
 
   const store: ArtifactStore = {
     dir,
@@ -152,7 +168,8 @@ export function createArtifactStore(options: ArtifactStoreOptions): ArtifactStor
 
     async openArtifactWriter(toolType, operation = {}) {
       const id = await ids.nextArtifactId(operation.signal);
-      return openArtifactWriter(dir, id, sanitizeToolType(toolType), fsync);
+      const directory = access.open(true)!;
+      return openArtifactWriter(directory, dir, id, sanitizeToolType(toolType), fsync);
     },
 
     async saveArtifact(toolType, body, operation = {}) {
@@ -220,22 +237,26 @@ export function createArtifactStore(options: ArtifactStoreOptions): ArtifactStor
     async writeAgentOutput(outputId, body, operation = {}) {
       const id = assertAgentOutputId(outputId, "agent output id");
       assertBody(body, "agent output body");
-      await writeFileAtomic(join(dir, `${id}${AGENT_OUTPUT_EXTENSION}`), body, {
-        fsync,
-        ...(operation.signal ? { signal: operation.signal } : {}),
-      });
+      await access.use(true, (path) =>
+        writeFileAtomic(`${path}/${id}${AGENT_OUTPUT_EXTENSION}`, body, {
+          fsync,
+          ...(operation.signal ? { signal: operation.signal } : {}),
+        }),
+      );
     },
 
     async listArtifacts(operation = {}) {
       throwIfAborted(operation.signal, "list artifacts");
-      return listArtifactEntries(dir);
+      return (await access.use(false, listArtifactEntries)) ?? [];
     },
     async listAgentOutputs(operation = {}) {
       throwIfAborted(operation.signal, "list agent outputs");
-      return listAgentOutputIds(dir);
+      return (await access.use(false, listAgentOutputIds)) ?? [];
     },
-    readArtifact: (id, readOptions) => readArtifact(dir, id, readOptions),
-    readAgentOutput: (id, readOptions) => readAgentOutput(dir, id, readOptions),
+    readArtifact: (id, readOptions) =>
+      access.locate((location) => readArtifact(location, id, readOptions, artifactListing)),
+    readAgentOutput: (id, readOptions) =>
+      access.locate((location) => readAgentOutput(location, id, readOptions)),
   };
   return store;
 }

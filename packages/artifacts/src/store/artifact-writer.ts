@@ -2,6 +2,7 @@ import type { FileHandle } from "node:fs/promises";
 import { open, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { fromSystemError, StowageError, throwIfAborted } from "@stowage/core";
+import type { OpenedDirectory } from "@stowage/core/fs";
 import { fsyncDirectory } from "@stowage/core/fs";
 import { artifactFileName, PARTIAL_SUFFIX } from "../layout/names.js";
 
@@ -54,19 +55,30 @@ class FileArtifactWriter implements ArtifactWriter {
   readonly id: string;
   readonly toolType: string;
   readonly path: string;
-  readonly #dir: string;
+  /** The artifacts directory, held open until the writer is done: renames happen inside it. */
+  readonly #directory: OpenedDirectory;
+  readonly #finalPath: string;
   readonly #partialPath: string;
   readonly #fsync: boolean;
   #handle: FileHandle | undefined;
   #state: "open" | "published" | "abandoned" = "open";
   #bytesWritten = 0;
 
-  constructor(dir: string, id: number, toolType: string, handle: FileHandle, fsync: boolean) {
+  constructor(
+    directory: OpenedDirectory,
+    displayDir: string,
+    id: number,
+    toolType: string,
+    handle: FileHandle,
+    fsync: boolean,
+  ) {
     this.id = String(id);
     this.toolType = toolType;
-    this.#dir = dir;
-    this.path = join(dir, artifactFileName(id, toolType));
-    this.#partialPath = `${this.path}${PARTIAL_SUFFIX}`;
+    this.#directory = directory;
+    const name = artifactFileName(id, toolType);
+    this.path = join(displayDir, name);
+    this.#finalPath = `${directory.path}/${name}`;
+    this.#partialPath = `${this.#finalPath}${PARTIAL_SUFFIX}`;
     this.#handle = handle;
     this.#fsync = fsync;
   }
@@ -108,19 +120,19 @@ class FileArtifactWriter implements ArtifactWriter {
       if (this.#fsync) await handle.sync();
       this.#handle = undefined;
       await handle.close();
-      await rename(this.#partialPath, this.path);
+      await rename(this.#partialPath, this.#finalPath);
       this.#state = "published";
     } catch (err) {
       this.#handle ??= handle;
       await this.abandon();
       throw fromSystemError(err, `publish artifact ${this.id}`);
     }
-    if (this.#fsync) {
-      try {
-        await fsyncDirectory(this.#dir);
-      } catch (err) {
-        throw fromSystemError(err, `publish artifact ${this.id}`);
-      }
+    try {
+      if (this.#fsync) await fsyncDirectory(this.#directory.path);
+    } catch (err) {
+      throw fromSystemError(err, `publish artifact ${this.id}`);
+    } finally {
+      this.#directory.close();
     }
   }
 
@@ -131,24 +143,28 @@ class FileArtifactWriter implements ArtifactWriter {
     this.#handle = undefined;
     await handle?.close().catch(() => {});
     await rm(this.#partialPath, { force: true }).catch(() => {});
+    this.#directory.close();
   }
 }
 
 /**
- * Creates `<dir>/<id>.<toolType>.log.partial` exclusively (the id is already claimed; `wx` also
- * refuses a symbolic link planted under that name) and returns a writer for it.
+ * Creates `<id>.<toolType>.log.partial` exclusively in the open artifacts directory (the id is
+ * already claimed; `wx` also refuses a symbolic link planted under that name) and returns a
+ * writer for it, which takes over `directory` and closes it when done.
  */
 export async function openArtifactWriter(
-  dir: string,
+  directory: OpenedDirectory,
+  displayDir: string,
   id: number,
   toolType: string,
   fsync: boolean,
 ): Promise<ArtifactWriter> {
-  const partialPath = `${join(dir, artifactFileName(id, toolType))}${PARTIAL_SUFFIX}`;
+  const partialPath = `${directory.path}/${artifactFileName(id, toolType)}${PARTIAL_SUFFIX}`;
   try {
     const handle = await open(partialPath, "wx", 0o644);
-    return new FileArtifactWriter(dir, id, toolType, handle, fsync);
+    return new FileArtifactWriter(directory, displayDir, id, toolType, handle, fsync);
   } catch (err) {
+    directory.close();
     throw fromSystemError(err, `create artifact ${id}`);
   }
 }

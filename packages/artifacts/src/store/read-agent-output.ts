@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { describeValue, StowageError } from "@stowage/core";
+import type { DirectoryLocation } from "../layout/directory-access.js";
 import {
   describeAvailable,
   MAX_LISTED_IDS,
@@ -83,34 +84,37 @@ function extractionSteps(id: string, options: AgentOutputReadOptions): JsonStep[
  * extracting a JSON value by path or query, or a page of lines.
  */
 export async function readAgentOutput(
-  dir: string,
+  location: DirectoryLocation,
   idValue: unknown,
   options: AgentOutputReadOptions = {},
 ): Promise<AgentOutputRead> {
   const id = assertAgentOutputId(idValue);
   const steps = extractionSteps(id, options);
   const { page, maxBytes } = checkReadOptions(options);
+  const { path: dir } = location;
+  if (dir === null) throw noArtifactsDirectory();
   const what = `agent output ${id}`;
-  const handle = await openRegularFile(join(dir, `${id}${AGENT_OUTPUT_EXTENSION}`), what);
-  if (!handle) {
+  const file = await openRegularFile(join(dir, `${id}${AGENT_OUTPUT_EXTENSION}`), what);
+  if (!file) {
     const names = await readDirectoryNames(dir, `read ${what}`);
-    if (names === null) throw noArtifactsDirectory(dir);
+    if (names === null) throw noArtifactsDirectory();
     const available = idsIn(names);
     throw new StowageError("NOT_FOUND", `Not found: ${id}. Available: ${describeAvailable(available)}`, {
       reason: "AGENT_OUTPUT_NOT_FOUND",
       details: { id, available: available.slice(0, MAX_LISTED_IDS) },
     });
   }
+  const { handle, size } = file;
   try {
     if (steps === undefined) {
       if (page) {
         const read = await readLines(handle, page, maxBytes, what, options.signal);
         return { id, contentType: "text/markdown", text: decoder.decode(read.bytes), lines: read.lines };
       }
-      const bytes = await readWhole(handle, maxBytes, what, options.signal);
+      const bytes = await readWhole(handle, maxBytes, what, options.signal, size);
       return { id, contentType: "text/markdown", text: decoder.decode(bytes) };
     }
-    const source = decoder.decode(await readWhole(handle, maxBytes, what, options.signal));
+    const source = decoder.decode(await readWhole(handle, maxBytes, what, options.signal, size));
     let document: unknown;
     try {
       document = JSON.parse(source);

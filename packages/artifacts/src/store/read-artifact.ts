@@ -1,11 +1,13 @@
 import { join } from "node:path";
-import { StowageError, throwIfAborted } from "@stowage/core";
+import { StowageError, sanitizeText, throwIfAborted } from "@stowage/core";
+import type { DirectoryLocation } from "../layout/directory-access.js";
 import {
   describeAvailable,
   MAX_LISTED_IDS,
   noArtifactsDirectory,
   readDirectoryNames,
 } from "../layout/listing.js";
+import { DirectoryListingCache } from "../layout/listing-cache.js";
 import { assertArtifactId, parseArtifactFileName } from "../layout/names.js";
 import { openRegularFile } from "../read/open-regular-file.js";
 import { readLines, readWhole } from "../read/read-lines.js";
@@ -22,6 +24,11 @@ export interface ArtifactReadOptions extends ReadOptions {
    * result) instead of failing with UNAVAILABLE (reason `ARTIFACT_INCOMPLETE`). Default false.
    */
   allowIncomplete?: boolean;
+  /**
+   * Return the text as the tool wrote it (decoded, invalid UTF-8 replaced) instead of sanitized
+   * by `sanitizeText` (`@stowage/core`) for a model. Default false: what is read goes to a model or a viewer.
+   */
+  raw?: boolean;
 }
 
 export interface ArtifactRead {
@@ -46,6 +53,11 @@ export interface ArtifactEntry {
 export async function listArtifactEntries(dir: string): Promise<ArtifactEntry[]> {
   const names = (await readDirectoryNames(dir, "list artifacts")) ?? [];
   return entriesIn(names);
+}
+
+/** A store's kept listing of its tool outputs, reused by reads while the directory is unchanged. */
+export function createArtifactListing(): DirectoryListingCache<ArtifactEntry[]> {
+  return new DirectoryListingCache(entriesIn);
 }
 
 function entriesIn(names: readonly string[]): ArtifactEntry[] {
@@ -81,22 +93,26 @@ function notFound(id: string, entries: readonly ArtifactEntry[]): StowageError {
 
 /**
  * Reads `artifact://<id>` from `dir`: found by exact file name (`<id>.<toolType>.log`), never by
- * prefix; opened without following links. A page (`offset`/`limit`) is read by scanning lines,
- * never by loading the file.
+ * prefix; opened without following links. A page (`offset`/`limit`) is read by scanning lines
+ * (of the raw file), never by loading the file. The text is sanitized unless `raw`. `listing` is
+ * the store's kept listing: the directory is listed again only when it changed (or a listed file
+ * could not be opened).
  */
 export async function readArtifact(
-  dir: string,
+  location: DirectoryLocation,
   idValue: unknown,
   options: ArtifactReadOptions = {},
+  listing: DirectoryListingCache<ArtifactEntry[]> = createArtifactListing(),
 ): Promise<ArtifactRead> {
   const id = assertArtifactId(idValue);
   const { page, maxBytes } = checkReadOptions(options);
+  const { path: dir } = location;
+  if (dir === null) throw noArtifactsDirectory();
   const what = `artifact ${id}`;
   for (let attempt = 0; attempt < LOOKUP_ATTEMPTS; attempt++) {
     throwIfAborted(options.signal, `read ${what}`);
-    const names = await readDirectoryNames(dir, `read ${what}`);
-    if (names === null) throw noArtifactsDirectory(dir);
-    const entries = entriesIn(names);
+    const entries = await listing.read(dir, `read ${what}`, attempt > 0);
+    if (entries === null) throw noArtifactsDirectory();
     const matches = entries.filter((entry) => entry.id === id);
     const complete = matches.filter((entry) => entry.complete);
     if (complete.length > 1) {
@@ -117,20 +133,22 @@ export async function readArtifact(
         { reason: "ARTIFACT_INCOMPLETE", details: { id } },
       );
     }
-    const handle = await openRegularFile(join(dir, target.fileName), what);
-    if (!handle) continue; // renamed (published) or removed since the listing: look again
+    const file = await openRegularFile(join(dir, target.fileName), what);
+    if (!file) continue; // renamed (published) or removed since the listing: look again
     try {
       const result: ArtifactRead = { id, toolType: target.toolType, complete: target.complete, text: "" };
+      const show = (bytes: Uint8Array) =>
+        options.raw === true ? decoder.decode(bytes) : sanitizeText(decoder.decode(bytes));
       if (page) {
-        const read = await readLines(handle, page, maxBytes, what, options.signal);
-        result.text = decoder.decode(read.bytes);
+        const read = await readLines(file.handle, page, maxBytes, what, options.signal);
+        result.text = show(read.bytes);
         result.lines = read.lines;
       } else {
-        result.text = decoder.decode(await readWhole(handle, maxBytes, what, options.signal));
+        result.text = show(await readWhole(file.handle, maxBytes, what, options.signal, file.size));
       }
       return result;
     } finally {
-      await handle.close().catch(() => {});
+      await file.handle.close().catch(() => {});
     }
   }
   throw new StowageError("UNAVAILABLE", `${what} kept changing while it was being opened; try again`, {

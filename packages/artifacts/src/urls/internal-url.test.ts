@@ -1,5 +1,5 @@
+import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
-import { thrown } from "../../test/helpers.js";
 import { MAX_INTERNAL_URL_LENGTH, parseInternalUrl } from "./internal-url.js";
 
 describe("parseInternalUrl", () => {
@@ -51,15 +51,14 @@ describe("parseInternalUrl", () => {
     [`agent://0-x/${"a/".repeat(MAX_INTERNAL_URL_LENGTH)}`, "INVALID_URL"],
     [42, "INVALID_URL"],
     [null, "INVALID_URL"],
-  ])("rejects %j", (url, reason) => {
-    const err = thrown(() => parseInternalUrl(url));
-    expect(err.code).toBe("INVALID_INPUT");
-    expect(err.reason).toBe(reason);
+  ])("rejects %j", async (url, reason) => {
+    await expectStowageError(() => parseInternalUrl(url), "INVALID_INPUT", reason);
   });
 
-  it("quotes the spec's message for a non-numeric artifact id", () => {
-    expect(thrown(() => parseInternalUrl("artifact://abc")).message).toMatch(
-      /^artifact:\/\/ ID must be numeric.*got: "abc"$/,
-    );
+  // The model reads this text and the design document fixes it, so it is asserted word for word.
+  it("quotes the spec's message for a non-numeric artifact id", async () => {
+    expect(
+      (await expectStowageError(() => parseInternalUrl("artifact://abc"), "INVALID_INPUT")).message,
+    ).toMatch(/^artifact:\/\/ ID must be numeric.*got: "abc"$/);
   });
 });

@@ -1,3 +1,4 @@
+import { StowageError } from "@stowage/core";
 import type { LineRange, ReadOptions } from "../read/read-options.js";
 import type { ArtifactStore } from "../store/artifact-store.js";
 import { isInternalUrl, parseInternalUrl } from "./internal-url.js";
@@ -5,6 +6,8 @@ import { isInternalUrl, parseInternalUrl } from "./internal-url.js";
 export interface InternalReadOptions extends ReadOptions {
   /** For `artifact://` of a running tool: return the output so far (`complete: false`) instead of failing. */
   allowIncomplete?: boolean;
+  /** For `artifact://`: the text as the tool wrote it, not sanitized for a model. Default false. */
+  raw?: boolean;
 }
 
 export interface InternalResource {
@@ -31,7 +34,21 @@ export interface InternalUrlRouter {
   read(url: string, options?: InternalReadOptions): Promise<InternalResource>;
 }
 
-export function createInternalUrlRouter(store: ArtifactStore): InternalUrlRouter {
+/** Options of {@link createInternalUrlRouter}. */
+export interface InternalUrlRouterOptions {
+  /** The session's artifacts the URLs are read from. */
+  artifacts: ArtifactStore;
+}
+
+/** A router of `artifact://` and `agent://` URLs over one session's artifacts. */
+export function createInternalUrlRouter(options: InternalUrlRouterOptions): InternalUrlRouter {
+  const store = options?.artifacts;
+  if (typeof store?.readArtifact !== "function" || typeof store.readAgentOutput !== "function") {
+    throw new StowageError(
+      "INVALID_INPUT",
+      "createInternalUrlRouter: artifacts must be an ArtifactStore (createArtifactStore), given as { artifacts }",
+    );
+  }
   return {
     canHandle: isInternalUrl,
     async read(url, options = {}) {

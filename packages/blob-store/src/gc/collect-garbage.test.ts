@@ -1,4 +1,5 @@
-import { createMemoryObjectStore, StowageError } from "@stowage/core";
+import { createMemoryObjectStore } from "@stowage/core";
+import { expectStowageError } from "@stowage/core/testing";
 import { beforeEach, describe, expect, it } from "vitest";
 import { type BlobStore, createBlobStore } from "../blob-store.js";
 import { collectGarbage } from "./collect-garbage.js";
@@ -78,20 +79,84 @@ describe("collectGarbage", () => {
       yield kept;
       throw new Error("cannot read sessions directory");
     }
-    await expect(collectGarbage({ blobs, roots, graceMs: 0, timestampSlackMs: 0 })).rejects.toThrow(
-      "cannot read sessions directory",
+    const error = await expectStowageError(
+      collectGarbage({ blobs, roots, graceMs: 0, timestampSlackMs: 0 }),
+      "UNAVAILABLE",
     );
+    expect(error.reason).toBe("ROOTS_UNREADABLE");
+    expect(await blobs.has(unreferenced)).toBe(true);
+  });
+
+  it("names the root source that failed, and reads every source completely otherwise", async () => {
+    const sources = [
+      { name: "sessions", refs: () => [kept] },
+      {
+        name: "stored session blobs",
+        refs: async function* () {
+          yield kept;
+          throw new Error("repository unreachable");
+        },
+      },
+    ];
+    const error = await expectStowageError(
+      collectGarbage({ blobs, roots: sources, graceMs: 0, timestampSlackMs: 0 }),
+      "UNAVAILABLE",
+    );
+    expect(error.details).toEqual({ source: "stored session blobs" });
+    expect(await blobs.has(unreferenced)).toBe(true);
+  });
+
+  it("reports the distinct refs of each named root source", async () => {
+    const report = await collectGarbage({
+      blobs,
+      roots: [
+        { name: "sessions", refs: () => [kept, kept] },
+        { name: "content refs", refs: () => [] },
+      ],
+      graceMs: 0,
+      timestampSlackMs: 0,
+    });
+    expect(report.rootRefsBySource).toEqual({ sessions: 1, "content refs": 0 });
+    expect(report).toMatchObject({ rootRefs: 1, deleted: 1 });
+  });
+
+  it("refuses roots it cannot read twice, and bad root sources, before reading anything", async () => {
+    async function* scan() {
+      yield kept;
+    }
+    const oneShot = await expectStowageError(
+      collectGarbage({ blobs, roots: scan(), graceMs: 0, timestampSlackMs: 0 }),
+      "INVALID_INPUT",
+    );
+    expect(oneShot.reason).toBe("ROOTS_NOT_REPEATABLE");
+    for (const roots of [
+      [{ name: "", refs: () => [] }],
+      [{ name: "a", refs: "not a function" }],
+      [
+        { name: "a", refs: () => [] },
+        { name: "a", refs: () => [] },
+      ],
+      42,
+      null,
+    ]) {
+      await expectStowageError(
+        collectGarbage({ blobs, roots: roots as never, graceMs: 0, timestampSlackMs: 0 }),
+        "INVALID_INPUT",
+      );
+    }
     expect(await blobs.has(unreferenced)).toBe(true);
   });
 
   it("rejects a root that is neither a hash nor a ref, deleting nothing", async () => {
-    const err = await collectGarbage({
-      blobs,
-      roots: [kept, "../../etc/passwd"],
-      graceMs: 0,
-      timestampSlackMs: 0,
-    }).catch((e: unknown) => e);
-    expect(StowageError.is(err, "INVALID_INPUT")).toBe(true);
+    await expectStowageError(
+      collectGarbage({
+        blobs,
+        roots: [kept, "../../etc/passwd"],
+        graceMs: 0,
+        timestampSlackMs: 0,
+      }),
+      "INVALID_INPUT",
+    );
     expect(await blobs.has(unreferenced)).toBe(true);
   });
 
@@ -115,13 +180,12 @@ describe("collectGarbage", () => {
 
   it("rejects a bad grace period", async () => {
     for (const graceMs of [-1, Number.NaN, "1h"]) {
-      const err = await collectGarbage({ blobs, roots: [], graceMs: graceMs as number }).catch(
-        (e: unknown) => e,
+      await expectStowageError(
+        collectGarbage({ blobs, roots: [], graceMs: graceMs as number }),
+        "INVALID_INPUT",
       );
-      expect(StowageError.is(err, "INVALID_INPUT")).toBe(true);
     }
-    const err = await collectGarbage({ blobs, roots: [], timestampSlackMs: -5 }).catch((e: unknown) => e);
-    expect(StowageError.is(err, "INVALID_INPUT")).toBe(true);
+    await expectStowageError(collectGarbage({ blobs, roots: [], timestampSlackMs: -5 }), "INVALID_INPUT");
     expect(await blobs.has(unreferenced)).toBe(true);
   });
 });

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
-import { StowageError } from "@stowage/core";
+import { expectStowageError } from "@stowage/core/testing";
 import { tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
 import { scanSessionFilesForBlobRefs } from "./session-file-refs.js";
@@ -52,8 +52,7 @@ describe("scanSessionFilesForBlobRefs", () => {
   });
 
   it("fails with NOT_FOUND for a missing path instead of yielding an empty root set", async () => {
-    const err = await collect(join(dir, "missing")).catch((e: unknown) => e);
-    expect(StowageError.is(err, "NOT_FOUND")).toBe(true);
+    await expectStowageError(collect(join(dir, "missing")), "NOT_FOUND");
   });
 
   it("fails on a gzip file cut short, rather than returning the refs it could read", async () => {

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { createMemoryObjectStore, type ObjectStore, StowageError } from "@stowage/core";
+import { expectStowageError, recordingLogger } from "@stowage/core/testing";
 import fc from "fast-check";
 import { beforeEach, describe, expect, it } from "vitest";
 import { syntheticSession } from "../../test/synthetic-session.js";
@@ -36,7 +37,7 @@ describe("prepareEntryForPersistence", () => {
   });
 
   const prepare = <T>(entry: T, extra: { maxStringChars?: number; externalizeThreshold?: number } = {}) =>
-    prepareEntryForPersistence(deepFreeze(entry), { blobs, ...extra });
+    prepareEntryForPersistence(deepFreeze(entry), { blobs, logger: silent, ...extra });
 
   it("moves a pi image block's base64 to the blob store and stores its ref", async () => {
     const data = base64Of(3000);
@@ -117,22 +118,23 @@ describe("prepareEntryForPersistence", () => {
     expect((await blobs.list()).items).toHaveLength(4);
   });
 
-  it("leaves refs, invalid base64 and images outside content arrays alone", async () => {
+  it("leaves refs, text that is not base64 and images outside known places alone, and reports what it kept", async () => {
     const existing = refFor(base64Of(2000));
     const notBase64 = `${"A".repeat(2000)}!!`;
-    const urlSafe = `${"-_".repeat(1000)}`;
     const entry = {
       content: [
         { type: "image", data: existing },
         { type: "image", data: notBase64 },
-        { type: "image", data: urlSafe },
-        { type: "image", data: `${"A".repeat(2001)}B==` },
         { type: "image_url", image_url: { url: `data:image/png;base64,${existing}` } },
       ],
       attachment: { type: "image", data: base64Of(3000) },
     };
-    expect(await prepare(entry)).toEqual(entry);
+    const { logger, warnings } = recordingLogger();
+    expect(await prepareEntryForPersistence(deepFreeze(entry), { blobs, logger })).toEqual(entry);
     expect((await blobs.list()).items).toHaveLength(0);
+    expect(warnings.map((warning) => warning.details)).toEqual([
+      { reason: "not-base64", field: "data", chars: 2002, truncated: false },
+    ]);
   });
 
   it("cuts strings over the limit without splitting a surrogate pair, and recounts lines", async () => {
@@ -201,17 +203,18 @@ describe("prepareEntryForPersistence", () => {
     const broken = createBlobStore({
       store: { ...objects, put: async () => Promise.reject(new StowageError("STORAGE_FULL", "disk full")) },
     });
-    const err = await prepareEntryForPersistence(
-      { content: [{ type: "image", data: base64Of(5000, 9) }] },
-      { blobs: broken },
-    ).catch((e: unknown) => e);
-    expect(StowageError.is(err, "STORAGE_FULL")).toBe(true);
+    await expectStowageError(
+      prepareEntryForPersistence(
+        { content: [{ type: "image", data: base64Of(5000, 9) }] },
+        { blobs: broken },
+      ),
+      "STORAGE_FULL",
+    );
   });
 
   it("rejects bad limits", async () => {
     for (const options of [{ maxStringChars: 0 }, { maxStringChars: 1.5 }, { externalizeThreshold: -1 }]) {
-      const err = await prepareEntryForPersistence({}, { blobs, ...options }).catch((e: unknown) => e);
-      expect(StowageError.is(err, "INVALID_INPUT")).toBe(true);
+      await expectStowageError(prepareEntryForPersistence({}, { blobs, ...options }), "INVALID_INPUT");
     }
   });
 

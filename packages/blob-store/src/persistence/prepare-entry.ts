@@ -1,8 +1,15 @@
-import { describeValue, mapConcurrent, StowageError } from "@stowage/core";
-import { isBlobRef } from "../blob-ref.js";
+import {
+  consoleLogger,
+  describeValue,
+  isBlobRef,
+  type Logger,
+  mapConcurrent,
+  StowageError,
+  sha256Hex,
+} from "@stowage/core";
 import type { BlobStore } from "../blob-store.js";
-import { sha256Hex } from "../hashing.js";
-import { decodeCanonicalBase64 } from "./base64.js";
+import { decodeBase64, isBase64Image } from "./base64.js";
+import { embeddedBase64Images } from "./embedded-images.js";
 import { rewriteEntry } from "./entry-walker.js";
 import { truncateForPersistence } from "./truncate-string.js";
 
@@ -26,15 +33,33 @@ export const PRESERVED_FIELDS: readonly string[] = [
 /** Parallel blob writes per entry. */
 const PUT_CONCURRENCY = 4;
 
+/** Options of {@link prepareEntryForPersistence}. */
 export interface PrepareEntryOptions {
   /** Where externalized images go; only `put` is used. */
-  blobs: Pick<BlobStore, "put">;
+  /** Its `logger`, when it has one, is the default of `logger`. */
+  blobs: Pick<BlobStore, "put"> & Partial<Pick<BlobStore, "logger">>;
   /** Default {@link DEFAULT_MAX_STRING_CHARS}. */
   maxStringChars?: number;
   /** Default {@link BLOB_EXTERNALIZE_THRESHOLD}. */
   externalizeThreshold?: number;
+  /**
+   * Receives a warning per image payload kept inline (details: `reason`, `field`, `chars`); default
+   * the blob store's `logger`, else `consoleLogger`. Reasons are {@link IMAGE_KEPT_INLINE_REASONS}.
+   */
+  logger?: Logger;
   signal?: AbortSignal;
 }
+
+/**
+ * Why an image payload stayed in the line instead of moving to the blob store: `not-base64`, an
+ * image field whose text does not decode (it is not image data, so it is treated as text: cut when
+ * over the string limit, `details.truncated`); `unknown-location`, base64 image data in a string
+ * over the limit that is not an image location, the whole string or images embedded in its text
+ * (kept whole rather than cut, but a loader would not know to resolve a ref there).
+ */
+export const IMAGE_KEPT_INLINE_REASONS = ["not-base64", "unknown-location"] as const;
+/** One of {@link IMAGE_KEPT_INLINE_REASONS}. */
+export type ImageKeptInlineReason = (typeof IMAGE_KEPT_INLINE_REASONS)[number];
 
 function positiveInteger(value: unknown, name: string, fallback: number): number {
   if (value === undefined) return fallback;
@@ -55,34 +80,67 @@ function isSignedBlock(owner: Record<string, unknown>): boolean {
 }
 
 /**
- * Makes a session entry fit for a JSONL line: base64 images in `content` arrays (and `data:` image
- * URLs) of at least `externalizeThreshold` characters go to the blob store and are replaced by
- * their `blob:sha256:` ref; other strings over `maxStringChars` are cut with a notice; transient
- * streaming fields are dropped. Returns a new entry (the input is not mutated) once every blob it
- * references is durably stored.
+ * Makes a session entry fit for a JSONL line: base64 image payloads of at least
+ * `externalizeThreshold` characters go to the blob store and are replaced by their `blob:sha256:`
+ * ref, wherever an agent puts them (content blocks, the declared per-agent fields, `data:image/`
+ * URLs anywhere) and however the base64 is written (canonical, line-wrapped, URL-safe, unpadded);
+ * other strings over `maxStringChars` are cut with a notice; transient streaming fields are dropped.
+ * An image payload is never cut: one that cannot be externalized stays whole and is reported to
+ * the logger. Returns a new entry (the input is not mutated) once every blob it references is
+ * durably stored.
  */
 export async function prepareEntryForPersistence<T>(entry: T, options: PrepareEntryOptions): Promise<T> {
-  const { blobs, signal } = options;
+  const { blobs, signal, logger = blobs?.logger ?? consoleLogger } = options;
   const maxStringChars = positiveInteger(options.maxStringChars, "maxStringChars", DEFAULT_MAX_STRING_CHARS);
   const threshold = positiveInteger(
     options.externalizeThreshold,
     "externalizeThreshold",
     BLOB_EXTERNALIZE_THRESHOLD,
   );
+  const keptInline = (
+    reason: ImageKeptInlineReason,
+    field: string | undefined,
+    chars: number,
+    truncated: boolean,
+  ) =>
+    logger.warn(
+      { reason, field, chars, truncated },
+      `image payload kept inline in the session line (${reason})`,
+    );
 
   const pending: { bytes: Uint8Array; hash: string }[] = [];
   const prepared = rewriteEntry(entry, {
-    image({ payload }) {
-      if (payload.length < threshold || isBlobRef(payload)) return undefined;
-      const bytes = decodeCanonicalBase64(payload);
-      if (!bytes) return undefined;
+    image({ payload, field }) {
+      const chars = payload.length;
+      if (chars < threshold || isBlobRef(payload)) return undefined;
+      const bytes = decodeBase64(payload);
+      if (!bytes) {
+        // Text in an image field is not image data: it gets no exemption from the string limit,
+        // or any string could pass the limit behind a `data:image/png;base64,` prefix.
+        const truncated = chars > maxStringChars;
+        keptInline("not-base64", field, chars, truncated);
+        return truncated ? truncateForPersistence(payload, maxStringChars) : undefined;
+      }
       const hash = sha256Hex(bytes);
       pending.push({ bytes, hash });
       return `blob:sha256:${hash}`;
     },
-    string(value, _field, owner) {
+    string(value, field, owner) {
       if (value.length <= maxStringChars || (owner && isSignedBlock(owner))) return value;
-      return truncateForPersistence(value, maxStringChars);
+      // Checked whole, not by its first bytes: image data is kept whole only if it really is some.
+      if (isBase64Image(value) && decodeBase64(value) !== null) {
+        keptInline("unknown-location", field, value.length, false);
+        return value;
+      }
+      // Images inside text do not count towards the limit and are never split: the text around
+      // them is what gets cut.
+      const images = embeddedBase64Images(value, threshold);
+      const kept = truncateForPersistence(value, maxStringChars, images);
+      if (images.length > 0) {
+        const imageChars = images.reduce((sum, span) => sum + (span.end - span.start), 0);
+        keptInline("unknown-location", field, imageChars, kept !== value);
+      }
+      return kept;
     },
     dropField: (field, place) => place !== "nested" && transient.has(field),
     rewrittenObject(original, rewritten) {

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { createMemoryObjectStore, StowageError } from "@stowage/core";
+import { expectStowageError, recordingLogger } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
 import { createBlobStore } from "../blob-store.js";
 import { resolveBlobRefs } from "./resolve-refs.js";
@@ -8,9 +9,11 @@ const png = (fill: number) => Buffer.alloc(2000, fill).toString("base64");
 const refOf = (base64: string) =>
   `blob:sha256:${createHash("sha256").update(Buffer.from(base64, "base64")).digest("hex")}`;
 
-function recordingLogger() {
+function recordingMessages() {
   const warnings: string[] = [];
-  return { warnings, logger: { warn: (message: string) => void warnings.push(message) } };
+  const warn = (first: Record<string, unknown> | string, message?: string) =>
+    void warnings.push(typeof first === "string" ? first : (message ?? ""));
+  return { warnings, logger: { warn } };
 }
 
 describe("resolveBlobRefs", () => {
@@ -53,7 +56,7 @@ describe("resolveBlobRefs", () => {
     const stored = await blobs.put(new Uint8Array(Buffer.from(corrupted, "base64")));
     await objects.put(blobs.keyFor(stored.hash), new Uint8Array(10));
     const missing = refOf(png(7));
-    const { warnings, logger } = recordingLogger();
+    const { warnings, logger } = recordingMessages();
     const resolved = await resolveBlobRefs(
       [
         {
@@ -70,6 +73,15 @@ describe("resolveBlobRefs", () => {
     expect(warnings).toHaveLength(2);
     expect(warnings.join("\n")).toContain("missing");
     expect(warnings.join("\n")).toContain("corrupted");
+  });
+
+  it("warns to the blob store's logger when it is given no logger of its own", async () => {
+    const { logger, warnings } = recordingLogger();
+    const blobs = createBlobStore({ store: createMemoryObjectStore(), logger });
+    const missing = `blob:sha256:${"0".repeat(64)}`;
+    const entry = { content: [{ type: "image", data: missing }] };
+    expect(await resolveBlobRefs([entry], { blobs })).toEqual([entry]);
+    expect(warnings.map((warning) => warning.details)).toEqual([{ hash: "0".repeat(64) }]);
   });
 
   it("reads each distinct blob once, with bounded concurrency", async () => {
@@ -100,9 +112,11 @@ describe("resolveBlobRefs", () => {
 
   it("fails on errors other than a missing or corrupted blob", async () => {
     const failing = { get: async () => Promise.reject(new StowageError("UNAVAILABLE", "backend down")) };
-    const err = await resolveBlobRefs([{ content: [{ type: "image", data: refOf(png(1)) }] }], {
-      blobs: failing,
-    }).catch((e: unknown) => e);
-    expect(StowageError.is(err, "UNAVAILABLE")).toBe(true);
+    await expectStowageError(
+      resolveBlobRefs([{ content: [{ type: "image", data: refOf(png(1)) }] }], {
+        blobs: failing,
+      }),
+      "UNAVAILABLE",
+    );
   });
 });

@@ -1,5 +1,11 @@
-import { consoleLogger, describeValue, type Logger, mapConcurrent, StowageError } from "@stowage/core";
-import { parseBlobRef } from "../blob-ref.js";
+import {
+  consoleLogger,
+  describeValue,
+  type Logger,
+  mapConcurrent,
+  parseBlobRef,
+  StowageError,
+} from "@stowage/core";
 import type { BlobStore } from "../blob-store.js";
 import { encodeBase64 } from "./base64.js";
 import { rewriteEntry } from "./entry-walker.js";
@@ -7,12 +13,14 @@ import { rewriteEntry } from "./entry-walker.js";
 /** Blobs read at once while resolving refs. */
 export const DEFAULT_RESOLVE_CONCURRENCY = 8;
 
+/** Options of {@link resolveBlobRefs}. */
 export interface ResolveBlobRefsOptions {
   /** Where the blobs are; only `get` is used. */
-  blobs: Pick<BlobStore, "get">;
+  /** Its `logger`, when it has one, is the default of `logger`. */
+  blobs: Pick<BlobStore, "get"> & Partial<Pick<BlobStore, "logger">>;
   /** Default {@link DEFAULT_RESOLVE_CONCURRENCY}. */
   concurrency?: number;
-  /** Receives a warning per missing or corrupted blob; default `console.warn`. */
+  /** Receives a warning per missing or corrupted blob; default the blob store's `logger`, else `consoleLogger`. */
   logger?: Logger;
   signal?: AbortSignal;
 }
@@ -26,22 +34,27 @@ export async function resolveBlobRefs<T>(
   entries: readonly T[],
   options: ResolveBlobRefsOptions,
 ): Promise<T[]> {
-  const { blobs, signal, logger = consoleLogger } = options;
+  const { blobs, signal, logger = blobs?.logger ?? consoleLogger } = options;
   const concurrency = options.concurrency ?? DEFAULT_RESOLVE_CONCURRENCY;
   if (!Array.isArray(entries)) {
     throw new StowageError("INVALID_INPUT", `entries must be an array, got ${describeValue(entries)}`);
   }
 
   const wanted = new Set<string>();
-  for (const entry of entries) {
-    rewriteEntry(entry, {
-      image({ payload }) {
-        const hash = parseBlobRef(payload);
-        if (hash) wanted.add(hash);
-        return undefined;
-      },
-    });
-  }
+  // Entries holding a ref; the others are returned as they are, without a second walk.
+  const holding = new Set<number>();
+  let current = 0;
+  const collect = {
+    image({ payload }: { payload: string }) {
+      const hash = parseBlobRef(payload);
+      if (hash) {
+        wanted.add(hash);
+        holding.add(current);
+      }
+      return undefined;
+    },
+  };
+  for (; current < entries.length; current++) rewriteEntry(entries[current], collect);
   if (wanted.size === 0) return [...entries];
 
   const hashes = [...wanted];
@@ -53,21 +66,23 @@ export async function resolveBlobRefs<T>(
       try {
         const bytes = await blobs.get(hash, { signal });
         if (bytes) base64ByHash.set(hash, encodeBase64(bytes));
-        else logger.warn(`blob ${hash} is missing; its reference is kept`, { hash });
+        else logger.warn({ hash }, `blob ${hash} is missing; its reference is kept`);
       } catch (err) {
         if (!StowageError.is(err, "INTEGRITY")) throw err;
-        logger.warn(`blob ${hash} is corrupted; its reference is kept`, { hash, error: err.message });
+        logger.warn({ hash, error: err.message }, `blob ${hash} is corrupted; its reference is kept`);
       }
     },
     signal,
   );
 
-  return entries.map((entry) =>
-    rewriteEntry(entry, {
-      image({ payload }) {
-        const hash = parseBlobRef(payload);
-        return hash === null ? undefined : base64ByHash.get(hash);
-      },
-    }),
+  return entries.map((entry, index) =>
+    !holding.has(index)
+      ? entry
+      : rewriteEntry(entry, {
+          image({ payload }) {
+            const hash = parseBlobRef(payload);
+            return hash === null ? undefined : base64ByHash.get(hash);
+          },
+        }),
   );
 }

@@ -1,5 +1,12 @@
 export { createDirectorySync } from "./directory-sync.js";
 export {
+  descriptorPath,
+  type OpenBeneathOptions,
+  type OpenedDirectory,
+  openDirectoryBeneath,
+  symlinkRefused,
+} from "./open-beneath.js";
+export {
   ensureDirectory,
   fsyncDirectory,
   TEMP_FILE_PREFIX,

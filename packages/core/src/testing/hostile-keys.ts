@@ -1,3 +1,4 @@
+import { BLOB_REF_PREFIX } from "../content-store.js";
 import { MAX_KEY_BYTES, MAX_SEGMENT_BYTES } from "../keys.js";
 
 export interface HostileInput {
@@ -63,4 +64,24 @@ export const HOSTILE_PREFIXES: readonly HostileInput[] = [
   { value: "a\\b", why: "backslash" },
   { value: "a\u0000", why: "NUL byte" },
   { value: 7, why: "a number" },
+];
+
+const SAMPLE_HASH = "0123456789abcdef".repeat(4);
+
+/** Strings that look like blob refs but are not; none may ever be turned into a key or path. */
+export const HOSTILE_REFS: readonly [string, unknown][] = [
+  ["uppercase hex", `blob:sha256:${SAMPLE_HASH.toUpperCase()}`],
+  ["63 hex", `blob:sha256:${SAMPLE_HASH.slice(1)}`],
+  ["65 hex", `blob:sha256:${SAMPLE_HASH}0`],
+  ["traversal", `blob:sha256:../../../../etc/passwd${"a".repeat(30)}`],
+  ["slash inside", `blob:sha256:${SAMPLE_HASH.slice(0, 32)}/${SAMPLE_HASH.slice(33)}`],
+  ["other algorithm", `blob:sha1:${SAMPLE_HASH}`],
+  ["prefix only", BLOB_REF_PREFIX],
+  ["leading space", ` blob:sha256:${SAMPLE_HASH}`],
+  ["trailing newline", `blob:sha256:${SAMPLE_HASH}\n`],
+  ["NUL inside", `blob:sha256:${SAMPLE_HASH.slice(0, 10)}\u0000${SAMPLE_HASH.slice(11)}`],
+  ["upper-case scheme", `BLOB:SHA256:${SAMPLE_HASH}`],
+  ["data URL", `data:image/png;base64,blob:sha256:${SAMPLE_HASH}`],
+  ["number", 42],
+  ["null", null],
 ];

@@ -1,9 +1,16 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { StowageError, type StowageErrorCode } from "../errors.js";
+import { StowageError } from "../errors.js";
 import type { ObjectStore } from "../object-store.js";
 import { compareUtf8 } from "../utf8.js";
+import {
+  type DirectTransferConformanceOptions,
+  directTransferConformance,
+} from "./direct-transfer-conformance.js";
+import { expectStowageError } from "./expect-stowage-error.js";
 import { HOSTILE_KEYS, HOSTILE_PREFIXES, UNUSUAL_SAFE_KEYS } from "./hostile-keys.js";
+import { loadVitest } from "./load-vitest.js";
+
+const { afterEach, beforeEach, describe, expect, it } = await loadVitest("@stowage/core/testing");
 
 export interface ObjectStoreConformanceOptions {
   /** Suite title, e.g. `fs object store`. */
@@ -18,6 +25,11 @@ export interface ObjectStoreConformanceOptions {
   paginationKeys?: number;
   /** Per-test timeout in ms. Default 60,000. */
   timeoutMs?: number;
+  /**
+   * Runs the direct-transfer block (signed upload and download URLs), which every store with
+   * `capabilities.directUpload` must pass. Omit for stores without direct URLs.
+   */
+  directTransfer?: DirectTransferConformanceOptions;
 }
 
 const encoder = new TextEncoder();
@@ -29,18 +41,6 @@ function sameBytes(actual: Uint8Array | null, expected: Uint8Array): void {
   expect(
     Buffer.from(actual!.buffer, actual!.byteOffset, actual!.byteLength).equals(Buffer.from(expected)),
   ).toBe(true);
-}
-
-async function expectCode(promise: Promise<unknown>, code: StowageErrorCode): Promise<void> {
-  const err = await promise.then(
-    () => undefined,
-    (error: unknown) => error,
-  );
-  if (!StowageError.is(err, code)) {
-    throw new Error(
-      `expected a StowageError with code ${code}, got ${err === undefined ? "success" : String(err)}`,
-    );
-  }
 }
 
 async function readAll(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> {
@@ -148,7 +148,7 @@ export function describeObjectStoreConformance(options: ObjectStoreConformanceOp
 
     test("rejects a malformed content type", async () => {
       for (const contentType of ["", "json", "text/plain\nx: y", "a".repeat(300)]) {
-        await expectCode(store.put("typed", text("x"), { contentType }), "INVALID_INPUT");
+        await expectStowageError(store.put("typed", text("x"), { contentType }), "INVALID_INPUT");
       }
       expect(await store.head("typed")).toBeNull();
     });
@@ -159,7 +159,7 @@ export function describeObjectStoreConformance(options: ObjectStoreConformanceOp
       expect(await store.head("missing")).toBeNull();
       expect(await store.touch("missing")).toBe(false);
       await store.delete("missing");
-      await expectCode(store.move("missing", "elsewhere"), "NOT_FOUND");
+      await expectStowageError(store.move("missing", "elsewhere"), "NOT_FOUND");
       expect(await store.head("elsewhere")).toBeNull();
     });
 
@@ -169,8 +169,8 @@ export function describeObjectStoreConformance(options: ObjectStoreConformanceOp
         size: 5,
         created: true,
       });
-      await expectCode(store.put("once", text("second"), { ifNoneMatch: "*" }), "ALREADY_EXISTS");
-      await expectCode(
+      await expectStowageError(store.put("once", text("second"), { ifNoneMatch: "*" }), "ALREADY_EXISTS");
+      await expectStowageError(
         store.put("once", unevenStream(text("third")), { ifNoneMatch: "*" }),
         "ALREADY_EXISTS",
       );
@@ -263,10 +263,10 @@ export function describeObjectStoreConformance(options: ObjectStoreConformanceOp
 
     test("rejects invalid list options", async () => {
       for (const limit of [0, -1, 1001, 1.5, Number.NaN, "10"]) {
-        await expectCode(store.list({ limit: limit as number }), "INVALID_INPUT");
+        await expectStowageError(store.list({ limit: limit as number }), "INVALID_INPUT");
       }
       for (const cursor of ["", 5, "c".repeat(5000)]) {
-        await expectCode(store.list({ cursor: cursor as string }), "INVALID_INPUT");
+        await expectStowageError(store.list({ cursor: cursor as string }), "INVALID_INPUT");
       }
     });
 
@@ -274,32 +274,35 @@ export function describeObjectStoreConformance(options: ObjectStoreConformanceOp
       for (const { value, why } of HOSTILE_KEYS) {
         test(`key: ${why}`, async () => {
           const key = value as string;
-          await expectCode(store.put(key, text("x")), "INVALID_INPUT");
-          await expectCode(store.put(key, unevenStream(text("x"))), "INVALID_INPUT");
-          await expectCode(store.get(key), "INVALID_INPUT");
-          await expectCode(store.stream(key), "INVALID_INPUT");
-          await expectCode(store.head(key), "INVALID_INPUT");
-          await expectCode(store.delete(key), "INVALID_INPUT");
-          await expectCode(store.touch(key), "INVALID_INPUT");
-          await expectCode(store.move(key, "safe"), "INVALID_INPUT");
-          await expectCode(store.move("safe", key), "INVALID_INPUT");
+          await expectStowageError(store.put(key, text("x")), "INVALID_INPUT");
+          await expectStowageError(store.put(key, unevenStream(text("x"))), "INVALID_INPUT");
+          await expectStowageError(store.get(key), "INVALID_INPUT");
+          await expectStowageError(store.stream(key), "INVALID_INPUT");
+          await expectStowageError(store.head(key), "INVALID_INPUT");
+          await expectStowageError(store.delete(key), "INVALID_INPUT");
+          await expectStowageError(store.touch(key), "INVALID_INPUT");
+          await expectStowageError(store.move(key, "safe"), "INVALID_INPUT");
+          await expectStowageError(store.move("safe", key), "INVALID_INPUT");
           expect((await store.list()).items).toEqual([]);
         });
       }
       for (const { value, why } of HOSTILE_PREFIXES) {
         test(`prefix: ${why}`, async () => {
-          await expectCode(store.list({ prefix: value as string }), "INVALID_INPUT");
+          await expectStowageError(store.list({ prefix: value as string }), "INVALID_INPUT");
           const iterate = async () => {
             for await (const _ of store.iterate({ prefix: value as string })) break;
           };
-          await expectCode(iterate(), "INVALID_INPUT");
+          await expectStowageError(iterate(), "INVALID_INPUT");
         });
       }
       test("a body that is neither bytes nor a stream", async () => {
         for (const body of ["text", null, 42, { length: 3 }, [1, 2, 3]]) {
-          await expectCode(store.put("body", body as unknown as Uint8Array), "INVALID_INPUT");
+          await expectStowageError(store.put("body", body as unknown as Uint8Array), "INVALID_INPUT");
         }
-        await expectCode(store.put("body", text("x"), { ifNoneMatch: "etag" as "*" }), "INVALID_INPUT");
+        await expectStowageError(
+          store.put("body", text("x"), { ifNoneMatch: "etag" as "*" }),
+          "INVALID_INPUT",
+        );
         expect(await store.head("body")).toBeNull();
       });
     });
@@ -317,9 +320,9 @@ export function describeObjectStoreConformance(options: ObjectStoreConformanceOp
       const controller = new AbortController();
       controller.abort(new Error("stop"));
       const { signal } = controller;
-      await expectCode(store.put("aborted", text("x"), { signal }), "ABORTED");
-      await expectCode(store.get("aborted", { signal }), "ABORTED");
-      await expectCode(store.list({ signal }), "ABORTED");
+      await expectStowageError(store.put("aborted", text("x"), { signal }), "ABORTED");
+      await expectStowageError(store.get("aborted", { signal }), "ABORTED");
+      await expectStowageError(store.list({ signal }), "ABORTED");
       expect(await store.head("aborted")).toBeNull();
     });
 
@@ -333,7 +336,7 @@ export function describeObjectStoreConformance(options: ObjectStoreConformanceOp
           stream.enqueue(new Uint8Array(64 * 1024).fill(sent++ % 256));
         },
       });
-      await expectCode(store.put("half-written", body, { signal: controller.signal }), "ABORTED");
+      await expectStowageError(store.put("half-written", body, { signal: controller.signal }), "ABORTED");
       expect(await store.head("half-written")).toBeNull();
       expect((await store.list()).items).toEqual([]);
     });
@@ -387,14 +390,14 @@ export function describeObjectStoreConformance(options: ObjectStoreConformanceOp
       sameBytes(await store.get("dir/to"), text("moving"));
 
       await store.put("other", text("other"));
-      await expectCode(store.move("other", "dir/to", { ifNoneMatch: "*" }), "ALREADY_EXISTS");
+      await expectStowageError(store.move("other", "dir/to", { ifNoneMatch: "*" }), "ALREADY_EXISTS");
       sameBytes(await store.get("other"), text("other"));
       sameBytes(await store.get("dir/to"), text("moving"));
 
       expect(await store.move("other", "dir/to")).toEqual({ key: "dir/to", size: 5, created: false });
       sameBytes(await store.get("dir/to"), text("other"));
       expect(await store.move("dir/to", "dir/to")).toEqual({ key: "dir/to", size: 5, created: false });
-      await expectCode(store.move("dir/to", "dir/to", { ifNoneMatch: "*" }), "ALREADY_EXISTS");
+      await expectStowageError(store.move("dir/to", "dir/to", { ifNoneMatch: "*" }), "ALREADY_EXISTS");
     });
 
     test("touch refreshes lastModified and keeps the bytes", async () => {
@@ -408,11 +411,35 @@ export function describeObjectStoreConformance(options: ObjectStoreConformanceOp
       sameBytes(await store.get("touched"), text("same"));
     });
 
+    test("a store that declares moveKeepsLastModified keeps it across a move", async () => {
+      if (!store.capabilities.moveKeepsLastModified) return;
+      await store.put("stamped", text("x"));
+      const before = (await store.head("stamped"))!.lastModified.getTime();
+      // The move must come at a later time than the put, or a restamping move would pass too.
+      await sleep(before % 1000 === 0 ? 1100 : 20);
+      await store.move("stamped", "stamped-moved");
+      expect((await store.head("stamped-moved"))!.lastModified.getTime()).toBe(before);
+      expect(store.capabilities.nativeMove).toBe(true);
+    });
+
     test("declares its optional features consistently", async () => {
       const { capabilities } = store;
       expect(typeof capabilities.atomicCreateOnly).toBe("boolean");
       expect(capabilities.directUpload).toBe(typeof store.createUploadUrl === "function");
       expect(capabilities.directDownload).toBe(typeof store.createDownloadUrl === "function");
+      if (capabilities.directUpload) {
+        expect(
+          options.directTransfer,
+          "a store with direct URLs runs the direct-transfer block",
+        ).toBeDefined();
+      }
+      if (store.uriFor) {
+        const uri = store.uriFor("some/key.txt");
+        expect(uri).toMatch(/^[a-z][a-z0-9+.-]*:\/\/\S+$/);
+        expect(uri.endsWith("some/key.txt")).toBe(true);
+      }
     });
+
+    if (options.directTransfer) directTransferConformance(test, () => store, options.directTransfer);
   });
 }

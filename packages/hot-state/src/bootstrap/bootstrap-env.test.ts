@@ -1,10 +1,11 @@
+import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
-import { errorOf } from "../../test/codes.js";
 import { bootstrapOptionsFromEnv } from "./bootstrap-env.js";
 
 describe("bootstrapOptionsFromEnv", () => {
   it("is off with the default threshold when nothing is set", () => {
-    expect(bootstrapOptionsFromEnv({})).toEqual({ enabled: false, thresholdChars: 8000 });
+    // One more than the default budget's maxInlineArtifactChars (2,000): the two agree.
+    expect(bootstrapOptionsFromEnv({})).toEqual({ enabled: false, thresholdChars: 2001 });
   });
 
   it.each([
@@ -30,18 +31,24 @@ describe("bootstrapOptionsFromEnv", () => {
     ).toEqual({ enabled: true, thresholdChars: 12000 });
   });
 
-  it.each(["ture", "enabled", "2"])("refuses STOWAGE_ARTIFACT_REFS=%j", (value) => {
-    expect(errorOf(() => bootstrapOptionsFromEnv({ STOWAGE_ARTIFACT_REFS: value })).code).toBe(
+  it.each(["ture", "enabled", "2"])("refuses STOWAGE_ARTIFACT_REFS=%j", async (value) => {
+    const err = await expectStowageError(
+      () => bootstrapOptionsFromEnv({ STOWAGE_ARTIFACT_REFS: value }),
       "INVALID_INPUT",
+      "INVALID_SETTING",
     );
+    expect(err.details).toEqual({ setting: "STOWAGE_ARTIFACT_REFS" });
   });
 
   it.each(["0", "-5", "1.5", "8k", "1e4", "99999999999999999999", " 12 34"])(
     "refuses threshold %j",
-    (value) => {
-      expect(
-        errorOf(() => bootstrapOptionsFromEnv({ STOWAGE_ARTIFACT_REFS_THRESHOLD_CHARS: value })).code,
-      ).toBe("INVALID_INPUT");
+    async (value) => {
+      const err = await expectStowageError(
+        () => bootstrapOptionsFromEnv({ STOWAGE_ARTIFACT_REFS_THRESHOLD_CHARS: value }),
+        "INVALID_INPUT",
+        "INVALID_SETTING",
+      );
+      expect(err.details).toEqual({ setting: "STOWAGE_ARTIFACT_REFS_THRESHOLD_CHARS" });
     },
   );
 });

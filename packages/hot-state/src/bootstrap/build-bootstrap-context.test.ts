@@ -1,17 +1,18 @@
-import { createMemoryObjectStore } from "@stowage/core";
-import { HOSTILE_KEYS } from "@stowage/core/testing";
+import { createBlobStore } from "@stowage/blob-store";
+import { createMemoryObjectStore, StowageError } from "@stowage/core";
+import { expectStowageError, HOSTILE_KEYS } from "@stowage/core/testing";
 import { beforeEach, describe, expect, it } from "vitest";
 import { captureLogger } from "../../test/capture-logger.js";
-import { codeOf } from "../../test/codes.js";
-import { type ArtifactRegistry, createArtifactRegistry } from "../artifacts/artifact-registry.js";
+import { type ContentRegistry, createContentRegistry } from "../content/content-registry.js";
+import { isWellFormedText } from "../text/surrogate-safe.js";
 import { createArtifactsGetTool } from "../tool/artifacts-get-tool.js";
 import { buildBootstrapContext, DEFAULT_BOOTSTRAP_THRESHOLD_CHARS } from "./build-bootstrap-context.js";
 
-let registry: ArtifactRegistry;
+let registry: ContentRegistry;
 beforeEach(() => {
-  registry = createArtifactRegistry({
-    store: createMemoryObjectStore(),
-    baseUri: "s3://bucket/",
+  registry = createContentRegistry({
+    content: createBlobStore({ store: createMemoryObjectStore() }),
+    records: createMemoryObjectStore(),
     logger: captureLogger(),
   });
 });
@@ -55,21 +56,69 @@ describe("buildBootstrapContext", () => {
     expect(context.text).toContain("Summary (head/tail excerpt):");
 
     // The model can fetch the full file with the tool.
-    const tool = createArtifactsGetTool(registry, { maxChars: 100_000 });
+    const tool = createArtifactsGetTool({ registry, maxChars: 100_000 });
     expect((await tool.execute({ artifact_id: match[1] })).content).toBe(agents);
   });
 
-  it("shows a head/tail excerpt of about 4,000 characters", async () => {
+  it("shows a head/tail excerpt of about 2,000 characters, the default budget's inline limit", async () => {
     const content = `HEAD-MARKER ${big(30_000)} TAIL-MARKER`;
     const context = await buildBootstrapContext([{ path: "docs/guide.md", content }], { registry });
     const excerpt = context.text.split("Summary (head/tail excerpt):\n")[1]!;
     expect(excerpt.startsWith("HEAD-MARKER")).toBe(true);
     expect(excerpt.endsWith("TAIL-MARKER")).toBe(true);
     expect(excerpt).toMatch(
-      /…\[26\d\d\d chars omitted; call artifacts_get with artifact_id [a-f0-9]{64} for the full file\]…/,
+      /…\[28\d\d\d chars omitted; call artifacts_get with artifact_id [a-f0-9]{64} for the full file\]…/,
     );
-    expect(excerpt.length).toBeGreaterThan(4000);
-    expect(excerpt.length).toBeLessThan(4200);
+    // The marker included: the excerpt is inline text and the budget allows 2,000 characters.
+    expect(excerpt.length).toBeLessThanOrEqual(2000);
+    expect(excerpt.length).toBeGreaterThan(1990);
+    // A larger configured excerpt is still cut to the budget.
+    const wide = await buildBootstrapContext([{ path: "docs/guide.md", content }], {
+      registry,
+      excerptChars: 10_000,
+      budget: { maxInlineArtifactChars: 3000 },
+    });
+    expect(wide.text.split("Summary (head/tail excerpt):\n")[1]!.length).toBeLessThanOrEqual(3000);
+  });
+
+  it("with the defaults, never inlines a file the default budget refuses inline", async () => {
+    // 7,999 characters: under the design document's example threshold of 8,000, over the budget.
+    const file = big(7_999);
+    const context = await buildBootstrapContext([{ path: "AGENTS.md", content: file }], { registry });
+    expect(context.files[0]!.mode).toBe("ref");
+    expect(context.largestInlineChars).toBe(0);
+    // A configured threshold above the budget does not inline it either; the budget decides.
+    const configured = await buildBootstrapContext([{ path: "AGENTS.md", content: file }], {
+      registry,
+      thresholdChars: 8_000,
+    });
+    expect(configured.files[0]!.mode).toBe("ref");
+    // A larger budget lets it inline again.
+    const roomy = await buildBootstrapContext([{ path: "AGENTS.md", content: file }], {
+      registry,
+      thresholdChars: 8_000,
+      budget: { maxInlineArtifactChars: 8_000 },
+    });
+    expect(roomy.files[0]!.mode).toBe("inline");
+  });
+
+  it.each([
+    [2000, "the default"],
+    [500, "a small budget"],
+    [60, "a budget too small for the marker's pointer (the count alone is shown)"],
+    [12, "a budget too small for any marker (the head alone)"],
+  ])("keeps the excerpt, marker included, within maxInlineArtifactChars %i (%s)", async (limit) => {
+    const content = `HEAD ${big(30_000)} TAIL`;
+    for (const text of [content, "😀".repeat(20_000)]) {
+      const context = await buildBootstrapContext([{ path: "docs/guide.md", content: text }], {
+        registry,
+        budget: { maxInlineArtifactChars: limit },
+      });
+      const excerpt = context.text.split("Summary (head/tail excerpt):\n")[1]!;
+      expect(excerpt.length).toBeLessThanOrEqual(limit);
+      expect(excerpt.length).toBeGreaterThanOrEqual(limit - 2);
+      expect(isWellFormedText(excerpt)).toBe(true);
+    }
   });
 
   it("cuts the excerpt on whole characters", async () => {
@@ -114,21 +163,52 @@ describe("buildBootstrapContext", () => {
     expect((await registry.list()).items).toHaveLength(1);
   });
 
-  it("fails with TOO_LARGE, naming the file, when a file is over the registry cap", async () => {
-    const small = createArtifactRegistry({
-      store: createMemoryObjectStore(),
-      baseUri: "s3://b/",
+  it("skips a file over the registry cap with its reason and an excerpt, and builds the rest", async () => {
+    const small = createContentRegistry({
+      content: createBlobStore({ store: createMemoryObjectStore() }),
+      records: createMemoryObjectStore(),
       maxBytes: 10_000,
     });
-    const err = await buildBootstrapContext([{ path: "HUGE.md", content: big(20_000) }], {
-      registry: small,
-    }).catch((error: unknown) => error as Error);
-    expect(await codeOf(Promise.reject(err))).toBe("TOO_LARGE");
-    expect((err as Error).message).toContain("HUGE.md");
+    const huge = `HUGE-HEAD ${big(20_000)} HUGE-TAIL`;
+    const context = await buildBootstrapContext(
+      [
+        { path: "HUGE.md", content: huge },
+        { path: "AGENTS.md", content: big(5_000) },
+        { path: "SOUL.md", content: "be kind" },
+      ],
+      { registry: small },
+    );
+    expect(context.files.map((file) => [file.path, file.mode])).toEqual([
+      ["HUGE.md", "skipped"],
+      ["AGENTS.md", "ref"],
+      ["SOUL.md", "inline"],
+    ]);
+    expect(context.files[0]).toMatchObject({ reason: "TOO_LARGE", chars: huge.length });
+    expect(context).toMatchObject({ refFiles: 1, skippedFiles: 1 });
+    const section = context.text.split("## AGENTS.md")[0]!;
+    expect(section).toContain("HUGE-HEAD");
+    expect(section).toContain("HUGE-TAIL");
+    expect(section).not.toContain("ArtifactRef:");
+    expect(section.length).toBeLessThan(2_500);
+  });
+
+  it("still fails the context for a storage failure other than size, naming the file", async () => {
+    const broken = {
+      ...registry,
+      storeText: async () => {
+        throw new StowageError("UNAVAILABLE", "content store is down");
+      },
+    } as ContentRegistry;
+    const err = await expectStowageError(
+      buildBootstrapContext([{ path: "AGENTS.md", content: big(5_000) }], { registry: broken }),
+      "UNAVAILABLE",
+    );
+    expect(err.details).toEqual({ path: "AGENTS.md" });
   });
 
   it.each(HOSTILE_KEYS)("refuses the file path $why", async ({ value }) => {
-    expect(await codeOf(buildBootstrapContext([{ path: value as string, content: "x" }], { registry }))).toBe(
+    await expectStowageError(
+      buildBootstrapContext([{ path: value as string, content: "x" }], { registry }),
       "INVALID_INPUT",
     );
   });
@@ -148,15 +228,16 @@ describe("buildBootstrapContext", () => {
     { files: "AGENTS.md", why: "a string instead of a list" },
     { files: Array(300).fill({ path: "a", content: "" }), why: "too many files" },
   ])("refuses $why", async ({ files }) => {
-    expect(await codeOf(buildBootstrapContext(files as never, { registry }))).toBe("INVALID_INPUT");
+    await expectStowageError(buildBootstrapContext(files as never, { registry }), "INVALID_INPUT");
   });
 
   it("refuses a bad configuration", async () => {
     const files = [{ path: "a.md", content: "x" }];
-    expect(await codeOf(buildBootstrapContext(files, { enabled: true }))).toBe("INVALID_INPUT");
-    expect(await codeOf(buildBootstrapContext(files, { registry, thresholdChars: 0 }))).toBe("INVALID_INPUT");
-    expect(await codeOf(buildBootstrapContext(files, { registry, excerptChars: -1 }))).toBe("INVALID_INPUT");
-    expect(await codeOf(buildBootstrapContext(files, { registry, enabled: "yes" as never }))).toBe(
+    await expectStowageError(buildBootstrapContext(files, { enabled: true }), "INVALID_INPUT");
+    await expectStowageError(buildBootstrapContext(files, { registry, thresholdChars: 0 }), "INVALID_INPUT");
+    await expectStowageError(buildBootstrapContext(files, { registry, excerptChars: -1 }), "INVALID_INPUT");
+    await expectStowageError(
+      buildBootstrapContext(files, { registry, enabled: "yes" as never }),
       "INVALID_INPUT",
     );
   });

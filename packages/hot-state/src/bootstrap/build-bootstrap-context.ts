@@ -6,21 +6,28 @@ import {
   StowageError,
 } from "@stowage/core";
 import { z } from "zod";
-import type { ArtifactRegistry } from "../artifacts/artifact-registry.js";
-import type { ArtifactRecord } from "../schemas/artifact-record-schema.js";
+import { type ContextBudget, DEFAULT_CONTEXT_BUDGET, resolveBudget } from "../budget/context-budget.js";
+import type { ContentRegistry } from "../content/content-registry.js";
+import type { ContentRecord } from "../schemas/content-record-schema.js";
 import { mimeType } from "../schemas/text-fields.js";
 import { parseOrThrow } from "../schemas/validation-error.js";
 import { surrogateSafeIndex } from "../text/surrogate-safe.js";
+import { DEFAULT_BOOTSTRAP_THRESHOLD_CHARS } from "./bootstrap-threshold.js";
 
-/** Files of at least this many characters are stored and referenced instead of inlined. */
-export const DEFAULT_BOOTSTRAP_THRESHOLD_CHARS = 8_000;
-/** Characters of head + tail excerpt shown for a referenced file. */
-export const DEFAULT_BOOTSTRAP_EXCERPT_CHARS = 4_000;
+// In its own module (no zod), so that reading the settings loads no schema.
+export { DEFAULT_BOOTSTRAP_THRESHOLD_CHARS };
+/**
+ * Characters of head + tail excerpt shown for a referenced file: the default budget's
+ * `maxInlineArtifactChars` (2,000), since the excerpt is inline text too. A configured excerpt is
+ * cut to the budget's `maxInlineArtifactChars` as well.
+ */
+export const DEFAULT_BOOTSTRAP_EXCERPT_CHARS = DEFAULT_CONTEXT_BUDGET.maxInlineArtifactChars;
 /** Most files one bootstrap context accepts. */
 export const MAX_BOOTSTRAP_FILES = 256;
 /** Files stored at once. */
-export const BOOTSTRAP_STORE_CONCURRENCY = 4;
+const BOOTSTRAP_STORE_CONCURRENCY = 4;
 
+/** A workspace file for the bootstrap part of a prompt. */
 export interface BootstrapFile {
   /** Relative path shown in the prompt (`AGENTS.md`, `docs/SOUL.md`); a safe key, no traversal. */
   path: string;
@@ -29,27 +36,45 @@ export interface BootstrapFile {
   mime?: string;
 }
 
+/** Options of {@link buildBootstrapContext}. */
 export interface BuildBootstrapContextOptions extends OperationOptions {
   /** Where large files are stored; required when `enabled`. */
-  registry?: ArtifactRegistry;
-  /** Store large files as artifacts. Default: true when a registry is given. */
+  registry?: ContentRegistry;
+  /** Store large files in the registry and send refs. Default: true when a registry is given. */
   enabled?: boolean;
-  /** Default {@link DEFAULT_BOOTSTRAP_THRESHOLD_CHARS}. */
+  /**
+   * Default {@link DEFAULT_BOOTSTRAP_THRESHOLD_CHARS}. With refs enabled, a file longer than the
+   * budget's `maxInlineArtifactChars` is referenced whatever this says: inlining it would break
+   * the budget.
+   */
   thresholdChars?: number;
-  /** Default {@link DEFAULT_BOOTSTRAP_EXCERPT_CHARS}. */
+  /** The context budget the prompt is checked against (its `maxInlineArtifactChars`). Default {@link DEFAULT_CONTEXT_BUDGET}. */
+  budget?: Partial<ContextBudget>;
+  /**
+   * Default {@link DEFAULT_BOOTSTRAP_EXCERPT_CHARS}; never more than the budget's
+   * `maxInlineArtifactChars`. The excerpt, its marker included, is at most this long.
+   */
   excerptChars?: number;
 }
 
+/**
+ * How one file was sent: inline, as a ref with the record stored, or (a file the registry refuses
+ * for its size) skipped, with a head/tail excerpt and the reason in the prompt.
+ */
 export type BootstrapFileResult =
   | { path: string; chars: number; mode: "inline" }
-  | { path: string; chars: number; mode: "ref"; record: ArtifactRecord };
+  | { path: string; chars: number; mode: "ref"; record: ContentRecord }
+  | { path: string; chars: number; mode: "skipped"; reason: "TOO_LARGE"; message: string };
 
+/** What {@link buildBootstrapContext} returns. */
 export interface BootstrapContext {
   /** The text to put in the prompt. */
   text: string;
   files: BootstrapFileResult[];
   /** Files sent as an ArtifactRef (the `ref_files` metric). */
   refFiles: number;
+  /** Files too large for the registry, sent only as a head/tail excerpt with the reason (see `files`). */
+  skippedFiles: number;
   /** Characters of the largest file sent inline (for `maxInlineArtifactChars`). */
   largestInlineChars: number;
 }
@@ -86,16 +111,28 @@ function positiveInteger(value: unknown, what: string, fallback: number): number
   return value;
 }
 
-/** The first and last `excerptChars / 2` characters, cut on whole characters, with a marker between. */
-function headTailExcerpt(content: string, excerptChars: number, id: string): string {
+/**
+ * At most `excerptChars` characters, marker included: the first and last characters of `content`,
+ * cut on whole characters, with a marker between that says how much is left out and where the
+ * rest is. The marker is shortened, then dropped (the head alone), when the room is too small.
+ */
+function headTailExcerpt(content: string, excerptChars: number, rest: string): string {
   if (content.length <= excerptChars) return content;
-  const headEnd = surrogateSafeIndex(content, Math.ceil(excerptChars / 2));
-  const tailStart = surrogateSafeIndex(content, content.length - Math.floor(excerptChars / 2));
-  const omitted = tailStart - headEnd;
-  return `${content.slice(0, headEnd)}\n…[${omitted} chars omitted; call artifacts_get with artifact_id ${id} for the full file]…\n${content.slice(tailStart)}`;
+  for (const where of [`; ${rest}`, ""]) {
+    const marker = (omitted: number) => `\n…[${omitted} chars omitted${where}]…\n`;
+    // The count is not known before the cut; it has at most as many digits as the length.
+    const room = excerptChars - marker(content.length).length;
+    if (room < 0) continue;
+    const headEnd = surrogateSafeIndex(content, Math.ceil(room / 2));
+    let tailStart = content.length - Math.floor(room / 2);
+    // Never half a character, and never a character more than the room: the cut moves forward.
+    if (surrogateSafeIndex(content, tailStart) !== tailStart) tailStart++;
+    return `${content.slice(0, headEnd)}${marker(tailStart - headEnd)}${content.slice(tailStart)}`;
+  }
+  return content.slice(0, surrogateSafeIndex(content, excerptChars));
 }
 
-function refSection(path: string, record: ArtifactRecord, content: string, excerptChars: number): string {
+function refSection(path: string, record: ContentRecord, content: string, excerptChars: number): string {
   const id = record.artifact_id;
   return [
     `## ${path}`,
@@ -103,16 +140,31 @@ function refSection(path: string, record: ArtifactRecord, content: string, excer
     `ArtifactRef: ${id} (type=${record.mime}, sha256=${record.content_hash}, bytes=${record.size_bytes}, createdAt=${record.created_at})`,
     "",
     "Summary (head/tail excerpt):",
-    headTailExcerpt(content, excerptChars, id),
+    headTailExcerpt(content, excerptChars, `call artifacts_get with artifact_id ${id} for the full file`),
+  ].join("\n");
+}
+
+function skippedSection(path: string, content: string, excerptChars: number, why: string): string {
+  return [
+    `## ${path}`,
+    "",
+    `Not included in full: ${why}. There is no ArtifactRef for it.`,
+    "",
+    "Summary (head/tail excerpt):",
+    headTailExcerpt(content, excerptChars, "the full file is not available"),
   ].join("\n");
 }
 
 /**
  * Builds the bootstrap part of a prompt from workspace files. With refs enabled, each file of at
- * least `thresholdChars` characters is stored in the registry and replaced by an
- * `ArtifactRef: <sha256> (type=…, sha256=…, bytes=…, createdAt=…)` line and a head/tail excerpt
- * of about `excerptChars`; smaller files, and all files when refs are off, are inlined. A file
- * over the registry's size cap fails with TOO_LARGE rather than being cut silently.
+ * least `thresholdChars` characters, or longer than the budget's `maxInlineArtifactChars`, is
+ * stored in the registry and replaced by an `ArtifactRef: <sha256> (type=…, sha256=…, bytes=…,
+ * createdAt=…)` line and a head/tail excerpt of about `excerptChars`; smaller files, and all files
+ * when refs are off, are inlined. A file over the registry's size cap is skipped, file by file:
+ * it gets a head/tail excerpt and the reason in the prompt, and `mode: "skipped"` (reason
+ * `TOO_LARGE`) in `files`; the rest of the context is built. Any other error about one file fails
+ * the call and names the file in `details.path`. (`ArtifactRef` is the design document's wire
+ * name for a content ref.)
  */
 export async function buildBootstrapContext(
   files: readonly BootstrapFile[],
@@ -132,7 +184,7 @@ export async function buildBootstrapContext(
   if (enabled && (!registry || typeof registry.storeText !== "function")) {
     throw new StowageError(
       "INVALID_INPUT",
-      `an artifact registry is required when artifact refs are enabled, got ${describeValue(registry)}`,
+      `a content registry is required when refs are enabled, got ${describeValue(registry)}`,
     );
   }
   const thresholdChars = positiveInteger(
@@ -140,7 +192,11 @@ export async function buildBootstrapContext(
     "thresholdChars",
     DEFAULT_BOOTSTRAP_THRESHOLD_CHARS,
   );
-  const excerptChars = positiveInteger(options.excerptChars, "excerptChars", DEFAULT_BOOTSTRAP_EXCERPT_CHARS);
+  const { maxInlineArtifactChars } = resolveBudget(options.budget);
+  const excerptChars = Math.min(
+    positiveInteger(options.excerptChars, "excerptChars", DEFAULT_BOOTSTRAP_EXCERPT_CHARS),
+    maxInlineArtifactChars,
+  );
 
   const seen = new Set<string>();
   const checked = files.map((file, index) => {
@@ -161,7 +217,7 @@ export async function buildBootstrapContext(
     BOOTSTRAP_STORE_CONCURRENCY,
     async (file): Promise<{ result: BootstrapFileResult; section: string }> => {
       const chars = file.content.length;
-      if (!enabled || chars < thresholdChars) {
+      if (!enabled || (chars < thresholdChars && chars <= maxInlineArtifactChars)) {
         return {
           result: { path: file.path, chars, mode: "inline" },
           section: `## ${file.path}\n\n${file.content}`,
@@ -179,11 +235,18 @@ export async function buildBootstrapContext(
           section: refSection(file.path, record, file.content, excerptChars),
         };
       } catch (err) {
+        if (StowageError.is(err, "TOO_LARGE")) {
+          const message = `${chars} characters are over the content registry's size limit (${err.message})`;
+          return {
+            result: { path: file.path, chars, mode: "skipped", reason: "TOO_LARGE", message },
+            section: skippedSection(file.path, file.content, excerptChars, message),
+          };
+        }
         if (StowageError.is(err) && err.code !== "ABORTED") {
           throw new StowageError(err.code, `bootstrap file ${describeValue(file.path)}: ${err.message}`, {
             cause: err,
             ...(err.reason === undefined ? {} : { reason: err.reason }),
-            ...(err.details === undefined ? {} : { details: err.details }),
+            details: { ...err.details, path: file.path },
           });
         }
         throw err;
@@ -193,10 +256,13 @@ export async function buildBootstrapContext(
   );
 
   const inline = results.filter(({ result }) => result.mode === "inline").map(({ result }) => result.chars);
+  const count = (mode: BootstrapFileResult["mode"]) =>
+    results.filter(({ result }) => result.mode === mode).length;
   return {
     text: results.map(({ section }) => section).join("\n\n"),
     files: results.map(({ result }) => result),
-    refFiles: results.length - inline.length,
+    refFiles: count("ref"),
+    skippedFiles: count("skipped"),
     largestInlineChars: inline.length === 0 ? 0 : Math.max(...inline),
   };
 }

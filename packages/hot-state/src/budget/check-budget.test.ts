@@ -1,6 +1,6 @@
+import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
 import { captureLogger } from "../../test/capture-logger.js";
-import { errorOf } from "../../test/codes.js";
 import { checkBudget } from "./check-budget.js";
 
 describe("checkBudget", () => {
@@ -55,7 +55,7 @@ describe("checkBudget", () => {
   it("uses the configured limits", () => {
     const result = checkBudget(
       { hotStateTokens: 600 },
-      { budget: { maxHotStateTokens: 500 }, logger: captureLogger() },
+      { budget: { maxHotStateTokens: 500 }, fields: ["maxHotStateTokens"], logger: captureLogger() },
     );
     expect(result.violations[0]).toMatchObject({ field: "maxHotStateTokens", limit: 500, actual: 600 });
   });
@@ -77,7 +77,7 @@ describe("checkBudget", () => {
     ["a promise", () => Promise.resolve(1)],
   ])("fails closed on %s: the budget counts as violated", (_why, measure) => {
     const logger = captureLogger();
-    const result = checkBudget({ promptTokens: measure as never }, { logger });
+    const result = checkBudget({ promptTokens: measure as never }, { logger, fields: ["maxPromptTokens"] });
     expect(result.ok).toBe(false);
     expect(result.violations).toEqual([
       expect.objectContaining({ field: "maxPromptTokens", limit: 8000, actual: null, kind: "unmeasurable" }),
@@ -94,7 +94,7 @@ describe("checkBudget", () => {
         },
         ragChunks: 99,
       },
-      { logger: captureLogger() },
+      { logger: captureLogger(), fields: ["maxHotStateTokens", "maxRagChunks"] },
     );
     expect(result.violations.map((violation) => violation.field)).toEqual([
       "maxHotStateTokens",
@@ -103,9 +103,54 @@ describe("checkBudget", () => {
     expect(result.violations[0]!.message).toContain("boom");
   });
 
-  it("refuses unknown usage fields and non-objects instead of ignoring them", () => {
-    expect(errorOf(() => checkBudget({ promptTokenz: 1 } as never)).code).toBe("INVALID_INPUT");
-    expect(errorOf(() => checkBudget(null as never)).code).toBe("INVALID_INPUT");
-    expect(errorOf(() => checkBudget({}, { budget: { maxPromptTokens: -1 } })).code).toBe("INVALID_INPUT");
+  it("counts a missing measure as a violation: checkBudget({}) is not ok", () => {
+    const logger = captureLogger();
+    const empty = checkBudget({}, { logger });
+    expect(empty.ok).toBe(false);
+    expect(empty.violations.map(({ field, kind, actual }) => ({ field, kind, actual }))).toEqual([
+      { field: "maxHotStateTokens", kind: "missing", actual: null },
+      { field: "maxArtifactIndexEntries", kind: "missing", actual: null },
+      { field: "maxPromptTokens", kind: "missing", actual: null },
+      { field: "maxRagChunks", kind: "missing", actual: null },
+      { field: "maxInlineArtifactChars", kind: "missing", actual: null },
+    ]);
+    expect(logger.lines).toHaveLength(5);
+    const undefinedPrompt = checkBudget({ promptTokens: undefined }, { fields: ["maxPromptTokens"], logger });
+    expect(undefinedPrompt.violations).toEqual([
+      expect.objectContaining({ field: "maxPromptTokens", kind: "missing" }),
+    ]);
+  });
+
+  it("checks only the fields it is told to cover, and nothing when told none", () => {
+    expect(checkBudget({ promptTokens: 10 }, { fields: ["maxPromptTokens"] })).toEqual({
+      ok: true,
+      violations: [],
+    });
+    expect(checkBudget({}, { fields: [] })).toEqual({ ok: true, violations: [] });
+  });
+
+  it("names NaN and Infinity in its message instead of null", () => {
+    for (const [measure, shown] of [
+      [Number.NaN, "NaN"],
+      [Number.NEGATIVE_INFINITY, "-Infinity"],
+    ] as const) {
+      const [violation] = checkBudget(
+        { promptTokens: measure },
+        { fields: ["maxPromptTokens"], logger: captureLogger() },
+      ).violations;
+      expect(violation!.message).toContain(`returned ${shown},`);
+      expect(violation!.message).not.toContain("null");
+    }
+  });
+
+  it("refuses unknown usage fields and non-objects instead of ignoring them", async () => {
+    await expectStowageError(() => checkBudget({ promptTokenz: 1 } as never), "INVALID_INPUT");
+    await expectStowageError(() => checkBudget(null as never), "INVALID_INPUT");
+    await expectStowageError(() => checkBudget({}, { budget: { maxPromptTokens: -1 } }), "INVALID_INPUT");
+    await expectStowageError(
+      () => checkBudget({}, { fields: ["maxPromptTokenz"] as never }),
+      "INVALID_INPUT",
+    );
+    await expectStowageError(() => checkBudget({}, { fields: "maxPromptTokens" as never }), "INVALID_INPUT");
   });
 });

@@ -1,5 +1,5 @@
+import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
-import { errorOf } from "../../test/codes.js";
 import { BUDGET_FIELDS, DEFAULT_CONTEXT_BUDGET, resolveBudget } from "./context-budget.js";
 
 describe("resolveBudget", () => {
@@ -31,7 +31,7 @@ describe("resolveBudget", () => {
     [{ maxHotStateToken: 1000 }, "a misspelled field (which would turn the limit off)"],
     [null, "null"],
     [[1000], "an array"],
-  ])("refuses %j (%s) with INVALID_INPUT", (overrides, _why) => {
-    expect(errorOf(() => resolveBudget(overrides as never)).code).toBe("INVALID_INPUT");
+  ])("refuses %j (%s) with INVALID_INPUT", async (overrides, _why) => {
+    await expectStowageError(() => resolveBudget(overrides as never), "INVALID_INPUT");
   });
 });

@@ -10,30 +10,20 @@ export interface ContextBudget {
   maxPromptTokens: number;
   /** Retrieved chunks per turn. */
   maxRagChunks: number;
-  /** Characters an artifact may have inline before it must be sent as a reference. */
+  /** Characters a file may have inline before it must be sent as a content ref. */
   maxInlineArtifactChars: number;
 }
 
-/** Default {@link ContextBudget.maxHotStateTokens}. */
-export const DEFAULT_MAX_HOT_STATE_TOKENS = 1_000;
-/** Default {@link ContextBudget.maxArtifactIndexEntries}. */
-export const DEFAULT_MAX_ARTIFACT_INDEX_ENTRIES = 20;
-/** Default {@link ContextBudget.maxPromptTokens}. */
-export const DEFAULT_MAX_PROMPT_TOKENS = 8_000;
-/** Default {@link ContextBudget.maxRagChunks}. */
-export const DEFAULT_MAX_RAG_CHUNKS = 10;
-/** Default {@link ContextBudget.maxInlineArtifactChars}. */
-export const DEFAULT_MAX_INLINE_ARTIFACT_CHARS = 2_000;
-
-/** The budget used where none is given. */
+/** The budget used where none is given; spread it to change one limit (`{ ...DEFAULT_CONTEXT_BUDGET, maxPromptTokens: 16_000 }`). */
 export const DEFAULT_CONTEXT_BUDGET: Readonly<ContextBudget> = Object.freeze({
-  maxHotStateTokens: DEFAULT_MAX_HOT_STATE_TOKENS,
-  maxArtifactIndexEntries: DEFAULT_MAX_ARTIFACT_INDEX_ENTRIES,
-  maxPromptTokens: DEFAULT_MAX_PROMPT_TOKENS,
-  maxRagChunks: DEFAULT_MAX_RAG_CHUNKS,
-  maxInlineArtifactChars: DEFAULT_MAX_INLINE_ARTIFACT_CHARS,
+  maxHotStateTokens: 1_000,
+  maxArtifactIndexEntries: 20,
+  maxPromptTokens: 8_000,
+  maxRagChunks: 10,
+  maxInlineArtifactChars: 2_000,
 });
 
+/** A limit of the {@link ContextBudget}. */
 export type BudgetField = keyof ContextBudget;
 
 /** The budget's fields, in the order violations are reported. */

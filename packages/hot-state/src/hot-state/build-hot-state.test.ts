@@ -1,6 +1,6 @@
+import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
 import { captureLogger } from "../../test/capture-logger.js";
-import { errorOf } from "../../test/codes.js";
 import { hexIds } from "../../test/corpora.js";
 import type { HotState } from "../schemas/hot-state-schema.js";
 import { countTokensExact } from "../tokens/token-counter.js";
@@ -66,27 +66,28 @@ describe("buildHotState within budget", () => {
 });
 
 describe("buildHotState validation", () => {
-  it("refuses an invalid state with INVALID_INPUT naming every bad field", () => {
-    const err = errorOf(() =>
-      buildHotState({
-        session_id: "",
-        risk_level: "extreme",
-        artifact_index: [{ artifact_id: "../x", type: "doc" }],
-      }),
+  it("refuses an invalid state with INVALID_INPUT naming every bad field", async () => {
+    const err = await expectStowageError(
+      () =>
+        buildHotState({
+          session_id: "",
+          risk_level: "extreme",
+          artifact_index: [{ artifact_id: "../x", type: "doc" }],
+        }),
+      "INVALID_INPUT",
     );
-    expect(err.code).toBe("INVALID_INPUT");
     const paths = (err.details!.issues as { path: string }[]).map((issue) => issue.path);
     expect(paths).toEqual(
       expect.arrayContaining(["session_id", "risk_level", "artifact_index[0].artifact_id"]),
     );
-    expect(err.message).toContain("artifact_index[0].artifact_id");
   });
 
-  it("refuses a bad budget or counter", () => {
-    expect(errorOf(() => buildHotState(rich, { budget: { maxHotStateTokens: -5 } })).code).toBe(
+  it("refuses a bad budget or counter", async () => {
+    await expectStowageError(
+      () => buildHotState(rich, { budget: { maxHotStateTokens: -5 } }),
       "INVALID_INPUT",
     );
-    expect(errorOf(() => buildHotState(rich, { countTokens: "exact" as never })).code).toBe("INVALID_INPUT");
+    await expectStowageError(() => buildHotState(rich, { countTokens: "exact" as never }), "INVALID_INPUT");
   });
 });
 
@@ -248,11 +249,11 @@ describe("buildHotState shedding order", () => {
     expect((logger.lines[0]!.details!.shed as unknown[]).length).toBe(result.shed.length);
   });
 
-  it("fails with BUDGET_EXCEEDED when even the minimal state does not fit", () => {
-    const err = errorOf(() =>
-      buildHotState(rich, { budget: { maxHotStateTokens: 5 }, logger: captureLogger() }),
+  it("fails with BUDGET_EXCEEDED when even the minimal state does not fit", async () => {
+    const err = await expectStowageError(
+      () => buildHotState(rich, { budget: { maxHotStateTokens: 5 }, logger: captureLogger() }),
+      "BUDGET_EXCEEDED",
     );
-    expect(err.code).toBe("BUDGET_EXCEEDED");
     expect(err.details).toMatchObject({ limit: 5 });
   });
 
@@ -324,9 +325,11 @@ describe("buildHotState fails closed when tokens cannot be counted", () => {
     ["returns NaN", () => Number.NaN],
     ["returns a negative number", () => -1],
     ["returns a fraction", () => 0.5],
-  ])("a counter that %s gives BUDGET_EXCEEDED (UNMEASURABLE), never a state", (_why, counter) => {
-    const err = errorOf(() => buildHotState(rich, { countTokens: counter, logger: captureLogger() }));
-    expect(err.code).toBe("BUDGET_EXCEEDED");
-    expect(err.reason).toBe("UNMEASURABLE");
+  ])("a counter that %s gives BUDGET_EXCEEDED (UNMEASURABLE), never a state", async (_why, counter) => {
+    await expectStowageError(
+      () => buildHotState(rich, { countTokens: counter, logger: captureLogger() }),
+      "BUDGET_EXCEEDED",
+      "UNMEASURABLE",
+    );
   });
 });

@@ -1,6 +1,6 @@
 import { consoleLogger, describeValue, type Logger, StowageError } from "@stowage/core";
 import { type ContextBudget, resolveBudget } from "../budget/context-budget.js";
-import type { ArtifactIndexEntry, HotState } from "../schemas/hot-state-schema.js";
+import type { ContentRef, HotState } from "../schemas/hot-state-schema.js";
 import { HotStateSchema } from "../schemas/hot-state-schema.js";
 import { parseOrThrow } from "../schemas/validation-error.js";
 import {
@@ -12,6 +12,7 @@ import {
 import { deepFreeze } from "./deep-freeze.js";
 import { MINIMAL_HOT_STATE_FIELDS, SHED_STEPS, type ShedItem, type ShedStep } from "./shed-steps.js";
 
+/** Options of `buildHotState`. */
 export interface BuildHotStateOptions {
   /** Limits; `maxHotStateTokens` and `maxArtifactIndexEntries` apply here. */
   budget?: Partial<ContextBudget>;
@@ -21,6 +22,7 @@ export interface BuildHotStateOptions {
   logger?: Logger;
 }
 
+/** A validated hot state fitted to its budget, with its JSON and what was shed. */
 export interface HotStateBuild {
   /** The validated state that fits the budget; deeply frozen. */
   state: Readonly<HotState>;
@@ -41,14 +43,10 @@ export interface HotStateBuild {
 const FIELD_ORDER = Object.keys(HotStateSchema.shape) as (keyof HotState)[];
 
 /** Keeps the most recent entry of each artifact and at most `max` entries, the most recent ones. */
-function trimIndex(
-  entries: readonly ArtifactIndexEntry[],
-  max: number,
-  shed: ShedItem[],
-): ArtifactIndexEntry[] {
+function trimIndex(entries: readonly ContentRef[], max: number, shed: ShedItem[]): ContentRef[] {
   const lastPosition = new Map<string, number>();
   for (const [position, entry] of entries.entries()) lastPosition.set(entry.artifact_id, position);
-  const unique: ArtifactIndexEntry[] = [];
+  const unique: ContentRef[] = [];
   for (const [position, entry] of entries.entries()) {
     if (lastPosition.get(entry.artifact_id) === position) unique.push(entry);
     else
@@ -141,12 +139,12 @@ export function buildHotState(input: unknown, options: BuildHotStateOptions = {}
 
   if (shed.length > 0) {
     logger.warn(
-      `hot state of session ${describeValue(state.session_id)} was cut to fit its budget: ${shed.length} item(s) shed${minimal ? ", fell back to the minimal state" : ""}`,
       {
         tokens: measured.tokens,
         maxHotStateTokens: limit,
         shed: shed.map(({ field, reason, artifact_id }) => ({ field, reason, artifact_id })),
       },
+      `hot state of session ${describeValue(state.session_id)} was cut to fit its budget: ${shed.length} item(s) shed${minimal ? ", fell back to the minimal state" : ""}`,
     );
   }
   return Object.freeze({

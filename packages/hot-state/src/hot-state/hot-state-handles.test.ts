@@ -1,6 +1,6 @@
+import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
 import { captureLogger } from "../../test/capture-logger.js";
-import { errorOf } from "../../test/codes.js";
 import { createHotState, type HotStateView } from "./hot-state-handles.js";
 
 const handles = () => createHotState({ sessionId: "sess-1", logger: captureLogger() });
@@ -34,10 +34,10 @@ describe("hot state roles", () => {
     }
   });
 
-  it("never hands the write capability to a role by name", () => {
+  it("never hands the write capability to a role by name", async () => {
     const { viewFor } = handles();
-    expect(errorOf(() => viewFor("dispatcher" as never)).code).toBe("INVALID_INPUT");
-    expect(errorOf(() => viewFor("admin" as never)).code).toBe("INVALID_INPUT");
+    await expectStowageError(() => viewFor("dispatcher" as never), "INVALID_INPUT");
+    await expectStowageError(() => viewFor("admin" as never), "INVALID_INPUT");
   });
 
   it("shares a frozen state that readers cannot change in place", () => {
@@ -50,24 +50,25 @@ describe("hot state roles", () => {
     expect(dispatcher.current()!.state.constraints).toEqual(["no network"]);
   });
 
-  it("refuses a state of another session and keeps the current one", () => {
+  it("refuses a state of another session and keeps the current one", async () => {
     const { dispatcher } = handles();
     dispatcher.write({ session_id: "sess-1" });
-    expect(errorOf(() => dispatcher.write({ session_id: "sess-2" })).code).toBe("INVALID_INPUT");
+    await expectStowageError(() => dispatcher.write({ session_id: "sess-2" }), "INVALID_INPUT");
     expect(dispatcher.current()!.state.session_id).toBe("sess-1");
     expect(dispatcher.revision()).toBe(1);
   });
 
-  it("keeps the previous build when a write is invalid", () => {
+  it("keeps the previous build when a write is invalid", async () => {
     const { dispatcher } = handles();
     const first = dispatcher.write({ session_id: "sess-1", objective: "a" });
-    expect(errorOf(() => dispatcher.write({ session_id: "sess-1", risk_level: "extreme" })).code).toBe(
+    await expectStowageError(
+      () => dispatcher.write({ session_id: "sess-1", risk_level: "extreme" }),
       "INVALID_INPUT",
     );
     expect(dispatcher.current()).toBe(first);
   });
 
-  it("updates from the current state", () => {
+  it("updates from the current state", async () => {
     const { dispatcher } = handles();
     dispatcher.write({ session_id: "sess-1", accepted_decisions: ["a"] });
     const next = dispatcher.update((state) => ({
@@ -75,11 +76,11 @@ describe("hot state roles", () => {
       accepted_decisions: [...(state?.accepted_decisions ?? []), "b"],
     }));
     expect(next.state.accepted_decisions).toEqual(["a", "b"]);
-    expect(errorOf(() => dispatcher.update("nope" as never)).code).toBe("INVALID_INPUT");
+    await expectStowageError(() => dispatcher.update("nope" as never), "INVALID_INPUT");
   });
 
-  it("needs a session id", () => {
-    expect(errorOf(() => createHotState({ sessionId: "" })).code).toBe("INVALID_INPUT");
-    expect(errorOf(() => createHotState(undefined as never)).code).toBe("INVALID_INPUT");
+  it("needs a session id", async () => {
+    await expectStowageError(() => createHotState({ sessionId: "" }), "INVALID_INPUT");
+    await expectStowageError(() => createHotState(undefined as never), "INVALID_INPUT");
   });
 });

@@ -4,6 +4,7 @@ import { type BuildHotStateOptions, buildHotState, type HotStateBuild } from "./
 
 /** Roles that may read the hot state but never write it. */
 export const READER_ROLES = ["executor", "planner", "system"] as const;
+/** A role that reads the hot state but never writes it. */
 export type ReaderRole = (typeof READER_ROLES)[number];
 
 /** Read access to a session's hot state. It has no method that writes. */
@@ -28,6 +29,7 @@ export interface HotStateDispatcher {
   update(change: (current: Readonly<HotState> | undefined) => unknown): HotStateBuild;
 }
 
+/** What `createHotState` returns: the one writing handle and read-only views. */
 export interface HotStateHandles {
   /** Hand this to the dispatcher only: holding it is what allows writing. */
   dispatcher: HotStateDispatcher;
@@ -35,6 +37,7 @@ export interface HotStateHandles {
   viewFor(role: ReaderRole): HotStateView;
 }
 
+/** Options of `createHotState`. */
 export interface CreateHotStateOptions extends BuildHotStateOptions {
   /** The session this hot state belongs to; a write with another `session_id` is refused. */
   sessionId: string;

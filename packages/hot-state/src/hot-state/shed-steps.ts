@@ -1,4 +1,4 @@
-import type { ArtifactIndexEntry, HotState } from "../schemas/hot-state-schema.js";
+import type { ContentRef, HotState } from "../schemas/hot-state-schema.js";
 
 /** Fields a minimal hot state keeps: the session id and the other identifiers. */
 export const MINIMAL_HOT_STATE_FIELDS = ["session_id", "session_key", "run_id", "current_plan_id"] as const;
@@ -15,6 +15,7 @@ export type ShedField = Exclude<keyof HotState, MinimalField> | "artifact_index.
  */
 export type ShedReason = "duplicate" | "max_entries" | "tokens" | "minimal_fallback";
 
+/** One item removed from the hot state to fit its budget, and why. */
 export interface ShedItem {
   field: ShedField;
   reason: ShedReason;
@@ -52,7 +53,7 @@ const summaryStep: ShedStep = {
   units: (state) => state.artifact_index?.filter((entry) => entry.summary !== undefined).length ?? 0,
   apply(state, count) {
     const shed: ShedItem[] = [];
-    const entries = (state.artifact_index ?? []).map((entry): ArtifactIndexEntry => {
+    const entries = (state.artifact_index ?? []).map((entry): ContentRef => {
       if (entry.summary === undefined || shed.length === count) return entry;
       shed.push({
         field: "artifact_index.summary",

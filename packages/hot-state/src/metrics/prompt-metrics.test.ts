@@ -1,6 +1,6 @@
+import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
 import { captureLogger } from "../../test/capture-logger.js";
-import { errorOf } from "../../test/codes.js";
 import { hexIds } from "../../test/corpora.js";
 import { buildHotState } from "../hot-state/build-hot-state.js";
 import { countTokensExact } from "../tokens/token-counter.js";
@@ -157,26 +157,67 @@ describe("measurePrompt", () => {
   });
 
   it.each([
+    ["a negative count that would cancel a positive one", [50, -10]],
+    ["two fractional counts that would add up to an integer", [0.5, 0.5]],
+    ["Infinity", [Number.POSITIVE_INFINITY, 0]],
+    ["NaN in the user prompt's count", [1, Number.NaN]],
+  ])("validates each count before adding them: %s", (_why, counts) => {
+    const queue = [...counts];
+    const { record, budget } = measurePrompt(
+      { sessionId: "s", hotState, systemPrompt: "a", userPrompt: "b" },
+      { countTokens: () => queue.shift()!, logger: captureLogger() },
+    );
+    expect(record).toMatchObject({ est_tokens: null, budget_ok: false });
+    expect(budget.violations).toEqual([
+      expect.objectContaining({ field: "maxPromptTokens", kind: "unmeasurable", actual: null }),
+    ]);
+  });
+
+  it("names a NaN count as NaN, not null", () => {
+    const { budget } = measurePrompt(
+      { sessionId: "s", hotState, systemPrompt: "a", userPrompt: "b" },
+      { countTokens: () => Number.NaN, logger: captureLogger() },
+    );
+    expect(budget.violations[0]!.message).toContain("returned NaN,");
+  });
+
+  it.each([
     [{ sessionId: "" }, "an empty session id"],
     [{ sessionId: "a\u0000" }, "NUL in the session id"],
     [{ runId: "r\n1" }, "a newline in the run id"],
     [{ systemPrompt: 5 }, "a non-text system prompt"],
     [{ userPrompt: undefined }, "no user prompt"],
     [{ hotState: { tokens: 1 } }, "a hot state that is not a build"],
-  ])("refuses %j (%s)", (change, _why) => {
+    [{ refFiles: -3 }, "a negative refFiles"],
+    [{ refFiles: Number.NaN }, "refFiles NaN"],
+    [{ refFiles: 0.5 }, "a fractional refFiles"],
+    [{ refFiles: "7" }, "refFiles as a string"],
+    [{ refFiles: 2 ** 31 }, "refFiles past PostgreSQL's integer"],
+    [{ hotState: { ...hotState, bytes: -1 } }, "negative hot-state bytes"],
+    [{ hotState: { ...hotState, bytes: "182" } }, "hot-state bytes as a string"],
+    [{ hotState: { ...hotState, tokens: 1.5 } }, "fractional hot-state tokens"],
+    [{ hotState: { ...hotState, tokens: 3_000_000_000 } }, "hot-state tokens past PostgreSQL's integer"],
+    [{ hotState: { ...hotState, truncated: "no" } }, "hot-state truncated that is not a boolean"],
+    [
+      { hotState: { ...hotState, state: { session_id: "s", artifact_index: "x" } } },
+      "an index that is not a list",
+    ],
+    [{ hotState: { ...hotState, state: { session_id: "s", artifact_index: [null] } } }, "a null index entry"],
+  ])("refuses %j (%s)", async (change, _why) => {
     const input = { sessionId: "s", hotState, systemPrompt: "a", userPrompt: "b", ...change };
-    expect(errorOf(() => measurePrompt(input as never, { logger: captureLogger() })).code).toBe(
+    await expectStowageError(
+      () => measurePrompt(input as never, { logger: captureLogger() }),
       "INVALID_INPUT",
     );
   });
 
-  it("refuses bad warning ratios", () => {
+  it("refuses bad warning ratios", async () => {
     for (const hotStateRatio of [0, 1.5, Number.NaN, "0.8"]) {
       const options = { warnRatios: { hotState: hotStateRatio as number }, logger: captureLogger() };
-      expect(
-        errorOf(() => measurePrompt({ sessionId: "s", hotState, systemPrompt: "", userPrompt: "" }, options))
-          .code,
-      ).toBe("INVALID_INPUT");
+      await expectStowageError(
+        () => measurePrompt({ sessionId: "s", hotState, systemPrompt: "", userPrompt: "" }, options),
+        "INVALID_INPUT",
+      );
     }
   });
 });

@@ -1,5 +1,5 @@
 import { consoleLogger, describeValue, type Logger, StowageError } from "@stowage/core";
-import { type BudgetCheck, checkBudget } from "../budget/check-budget.js";
+import { type BudgetCheck, checkBudget, countProblem } from "../budget/check-budget.js";
 import { type ContextBudget, resolveBudget } from "../budget/context-budget.js";
 import type { HotStateBuild } from "../hot-state/build-hot-state.js";
 import { identifier } from "../schemas/text-fields.js";
@@ -12,6 +12,11 @@ export const DEFAULT_HOT_STATE_WARN_RATIO = 0.8;
 export const DEFAULT_INDEX_WARN_RATIO = 0.75;
 /** Warn when the estimated prompt uses more than this share of `maxPromptTokens` (6,000 of 8,000). */
 export const DEFAULT_PROMPT_WARN_RATIO = 0.75;
+/**
+ * The largest count a `prompt_metrics` record holds (2^31 − 1, PostgreSQL's `integer`), so that
+ * every metrics log keeps the same records: a larger one is refused as INVALID_INPUT everywhere.
+ */
+export const MAX_PROMPT_METRICS_COUNT = 2_147_483_647;
 
 /** One model call, as a JSON log record. */
 export interface PromptMetricsRecord {
@@ -35,12 +40,14 @@ export interface PromptMetricsRecord {
   budget_ok: boolean;
 }
 
+/** What a prompt warning is about. */
 export type PromptWarningKind =
   | "hot_state_tokens"
   | "artifact_index_entries"
   | "prompt_tokens"
   | "budget_violations";
 
+/** A limit approached or passed by one prompt. */
 export interface PromptWarning {
   kind: PromptWarningKind;
   message: string;
@@ -49,6 +56,7 @@ export interface PromptWarning {
   threshold: number;
 }
 
+/** What `measurePrompt` measures: one model call's prompt. */
 export interface PromptMetricsInput {
   sessionId: string;
   runId?: string;
@@ -64,6 +72,7 @@ export interface PromptMetricsInput {
   inlineArtifactChars?: number;
 }
 
+/** Options of `measurePrompt`. */
 export interface PromptMetricsOptions {
   budget?: Partial<ContextBudget>;
   countTokens?: TokenCounter;
@@ -73,6 +82,7 @@ export interface PromptMetricsOptions {
   logger?: Logger;
 }
 
+/** What `measurePrompt` returns: the metrics line, its warnings and the budget check. */
 export interface PromptMetrics {
   record: PromptMetricsRecord;
   warnings: PromptWarning[];
@@ -88,6 +98,20 @@ function ratio(value: unknown, what: string, fallback: number): number {
     );
   }
   return value;
+}
+
+function assertCount(value: unknown, what: string): asserts value is number {
+  if (
+    typeof value !== "number" ||
+    !Number.isInteger(value) ||
+    value < 0 ||
+    value > MAX_PROMPT_METRICS_COUNT
+  ) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `${what} must be a whole number from 0 to ${MAX_PROMPT_METRICS_COUNT}, got ${describeValue(value)}`,
+    );
+  }
 }
 
 function assertString(value: unknown, what: string): asserts value is string {
@@ -125,22 +149,63 @@ export function measurePrompt(input: PromptMetricsInput, options: PromptMetricsO
       `hotState must be a buildHotState result, got ${describeValue(hotState)}`,
     );
   }
-  const index = hotState.state.artifact_index ?? [];
+  // Every value that lands in the record is checked here, so a record is valid for every log.
+  assertCount(hotState.tokens, "hotState.tokens");
+  assertCount(hotState.bytes, "hotState.bytes");
+  if (typeof hotState.truncated !== "boolean") {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `hotState.truncated must be true or false, got ${describeValue(hotState.truncated)}`,
+    );
+  }
+  const refFiles = input.refFiles ?? 0;
+  assertCount(refFiles, "refFiles");
+  const index: unknown = hotState.state.artifact_index ?? [];
+  if (
+    !Array.isArray(index) ||
+    index.some((entry) => typeof entry !== "object" || entry === null || typeof entry.type !== "string")
+  ) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `hotState.state.artifact_index must be a list of content refs, got ${describeValue(index)}`,
+    );
+  }
 
   let estTokens: number | null = null;
+  // Each count is checked before the two are added: 50 + (−10) must not pass as 40.
+  const count = (text: string, what: string) => {
+    const counted: unknown = counter(text);
+    const problem = countProblem(counted, `the counter (${what})`);
+    if (problem) throw new Error(problem);
+    return counted as number;
+  };
   const estimate = () => {
-    estTokens = counter(input.systemPrompt) + counter(input.userPrompt);
+    estTokens = count(input.systemPrompt, "system prompt") + count(input.userPrompt, "user prompt");
     return estTokens;
+  };
+  const optional = {
+    ...(input.ragChunks === undefined ? {} : { ragChunks: input.ragChunks }),
+    ...(input.inlineArtifactChars === undefined ? {} : { inlineArtifactChars: input.inlineArtifactChars }),
   };
   const check = checkBudget(
     {
       hotStateTokens: hotState.tokens,
       artifactIndexEntries: index.length,
       promptTokens: estimate,
-      ...(input.ragChunks === undefined ? {} : { ragChunks: input.ragChunks }),
-      ...(input.inlineArtifactChars === undefined ? {} : { inlineArtifactChars: input.inlineArtifactChars }),
+      ...optional,
     },
-    { budget, logger },
+    {
+      budget,
+      logger,
+      // RAG chunks and inline artifacts are checked when the call reports them; the rest always.
+      fields: [
+        "maxHotStateTokens",
+        "maxArtifactIndexEntries",
+        "maxPromptTokens",
+        ...(input.ragChunks === undefined ? [] : (["maxRagChunks"] as const)),
+        ...(input.inlineArtifactChars === undefined ? [] : (["maxInlineArtifactChars"] as const)),
+      ],
+    },
   );
   if (
     check.violations.some((violation) => violation.field === "maxPromptTokens" && violation.actual === null)
@@ -156,11 +221,11 @@ export function measurePrompt(input: PromptMetricsInput, options: PromptMetricsO
     hs_bytes: hotState.bytes,
     hs_truncated: hotState.truncated,
     artifacts: index.length,
-    artifact_types: [...new Set(index.map((entry) => entry.type))].sort(),
+    artifact_types: [...new Set(index.map((entry: { type: string }) => entry.type))].sort(),
     sys_chars: input.systemPrompt.length,
     user_chars: input.userPrompt.length,
     est_tokens: estTokens,
-    ref_files: input.refFiles ?? 0,
+    ref_files: refFiles,
     budget_violations: check.violations.length,
     budget_ok: check.ok,
   };
@@ -196,11 +261,14 @@ export function measurePrompt(input: PromptMetricsInput, options: PromptMetricsO
   );
   warnAbove("budget_violations", record.budget_violations, 0, "budget violations");
   for (const warning of warnings) {
-    logger.warn(`prompt regression in session ${describeValue(session)}: ${warning.message}`, {
-      kind: warning.kind,
-      value: warning.value,
-      threshold: warning.threshold,
-    });
+    logger.warn(
+      {
+        kind: warning.kind,
+        value: warning.value,
+        threshold: warning.threshold,
+      },
+      `prompt regression in session ${describeValue(session)}: ${warning.message}`,
+    );
   }
   return { record, warnings, budget: check };
 }

@@ -2,7 +2,7 @@ import { z } from "zod";
 import {
   freeText,
   identifier,
-  MAX_ARTIFACT_SUMMARY_CHARS,
+  MAX_CONTENT_SUMMARY_CHARS,
   MAX_HOT_STATE_LIST_ITEMS,
   MAX_HOT_STATE_TEXT_CHARS,
   MAX_LABEL_CHARS,
@@ -11,24 +11,32 @@ import {
   textList,
 } from "./text-fields.js";
 
-/** What an artifact is, for the model deciding whether to fetch it. */
-export const ARTIFACT_TYPES = ["repo", "doc", "code", "log", "data", "plan", "result"] as const;
-export type ArtifactType = (typeof ARTIFACT_TYPES)[number];
+/** What referenced content is, for the model deciding whether to fetch it (the JSON field `type`). */
+export const CONTENT_KINDS = ["repo", "doc", "code", "log", "data", "plan", "result"] as const;
+/** One of {@link CONTENT_KINDS}. */
+export type ContentKind = (typeof CONTENT_KINDS)[number];
 
+/** The values of the hot state's `risk_level`. */
 export const RISK_LEVELS = ["low", "medium", "high"] as const;
+/** One of {@link RISK_LEVELS}. */
 export type RiskLevel = (typeof RISK_LEVELS)[number];
 
-export const ArtifactTypeSchema = z.enum(ARTIFACT_TYPES);
+export const ContentKindSchema = z.enum(CONTENT_KINDS);
 
-/** A compact reference to an artifact, as listed in the hot state. */
-export const ArtifactIndexEntrySchema = z.strictObject({
-  artifact_id: sha256Hex().describe("SHA-256 of the artifact's bytes, 64 lowercase hex"),
-  type: ArtifactTypeSchema,
+/**
+ * A content ref: a compact reference to stored content, as listed in the hot state. The JSON
+ * names (`artifact_id`, `artifact_index`) are the design document's wire names, which prompts
+ * and models see; they do not mean a session artifact.
+ */
+export const ContentRefSchema = z.strictObject({
+  artifact_id: sha256Hex().describe("SHA-256 of the content's bytes, 64 lowercase hex"),
+  type: ContentKindSchema,
   label: freeText(MAX_LABEL_CHARS).optional().describe("a human-readable name"),
   version: freeText(MAX_VERSION_CHARS).optional(),
-  summary: freeText(MAX_ARTIFACT_SUMMARY_CHARS).optional().describe("one or two lines"),
+  summary: freeText(MAX_CONTENT_SUMMARY_CHARS).optional().describe("one or two lines"),
 });
-export type ArtifactIndexEntry = z.infer<typeof ArtifactIndexEntrySchema>;
+/** An entry of the hot state's `artifact_index` (see {@link ContentRefSchema}). */
+export type ContentRef = z.infer<typeof ContentRefSchema>;
 
 /**
  * The hot state: a small JSON object included in every dispatcher prompt. Lists are ordered
@@ -46,8 +54,9 @@ export const HotStateSchema = z.strictObject({
   last_successful_step: freeText(MAX_HOT_STATE_TEXT_CHARS).optional(),
   risk_level: z.enum(RISK_LEVELS).optional(),
   artifact_index: z
-    .array(ArtifactIndexEntrySchema)
+    .array(ContentRefSchema)
     .max(MAX_HOT_STATE_LIST_ITEMS, `must hold at most ${MAX_HOT_STATE_LIST_ITEMS} items`)
     .optional(),
 });
+/** The hot state (see {@link HotStateSchema}). */
 export type HotState = z.infer<typeof HotStateSchema>;

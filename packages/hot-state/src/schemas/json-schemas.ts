@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { ArtifactRecordSchema } from "./artifact-record-schema.js";
-import { ArtifactIndexEntrySchema, HotStateSchema } from "./hot-state-schema.js";
+import { ContentRecordSchema } from "./content-record-schema.js";
+import { ContentRefSchema, HotStateSchema } from "./hot-state-schema.js";
 
 /** A JSON Schema (draft 2020-12) document as a plain object. */
 export type JsonSchema = Record<string, unknown>;
@@ -11,7 +11,7 @@ function exported(schema: z.ZodType): Readonly<JsonSchema> {
 
 /** {@link HotStateSchema} as JSON Schema, for other languages and for structured-output prompts. */
 export const HOT_STATE_JSON_SCHEMA = /* @__PURE__ */ exported(HotStateSchema);
-/** {@link ArtifactIndexEntrySchema} as JSON Schema. */
-export const ARTIFACT_INDEX_ENTRY_JSON_SCHEMA = /* @__PURE__ */ exported(ArtifactIndexEntrySchema);
-/** {@link ArtifactRecordSchema} as JSON Schema. */
-export const ARTIFACT_RECORD_JSON_SCHEMA = /* @__PURE__ */ exported(ArtifactRecordSchema);
+/** {@link ContentRefSchema} as JSON Schema. */
+export const CONTENT_REF_JSON_SCHEMA = /* @__PURE__ */ exported(ContentRefSchema);
+/** {@link ContentRecordSchema} as JSON Schema. */
+export const CONTENT_RECORD_JSON_SCHEMA = /* @__PURE__ */ exported(ContentRecordSchema);

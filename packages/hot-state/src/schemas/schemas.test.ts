@@ -1,14 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { hexIds } from "../../test/corpora.js";
-import { HOSTILE_ARTIFACT_IDS } from "../../test/hostile-ids.js";
-import { ArtifactRecordSchema } from "./artifact-record-schema.js";
-import { ArtifactIndexEntrySchema, HotStateSchema } from "./hot-state-schema.js";
+import { HOSTILE_CONTENT_IDS } from "../../test/hostile-ids.js";
+import { ContentRecordSchema } from "./content-record-schema.js";
+import { ContentRefSchema, HotStateSchema } from "./hot-state-schema.js";
 import {
-  ARTIFACT_INDEX_ENTRY_JSON_SCHEMA,
-  ARTIFACT_RECORD_JSON_SCHEMA,
+  CONTENT_RECORD_JSON_SCHEMA,
+  CONTENT_REF_JSON_SCHEMA,
   HOT_STATE_JSON_SCHEMA,
 } from "./json-schemas.js";
-import { MAX_ARTIFACT_SUMMARY_CHARS, MAX_HOT_STATE_LIST_ITEMS, MAX_ID_CHARS } from "./text-fields.js";
+import { MAX_CONTENT_SUMMARY_CHARS, MAX_HOT_STATE_LIST_ITEMS, MAX_ID_CHARS } from "./text-fields.js";
 
 const [id] = hexIds(1) as [string];
 
@@ -31,7 +31,7 @@ const fullState = {
 const record = {
   artifact_id: id,
   type: "doc",
-  content_uri: `file:///var/lib/stowage/artifacts/${id.slice(0, 2)}/${id}/content`,
+  content_uri: `file:///var/lib/stowage/objects/blobs/${id.slice(0, 2)}/${id}`,
   content_hash: id,
   size_bytes: 12,
   created_at: "2026-01-02T03:04:05.678Z",
@@ -77,41 +77,46 @@ describe("HotStateSchema", () => {
   });
 });
 
-describe("ArtifactIndexEntrySchema", () => {
-  it.each(HOSTILE_ARTIFACT_IDS)("rejects artifact_id $why", ({ value }) => {
-    expect(ArtifactIndexEntrySchema.safeParse({ artifact_id: value, type: "doc" }).success).toBe(false);
+describe("ContentRefSchema", () => {
+  it.each(HOSTILE_CONTENT_IDS)("rejects artifact_id $why", ({ value }) => {
+    expect(ContentRefSchema.safeParse({ artifact_id: value, type: "doc" }).success).toBe(false);
   });
 
   it("bounds the summary", () => {
-    const entry = { artifact_id: id, type: "doc", summary: "s".repeat(MAX_ARTIFACT_SUMMARY_CHARS) };
-    expect(ArtifactIndexEntrySchema.safeParse(entry).success).toBe(true);
-    expect(ArtifactIndexEntrySchema.safeParse({ ...entry, summary: `${entry.summary}s` }).success).toBe(
-      false,
-    );
+    const entry = { artifact_id: id, type: "doc", summary: "s".repeat(MAX_CONTENT_SUMMARY_CHARS) };
+    expect(ContentRefSchema.safeParse(entry).success).toBe(true);
+    expect(ContentRefSchema.safeParse({ ...entry, summary: `${entry.summary}s` }).success).toBe(false);
   });
 });
 
-describe("ArtifactRecordSchema", () => {
-  it("accepts a record with file:// and s3:// URIs", () => {
-    expect(ArtifactRecordSchema.parse(record)).toEqual(record);
-    const s3 = { ...record, content_uri: `s3://bucket/artifacts/${id}` };
-    expect(ArtifactRecordSchema.parse(s3)).toEqual(s3);
+describe("ContentRecordSchema", () => {
+  it("accepts a record with file://, s3:// and blob:sha256: URIs", () => {
+    expect(ContentRecordSchema.parse(record)).toEqual(record);
+    const s3 = { ...record, content_uri: `s3://bucket/blobs/${id}` };
+    expect(ContentRecordSchema.parse(s3)).toEqual(s3);
+    const blobRef = { ...record, content_uri: `blob:sha256:${id}` };
+    expect(ContentRecordSchema.parse(blobRef)).toEqual(blobRef);
   });
 
   it.each([
     [{ content_uri: "http://example.com/x" }, "an http URI"],
     [{ content_uri: "file:///a b" }, "a space in the URI"],
     [{ content_uri: "javascript:alert(1)" }, "a script URI"],
+    [{ content_uri: `blob:sha256:${id.slice(1)}` }, "a blob ref with a short hash"],
+    [{ content_uri: `blob:sha256:${id.toUpperCase()}` }, "a blob ref in uppercase"],
+    [{ content_uri: `blob:sha256:${id}/x` }, "a blob ref with a path"],
     [{ content_hash: hexIds(2)[1] }, "a content_hash that is not the id"],
     [{ size_bytes: -1 }, "a negative size"],
     [{ size_bytes: 1.5 }, "a fractional size"],
     [{ created_at: "yesterday" }, "a non-ISO date"],
     [{ producer: "root" }, "an unknown producer"],
-    [{ summary: "s".repeat(MAX_ARTIFACT_SUMMARY_CHARS + 1) }, "a summary over 500 characters"],
+    [{ summary: "s".repeat(MAX_CONTENT_SUMMARY_CHARS + 1) }, "a summary over 500 characters"],
     [{ mime: "not a mime" }, "a malformed MIME type"],
+    [{ mime: "text/plain; charset=utf-8; charset=latin1" }, "a MIME parameter given twice"],
+    [{ mime: `text/${"x".repeat(255)}` }, "a MIME type over 255 characters"],
     [{ extra: true }, "an unknown field"],
   ])("rejects %j (%s)", (change, _why) => {
-    expect(ArtifactRecordSchema.safeParse({ ...record, ...change }).success).toBe(false);
+    expect(ContentRecordSchema.safeParse({ ...record, ...change }).success).toBe(false);
   });
 });
 
@@ -137,10 +142,10 @@ describe("JSON Schema export", () => {
   });
 
   it("describes index entries and records with the id pattern and enums", () => {
-    const entry = ARTIFACT_INDEX_ENTRY_JSON_SCHEMA as { properties: Record<string, Record<string, unknown>> };
+    const entry = CONTENT_REF_JSON_SCHEMA as { properties: Record<string, Record<string, unknown>> };
     expect(entry.properties.artifact_id!.pattern).toBe("^[a-f0-9]{64}$");
     expect(entry.properties.type!.enum).toEqual(["repo", "doc", "code", "log", "data", "plan", "result"]);
-    const recordSchema = ARTIFACT_RECORD_JSON_SCHEMA as {
+    const recordSchema = CONTENT_RECORD_JSON_SCHEMA as {
       required: string[];
       properties: Record<string, Record<string, unknown>>;
     };
@@ -152,7 +157,7 @@ describe("JSON Schema export", () => {
   });
 
   it("has patterns that a JSON Schema validator's regex engine agrees with", () => {
-    const entry = ARTIFACT_INDEX_ENTRY_JSON_SCHEMA as { properties: { label: { pattern: string } } };
+    const entry = CONTENT_REF_JSON_SCHEMA as { properties: { label: { pattern: string } } };
     const pattern = new RegExp(entry.properties.label.pattern, "u");
     expect(pattern.test("parser.ts 😀")).toBe(true);
     expect(pattern.test("a\u0000b")).toBe(false);

@@ -1,4 +1,9 @@
-import { SHA256_HEX_PATTERN } from "@stowage/core";
+import {
+  BLOB_REF_PREFIX,
+  MAX_CONTENT_TYPE_LENGTH,
+  parseContentType,
+  SHA256_HEX_PATTERN,
+} from "@stowage/core";
 import { z } from "zod";
 
 /** Longest identifier (`session_id`, `session_key`, `run_id`, `current_plan_id`), in UTF-16 code units. */
@@ -7,26 +12,28 @@ export const MAX_ID_CHARS = 256;
 export const MAX_HOT_STATE_TEXT_CHARS = 2_000;
 /** Most items a hot-state list (`accepted_decisions`, `open_questions`, `constraints`, `artifact_index`) accepts as input. */
 export const MAX_HOT_STATE_LIST_ITEMS = 200;
-/** Longest artifact `label`. */
+/** Longest content-ref `label`. */
 export const MAX_LABEL_CHARS = 200;
-/** Longest artifact `version`. */
+/** Longest content-ref `version`. */
 export const MAX_VERSION_CHARS = 128;
-/** Longest artifact `summary`, in an index entry and in a record. */
-export const MAX_ARTIFACT_SUMMARY_CHARS = 500;
-/** Longest `mime`. */
-export const MAX_MIME_CHARS = 255;
+/** Longest `summary`, in a content ref and in a content record. */
+export const MAX_CONTENT_SUMMARY_CHARS = 500;
 /** Longest `content_uri`. */
-export const MAX_CONTENT_URI_CHARS = 2_048;
+const MAX_CONTENT_URI_CHARS = 2_048;
 
-// Well-formed UTF-16 (a surrogate only as half of a pair) without C0 controls or DEL: ids are
-// printed in prompts and logs, where an escape sequence or NUL would do harm.
+// Hot-state ids are free text by design (a session key such as "agent:main:sess 1" or a run id
+// from another system), not core's safe ids: they are only ever printed, never turned into keys
+// or paths. Well-formed UTF-16 (a surrogate only as half of a pair) without C0 controls or DEL:
+// ids are printed in prompts and logs, where an escape sequence or NUL would do harm.
 const ID_PATTERN = /^(?:[^\u0000-\u001f\u007f\ud800-\udfff]|[\ud800-\udbff][\udc00-\udfff])+$/;
 // Free text may hold tabs and line breaks; other controls and lone surrogates are refused.
 const TEXT_PATTERN =
   /^(?:[^\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\ud800-\udfff]|[\ud800-\udbff][\udc00-\udfff])*$/;
-const MIME_PATTERN =
-  /^[A-Za-z0-9][\w!#$&^.+-]*\/[A-Za-z0-9][\w!#$&^.+-]*(?:\s*;\s*[\w.+-]+=(?:[\w.+-]+|"[^"\\\u0000-\u001f]*"))*$/;
-const CONTENT_URI_PATTERN = /^(?:file|s3):\/\/[^\s\u0000-\u001f\u007f]+$/;
+// Where the content is: a file or S3 object when the content store has an address for it, else
+// the content's blob ref (`blob:sha256:<hex>`), which any content store resolves.
+const CONTENT_URI_PATTERN = new RegExp(
+  `^(?:(?:file|s3)://[^\\s\\u0000-\\u001f\\u007f]+|${BLOB_REF_PREFIX}[a-f0-9]{64})$`,
+);
 
 export const identifier = () =>
   z
@@ -49,14 +56,18 @@ export const textList = () =>
 export const sha256Hex = () =>
   z.string().regex(SHA256_HEX_PATTERN, "must be 64 lowercase hex characters (a SHA-256 digest)");
 
+/** A MIME type as core's one parser reads it (`parseContentType`); kept as given. */
 export const mimeType = () =>
   z
     .string()
-    .max(MAX_MIME_CHARS, `must be at most ${MAX_MIME_CHARS} characters`)
-    .regex(MIME_PATTERN, 'must be a MIME type such as "text/markdown"');
+    .max(MAX_CONTENT_TYPE_LENGTH, `must be at most ${MAX_CONTENT_TYPE_LENGTH} characters`)
+    .refine((value) => parseContentType(value) !== undefined, 'must be a MIME type such as "text/markdown"');
 
 export const contentUri = () =>
   z
     .string()
     .max(MAX_CONTENT_URI_CHARS, `must be at most ${MAX_CONTENT_URI_CHARS} characters`)
-    .regex(CONTENT_URI_PATTERN, "must be a file:// or s3:// URI without spaces or control characters");
+    .regex(
+      CONTENT_URI_PATTERN,
+      'must be a file:// or s3:// URI without spaces or control characters, or a "blob:sha256:<hex>" ref',
+    );

@@ -2,7 +2,7 @@ import { StowageError } from "@stowage/core";
 import type { z } from "zod";
 
 /** Most issues quoted in a message; all of them are in `details.issues`. */
-export const MAX_ISSUES_IN_MESSAGE = 5;
+const MAX_ISSUES_IN_MESSAGE = 5;
 
 function issuePath(path: readonly PropertyKey[]): string {
   let text = "";
@@ -11,7 +11,7 @@ function issuePath(path: readonly PropertyKey[]): string {
 }
 
 /** An INVALID_INPUT error that names every field that failed and why. */
-export function validationError(what: string, error: z.ZodError): StowageError {
+function validationError(what: string, error: z.ZodError): StowageError {
   const issues = error.issues.map((issue) => ({ path: issuePath(issue.path), message: issue.message }));
   const shown = issues
     .slice(0, MAX_ISSUES_IN_MESSAGE)

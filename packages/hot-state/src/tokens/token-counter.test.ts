@@ -1,7 +1,9 @@
-import { StowageError } from "@stowage/core";
+import { expectStowageError, seededRandom } from "@stowage/core/testing";
+import { realTranscripts } from "@stowage/test-support";
 import { countTokens as o200k } from "gpt-tokenizer/encoding/o200k_base";
+import { Tiktoken } from "js-tiktoken/lite";
+import o200kRanks from "js-tiktoken/ranks/o200k_base";
 import { describe, expect, it } from "vitest";
-import { codeOf, errorOf } from "../../test/codes.js";
 import { CORPORA } from "../../test/corpora.js";
 import { countTokensHeuristic } from "./heuristic-token-counter.js";
 import { countTokensExact, DEFAULT_TOKEN_COUNTER, measureTokens } from "./token-counter.js";
@@ -23,9 +25,74 @@ describe("exact token counter", () => {
 
   it("refuses a non-string with INVALID_INPUT", async () => {
     for (const value of [42, null, undefined, ["a"], { text: "a" }]) {
-      expect(await codeOf(() => countTokensExact(value as unknown as string))).toBe("INVALID_INPUT");
+      await expectStowageError(() => countTokensExact(value as unknown as string), "INVALID_INPUT");
     }
   });
+});
+
+// Counts that treat special-token markers as text, like countTokensExact.
+const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
+const tiktoken = new Tiktoken(o200kRanks);
+const tiktokenCount = (text: string) => tiktoken.encode(text, [], []).length;
+
+/** Long unbroken runs: what the pre-tokenizer leaves as one piece, merged by the O(n log n) path. */
+function longRuns(length: number, seed: number): Record<string, string> {
+  const random = seededRandom(seed);
+  const pick = (alphabet: string) =>
+    Array.from({ length }, () => alphabet[Math.floor(random() * alphabet.length)]).join("");
+  return {
+    repeatedLetter: "a".repeat(length),
+    repeatedWord: "session".repeat(Math.ceil(length / 7)).slice(0, length),
+    randomLower: pick("abcdefghijklmnopqrstuvwxyz"),
+    randomMixedCase: pick("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"),
+    randomBase64: pick("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"),
+    punctuation: pick("=-_*#~.:;!?<>[]{}()|\\\"'`^"),
+    repeatedEquals: "=".repeat(length),
+    spaces: " ".repeat(length),
+    spacesThenWord: `${" ".repeat(length)}word`,
+    newlines: "\n".repeat(length),
+    accented: pick("éèàùçôîœæ"),
+    cyrillic: pick("абвгдежзийклмнопрстуфхцчшщ"),
+    cjk: pick("中文字符会话存储令牌计数"),
+    emoji: pick("😀🎉🚀✨🔥"),
+    mixedScripts: pick("aé中😀б"),
+  };
+}
+
+describe("exact counting of long unbroken runs", () => {
+  it("gives gpt-tokenizer's own count for every kind of long run, at many lengths", () => {
+    let seed = 1;
+    for (const length of [129, 200, 517, 1_000, 2_500]) {
+      for (const [name, text] of Object.entries(longRuns(length, seed++))) {
+        expect({ name, length, count: countTokensExact(text) }).toEqual({
+          name,
+          length,
+          count: o200k(text, PLAIN_TEXT),
+        });
+      }
+    }
+  });
+
+  it("gives the same count as js-tiktoken (OpenAI's port) on long runs inside prose", () => {
+    const runs = longRuns(600, 99);
+    const text = Object.values(runs).join(" and then some prose, 42 of it.\n");
+    expect(countTokensExact(text)).toBe(tiktokenCount(text));
+  });
+
+  const real = realTranscripts("hot-state exact token counts");
+  it.skipIf(!real.present)(
+    "gives the same count as js-tiktoken on every real transcript",
+    () => {
+      const files = real.files();
+      expect(files.length).toBeGreaterThan(0);
+      for (const file of files) {
+        // The first 200 KB of each: js-tiktoken, the reference here, is slow on long pieces.
+        const text = real.read(file).slice(0, 200_000);
+        expect({ file, count: countTokensExact(text) }).toEqual({ file, count: tiktokenCount(text) });
+      }
+    },
+    300_000,
+  );
 });
 
 describe("chars / 4 is not an acceptable default", () => {
@@ -81,11 +148,12 @@ describe("measureTokens fails closed", () => {
     ["returns Infinity", () => Number.POSITIVE_INFINITY],
     ["returns a string", () => "12" as unknown as number],
     ["returns a promise", () => Promise.resolve(3) as unknown as number],
-  ])("a counter that %s is BUDGET_EXCEEDED / UNMEASURABLE", (_why, counter) => {
-    const err = errorOf(() => measureTokens(counter, "text", "hot state"));
-    expect(err.code).toBe("BUDGET_EXCEEDED");
-    expect(err.reason).toBe("UNMEASURABLE");
-    expect(StowageError.is(err)).toBe(true);
+  ])("a counter that %s is BUDGET_EXCEEDED / UNMEASURABLE", async (_why, counter) => {
+    await expectStowageError(
+      () => measureTokens(counter, "text", "hot state"),
+      "BUDGET_EXCEEDED",
+      "UNMEASURABLE",
+    );
   });
 
   it("passes a good count through", () => {

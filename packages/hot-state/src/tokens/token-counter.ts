@@ -1,5 +1,5 @@
 import { describeValue, StowageError } from "@stowage/core";
-import { countTokens as countO200k } from "gpt-tokenizer/encoding/o200k_base";
+import { countO200kTokens } from "./o200k-encoding.js";
 
 /**
  * Counts the tokens of a text. It must return a non-negative integer; anything else (or a
@@ -7,16 +7,18 @@ import { countTokens as countO200k } from "gpt-tokenizer/encoding/o200k_base";
  */
 export type TokenCounter = (text: string) => number;
 
-// Special-token markers such as `<|endoftext|>` inside a prompt are counted as the plain text
-// they are; by default the tokenizer throws on them, which would let content break a budget check.
-const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
-
-/** Exact token count with OpenAI's o200k_base encoding (GPT-4o, GPT-4.1, GPT-5, o-series). */
+/**
+ * Exact token count with OpenAI's o200k_base encoding (GPT-4o, GPT-4.1, GPT-5, o-series), in time
+ * linear in the text, whatever it holds (one long word, random base64, repeated characters). The
+ * vocabulary is loaded on the first call, not at import. Special-token markers such as
+ * `<|endoftext|>` inside a prompt are counted as the plain text they are (a tokenizer that threw
+ * on them would let content break a budget check).
+ */
 export const countTokensExact: TokenCounter = (text) => {
   if (typeof text !== "string") {
     throw new StowageError("INVALID_INPUT", `token counting needs a string, got ${describeValue(text)}`);
   }
-  return countO200k(text, PLAIN_TEXT);
+  return countO200kTokens(text);
 };
 
 /** The counter used wherever none is given: exact, never `chars / 4`. */

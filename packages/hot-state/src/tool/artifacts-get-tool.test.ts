@@ -1,9 +1,10 @@
+import { type BlobStore, createBlobStore } from "@stowage/blob-store";
 import { createMemoryObjectStore } from "@stowage/core";
+import { expectStowageError } from "@stowage/core/testing";
 import { beforeEach, describe, expect, it } from "vitest";
 import { captureLogger } from "../../test/capture-logger.js";
-import { codeOf } from "../../test/codes.js";
-import { HOSTILE_ARTIFACT_IDS } from "../../test/hostile-ids.js";
-import { type ArtifactRegistry, createArtifactRegistry } from "../artifacts/artifact-registry.js";
+import { HOSTILE_CONTENT_IDS } from "../../test/hostile-ids.js";
+import { type ContentRegistry, createContentRegistry } from "../content/content-registry.js";
 import {
   ARTIFACTS_GET_TOOL_NAME,
   type ArtifactsGetResult,
@@ -13,11 +14,13 @@ import {
 } from "./artifacts-get-tool.js";
 import { toAnthropicTool, toOpenAIResponsesTool, toOpenAITool } from "./tool-formats.js";
 
-let registry: ArtifactRegistry;
+let blobs: BlobStore;
+let registry: ContentRegistry;
 beforeEach(() => {
-  registry = createArtifactRegistry({
-    store: createMemoryObjectStore(),
-    baseUri: "s3://bucket/",
+  blobs = createBlobStore({ store: createMemoryObjectStore() });
+  registry = createContentRegistry({
+    content: blobs,
+    records: createMemoryObjectStore(),
     logger: captureLogger(),
   });
 });
@@ -44,7 +47,7 @@ async function readAllPages(tool: ReturnType<typeof createArtifactsGetTool>, id:
 
 describe("artifacts_get tool definition", () => {
   it("has a name both providers accept and a strict JSON Schema input", () => {
-    const tool = createArtifactsGetTool(registry);
+    const tool = createArtifactsGetTool({ registry });
     expect(tool.name).toBe(ARTIFACTS_GET_TOOL_NAME);
     expect(tool.name).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
     expect(tool.description).toContain(String(DEFAULT_TOOL_MAX_CHARS));
@@ -66,7 +69,7 @@ describe("artifacts_get tool definition", () => {
   });
 
   it("converts to the Anthropic and OpenAI tool formats", () => {
-    const tool = createArtifactsGetTool(registry);
+    const tool = createArtifactsGetTool({ registry });
     expect(toAnthropicTool(tool)).toEqual({
       name: "artifacts_get",
       description: tool.description,
@@ -88,24 +91,26 @@ describe("artifacts_get tool definition", () => {
     "refuses the tool name %j",
     async (name) => {
       expect(TOOL_NAME_PATTERN.test(name)).toBe(false);
-      expect(await codeOf(() => createArtifactsGetTool(registry, { name }))).toBe("INVALID_INPUT");
+      await expectStowageError(() => createArtifactsGetTool({ registry, name }), "INVALID_INPUT");
     },
   );
 
-  it("refuses a bad page size or registry", async () => {
+  it("refuses a bad page size or a missing registry", async () => {
     for (const maxChars of [0, 15, 1.5, "8000"]) {
-      expect(await codeOf(() => createArtifactsGetTool(registry, { maxChars: maxChars as number }))).toBe(
+      await expectStowageError(
+        () => createArtifactsGetTool({ registry, maxChars: maxChars as number }),
         "INVALID_INPUT",
       );
     }
-    expect(await codeOf(() => createArtifactsGetTool({} as never))).toBe("INVALID_INPUT");
+    await expectStowageError(() => createArtifactsGetTool({} as never), "INVALID_INPUT");
+    await expectStowageError(() => createArtifactsGetTool(undefined as never), "INVALID_INPUT");
   });
 });
 
 describe("artifacts_get execution", () => {
   it("returns metadata and the whole content when it fits one page", async () => {
     const { record } = await registry.storeText("small", { summary: "tiny", producer: "planner" });
-    const result = await createArtifactsGetTool(registry).execute({ artifact_id: record.artifact_id });
+    const result = await createArtifactsGetTool({ registry }).execute({ artifact_id: record.artifact_id });
     expect(result).toEqual({
       artifact_id: record.artifact_id,
       type: "doc",
@@ -127,7 +132,7 @@ describe("artifacts_get execution", () => {
   it("bounds content at 8,000 characters and pages on with offset", async () => {
     const text = "x".repeat(20_000);
     const { record } = await registry.storeText(text);
-    const tool = createArtifactsGetTool(registry);
+    const tool = createArtifactsGetTool({ registry });
     const pages = await readAllPages(tool, record.artifact_id);
     expect(pages.map((page) => [page.offset, page.content.length, page.next_offset, page.truncated])).toEqual(
       [
@@ -145,7 +150,7 @@ describe("artifacts_get execution", () => {
     ).join("");
     const { record } = await registry.storeText(text);
     for (const maxChars of [16, 17, 31, 100, 999, 8000]) {
-      const pages = await readAllPages(createArtifactsGetTool(registry, { maxChars }), record.artifact_id);
+      const pages = await readAllPages(createArtifactsGetTool({ registry, maxChars }), record.artifact_id);
       expect(pages.map((page) => page.content).join("")).toBe(text);
       for (const page of pages) expect(page.content.length).toBeLessThanOrEqual(maxChars);
     }
@@ -153,7 +158,7 @@ describe("artifacts_get execution", () => {
 
   it("starts a hand-made offset inside a pair at the pair", async () => {
     const { record } = await registry.storeText("a😀b");
-    const page = await createArtifactsGetTool(registry).execute({
+    const page = await createArtifactsGetTool({ registry }).execute({
       artifact_id: record.artifact_id,
       offset: 2,
     });
@@ -163,7 +168,7 @@ describe("artifacts_get execution", () => {
 
   it("reports binary content without decoding it", async () => {
     const { record } = await registry.storeBytes(new Uint8Array([0xff, 0xfe, 0x00]));
-    const page = await createArtifactsGetTool(registry).execute({ artifact_id: record.artifact_id });
+    const page = await createArtifactsGetTool({ registry }).execute({ artifact_id: record.artifact_id });
     expect(page).toMatchObject({
       encoding: "binary",
       content: "",
@@ -174,18 +179,16 @@ describe("artifacts_get execution", () => {
   });
 
   it("fails with NOT_FOUND for an id never stored and INTEGRITY for corrupted content", async () => {
-    const tool = createArtifactsGetTool(registry);
-    expect(await codeOf(tool.execute({ artifact_id: "0".repeat(64) }))).toBe("NOT_FOUND");
+    const tool = createArtifactsGetTool({ registry });
+    await expectStowageError(tool.execute({ artifact_id: "0".repeat(64) }), "NOT_FOUND");
     const { record } = await registry.storeText("intact");
-    await registry.store.put(
-      registry.keysFor(record.artifact_id).content,
-      new TextEncoder().encode("rotten"),
-    );
-    expect(await codeOf(tool.execute({ artifact_id: record.artifact_id }))).toBe("INTEGRITY");
+    await blobs.objects.put(blobs.keyFor(record.artifact_id), new TextEncoder().encode("rotten"));
+    await expectStowageError(tool.execute({ artifact_id: record.artifact_id }), "INTEGRITY");
   });
 
-  it.each(HOSTILE_ARTIFACT_IDS)("refuses the artifact_id $why with INVALID_INPUT", async ({ value }) => {
-    expect(await codeOf(createArtifactsGetTool(registry).execute({ artifact_id: value }))).toBe(
+  it.each(HOSTILE_CONTENT_IDS)("refuses the artifact_id $why with INVALID_INPUT", async ({ value }) => {
+    await expectStowageError(
+      createArtifactsGetTool({ registry }).execute({ artifact_id: value }),
       "INVALID_INPUT",
     );
   });
@@ -198,18 +201,18 @@ describe("artifacts_get execution", () => {
     [{ path: "../etc/passwd" }, "an extra property"],
   ])("refuses %j (%s) with INVALID_INPUT", async (extra, _why) => {
     const { record } = await registry.storeText("hello");
-    const tool = createArtifactsGetTool(registry);
-    expect(await codeOf(tool.execute({ artifact_id: record.artifact_id, ...extra }))).toBe("INVALID_INPUT");
+    const tool = createArtifactsGetTool({ registry });
+    await expectStowageError(tool.execute({ artifact_id: record.artifact_id, ...extra }), "INVALID_INPUT");
   });
 
   it("refuses input that is not an object", async () => {
-    const tool = createArtifactsGetTool(registry);
-    for (const input of [null, "id", 42, []]) expect(await codeOf(tool.execute(input))).toBe("INVALID_INPUT");
+    const tool = createArtifactsGetTool({ registry });
+    for (const input of [null, "id", 42, []]) await expectStowageError(tool.execute(input), "INVALID_INPUT");
   });
 
   it("accepts offset equal to the length (an empty last page)", async () => {
     const { record } = await registry.storeText("hello");
-    const page = await createArtifactsGetTool(registry).execute({
+    const page = await createArtifactsGetTool({ registry }).execute({
       artifact_id: record.artifact_id,
       offset: 5,
     });

@@ -1,7 +1,7 @@
 import { describeValue, type OperationOptions, SHA256_HEX_PATTERN, StowageError } from "@stowage/core";
 import { z } from "zod";
-import type { ArtifactRegistry } from "../artifacts/artifact-registry.js";
-import { decodeUtf8 } from "../artifacts/sniff-content.js";
+import type { ContentRegistry } from "../content/content-registry.js";
+import { decodeUtf8 } from "../content/sniff-content.js";
 import type { JsonSchema } from "../schemas/json-schemas.js";
 import { parseOrThrow } from "../schemas/validation-error.js";
 import { surrogateSafeIndex } from "../text/surrogate-safe.js";
@@ -30,8 +30,10 @@ const ArtifactsGetInputSchema = z.strictObject({
       "Character offset to read from; pass next_offset from the previous call to read the next page.",
     ),
 });
+/** The input of the `artifacts_get` tool, as the model sends it. */
 export type ArtifactsGetInput = z.infer<typeof ArtifactsGetInputSchema>;
 
+/** What the `artifacts_get` tool returns to the model: one page of a content ref. */
 export interface ArtifactsGetResult {
   artifact_id: string;
   type: string;
@@ -53,6 +55,7 @@ export interface ArtifactsGetResult {
   content: string;
 }
 
+/** The `artifacts_get` tool: its definition for a provider and its execution. */
 export interface ArtifactsGetTool {
   name: string;
   description: string;
@@ -65,7 +68,10 @@ export interface ArtifactsGetTool {
   execute(input: unknown, options?: OperationOptions): Promise<ArtifactsGetResult>;
 }
 
+/** Options of {@link createArtifactsGetTool}. */
 export interface ArtifactsGetToolOptions {
+  /** Where the tool reads content refs from. */
+  registry: ContentRegistry;
   /** Default {@link ARTIFACTS_GET_TOOL_NAME}; must match {@link TOOL_NAME_PATTERN}. */
   name?: string;
   /** Characters per page. Default {@link DEFAULT_TOOL_MAX_CHARS}. */
@@ -80,18 +86,17 @@ function inputJsonSchema(): JsonSchema {
 }
 
 /**
- * The `artifacts_get` tool: fetches an artifact by its SHA-256 id and returns its metadata and
- * up to `maxChars` characters of its text from `offset`. A page never ends between the two
- * halves of a surrogate pair. Use `toAnthropicTool` / `toOpenAITool` for the providers' formats.
+ * The `artifacts_get` tool (named after the design document's tool, which models know): fetches
+ * a content ref from the registry by its SHA-256 id and returns its metadata and up to `maxChars`
+ * characters of its text from `offset`. A page never ends between the two halves of a surrogate
+ * pair. Use `toAnthropicTool` / `toOpenAITool` for the providers' formats.
  */
-export function createArtifactsGetTool(
-  registry: ArtifactRegistry,
-  options: ArtifactsGetToolOptions = {},
-): ArtifactsGetTool {
+export function createArtifactsGetTool(options: ArtifactsGetToolOptions): ArtifactsGetTool {
+  const registry = options?.registry;
   if (!registry || typeof registry.get !== "function") {
     throw new StowageError(
       "INVALID_INPUT",
-      `createArtifactsGetTool: registry must be an ArtifactRegistry, got ${describeValue(registry)}`,
+      `createArtifactsGetTool: registry must be a ContentRegistry, got ${describeValue(registry)}`,
     );
   }
   const name = options.name ?? ARTIFACTS_GET_TOOL_NAME;

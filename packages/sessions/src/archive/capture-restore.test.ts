@@ -1,6 +1,6 @@
 import { mkdir, readFile, realpath, rm, symlink, utimes, writeFile } from "node:fs/promises";
-import { join } from "node:path";
-import { StowageError } from "@stowage/core";
+import { dirname, join } from "node:path";
+import { expectStowageError } from "@stowage/core/testing";
 import { tempDirectory } from "@stowage/test-support";
 import { beforeAll, describe, expect, it } from "vitest";
 import { snapshotDirectory } from "../../test/dir-snapshot.js";
@@ -16,11 +16,6 @@ const base = await tempDirectory("stowage-capture-");
 
 const sessionId = "3b1f6a2e-8c4d-4e5f-9a0b-1c2d3e4f5a6b";
 const otherSessionId = "9e8d7c6b-5a49-4382-9170-6f5e4d3c2b1a";
-const codeOf = (promise: Promise<unknown>) =>
-  promise.then(
-    () => "success",
-    (err: unknown) => (StowageError.is(err) ? err.code : String(err)),
-  );
 
 let cwd: string;
 let sourceConfig: string;
@@ -81,10 +76,10 @@ describe("captureSession and restoreSession", () => {
       const captured = await captureSession({ configDir: sourceConfig, cwd, sessionId, codec });
       const target = join(base, `restore-${codec}`);
       const restored = await restoreSession(captured, { configDir: target, cwd });
-      expect(restored.projectDir).toBe(join(target, "projects", captured.projectKey));
+      expect(restored.projectDir).toBe(join(target, "projects", captured.projectKey!));
       expect(restored.replaced).toEqual([]);
       const source = await snapshotDirectory(projectDir);
-      const restoredTree = await snapshotDirectory(restored.projectDir);
+      const restoredTree = await snapshotDirectory(restored.projectDir!);
       for (const { path } of captured.manifest.files) expect(restoredTree[path]).toBe(source[path]);
       // Only this session's files arrived (with their directories); no temp directory is left.
       const expected = new Set(captured.manifest.files.map((file) => file.path));
@@ -96,22 +91,32 @@ describe("captureSession and restoreSession", () => {
     });
   }
 
-  it("replaces a stale copy of the session and reports what it replaced", async () => {
+  it("replaces the files of a stale copy that the archive holds, keeps the others, and reports what it replaced", async () => {
     const captured = await captureSession({ configDir: sourceConfig, cwd, sessionId });
     const target = join(base, "restore-stale");
     const stale = await claudeSessionLocation({ configDir: target, cwd, sessionId });
+    const companionFile = captured.manifest.files.find((file) => file.path.startsWith(`${sessionId}/`))!.path;
+    const legacyFile = captured.manifest.files.find((file) => file.path.startsWith("agent-"))!.path;
     await mkdir(join(stale.companionDir, "subagents"), { recursive: true });
+    await mkdir(dirname(join(stale.projectDir, companionFile)), { recursive: true });
     await writeFile(stale.transcriptPath, "stale\n");
-    await writeFile(join(stale.companionDir, "subagents", "agent-stale.jsonl"), "stale\n");
+    await writeFile(join(stale.projectDir, companionFile), "stale\n");
+    // A legacy file of this very session (its lines name it): the archive's copy replaces it.
+    await writeFile(join(stale.projectDir, legacyFile), `${JSON.stringify({ sessionId, stale: true })}\n`);
+    // Not in the archive: a restore deletes nothing it did not write.
+    await writeFile(join(stale.companionDir, "subagents", "agent-stale.jsonl"), "local only\n");
     await writeFile(join(stale.projectDir, `${otherSessionId}.jsonl`), "another session\n");
     const restored = await restoreSession(captured, { configDir: target, cwd });
-    expect(restored.replaced.sort()).toEqual([sessionId, `${sessionId}.jsonl`].sort());
-    expect(await readFile(stale.transcriptPath, "utf8")).toBe(
-      await readFile(join(projectDir, `${sessionId}.jsonl`), "utf8"),
-    );
+    expect(restored.replaced.sort()).toEqual([`${sessionId}.jsonl`, companionFile, legacyFile].sort());
+    const source = await snapshotDirectory(projectDir);
     const after = await snapshotDirectory(stale.projectDir);
-    expect(after[`${sessionId}/subagents/agent-stale.jsonl`]).toBeUndefined();
-    expect(after[`${otherSessionId}.jsonl`]).toMatch(/^file /);
+    for (const { path } of captured.manifest.files) expect(after[path]).toBe(source[path]);
+    expect(await readFile(join(stale.companionDir, "subagents", "agent-stale.jsonl"), "utf8")).toBe(
+      "local only\n",
+    );
+    expect(await readFile(join(stale.projectDir, `${otherSessionId}.jsonl`), "utf8")).toBe(
+      "another session\n",
+    );
   });
 
   it("with overwrite: false, refuses with CONFLICT and changes nothing", async () => {
@@ -121,7 +126,8 @@ describe("captureSession and restoreSession", () => {
     await mkdir(stale.projectDir, { recursive: true });
     await writeFile(stale.transcriptPath, "keep me\n");
     const before = await snapshotDirectory(target);
-    expect(await codeOf(restoreSession(captured, { configDir: target, cwd, overwrite: false }))).toBe(
+    await expectStowageError(
+      restoreSession(captured, { configDir: target, cwd, overwrite: false }),
       "CONFLICT",
     );
     expect(await snapshotDirectory(target)).toEqual(before);
@@ -136,14 +142,16 @@ describe("captureSession and restoreSession", () => {
     expect(elsewhere.projectKey).toBe("-srv-other-repo");
     const byDefault = await restoreSession(captured, { configDir: join(base, "restore-default") });
     expect(byDefault.projectKey).toBe(captured.projectKey);
-    expect(await codeOf(restoreSession(captured, { configDir: base, cwd, projectKey: "-x" }))).toBe(
+    await expectStowageError(
+      restoreSession(captured, { configDir: base, cwd, projectKey: "-x" }),
       "INVALID_INPUT",
     );
   });
 
   it("rejects a hostile session id before touching the file system", async () => {
     for (const { value } of HOSTILE_IDS) {
-      expect(await codeOf(captureSession({ configDir: sourceConfig, cwd, sessionId: value as string }))).toBe(
+      await expectStowageError(
+        captureSession({ configDir: sourceConfig, cwd, sessionId: value as string }),
         "INVALID_INPUT",
       );
     }
@@ -161,39 +169,64 @@ describe("captureSession and restoreSession", () => {
 
   it("fails with NOT_FOUND when the session has no transcript, INVALID_INPUT when it is a symlink", async () => {
     const missing = "00000000-0000-4000-8000-000000000000";
-    expect(await codeOf(captureSession({ configDir: sourceConfig, cwd, sessionId: missing }))).toBe(
+    await expectStowageError(
+      captureSession({ configDir: sourceConfig, cwd, sessionId: missing }),
       "NOT_FOUND",
     );
     const linked = "11111111-1111-4111-8111-111111111111";
     await symlink(join(projectDir, `${sessionId}.jsonl`), join(projectDir, `${linked}.jsonl`));
-    expect(await codeOf(captureSession({ configDir: sourceConfig, cwd, sessionId: linked }))).toBe(
+    await expectStowageError(
+      captureSession({ configDir: sourceConfig, cwd, sessionId: linked }),
       "INVALID_INPUT",
     );
     await rm(join(projectDir, `${linked}.jsonl`));
   });
 
   it("fails with TOO_LARGE past maxBytes, before reading the files", async () => {
-    expect(await codeOf(captureSession({ configDir: sourceConfig, cwd, sessionId, maxBytes: 100_000 }))).toBe(
+    await expectStowageError(
+      captureSession({ configDir: sourceConfig, cwd, sessionId, maxBytes: 100_000 }),
       "TOO_LARGE",
     );
     for (const maxBytes of [0, -1, 1.5, Number.NaN]) {
-      expect(await codeOf(captureSession({ configDir: sourceConfig, cwd, sessionId, maxBytes }))).toBe(
+      await expectStowageError(
+        captureSession({ configDir: sourceConfig, cwd, sessionId, maxBytes }),
         "INVALID_INPUT",
       );
     }
-    expect(
-      await codeOf(captureSession({ configDir: sourceConfig, cwd, sessionId, codec: "lz4" as "gzip" })),
-    ).toBe("INVALID_INPUT");
+    await expectStowageError(
+      captureSession({ configDir: sourceConfig, cwd, sessionId, codec: "lz4" as "gzip" }),
+      "INVALID_INPUT",
+    );
   });
 
   it("an aborted capture or restore fails with ABORTED and writes nothing", async () => {
     const controller = new AbortController();
     controller.abort();
     const { signal } = controller;
-    expect(await codeOf(captureSession({ configDir: sourceConfig, cwd, sessionId, signal }))).toBe("ABORTED");
+    await expectStowageError(captureSession({ configDir: sourceConfig, cwd, sessionId, signal }), "ABORTED");
     const captured = await captureSession({ configDir: sourceConfig, cwd, sessionId });
     const target = join(base, "restore-aborted");
-    expect(await codeOf(restoreSession(captured, { configDir: target, cwd, signal }))).toBe("ABORTED");
+    await expectStowageError(restoreSession(captured, { configDir: target, cwd, signal }), "ABORTED");
     expect(await snapshotDirectory(target)).toEqual({});
+  });
+
+  it("a session id that is not a UUID (an Agent SDK store's, a host's) is captured and restored the same way", async () => {
+    const opaque = "sess-2026_11.v2";
+    const files = realisticSessionTree({
+      sessionId: opaque,
+      cwd,
+      mainBytes: 10_000,
+      legacyAgents: 1,
+      seed: 4,
+    });
+    await writeSessionTree({ configDir: sourceConfig, cwd, sessionId: opaque, files });
+    const captured = await captureSession({ configDir: sourceConfig, cwd, sessionId: opaque });
+    // The legacy agent file names the session in its lines, so it belongs to it and comes along.
+    expect(captured.manifest.files.map((file) => file.path).sort()).toEqual([...files.keys()].sort());
+    const target = join(base, "restore-opaque");
+    const restored = await restoreSession(captured, { configDir: target, cwd });
+    expect(restored.transcriptPath).toBe(join(restored.projectDir!, `${opaque}.jsonl`));
+    const tree = await snapshotDirectory(restored.projectDir!);
+    for (const path of files.keys()) expect(tree[path]).toMatch(/^file /);
   });
 });

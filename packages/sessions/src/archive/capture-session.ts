@@ -1,9 +1,19 @@
-import { createHash } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
-import { errnoOf, fromSystemError, StowageError, throwIfAborted } from "@stowage/core";
+import { errnoOf, fromSystemError, StowageError, sha256Hex, throwIfAborted } from "@stowage/core";
+import { assertSessionAgent, DEFAULT_SESSION_AGENT, type SessionAgent } from "../agents/session-agent.js";
+import { assertSessionId } from "../agents/session-id.js";
 import { type ClaudeSessionLocationOptions, claudeSessionLocation } from "../claude/session-location.js";
-import { assertSessionCodec, DEFAULT_SESSION_CODEC, type SessionCodec } from "../codec/codecs.js";
+import {
+  assertSessionCodec,
+  BROTLI_QUALITY_BY_AGENT,
+  DEFAULT_SESSION_CODEC,
+  type SessionCodec,
+} from "../codec/codecs.js";
 import { compressChunks } from "../codec/compress.js";
+import { codexRolloutLocation } from "../codex/rollout-location.js";
+import { opencodeExportFileName } from "../opencode/export-file.js";
+import { readOpencodeExport } from "../opencode/export-json.js";
+import { assertOpencodeCliOptions, type OpencodeCliOptions, runOpencode } from "../opencode/opencode-cli.js";
 import { collectSessionFiles, type SkippedFile } from "./collect-files.js";
 import {
   ARCHIVE_FORMAT_VERSION,
@@ -14,105 +24,199 @@ import {
 } from "./manifest.js";
 import { assertPositiveInteger, type SessionArchive } from "./session-archive.js";
 
-export interface CaptureSessionOptions extends ClaudeSessionLocationOptions {
+interface CommonCaptureOptions {
+  sessionId: string;
   /** Default {@link DEFAULT_SESSION_CODEC} (`brotli`). */
   codec?: SessionCodec;
   /** Fail with TOO_LARGE when the session's files add up to more. Default 256 MiB. */
   maxBytes?: number;
-  /** Include `agent-*.jsonl` files beside the transcript that belong to this session. Default true. */
-  includeLegacyAgents?: boolean;
   signal?: AbortSignal;
 }
 
+/** Claude Code: the transcript, its companion directory and its legacy agent files. */
+export interface ClaudeCaptureOptions extends CommonCaptureOptions, ClaudeSessionLocationOptions {
+  agent?: "claude-code";
+  /** Include `agent-*.jsonl` files beside the transcript that belong to this session. Default true. */
+  includeLegacyAgents?: boolean;
+}
+
+/** Codex: the rollout file, found by session id under `$CODEX_HOME/sessions`. */
+export interface CodexCaptureOptions extends CommonCaptureOptions {
+  agent: "codex";
+  /** Codex's home. Default: `$CODEX_HOME`, else `~/.codex`. */
+  codexHome?: string;
+}
+
+/** OpenCode: what `opencode export <sessionId>` prints, run with the CLI the caller gives. */
+export interface OpencodeCaptureOptions extends CommonCaptureOptions {
+  agent: "opencode";
+  opencode: OpencodeCliOptions;
+}
+
+export type CaptureSessionOptions = ClaudeCaptureOptions | CodexCaptureOptions | OpencodeCaptureOptions;
+
 export interface CapturedSession extends SessionArchive {
-  projectKey: string;
+  agent: SessionAgent;
+  /** Claude Code only: the project key the session was captured under. */
+  projectKey?: string;
   manifest: SessionArchiveManifest;
   blobSizeBytes: number;
   /** Files seen but left out (symlinks, unsafe names), with the reason. */
   skipped: SkippedFile[];
 }
 
-const sha256Hex = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
+/** One file of the snapshot: read from disk, or already in memory (an OpenCode export). */
+export type SessionSource = { path: string; absolute: string } | { path: string; bytes: Uint8Array };
+
+/** What a capture found: the session's files, and those it left out. */
+export interface CollectedSession {
+  sessionId: string;
+  projectKey?: string;
+  sources: SessionSource[];
+  skipped: SkippedFile[];
+}
+
+async function collect(options: CaptureSessionOptions, maxBytes: number): Promise<CollectedSession> {
+  const { signal } = options;
+  if (options.agent === "codex") {
+    const location = await codexRolloutLocation({
+      sessionId: options.sessionId,
+      ...(options.codexHome === undefined ? {} : { codexHome: options.codexHome }),
+      ...(signal ? { signal } : {}),
+    });
+    return {
+      sessionId: location.sessionId,
+      sources: [{ path: location.relativePath, absolute: location.rolloutPath }],
+      skipped: [],
+    };
+  }
+  if (options.agent === "opencode") {
+    assertSessionId(options.sessionId);
+    assertOpencodeCliOptions(options.opencode);
+    const { sessionId } = options;
+    // The CLI reads OpenCode's database (SQLite in WAL mode, or the JSON files of older
+    // versions) the way OpenCode itself does: no live database file is ever copied.
+    const bytes = await runOpencode(options.opencode, ["export", sessionId], {
+      maxOutputBytes: maxBytes,
+      ...(signal ? { signal } : {}),
+    });
+    const exported = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    readOpencodeExport(exported, sessionId);
+    return {
+      sessionId,
+      sources: [{ path: opencodeExportFileName(sessionId), bytes: exported }],
+      skipped: [],
+    };
+  }
+  const location = await claudeSessionLocation(options);
+  const { files, skipped } = await collectSessionFiles(location, {
+    includeLegacyAgents: options.includeLegacyAgents ?? true,
+    ...(signal ? { signal } : {}),
+  });
+  return { sessionId: location.sessionId, projectKey: location.projectKey, sources: files, skipped };
+}
 
 /**
- * Captures a Claude Code session into one compressed archive: the main `<sessionId>.jsonl`, its
- * companion directory (`subagents/`, `tool-results/`) and legacy `agent-*.jsonl` files, each with
- * its size and sha256 in the manifest. The files are read once into memory (bounded by
- * `maxBytes`), so the archive is a consistent snapshot of what was read.
+ * Reads what `collect` found (files once into memory, bounded by `maxBytes`) and compresses it
+ * into one archive. Everything a capture does after finding the session; the bench times it
+ * apart from the agent's CLI.
+ */
+export async function archiveSession(
+  agent: SessionAgent,
+  collected: CollectedSession,
+  options: { codec: SessionCodec; maxBytes: number; signal?: AbortSignal },
+): Promise<CapturedSession> {
+  const { codec, maxBytes, signal } = options;
+  const { sessionId, projectKey, sources, skipped } = collected;
+  const tooLarge = (bytes: number) =>
+    new StowageError(
+      "TOO_LARGE",
+      `session files add up to ${bytes} bytes, over the limit of ${maxBytes} bytes (maxBytes)`,
+      { details: { limit: maxBytes, size: bytes } },
+    );
+  const entries: SessionArchiveEntry[] = [];
+  const contents: Uint8Array[] = [];
+  let total = 0;
+  for (const [index, source] of sources.entries()) {
+    let bytes: Uint8Array;
+    let mtimeMs: number;
+    if ("bytes" in source) {
+      bytes = source.bytes;
+      mtimeMs = Date.now();
+    } else {
+      try {
+        // The size is checked before reading, so one huge file fails without being loaded.
+        const info = await stat(source.absolute);
+        if (total + info.size > maxBytes) throw tooLarge(total + info.size);
+        mtimeMs = Math.round(info.mtimeMs);
+        bytes = await readFile(source.absolute, signal ? { signal } : {});
+      } catch (err) {
+        // A companion file removed between listing and reading is simply not part of the snapshot.
+        if (errnoOf(err) === "ENOENT" && index > 0) {
+          skipped.push({ path: source.path, reason: "removed while capturing" });
+          continue;
+        }
+        throw err;
+      }
+    }
+    total += bytes.byteLength;
+    if (total > maxBytes) throw tooLarge(total);
+    entries.push({ path: source.path, size: bytes.byteLength, sha256: sha256Hex(bytes), mtimeMs });
+    contents.push(bytes);
+  }
+  const manifest: SessionArchiveManifest = {
+    format: "stowage-session",
+    version: ARCHIVE_FORMAT_VERSION,
+    agent,
+    sessionId,
+    ...(projectKey === undefined ? {} : { projectKey }),
+    capturedAt: new Date().toISOString(),
+    files: entries,
+  };
+  const header = encodeArchiveHeader(manifest);
+  const rawSizeBytes = header.byteLength + total;
+  if (rawSizeBytes > maxBytes) throw tooLarge(rawSizeBytes);
+  const blob = await compressChunks(codec, [header, ...contents], {
+    sizeHint: rawSizeBytes,
+    brotliQuality: BROTLI_QUALITY_BY_AGENT[agent],
+    ...(signal ? { signal } : {}),
+  });
+  return {
+    agent,
+    sessionId,
+    ...(projectKey === undefined ? {} : { projectKey }),
+    codec,
+    blob,
+    blobSizeBytes: blob.byteLength,
+    rawSizeBytes,
+    manifest,
+    skipped,
+  };
+}
+
+/**
+ * Captures an agent's session into one compressed archive, each file with its size and sha256
+ * in the manifest, which also records the agent:
+ * - Claude Code (default): the main `<sessionId>.jsonl`, its companion directory (`subagents/`,
+ *   `tool-results/`) and the legacy `agent-*.jsonl` files that belong to it;
+ * - Codex: the rollout `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<sessionId>.jsonl`;
+ * - OpenCode: the session as `opencode export <sessionId>` prints it.
+ * The files are read once into memory (bounded by `maxBytes`), so the archive is a consistent
+ * snapshot of what was read.
  */
 export async function captureSession(options: CaptureSessionOptions): Promise<CapturedSession> {
+  const agent = options?.agent ?? DEFAULT_SESSION_AGENT;
+  assertSessionAgent(agent);
   const codec = options.codec ?? DEFAULT_SESSION_CODEC;
   assertSessionCodec(codec);
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_SESSION_BYTES;
   assertPositiveInteger(maxBytes, "maxBytes");
   const { signal } = options;
-  const location = await claudeSessionLocation(options);
-  const context = `capture session ${location.sessionId}`;
+  const context = `capture ${agent} session ${String(options.sessionId)}`;
   try {
     throwIfAborted(signal, context);
-    const { files, skipped } = await collectSessionFiles(location, {
-      includeLegacyAgents: options.includeLegacyAgents ?? true,
-      ...(signal ? { signal } : {}),
-    });
-    const tooLarge = (bytes: number) =>
-      new StowageError(
-        "TOO_LARGE",
-        `session files add up to ${bytes} bytes, over the limit of ${maxBytes} bytes (maxBytes)`,
-        {
-          details: { limit: maxBytes, size: bytes },
-        },
-      );
-    const entries: SessionArchiveEntry[] = [];
-    const contents: Uint8Array[] = [];
-    let total = 0;
-    for (const [index, file] of files.entries()) {
-      let bytes: Uint8Array;
-      let mtimeMs: number;
-      try {
-        // The size is checked before reading, so one huge file fails without being loaded.
-        const info = await stat(file.absolute);
-        if (total + info.size > maxBytes) throw tooLarge(total + info.size);
-        mtimeMs = Math.round(info.mtimeMs);
-        bytes = await readFile(file.absolute, signal ? { signal } : {});
-      } catch (err) {
-        // A companion file removed between listing and reading is simply not part of the snapshot.
-        if (errnoOf(err) === "ENOENT" && index > 0) {
-          skipped.push({ path: file.path, reason: "removed while capturing" });
-          continue;
-        }
-        throw err;
-      }
-      total += bytes.byteLength;
-      if (total > maxBytes) throw tooLarge(total);
-      entries.push({ path: file.path, size: bytes.byteLength, sha256: sha256Hex(bytes), mtimeMs });
-      contents.push(bytes);
-    }
-    const manifest: SessionArchiveManifest = {
-      format: "stowage-session",
-      version: ARCHIVE_FORMAT_VERSION,
-      agent: "claude-code",
-      sessionId: location.sessionId,
-      projectKey: location.projectKey,
-      capturedAt: new Date().toISOString(),
-      files: entries,
-    };
-    const header = encodeArchiveHeader(manifest);
-    const rawSizeBytes = header.byteLength + total;
-    if (rawSizeBytes > maxBytes) throw tooLarge(rawSizeBytes);
-    const blob = await compressChunks(codec, [header, ...contents], {
-      sizeHint: rawSizeBytes,
-      ...(signal ? { signal } : {}),
-    });
-    return {
-      sessionId: location.sessionId,
-      projectKey: location.projectKey,
-      codec,
-      blob,
-      blobSizeBytes: blob.byteLength,
-      rawSizeBytes,
-      manifest,
-      skipped,
-    };
+    const collected = await collect(options, maxBytes);
+    return await archiveSession(agent, collected, { codec, maxBytes, ...(signal ? { signal } : {}) });
   } catch (err) {
     throw fromSystemError(err, context);
   }

@@ -45,6 +45,29 @@ export class ChunkReader {
     }
   }
 
+  /** Every byte left, as it arrives. */
+  async *readRest(): AsyncGenerator<Uint8Array> {
+    while (await this.#fill()) {
+      const part = this.#pending;
+      this.#pending = new Uint8Array(0);
+      yield part;
+    }
+  }
+
+  /** Up to `length` next bytes (fewer only when the stream ends first), without consuming them. */
+  async peek(length: number): Promise<Uint8Array> {
+    while (this.#pending.byteLength < length && !this.#done) {
+      const next = await this.#source.next();
+      if (next.done) this.#done = true;
+      else
+        this.#pending = concatBytes(
+          [this.#pending, next.value],
+          this.#pending.byteLength + next.value.byteLength,
+        );
+    }
+    return this.#pending.subarray(0, Math.min(length, this.#pending.byteLength));
+  }
+
   /** True when no byte is left. */
   async atEnd(): Promise<boolean> {
     return !(await this.#fill());

@@ -1,4 +1,4 @@
-import type { Dirent } from "node:fs";
+import { constants, type Dirent } from "node:fs";
 import { lstat, open, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { errnoOf, pathSegmentProblem, StowageError, throwIfAborted } from "@stowage/core";
@@ -34,14 +34,33 @@ async function readdirOrEmpty(directory: string): Promise<Dirent[]> {
 
 const byName = (a: Dirent, b: Dirent) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
-/** The session id written in the first lines of a transcript, if one is found there. */
-async function transcriptOwner(path: string): Promise<string | undefined> {
-  const handle = await open(path, "r");
+/**
+ * The session a legacy `agent-*.jsonl` belongs to: the `sessionId` its first lines carry (Claude
+ * Code writes it on every line), read from the file's first {@link LEGACY_OWNER_PROBE_BYTES}.
+ */
+export function legacyAgentOwner(head: Uint8Array): string | undefined {
+  const text = new TextDecoder().decode(head.subarray(0, LEGACY_OWNER_PROBE_BYTES));
+  return /"sessionId":"([A-Za-z0-9._:@-]{1,128})"/.exec(text)?.[1];
+}
+
+/**
+ * The session id written in the first lines of the transcript at `path`, if one is found there;
+ * undefined too when `path` is a link (never followed) or not a regular file (a FIFO is opened
+ * without blocking, then refused).
+ */
+export async function transcriptOwner(path: string): Promise<string | undefined> {
+  let handle: Awaited<ReturnType<typeof open>>;
   try {
+    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    if (errnoOf(err) === "ELOOP") return undefined;
+    throw err;
+  }
+  try {
+    if (!(await handle.stat()).isFile()) return undefined;
     const buffer = new Uint8Array(LEGACY_OWNER_PROBE_BYTES);
     const { bytesRead } = await handle.read(buffer, 0, buffer.byteLength, 0);
-    const text = new TextDecoder().decode(buffer.subarray(0, bytesRead));
-    return /"sessionId":"([0-9a-fA-F-]{36})"/.exec(text)?.[1];
+    return legacyAgentOwner(buffer.subarray(0, bytesRead));
   } finally {
     await handle.close();
   }
@@ -119,7 +138,7 @@ export async function collectSessionFiles(
           path: entry.name,
           reason: "legacy agent transcript names no session in its first lines",
         });
-      } else if (owner.toLowerCase() === sessionId.toLowerCase()) {
+      } else if (owner === sessionId) {
         files.push({ path: entry.name, absolute });
       }
     }

@@ -1,26 +1,31 @@
 import { keyProblem } from "@stowage/core";
+import type { SessionAgent } from "../agents/session-agent.js";
+import { codexRolloutPathProblem } from "../codex/rollout-path.js";
+import { opencodeExportFileName } from "../opencode/export-file.js";
 
 /** A subagent transcript written beside the main one by Claude Code before 2.1.2. */
 export const LEGACY_AGENT_FILE_PATTERN = /^agent-[A-Za-z0-9_-]{1,128}\.jsonl$/;
 
 /**
- * Why `path` may not be an entry of `sessionId`'s archive, or undefined when it may. An entry is
- * relative to the project directory and is the main transcript (`<sessionId>.jsonl`), a file
- * under the companion directory (`<sessionId>/…`), or a legacy `agent-<id>.jsonl`: never `..`,
- * an absolute path, a backslash, NUL or another control character, nor another session's file.
+ * Why `path` may not be an entry of `sessionId`'s archive for `agent`, or undefined when it may.
+ * Never `..`, an absolute path, a backslash, NUL or another control character, nor another
+ * session's file. Per agent, relative to where the agent keeps the session:
+ * - Claude Code (the project directory): the main transcript `<sessionId>.jsonl`, a file under
+ *   the companion directory `<sessionId>/…`, or a legacy `agent-<id>.jsonl`;
+ * - Codex (`$CODEX_HOME/sessions`): `YYYY/MM/DD/rollout-<time>-<sessionId>.jsonl`;
+ * - OpenCode: `<sessionId>.json`, the output of `opencode export`.
  */
-export function entryPathProblem(path: unknown, sessionId: string): string | undefined {
+export function entryPathProblem(path: unknown, sessionId: string, agent: SessionAgent): string | undefined {
   const problem = keyProblem(path);
   if (problem) return problem;
   const value = path as string;
+  if (agent === "codex") return codexRolloutPathProblem(value, sessionId);
+  if (agent === "opencode") {
+    const expected = opencodeExportFileName(sessionId);
+    return value === expected ? undefined : `must be "${expected}"`;
+  }
   if (value === `${sessionId}.jsonl`) return undefined;
   if (value.startsWith(`${sessionId}/`)) return undefined;
   if (LEGACY_AGENT_FILE_PATTERN.test(value)) return undefined;
   return `must be "${sessionId}.jsonl", a file under "${sessionId}/", or a legacy "agent-<id>.jsonl"`;
-}
-
-/** The name in the project directory that `path` lives under (its first segment). */
-export function topLevelName(path: string): string {
-  const slash = path.indexOf("/");
-  return slash < 0 ? path : path.slice(0, slash);
 }

@@ -1,6 +1,7 @@
 import { describeValue, isSha256Hex, StowageError } from "@stowage/core";
+import { isSessionAgent, SESSION_AGENTS, type SessionAgent } from "../agents/session-agent.js";
+import { isSessionId } from "../agents/session-id.js";
 import { PROJECT_KEY_PATTERN } from "../claude/project-key.js";
-import { isSessionId } from "../claude/session-id.js";
 import { entryPathProblem } from "./entry-path.js";
 
 /**
@@ -26,11 +27,19 @@ export const ARCHIVE_PREAMBLE_BYTES = 13;
 export const MAX_MANIFEST_BYTES = 4 * 1024 * 1024;
 /** Most files one archive may hold. */
 export const MAX_ARCHIVE_ENTRIES = 10_000;
+/**
+ * Latest modification time a manifest may give a file: 9999-12-31T23:59:59.999Z. Later times
+ * (`1e300`) are refused as INVALID_INPUT rather than failing in the file system.
+ */
+export const MAX_ENTRY_MTIME_MS = 253_402_300_799_999;
 /** Default cap on a session's total (decompressed) size, for capture and restore: 256 MiB. */
 export const DEFAULT_MAX_SESSION_BYTES = 256 * 1024 * 1024;
 
 export interface SessionArchiveEntry {
-  /** Relative to the project directory, `/`-separated. */
+  /**
+   * `/`-separated, relative to where the agent keeps the session: Claude Code's project
+   * directory, Codex's `sessions/` directory; OpenCode's single entry is `<sessionId>.json`.
+   */
   path: string;
   size: number;
   /** Lowercase hex SHA-256 of the file's bytes. */
@@ -42,11 +51,11 @@ export interface SessionArchiveEntry {
 export interface SessionArchiveManifest {
   format: "stowage-session";
   version: typeof ARCHIVE_FORMAT_VERSION;
-  /** The agent whose files these are; `claude-code` for this version. */
-  agent: "claude-code";
+  /** The agent whose files these are. */
+  agent: SessionAgent;
   sessionId: string;
-  /** The project key the session was captured under. */
-  projectKey: string;
+  /** Claude Code only (and always there): the project key the session was captured under. */
+  projectKey?: string;
   /** ISO 8601 time of capture. */
   capturedAt: string;
   files: SessionArchiveEntry[];
@@ -102,10 +111,15 @@ function invalid(problem: string): StowageError {
   return new StowageError("INVALID_INPUT", `session manifest ${problem}`, { reason: "BAD_MANIFEST" });
 }
 
-function checkEntry(value: unknown, index: number, sessionId: string): SessionArchiveEntry {
+function checkEntry(
+  value: unknown,
+  index: number,
+  sessionId: string,
+  agent: SessionAgent,
+): SessionArchiveEntry {
   if (typeof value !== "object" || value === null) throw invalid(`files[${index}] must be an object`);
   const { path, size, sha256, mtimeMs } = value as Record<string, unknown>;
-  const problem = entryPathProblem(path, sessionId);
+  const problem = entryPathProblem(path, sessionId, agent);
   if (problem) {
     throw new StowageError(
       "INVALID_INPUT",
@@ -121,8 +135,15 @@ function checkEntry(value: unknown, index: number, sessionId: string): SessionAr
   if (!isSha256Hex(sha256)) {
     throw invalid(`files[${index}].sha256 must be 64 lowercase hex characters, got ${describeValue(sha256)}`);
   }
-  if (typeof mtimeMs !== "number" || !Number.isFinite(mtimeMs) || mtimeMs < 0) {
-    throw invalid(`files[${index}].mtimeMs must be a non-negative number, got ${describeValue(mtimeMs)}`);
+  if (
+    typeof mtimeMs !== "number" ||
+    !Number.isFinite(mtimeMs) ||
+    mtimeMs < 0 ||
+    mtimeMs > MAX_ENTRY_MTIME_MS
+  ) {
+    throw invalid(
+      `files[${index}].mtimeMs must be a time from 0 to ${MAX_ENTRY_MTIME_MS} (ms since the epoch), got ${describeValue(mtimeMs)}`,
+    );
   }
   return { path: path as string, size, sha256, mtimeMs };
 }
@@ -165,14 +186,22 @@ export function parseManifest(bytes: Uint8Array, maxBytes: number): SessionArchi
   if (record.version !== ARCHIVE_FORMAT_VERSION) {
     throw invalid(`version must be ${ARCHIVE_FORMAT_VERSION}, got ${describeValue(record.version)}`);
   }
-  if (record.agent !== "claude-code")
-    throw invalid(`agent must be "claude-code", got ${describeValue(record.agent)}`);
+  // Archives written before other agents existed all say "claude-code".
+  const { agent } = record;
+  if (!isSessionAgent(agent)) {
+    throw invalid(`agent must be one of ${SESSION_AGENTS.join(", ")}, got ${describeValue(agent)}`);
+  }
   if (!isSessionId(record.sessionId))
-    throw invalid(`sessionId must be a UUID, got ${describeValue(record.sessionId)}`);
-  if (typeof record.projectKey !== "string" || !PROJECT_KEY_PATTERN.test(record.projectKey)) {
-    throw invalid(
-      `projectKey must be 1 to 255 characters of [A-Za-z0-9-], got ${describeValue(record.projectKey)}`,
-    );
+    throw invalid(`sessionId must be a safe id, got ${describeValue(record.sessionId)}`);
+  const { projectKey } = record;
+  if (agent === "claude-code") {
+    if (typeof projectKey !== "string" || !PROJECT_KEY_PATTERN.test(projectKey)) {
+      throw invalid(
+        `projectKey must be 1 to 255 characters of [A-Za-z0-9-], got ${describeValue(projectKey)}`,
+      );
+    }
+  } else if (projectKey !== undefined) {
+    throw invalid(`projectKey is for Claude Code sessions only, got one for ${agent}`);
   }
   if (typeof record.capturedAt !== "string" || Number.isNaN(Date.parse(record.capturedAt))) {
     throw invalid(`capturedAt must be an ISO 8601 time, got ${describeValue(record.capturedAt)}`);
@@ -185,10 +214,14 @@ export function parseManifest(bytes: Uint8Array, maxBytes: number): SessionArchi
   ) {
     throw invalid(`files must be an array of 1 to ${MAX_ARCHIVE_ENTRIES} entries`);
   }
-  const files = record.files.map((entry, index) => checkEntry(entry, index, sessionId));
+  const files = record.files.map((entry, index) => checkEntry(entry, index, sessionId, agent));
   checkLayout(files);
-  if (!files.some((entry) => entry.path === `${sessionId}.jsonl`)) {
+  if (agent === "claude-code" && !files.some((entry) => entry.path === `${sessionId}.jsonl`)) {
     throw invalid(`has no main transcript "${sessionId}.jsonl"`);
+  }
+  // A Codex rollout and an OpenCode export are each one file.
+  if (agent !== "claude-code" && files.length !== 1) {
+    throw invalid(`of a ${agent} session must list exactly one file, got ${files.length}`);
   }
   const total = files.reduce((sum, entry) => sum + entry.size, ARCHIVE_PREAMBLE_BYTES + bytes.byteLength);
   if (total > maxBytes) {
@@ -201,9 +234,9 @@ export function parseManifest(bytes: Uint8Array, maxBytes: number): SessionArchi
   return {
     format: "stowage-session",
     version: ARCHIVE_FORMAT_VERSION,
-    agent: "claude-code",
+    agent,
     sessionId,
-    projectKey: record.projectKey,
+    ...(agent === "claude-code" ? { projectKey: projectKey as string } : {}),
     capturedAt: record.capturedAt,
     files,
   };

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, mkdtemp, readdir, utimes, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { StowageError } from "@stowage/core";
+import { expectStowageError } from "@stowage/core/testing";
 import { spawnChild, tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
 import { buildArchive, type RawFile } from "../../test/build-archive.js";
@@ -27,7 +27,7 @@ async function withOldCopy(): Promise<{ configDir: string; projectDir: string }>
 }
 
 describe("restoreSession under concurrency and crashes", () => {
-  it("two restores of one session at once: the result is wholly one archive or the other", async () => {
+  it("two restores of one session at once: never interleaved, the transcript wholly one archive's, no file lost", async () => {
     const a = await buildArchive({
       sessionId,
       projectKey,
@@ -44,12 +44,18 @@ describe("restoreSession under concurrency and crashes", () => {
         restoreSession(a, { configDir, projectKey }),
         restoreSession(b, { configDir, projectKey }),
       ]);
+      // Each restore replaces the files it holds and keeps the rest: the old copy's subagent
+      // stays, and both archives' companion files are there, whichever swapped last.
       const tree = await snapshotDirectory(projectDir);
-      const paths = Object.keys(tree).sort();
-      expect([
-        [`${sessionId}`, `${sessionId}.jsonl`, `${sessionId}/a.txt`],
-        [`${sessionId}`, `${sessionId}.jsonl`, `${sessionId}/b.txt`],
-      ]).toContainEqual(paths);
+      expect(Object.keys(tree).sort()).toEqual([
+        sessionId,
+        `${sessionId}.jsonl`,
+        `${sessionId}/a.txt`,
+        `${sessionId}/b.txt`,
+        `${sessionId}/subagents`,
+        `${sessionId}/subagents/agent-old.jsonl`,
+      ]);
+      expect(["A\n", "B\n"]).toContain(await readFile(join(projectDir, `${sessionId}.jsonl`), "utf8"));
     }
   });
 
@@ -74,8 +80,7 @@ describe("restoreSession under concurrency and crashes", () => {
       addEventListener() {},
       removeEventListener() {},
     } as unknown as AbortSignal;
-    const err = await restoreSession(archive, { configDir, projectKey, signal }).catch((e: unknown) => e);
-    expect(StowageError.is(err, "ABORTED")).toBe(true);
+    await expectStowageError(restoreSession(archive, { configDir, projectKey, signal }), "ABORTED");
     expect(checks).toBeGreaterThan(8);
     expect(await snapshotDirectory(projectDir)).toEqual(before);
   });

@@ -1,7 +1,9 @@
+import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { StowageError } from "@stowage/core";
+import type { StowageErrorCode } from "@stowage/core";
+import { expectStowageError } from "@stowage/core/testing";
 import { tempDirectory } from "@stowage/test-support";
 import { beforeEach, describe, expect, it } from "vitest";
 import { buildArchive, type RawFile } from "../../test/build-archive.js";
@@ -10,18 +12,15 @@ import { compressChunks } from "../codec/compress.js";
 import { MAX_ARCHIVE_ENTRIES, MAX_MANIFEST_BYTES } from "./manifest.js";
 import { restoreSession } from "./restore-session.js";
 import type { SessionArchive } from "./session-archive.js";
+import { verifySessionBlob } from "./verify-session-blob.js";
 
 const base = await tempDirectory("stowage-restore-hostile-");
 
 const sessionId = "2a3b4c5d-6e7f-4809-9a1b-2c3d4e5f6a7b";
+const otherId = "ffffffff-ffff-4fff-8fff-ffffffffffff";
 const projectKey = "-workspace-app";
 const text = (value: string) => new TextEncoder().encode(value);
 const main: RawFile = { path: `${sessionId}.jsonl`, content: text('{"type":"user"}\n') };
-const codeOf = (promise: Promise<unknown>) =>
-  promise.then(
-    () => "success",
-    (err: unknown) => (StowageError.is(err) ? err.code : String(err)),
-  );
 
 let configDir: string;
 let projectDir: string;
@@ -42,9 +41,15 @@ beforeEach(async () => {
 
 interface HostileCase {
   why: string;
-  code: string;
+  code: StowageErrorCode;
+  reason?: string;
   archive: () => Promise<SessionArchive>;
   maxBytes?: number;
+  /**
+   * Puts something in the project directory first. The blob itself is then sound (a repository
+   * stores it); what is refused is writing it over what is there.
+   */
+  plant?: () => Promise<void>;
 }
 
 const file = (path: string, content = "x"): RawFile => ({ path, content: text(content) });
@@ -72,7 +77,7 @@ const cases: HostileCase[] = [
     [`${sessionId}/${"s".repeat(256)}`, "segment too long"],
   ].map(([path, why]) => ({
     why: `entry path: ${why}`,
-    code: "INVALID_INPUT",
+    code: "INVALID_INPUT" as const,
     archive: () => buildArchive({ sessionId, files: [main, file(path!)] }),
   })),
   {
@@ -117,6 +122,205 @@ const cases: HostileCase[] = [
         sessionId,
         files: [main, ...Array.from({ length: MAX_ARCHIVE_ENTRIES }, (_, i) => file(`${sessionId}/f${i}`))],
       }),
+  },
+  {
+    why: "a modification time of 1e300 ms (INVALID_INPUT, not a file-system failure)",
+    code: "INVALID_INPUT",
+    archive: () =>
+      buildArchive({
+        sessionId,
+        files: [main],
+        manifest: {
+          files: [{ path: main.path, size: main.content.byteLength, sha256: "0".repeat(64), mtimeMs: 1e300 }],
+        },
+      }),
+  },
+  {
+    why: "a negative modification time",
+    code: "INVALID_INPUT",
+    archive: () =>
+      buildArchive({
+        sessionId,
+        files: [main],
+        manifest: {
+          files: [{ path: main.path, size: main.content.byteLength, sha256: "0".repeat(64), mtimeMs: -1 }],
+        },
+      }),
+  },
+  {
+    why: "a size past the largest safe integer",
+    code: "INVALID_INPUT",
+    archive: () => buildArchive({ sessionId, files: [{ ...main, size: 2 ** 60 }] }),
+  },
+  {
+    why: "an unknown agent in the manifest",
+    code: "INVALID_INPUT",
+    archive: () => buildArchive({ sessionId, files: [main], manifest: { agent: "aider" } }),
+  },
+  {
+    why: "a Claude Code manifest without a project key",
+    code: "INVALID_INPUT",
+    archive: () => buildArchive({ sessionId, files: [main], manifest: { projectKey: undefined } }),
+  },
+  {
+    why: "a legacy agent-<id>.jsonl whose lines name another session (it would replace that session's file)",
+    code: "INVALID_INPUT",
+    archive: () =>
+      buildArchive({
+        sessionId,
+        files: [
+          main,
+          file("agent-other.jsonl", '{"sessionId":"ffffffff-ffff-4fff-8fff-ffffffffffff","type":"user"}\n'),
+        ],
+      }),
+  },
+  {
+    why: "a legacy agent-<id>.jsonl that names no session",
+    code: "INVALID_INPUT",
+    archive: () => buildArchive({ sessionId, files: [main, file("agent-anon.jsonl", '{"type":"user"}\n')] }),
+  },
+  ...(
+    [
+      [
+        "another session's legacy agent-deadbeef.jsonl on disk, under the archive's own copy naming this session",
+        () =>
+          writeFile(
+            join(projectDir, "agent-deadbeef.jsonl"),
+            `${JSON.stringify({ sessionId: otherId, text: "O's subagent" })}\n`,
+          ),
+      ],
+      [
+        "a legacy agent-deadbeef.jsonl on disk that names no session",
+        () => writeFile(join(projectDir, "agent-deadbeef.jsonl"), '{"type":"user"}\n'),
+      ],
+      [
+        "a link named agent-deadbeef.jsonl on disk, to a file naming this session (never followed)",
+        async () => {
+          await writeFile(join(outside, "mine.jsonl"), `${JSON.stringify({ sessionId })}\n`);
+          await symlink(join(outside, "mine.jsonl"), join(projectDir, "agent-deadbeef.jsonl"));
+        },
+      ],
+      [
+        "a FIFO named agent-deadbeef.jsonl on disk (refused without blocking)",
+        async () => {
+          execFileSync("mkfifo", [join(projectDir, "agent-deadbeef.jsonl")]);
+        },
+      ],
+    ] as const
+  ).map(
+    ([why, plant]): HostileCase => ({
+      why,
+      code: "INVALID_INPUT",
+      reason: "FOREIGN_ENTRY",
+      plant,
+      archive: () =>
+        buildArchive({
+          sessionId,
+          files: [main, file("agent-deadbeef.jsonl", `${JSON.stringify({ sessionId, text: "ATTACKER" })}\n`)],
+        }),
+    }),
+  ),
+  {
+    why: "a directory on disk where the archive has a file (a restore never deletes a directory)",
+    code: "CONFLICT",
+    reason: "NOT_A_FILE",
+    plant: async () => {
+      await mkdir(join(projectDir, sessionId, "tool-results", "a.txt"), { recursive: true });
+      await writeFile(join(projectDir, sessionId, "tool-results", "a.txt", "inside"), "kept\n");
+    },
+    archive: () => buildArchive({ sessionId, files: [main, file(`${sessionId}/tool-results/a.txt`)] }),
+  },
+  {
+    why: "a link planted where the companion directory goes (never written through, never removed)",
+    code: "FORBIDDEN",
+    reason: "SYMLINK_REFUSED",
+    plant: async () => {
+      await rm(join(projectDir, sessionId), { recursive: true });
+      await symlink(outside, join(projectDir, sessionId));
+    },
+    archive: () => buildArchive({ sessionId, files: [main, file(`${sessionId}/secret.txt`, "overwritten")] }),
+  },
+  {
+    why: "a file planted where the companion directory goes",
+    code: "CONFLICT",
+    reason: "NOT_A_DIRECTORY",
+    plant: async () => {
+      await rm(join(projectDir, sessionId), { recursive: true });
+      await writeFile(join(projectDir, sessionId), "a file\n");
+    },
+    archive: () => buildArchive({ sessionId, files: [main, file(`${sessionId}/a.txt`)] }),
+  },
+  {
+    why: "a brotli blob that is not an archive (the JSONL compatibility format is gzip only)",
+    code: "INVALID_INPUT",
+    archive: async () => {
+      const bytes = text('{"type":"user"}\n');
+      return {
+        sessionId,
+        codec: "brotli",
+        blob: await compressChunks("brotli", [bytes]),
+        rawSizeBytes: bytes.byteLength,
+      };
+    },
+  },
+  {
+    why: "a gzipped JSONL transcript with a line that is not JSON",
+    code: "INVALID_INPUT",
+    archive: async () => {
+      const bytes = text('{"type":"user"}\nnot json\n');
+      return {
+        sessionId,
+        codec: "gzip",
+        blob: await compressChunks("gzip", [bytes]),
+        rawSizeBytes: bytes.byteLength,
+      };
+    },
+  },
+  {
+    why: "a gzipped JSONL transcript of another session",
+    code: "INVALID_INPUT",
+    archive: async () => {
+      const bytes = text('{"type":"user","sessionId":"ffffffff-ffff-4fff-8fff-ffffffffffff"}\n');
+      return {
+        sessionId,
+        codec: "gzip",
+        blob: await compressChunks("gzip", [bytes]),
+        rawSizeBytes: bytes.byteLength,
+      };
+    },
+  },
+  {
+    why: "a gzipped JSONL transcript whose recorded size is wrong",
+    code: "INTEGRITY",
+    archive: async () => {
+      const bytes = text('{"type":"user"}\n');
+      return {
+        sessionId,
+        codec: "gzip",
+        blob: await compressChunks("gzip", [bytes]),
+        rawSizeBytes: bytes.byteLength + 1,
+      };
+    },
+  },
+  {
+    why: "junk bytes labelled gzip with sessionRawSizeBytes 999999999",
+    code: "TOO_LARGE",
+    archive: async () => ({
+      sessionId,
+      codec: "gzip",
+      blob: new Uint8Array(randomBytes(512)),
+      rawSizeBytes: 999_999_999,
+    }),
+  },
+  {
+    why: "junk bytes labelled gzip with a plausible size",
+    code: "INTEGRITY",
+    archive: async () => ({
+      sessionId,
+      codec: "gzip",
+      blob: new Uint8Array(randomBytes(512)),
+      rawSizeBytes: 4096,
+    }),
   },
   {
     why: "a negative size",
@@ -276,15 +480,23 @@ describe("restoreSession refuses hostile or broken archives and leaves the targe
   for (const hostile of cases) {
     it(hostile.why, async () => {
       const archive = await hostile.archive();
+      await hostile.plant?.();
       const before = await snapshotDirectory(configDir);
+      const outsideBefore = await snapshotDirectory(outside);
       const restore = restoreSession(archive, {
         configDir,
         projectKey,
         ...(hostile.maxBytes ? { maxBytes: hostile.maxBytes } : {}),
       });
-      expect(await codeOf(restore)).toBe(hostile.code);
+      const error = await expectStowageError(restore, hostile.code);
+      if (hostile.reason) expect(error.reason).toBe(hostile.reason);
       expect(await snapshotDirectory(configDir)).toEqual(before);
-      expect(await snapshotDirectory(outside)).toEqual({ "secret.txt": expect.stringMatching(/^file /) });
+      expect(await snapshotDirectory(outside)).toEqual(outsideBefore);
+      expect(await readFile(join(outside, "secret.txt"), "utf8")).toBe("do not touch\n");
+      const verified = verifySessionBlob(archive, hostile.maxBytes ? { maxBytes: hostile.maxBytes } : {});
+      // What restore refuses in the blob itself, a repository refuses when the blob is stored.
+      if (hostile.plant) await expect(verified).resolves.toMatchObject({ format: "archive" });
+      else await expectStowageError(verified, hostile.code);
     }, 60_000);
   }
 
@@ -294,24 +506,29 @@ describe("restoreSession refuses hostile or broken archives and leaves the targe
       sessionId,
       files: [main, { ...file(`${sessionId}/a`), sha256: "0".repeat(64) }],
     });
-    expect(await codeOf(restoreSession(archive, { configDir: fresh, projectKey }))).toBe("INTEGRITY");
+    await expectStowageError(restoreSession(archive, { configDir: fresh, projectKey }), "INTEGRITY");
     expect(await readdir(base)).not.toContain("never-created");
   });
 
-  it("a symlink planted where the companion directory goes is replaced, never written through", async () => {
-    await rm(join(projectDir, sessionId), { recursive: true });
-    await symlink(outside, join(projectDir, sessionId));
-    const archive = await buildArchive({
-      sessionId,
-      projectKey,
-      files: [main, file(`${sessionId}/secret.txt`, "overwritten")],
-    });
-    const restored = await restoreSession(archive, { configDir, projectKey });
-    expect(restored.replaced).toContain(sessionId);
-    const tree = await snapshotDirectory(projectDir);
-    expect(tree[sessionId]).toBe("dir");
+  it.each([
+    ["the projects directory", () => join(configDir, "projects")],
+    ["the project directory", () => projectDir],
+  ])("a symlink planted as %s is refused, never restored through", async (_where, at) => {
+    await rm(at(), { recursive: true });
+    await symlink(outside, at());
+    const archive = await buildArchive({ sessionId, projectKey, files: [main] });
+    const error = await expectStowageError(restoreSession(archive, { configDir, projectKey }), "FORBIDDEN");
+    expect(error.reason).toBe("SYMLINK_REFUSED");
     expect(await snapshotDirectory(outside)).toEqual({ "secret.txt": expect.stringMatching(/^file /) });
-    expect(await readFile(join(outside, "secret.txt"), "utf8")).toBe("do not touch\n");
+  });
+
+  it("the config directory itself may be a link: the caller chose it", async () => {
+    const link = join(base, `config-link-${randomBytes(4).toString("hex")}`);
+    await symlink(configDir, link);
+    const archive = await buildArchive({ sessionId, projectKey, files: [main] });
+    const restored = await restoreSession(archive, { configDir: link, projectKey });
+    expect(await readFile(join(projectDir, `${sessionId}.jsonl`), "utf8")).toBe('{"type":"user"}\n');
+    expect(restored.projectDir).toBe(join(link, "projects", projectKey));
   });
 
   it("an entry named %2e%2e inside the session is a literal file name, restored as such", async () => {

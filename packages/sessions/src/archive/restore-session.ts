@@ -1,36 +1,57 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { mkdir, open, rm, utimes } from "node:fs/promises";
-import { dirname, join } from "node:path";
-import { describeValue, fromSystemError, StowageError, throwIfAborted } from "@stowage/core";
-import { fsyncDirectory } from "@stowage/core/fs";
-import { assertSessionId } from "../claude/session-id.js";
-import { claudeSessionLocation } from "../claude/session-location.js";
-import { decompressBounded } from "../codec/compress.js";
-import { ChunkReader } from "./chunk-reader.js";
-import { topLevelName } from "./entry-path.js";
+import { dirname, join, resolve } from "node:path";
+import { concatBytes, describeValue, fromSystemError, StowageError, throwIfAborted } from "@stowage/core";
+import { fsyncDirectory, type OpenedDirectory, openDirectoryBeneath } from "@stowage/core/fs";
+import type { SessionAgent } from "../agents/session-agent.js";
+import { assertProjectKey, claudeProjectKey } from "../claude/project-key.js";
+import { defaultClaudeConfigDir } from "../claude/session-location.js";
+import { resolveCodexHome } from "../codex/codex-home.js";
+import { importOpencodeSession } from "../opencode/import-session.js";
+import { assertOpencodeCliOptions, type OpencodeCliOptions } from "../opencode/opencode-cli.js";
+import { transcriptOwner } from "./collect-files.js";
+import { LEGACY_AGENT_FILE_PATTERN } from "./entry-path.js";
 import {
-  ARCHIVE_PREAMBLE_BYTES,
   DEFAULT_MAX_SESSION_BYTES,
-  parseManifest,
-  readPreamble,
   type SessionArchiveEntry,
   type SessionArchiveManifest,
 } from "./manifest.js";
+import { removeCreatedDirectories } from "./remove-created-directories.js";
 import { assertPositiveInteger, assertSessionArchive, type SessionArchive } from "./session-archive.js";
+import {
+  finishSessionArchive,
+  type OpenedSessionArchive,
+  openSessionArchive,
+  readSessionEntry,
+  type SessionBlobFormat,
+} from "./session-archive-reader.js";
 import { withSessionLock } from "./session-lock.js";
 import { removeStaleStaging, STAGING_PREFIX } from "./stale-staging.js";
 import { swapIntoPlace } from "./swap-into-place.js";
 
 export interface RestoreSessionOptions {
+  /**
+   * The agent the session must be of (INVALID_INPUT, reason `AGENT_MISMATCH`, otherwise).
+   * Default: the agent the archive records; a blob in the compatibility format is Claude Code's.
+   */
+  agent?: SessionAgent;
   /** Claude Code's config directory. Default: `$CLAUDE_CONFIG_DIR`, else `~/.claude`. */
   configDir?: string;
-  /** Restore under the project key of this working directory. */
+  /** Claude Code: restore under the project key of this working directory. */
   cwd?: string;
-  /** Restore under this project key. Default (no `cwd` either): the key recorded at capture. */
+  /** Claude Code: restore under this project key. Default (no `cwd` either): the key recorded at capture. */
   projectKey?: string;
+  /** Codex's home. Default: `$CODEX_HOME`, else `~/.codex`. */
+  codexHome?: string;
+  /** OpenCode: the CLI that imports the session (required for an OpenCode session). */
+  opencode?: OpencodeCliOptions;
   /** Fail with TOO_LARGE when the archive decompresses to more. Default 256 MiB. */
   maxBytes?: number;
-  /** Replace the session's files when they already exist (else CONFLICT). Default true. */
+  /**
+   * Replace what the archive holds when it is already there (else CONFLICT): Claude Code's and
+   * Codex's files one by one (files of the existing copy that the archive lacks are kept), or
+   * the session in OpenCode's database as a whole. Default true.
+   */
   overwrite?: boolean;
   /** fsync restored files and directories before returning. Default true. */
   fsync?: boolean;
@@ -38,67 +59,254 @@ export interface RestoreSessionOptions {
 }
 
 export interface RestoredSession {
+  agent: SessionAgent;
   sessionId: string;
-  projectKey: string;
-  projectDir: string;
-  transcriptPath: string;
+  /** What the blob held: a Stowage archive, or one JSONL transcript (the compatibility format). */
+  format: SessionBlobFormat;
+  /**
+   * Where the files went: Claude Code's project directory, Codex's day folder; absent for
+   * OpenCode, whose CLI imported the session into its database.
+   */
+  directory?: string;
+  /** Claude Code's main transcript, or Codex's rollout. */
+  transcriptPath?: string;
+  /** Claude Code only. */
+  projectKey?: string;
+  /** Claude Code only: the same as `directory`. */
+  projectDir?: string;
   files: SessionArchiveEntry[];
-  /** Top-level names (`<id>.jsonl`, `<id>`, `agent-….jsonl`) that replaced existing ones. */
+  /**
+   * The files (paths as in `files`) that replaced a file already there. Files of an existing copy
+   * that the archive does not hold are kept: a restore deletes nothing it did not write.
+   */
   replaced: string[];
 }
 
 // Restored transcripts hold prompts, code and tool output: private to the owner.
 const FILE_MODE = 0o600;
 
-async function writeEntry(
-  reader: ChunkReader,
-  entry: SessionArchiveEntry,
-  path: string,
-  fsync: boolean,
-  signal: AbortSignal | undefined,
-): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const handle = await open(path, "wx", FILE_MODE);
-  const hash = createHash("sha256");
-  try {
-    for await (const part of reader.readRange(entry.size, `file ${describeValue(entry.path)}`)) {
-      throwIfAborted(signal, "restore session");
-      hash.update(part);
-      for (let offset = 0; offset < part.byteLength; ) {
-        offset += (await handle.write(part, offset, part.byteLength - offset)).bytesWritten;
-      }
-    }
-    if (fsync) await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  const actual = hash.digest("hex");
-  if (actual !== entry.sha256) {
-    throw new StowageError(
-      "INTEGRITY",
-      `session archive entry ${describeValue(entry.path)} has sha256 ${actual}, but the manifest says ${entry.sha256}`,
-      { reason: "SHA256_MISMATCH", details: { path: entry.path } },
-    );
-  }
-  // Seconds as a number, not a Date: a Date would round the float and lose the millisecond.
-  await utimes(path, entry.mtimeMs / 1000, entry.mtimeMs / 1000);
+/** Where an agent's files go: a directory opened beneath a root, creating what is missing. */
+interface RestoreTarget {
+  root: string;
+  segments: string[];
+  /** An entry's path below the opened directory. */
+  placeOf: (entry: SessionArchiveEntry) => string;
+  /** The directory as messages and the result name it. */
+  lexicalDir: string;
+  transcriptPath: string;
+  projectKey?: string;
 }
 
-async function fsyncTree(root: string, files: readonly SessionArchiveEntry[]): Promise<void> {
+async function restoreTarget(
+  opened: OpenedSessionArchive,
+  options: RestoreSessionOptions,
+): Promise<RestoreTarget> {
+  const { manifest } = opened;
+  if (manifest.agent === "codex") {
+    const codexHome = resolveCodexHome(options.codexHome);
+    const [entry] = manifest.files;
+    const [year, month, day, name] = entry!.path.split("/") as [string, string, string, string];
+    const lexicalDir = join(codexHome, "sessions", year, month, day);
+    return {
+      root: codexHome,
+      segments: ["sessions", year, month, day],
+      placeOf: () => name,
+      lexicalDir,
+      transcriptPath: join(lexicalDir, name),
+    };
+  }
+  if (options.cwd !== undefined && options.projectKey !== undefined) {
+    throw new StowageError("INVALID_INPUT", "give at most one of cwd or projectKey to restore a session");
+  }
+  let projectKey: string;
+  if (options.cwd !== undefined) {
+    projectKey = await claudeProjectKey(options.cwd, options.signal ? { signal: options.signal } : {});
+  } else {
+    const key = options.projectKey ?? manifest.projectKey;
+    if (key === undefined) {
+      throw new StowageError(
+        "INVALID_INPUT",
+        "a session blob in the compatibility format records no project: give cwd or projectKey to restore it",
+        { reason: "PROJECT_UNKNOWN" },
+      );
+    }
+    assertProjectKey(key);
+    projectKey = key;
+  }
+  if (
+    options.configDir !== undefined &&
+    (typeof options.configDir !== "string" || options.configDir === "")
+  ) {
+    throw new StowageError("INVALID_INPUT", "configDir must be a non-empty path");
+  }
+  const configDir = resolve(options.configDir ?? defaultClaudeConfigDir());
+  const lexicalDir = join(configDir, "projects", projectKey);
+  return {
+    root: configDir,
+    segments: ["projects", projectKey],
+    placeOf: (entry) => entry.path,
+    lexicalDir,
+    transcriptPath: join(lexicalDir, `${manifest.sessionId}.jsonl`),
+    projectKey,
+  };
+}
+
+/**
+ * A legacy `agent-<id>.jsonl` already in the project directory is replaced only when its own
+ * lines name the session being restored (as the archive's copy must): it may be another
+ * session's subagent transcript, which a restore never touches (INVALID_INPUT, `FOREIGN_ENTRY`).
+ * One that names no session, a link or anything but a regular file is refused the same way.
+ */
+async function assertOwnLegacyFile(
+  manifest: SessionArchiveManifest,
+  path: string,
+  existing: string,
+): Promise<void> {
+  if (manifest.agent !== "claude-code" || !LEGACY_AGENT_FILE_PATTERN.test(path)) return;
+  const owner = await transcriptOwner(existing);
+  if (owner === manifest.sessionId) return;
+  throw new StowageError(
+    "INVALID_INPUT",
+    `${describeValue(path)} in the project directory ${owner === undefined ? "names no session" : `belongs to session ${owner}`}, not ${manifest.sessionId}; a restore never replaces another session's file`,
+    { reason: "FOREIGN_ENTRY", details: { path } },
+  );
+}
+
+async function fsyncTree(root: string, paths: readonly string[]): Promise<void> {
   const directories = new Set<string>([root]);
-  for (const { path } of files) {
+  for (const path of paths) {
     const segments = path.split("/");
     for (let i = 1; i < segments.length; i++) directories.add(join(root, ...segments.slice(0, i)));
   }
   for (const directory of directories) await fsyncDirectory(directory);
 }
 
+async function restoreFiles(
+  opened: OpenedSessionArchive,
+  options: RestoreSessionOptions,
+  fsync: boolean,
+): Promise<Omit<RestoredSession, "agent" | "sessionId" | "format" | "files">> {
+  const { manifest } = opened;
+  const { signal } = options;
+  const target = await restoreTarget(opened, options);
+  const created: string[] = [];
+  let directory: OpenedDirectory | undefined;
+  let staging: string | undefined;
+  let succeeded = false;
+  try {
+    // Every later step goes through the directory opened here, never through its path again: a
+    // link (or a file) planted at any segment cannot redirect the restore. The root itself may
+    // be a link: the caller chose it.
+    const targetDir = openDirectoryBeneath(target.root, target.segments, {
+      create: true,
+      refuseNonDirectories: true,
+      onCreate: (made) => created.push(made),
+    })!;
+    directory = targetDir;
+    const dir = targetDir.path;
+    await removeStaleStaging(dir);
+    staging = join(dir, `${STAGING_PREFIX}${randomBytes(8).toString("hex")}`);
+    const stagedDir = join(staging, "new");
+    const asideDir = join(staging, "old");
+    // Private: nobody else can plant a link among the staged files while they are written.
+    await mkdir(staging, { mode: 0o700 });
+    await mkdir(stagedDir);
+    await mkdir(asideDir);
+    const places: string[] = [];
+    for (const entry of manifest.files) {
+      const place = target.placeOf(entry);
+      places.push(place);
+      const path = join(stagedDir, ...place.split("/"));
+      await mkdir(dirname(path), { recursive: true });
+      const handle = await open(path, "wx", FILE_MODE);
+      try {
+        await readSessionEntry(
+          opened,
+          entry,
+          async (part) => {
+            for (let offset = 0; offset < part.byteLength; ) {
+              offset += (await handle.write(part, offset, part.byteLength - offset)).bytesWritten;
+            }
+          },
+          signal ? { signal } : {},
+        );
+        if (fsync) await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      // Seconds as a number, not a Date: a Date would round the float and lose the millisecond.
+      await utimes(path, entry.mtimeMs / 1000, entry.mtimeMs / 1000);
+    }
+    await finishSessionArchive(opened);
+    throwIfAborted(signal, "restore session");
+    const replaced = await withSessionLock(
+      dir,
+      manifest.sessionId,
+      () =>
+        swapIntoPlace({
+          target: targetDir,
+          stagedDir,
+          asideDir,
+          paths: places,
+          overwrite: options.overwrite ?? true,
+          checkReplaceable: (path, existing) => assertOwnLegacyFile(manifest, path, existing),
+          onCreate: (made) => created.push(made),
+        }),
+      signal,
+    );
+    if (fsync) await fsyncTree(dir, places);
+    succeeded = true;
+    return {
+      directory: target.lexicalDir,
+      transcriptPath: target.transcriptPath,
+      ...(target.projectKey === undefined
+        ? {}
+        : { projectKey: target.projectKey, projectDir: target.lexicalDir }),
+      replaced,
+    };
+  } finally {
+    if (staging) await rm(staging, { recursive: true, force: true }).catch(() => {});
+    directory?.close();
+    if (!succeeded) await removeCreatedDirectories(created, resolve(target.root));
+  }
+}
+
+/** OpenCode keeps sessions in its database: the export is checked, then `opencode import`ed. */
+async function importOpencode(
+  opened: OpenedSessionArchive,
+  options: RestoreSessionOptions,
+): Promise<string[]> {
+  const cli = options.opencode;
+  assertOpencodeCliOptions(cli);
+  const [entry] = opened.manifest.files;
+  const parts: Uint8Array[] = [];
+  await readSessionEntry(opened, entry!, (part) => {
+    parts.push(part.slice());
+  });
+  await finishSessionArchive(opened);
+  const replaced = await importOpencodeSession({
+    cli,
+    sessionId: opened.manifest.sessionId,
+    exported: concatBytes(parts, entry!.size),
+    overwrite: options.overwrite ?? true,
+    entryPath: entry!.path,
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  return replaced ? [entry!.path] : [];
+}
+
 /**
- * Restores a captured session into Claude Code's project directory. Every entry path is checked
- * (no `..`, absolute path, backslash, NUL, nor another session's file) before anything is written;
- * decompression is streamed and counted, so a bomb fails with TOO_LARGE early; every file's
- * sha256 is verified. Files are written into a temp directory inside the project directory and
- * renamed into place only once all are verified: a failed restore leaves the directory as it was.
+ * Restores a captured session where its agent looks for it: Claude Code's project directory,
+ * Codex's `sessions/YYYY/MM/DD/`, or OpenCode's database (through `opencode import`). Every entry
+ * path is checked (no `..`, absolute path, backslash, NUL, nor another session's file) before
+ * anything is written; decompression is streamed and counted, so a bomb fails with TOO_LARGE
+ * early; every file's sha256 is verified. Files are written into a private temp directory
+ * inside the target directory and renamed into place, one by one, only once all are verified;
+ * a file already there is replaced only if it is the session's own (a legacy agent file of
+ * another session is INVALID_INPUT, `FOREIGN_ENTRY`), and files the archive does not hold are
+ * left as they are. A failed restore leaves the directory as it was, and removes only the
+ * directories it created that are still empty. No symbolic link below the root is followed
+ * (FORBIDDEN, `SYMLINK_REFUSED`). OpenCode: see `importOpencodeSession`.
  */
 export async function restoreSession(
   archive: SessionArchive,
@@ -110,100 +318,29 @@ export async function restoreSession(
   const { signal } = options;
   const fsync = options.fsync ?? true;
   const context = `restore session ${archive.sessionId}`;
-  if (options.cwd !== undefined && options.projectKey !== undefined) {
-    throw new StowageError("INVALID_INPUT", "give at most one of cwd or projectKey to restore a session");
-  }
-  if (archive.rawSizeBytes > maxBytes) {
-    throw new StowageError(
-      "TOO_LARGE",
-      `session archive is ${archive.rawSizeBytes} bytes decompressed, over the limit of ${maxBytes} bytes (maxBytes)`,
-      { reason: "DECOMPRESSED_TOO_LARGE", details: { limit: maxBytes, declared: archive.rawSizeBytes } },
-    );
-  }
-  const reader = new ChunkReader(
-    decompressBounded(archive.blob, archive.codec, { maxBytes, ...(signal ? { signal } : {}) }),
-  );
-  let createdDir: string | undefined;
-  let staging: string | undefined;
-  let succeeded = false;
+  let opened: OpenedSessionArchive | undefined;
   try {
-    const manifestLength = readPreamble(await reader.readExactly(ARCHIVE_PREAMBLE_BYTES, "the preamble"));
-    const manifest: SessionArchiveManifest = parseManifest(
-      await reader.readExactly(manifestLength, "the manifest"),
+    opened = await openSessionArchive(archive, {
       maxBytes,
-    );
-    if (manifest.sessionId !== archive.sessionId) {
-      throw new StowageError(
-        "INVALID_INPUT",
-        `session archive holds session ${manifest.sessionId}, but it was labelled ${archive.sessionId}`,
-        { reason: "SESSION_MISMATCH" },
-      );
-    }
-    assertSessionId(manifest.sessionId);
-    const location = await claudeSessionLocation({
-      sessionId: manifest.sessionId,
-      ...(options.configDir === undefined ? {} : { configDir: options.configDir }),
-      ...(options.cwd === undefined
-        ? { projectKey: options.projectKey ?? manifest.projectKey }
-        : { cwd: options.cwd }),
+      ...(options.agent === undefined ? {} : { agent: options.agent }),
+      ...(signal ? { signal } : {}),
     });
-    createdDir = await mkdir(location.projectDir, { recursive: true });
-    await removeStaleStaging(location.projectDir);
-    staging = join(location.projectDir, `${STAGING_PREFIX}${randomBytes(8).toString("hex")}`);
-    const stagedDir = join(staging, "new");
-    const asideDir = join(staging, "old");
-    await mkdir(stagedDir, { recursive: true });
-    await mkdir(asideDir);
-
-    for (const entry of manifest.files) {
-      await writeEntry(reader, entry, join(stagedDir, ...entry.path.split("/")), fsync, signal);
-    }
-    if (!(await reader.atEnd())) {
-      throw new StowageError("INTEGRITY", "session archive has bytes after its last file", {
-        reason: "TRAILING_BYTES",
-      });
-    }
-    const total =
-      ARCHIVE_PREAMBLE_BYTES + manifestLength + manifest.files.reduce((sum, entry) => sum + entry.size, 0);
-    if (total !== archive.rawSizeBytes) {
-      throw new StowageError(
-        "INTEGRITY",
-        `session archive decompressed to ${total} bytes, but it was recorded as ${archive.rawSizeBytes}`,
-        { reason: "RAW_SIZE_MISMATCH" },
-      );
-    }
-    if (fsync) await fsyncTree(stagedDir, manifest.files);
-    throwIfAborted(signal, context);
-    const names = [...new Set(manifest.files.map((entry) => topLevelName(entry.path)))];
-    const replaced = await withSessionLock(
-      location.projectDir,
-      location.sessionId,
-      () =>
-        swapIntoPlace({
-          targetDir: location.projectDir,
-          stagedDir,
-          asideDir,
-          names,
-          overwrite: options.overwrite ?? true,
-        }),
-      signal,
-    );
-    if (fsync) await fsyncDirectory(location.projectDir);
-    succeeded = true;
-    return {
-      sessionId: location.sessionId,
-      projectKey: location.projectKey,
-      projectDir: location.projectDir,
-      transcriptPath: location.transcriptPath,
-      files: manifest.files,
-      replaced,
+    const { manifest } = opened;
+    const common = {
+      agent: manifest.agent,
+      sessionId: manifest.sessionId,
+      format: opened.format,
     };
+    if (manifest.agent === "opencode") {
+      const replaced = await importOpencode(opened, options);
+      return { ...common, files: manifest.files, replaced };
+    }
+    const placed = await restoreFiles(opened, options, fsync);
+    // The compatibility format's single entry learns its real size once written.
+    return { ...common, ...placed, files: manifest.files };
   } catch (err) {
     throw fromSystemError(err, context);
   } finally {
-    await reader.close().catch(() => {});
-    if (staging) await rm(staging, { recursive: true, force: true }).catch(() => {});
-    // Directories this call created (config dir, projects/, the project) go too on failure.
-    if (!succeeded && createdDir) await rm(createdDir, { recursive: true, force: true }).catch(() => {});
+    await opened?.reader.close().catch(() => {});
   }
 }

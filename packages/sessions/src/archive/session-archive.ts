@@ -1,5 +1,5 @@
 import { describeValue, StowageError } from "@stowage/core";
-import { assertSessionId } from "../claude/session-id.js";
+import { assertSessionId } from "../agents/session-id.js";
 import { assertSessionCodec, type SessionCodec } from "../codec/codecs.js";
 
 /** Largest compressed session blob accepted by transport and repositories by default: 64 MiB. */

@@ -5,7 +5,7 @@ import { TEMP_FILE_PREFIX } from "@stowage/core/fs";
 /** Names of restore staging directories inside a project directory start with this. */
 export const STAGING_PREFIX = `${TEMP_FILE_PREFIX}restore-`;
 /** A staging directory older than this was left by a restore that crashed, and is removed. */
-export const STALE_STAGING_MS = 60 * 60 * 1000;
+const STALE_STAGING_MS = 60 * 60 * 1000;
 
 /**
  * Removes staging directories that restores killed mid-way left in `projectDir`. Young ones are

@@ -1,65 +1,146 @@
 import { lstat, rename } from "node:fs/promises";
 import { join } from "node:path";
 import { describeValue, errnoOf, StowageError } from "@stowage/core";
+import { type OpenedDirectory, openDirectoryBeneath } from "@stowage/core/fs";
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await lstat(path);
-    return true;
-  } catch (err) {
-    if (errnoOf(err) === "ENOENT") return false;
-    throw err;
-  }
-}
-
+/** What a swap moved for one file, so that a failure can undo it. */
 interface Step {
+  path: string;
+  /** The directory the file went into, held open until the swap is over. */
+  parent: string;
   name: string;
-  movedAside: boolean;
+  /** Where the file it replaced waits, when there was one. */
+  aside?: string;
   installed: boolean;
 }
 
-/**
- * Moves each staged top-level entry (`stagedDir/<name>`) into `targetDir`, first moving any
- * existing entry of that name into `asideDir`. Every move is a rename within one file system.
- * If a move fails, the moves already made are undone in reverse, so the target directory ends
- * as it began; the error is rethrown. Returns the names that replaced an existing entry.
- */
-export async function swapIntoPlace(options: {
-  targetDir: string;
+export interface SwapIntoPlaceOptions {
+  /** The directory the files go into, opened beneath its root (see `openDirectoryBeneath`). */
+  target: OpenedDirectory;
+  /** Holds each file at its path below `target`, `/`-separated. */
   stagedDir: string;
+  /** Where replaced files wait until the swap is over; the caller removes it afterwards. */
   asideDir: string;
-  names: readonly string[];
+  /** The files to install, relative to both `stagedDir` and `target`, `/`-separated. */
+  paths: readonly string[];
   overwrite: boolean;
-}): Promise<string[]> {
-  const { targetDir, stagedDir, asideDir, names, overwrite } = options;
+  /**
+   * Called for each path that already exists in `target` (with a path that reaches it without
+   * following a link at its last component), before anything moves; throws to refuse the swap.
+   */
+  checkReplaceable?: (path: string, existing: string) => Promise<void>;
+  /** Called with the lexical path of each directory the swap creates, top first. */
+  onCreate?: (lexicalPath: string) => void;
+}
+
+function split(path: string): { segments: string[]; name: string } {
+  const segments = path.split("/");
+  const name = segments.pop()!;
+  return { segments, name };
+}
+
+/** The directories above the files, each opened once (without following a link) and kept open. */
+class Parents {
+  readonly #opened = new Map<string, OpenedDirectory | null>();
+  constructor(
+    readonly target: OpenedDirectory,
+    readonly create: boolean,
+    readonly onCreate?: (lexicalPath: string) => void,
+  ) {}
+
+  open(segments: readonly string[]): OpenedDirectory | null {
+    if (segments.length === 0) return this.target;
+    const key = segments.join("/");
+    if (!this.#opened.has(key)) {
+      this.#opened.set(
+        key,
+        openDirectoryBeneath(this.target, segments, {
+          create: this.create,
+          ...(this.onCreate ? { onCreate: this.onCreate } : {}),
+        }),
+      );
+    }
+    return this.#opened.get(key)!;
+  }
+
+  close(): void {
+    for (const directory of this.#opened.values()) directory?.close();
+  }
+}
+
+/**
+ * Installs each staged file (`stagedDir/<path>`) at the same path below `target`, file by file:
+ * directories that are missing are created, a file already there is moved into `asideDir` (with
+ * `overwrite`; else CONFLICT before anything moves), and nothing else in `target` is touched, so
+ * files of an existing copy that the staged set does not hold stay. A directory where a file goes
+ * is CONFLICT (reason `NOT_A_FILE`): it is never replaced. No link below `target` is followed
+ * (FORBIDDEN, `SYMLINK_REFUSED`); a link where a file goes is replaced as that file. Every move is
+ * a rename within one file system; if one fails, those already made are undone in reverse and
+ * the error is rethrown (the directories created stay for the caller to remove while empty).
+ * Returns the paths that replaced an existing file.
+ */
+export async function swapIntoPlace(options: SwapIntoPlaceOptions): Promise<string[]> {
+  const { target, stagedDir, asideDir, paths, overwrite } = options;
   const present = new Set<string>();
-  for (const name of names) if (await exists(join(targetDir, name))) present.add(name);
+  const probe = new Parents(target, false);
+  try {
+    for (const path of paths) {
+      const { segments, name } = split(path);
+      const parent = probe.open(segments);
+      if (!parent) continue;
+      const existing = `${parent.path}/${name}`;
+      let isDirectory: boolean;
+      try {
+        isDirectory = (await lstat(existing)).isDirectory();
+      } catch (err) {
+        if (errnoOf(err) === "ENOENT") continue;
+        throw err;
+      }
+      if (isDirectory) {
+        throw new StowageError(
+          "CONFLICT",
+          `restore would put a file at ${describeValue(path)} in ${target.lexicalPath}, where there is a directory; a directory is never replaced`,
+          { reason: "NOT_A_FILE", details: { path } },
+        );
+      }
+      await options.checkReplaceable?.(path, existing);
+      present.add(path);
+    }
+  } finally {
+    probe.close();
+  }
   if (!overwrite && present.size > 0) {
     throw new StowageError(
       "CONFLICT",
-      `restore would replace ${[...present].map((name) => describeValue(name)).join(", ")} in ${targetDir}; pass overwrite: true to replace`,
+      `restore would replace ${[...present].map((path) => describeValue(path)).join(", ")} in ${target.lexicalPath}; pass overwrite: true to replace`,
       { details: { existing: [...present] } },
     );
   }
+  const parents = new Parents(target, true, options.onCreate);
   const steps: Step[] = [];
   try {
-    for (const name of names) {
-      const step: Step = { name, movedAside: false, installed: false };
+    for (const [index, path] of paths.entries()) {
+      const { segments, name } = split(path);
+      const step: Step = { path, parent: parents.open(segments)!.path, name, installed: false };
       steps.push(step);
-      if (present.has(name)) {
-        await rename(join(targetDir, name), join(asideDir, name));
-        step.movedAside = true;
+      const destination = `${step.parent}/${name}`;
+      if (present.has(path)) {
+        const aside = join(asideDir, String(index));
+        await rename(destination, aside);
+        step.aside = aside;
       }
-      await rename(join(stagedDir, name), join(targetDir, name));
+      await rename(join(stagedDir, ...path.split("/")), destination);
       step.installed = true;
     }
   } catch (err) {
     for (const step of steps.reverse()) {
-      const target = join(targetDir, step.name);
-      if (step.installed) await rename(target, join(stagedDir, step.name)).catch(() => {});
-      if (step.movedAside) await rename(join(asideDir, step.name), target).catch(() => {});
+      const destination = `${step.parent}/${step.name}`;
+      if (step.installed) await rename(destination, join(stagedDir, ...step.path.split("/"))).catch(() => {});
+      if (step.aside) await rename(step.aside, destination).catch(() => {});
     }
     throw err;
+  } finally {
+    parents.close();
   }
-  return names.filter((name) => present.has(name));
+  return paths.filter((path) => present.has(path));
 }

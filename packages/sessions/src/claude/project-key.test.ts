@@ -1,6 +1,6 @@
 import { mkdir, symlink } from "node:fs/promises";
 import { join } from "node:path";
-import { StowageError } from "@stowage/core";
+import { expectStowageError } from "@stowage/core/testing";
 import { tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
 import {
@@ -37,9 +37,9 @@ describe("sanitizeProjectPath", () => {
     expect(key).toMatch(/^-x{199}-[0-9a-z]+$/);
   });
 
-  it("rejects an empty or non-string path", () => {
+  it("rejects an empty or non-string path", async () => {
     for (const value of ["", undefined, 42]) {
-      expect(() => sanitizeProjectPath(value as string)).toThrow(StowageError);
+      await expectStowageError(() => sanitizeProjectPath(value as string), "INVALID_INPUT");
     }
   });
 });
@@ -60,17 +60,16 @@ describe("claudeProjectKey", () => {
 
   it("rejects an empty path or one with NUL", async () => {
     for (const cwd of ["", "/a\u0000b", 7]) {
-      const err = await claudeProjectKey(cwd as string).catch((e: unknown) => e);
-      expect(StowageError.is(err, "INVALID_INPUT")).toBe(true);
+      await expectStowageError(claudeProjectKey(cwd as string), "INVALID_INPUT");
     }
   });
 });
 
 describe("assertProjectKey", () => {
-  it("accepts what the sanitizer produces and nothing else", () => {
+  it("accepts what the sanitizer produces and nothing else", async () => {
     expect(() => assertProjectKey("-workspace-app")).not.toThrow();
     for (const value of ["", "../x", "a/b", "a.b", "a\u0000", "x".repeat(256), 5]) {
-      expect(() => assertProjectKey(value)).toThrow(StowageError);
+      await expectStowageError(() => assertProjectKey(value), "INVALID_INPUT");
     }
   });
 });

@@ -1,8 +1,8 @@
 import { join } from "node:path";
-import { StowageError } from "@stowage/core";
+import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
+import { assertSessionId, isSessionId } from "../agents/session-id.js";
 import { HOSTILE_IDS } from "../testing/hostile-ids.js";
-import { assertSessionId, isSessionId } from "./session-id.js";
 import { claudeSessionLocation, defaultClaudeConfigDir } from "./session-location.js";
 
 const sessionId = "0f6c3a52-1b7e-4c1a-9d55-3c2b8f7e9a10";
@@ -45,8 +45,7 @@ describe("claudeSessionLocation", () => {
       { sessionId, cwd: "/a", configDir: "" },
       { sessionId, projectKey: "../etc" },
     ]) {
-      const err = await claudeSessionLocation(options).catch((e: unknown) => e);
-      expect(StowageError.is(err, "INVALID_INPUT")).toBe(true);
+      await expectStowageError(claudeSessionLocation(options), "INVALID_INPUT");
     }
   });
 
@@ -54,13 +53,11 @@ describe("claudeSessionLocation", () => {
     for (const { value, why } of HOSTILE_IDS) {
       it(why, async () => {
         expect(isSessionId(value)).toBe(false);
-        expect(() => assertSessionId(value)).toThrow(StowageError);
-        const err = await claudeSessionLocation({
-          configDir: "/cfg",
-          cwd: "/w",
-          sessionId: value as string,
-        }).catch((e: unknown) => e);
-        expect(StowageError.is(err, "INVALID_INPUT")).toBe(true);
+        await expectStowageError(() => assertSessionId(value), "INVALID_INPUT");
+        await expectStowageError(
+          claudeSessionLocation({ configDir: "/cfg", cwd: "/w", sessionId: value as string }),
+          "INVALID_INPUT",
+        );
       });
     }
   });

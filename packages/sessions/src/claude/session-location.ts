@@ -1,8 +1,8 @@
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { describeValue, StowageError } from "@stowage/core";
+import { assertSessionId } from "../agents/session-id.js";
 import { assertProjectKey, claudeProjectKey } from "./project-key.js";
-import { assertSessionId } from "./session-id.js";
 
 export interface ClaudeSessionLocationOptions {
   /** Claude Code's config directory. Default: `$CLAUDE_CONFIG_DIR`, else `~/.claude`. */
@@ -32,16 +32,20 @@ export function defaultClaudeConfigDir(): string {
   return fromEnv ? resolve(fromEnv) : join(homedir(), ".claude");
 }
 
+/** Where a project's sessions are: `<configDir>/projects/<projectKey>`. */
+export interface ClaudeProjectDir {
+  projectKey: string;
+  projectDir: string;
+}
+
 /**
- * Where Claude Code keeps a session's files. The session id is validated (a UUID) and the
- * project key is derived with Claude Code's own rule before any path is built.
+ * The directory of a project's Claude Code sessions, from `cwd` (with Claude Code's own rule) or
+ * a `projectKey`, under `configDir` (default `$CLAUDE_CONFIG_DIR`, else `~/.claude`).
  */
-export async function claudeSessionLocation(
-  options: ClaudeSessionLocationOptions,
-): Promise<ClaudeSessionLocation> {
-  assertSessionId(options?.sessionId);
-  const { sessionId } = options;
-  if ((options.cwd === undefined) === (options.projectKey === undefined)) {
+export async function claudeProjectDir(
+  options: Omit<ClaudeSessionLocationOptions, "sessionId">,
+): Promise<ClaudeProjectDir> {
+  if ((options?.cwd === undefined) === (options?.projectKey === undefined)) {
     throw new StowageError("INVALID_INPUT", "give exactly one of cwd or projectKey to locate a session");
   }
   if (
@@ -64,7 +68,19 @@ export async function claudeSessionLocation(
     );
   }
   const configDir = resolve(options.configDir ?? defaultClaudeConfigDir());
-  const projectDir = join(configDir, "projects", projectKey);
+  return { projectKey, projectDir: join(configDir, "projects", projectKey) };
+}
+
+/**
+ * Where Claude Code keeps a session's files. The session id is validated (a UUID) and the
+ * project key is derived with Claude Code's own rule before any path is built.
+ */
+export async function claudeSessionLocation(
+  options: ClaudeSessionLocationOptions,
+): Promise<ClaudeSessionLocation> {
+  assertSessionId(options?.sessionId);
+  const { sessionId } = options;
+  const { projectKey, projectDir } = await claudeProjectDir(options);
   return {
     sessionId,
     projectKey,

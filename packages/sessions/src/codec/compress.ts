@@ -20,11 +20,11 @@ const asUint8Array = (chunk: Buffer) => new Uint8Array(chunk.buffer, chunk.byteO
 export async function compressChunks(
   codec: SessionCodec,
   chunks: readonly Uint8Array[],
-  options: { sizeHint?: number; signal?: AbortSignal } = {},
+  options: { sizeHint?: number; brotliQuality?: number; signal?: AbortSignal } = {},
 ): Promise<Uint8Array> {
   const { signal } = options;
   throwIfAborted(signal, `compress (${codec})`);
-  const compressor = createCompressStream(codec, options.sizeHint);
+  const compressor = createCompressStream(codec, options.sizeHint, options.brotliQuality);
   const output: Uint8Array[] = [];
   let size = 0;
   try {

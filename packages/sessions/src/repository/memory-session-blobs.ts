@@ -1,16 +1,19 @@
 import { throwIfAborted } from "@stowage/core";
-import { assertSessionId } from "../claude/session-id.js";
+import { assertSessionId } from "../agents/session-id.js";
 import type {
   CreateSessionBlobInput,
   DeleteExpiredOptions,
   RepositoryOperationOptions,
   SessionBlobRecord,
   SessionBlobRepository,
+  SessionBlobSummary,
 } from "./session-blob-repository.js";
 import {
+  assertOwner,
   assertRequestId,
   normalizeCreateInput,
   resolveDeleteExpiredOptions,
+  resolveListSessionBlobsOptions,
   resolveSessionBlobLimits,
   type SessionBlobLimits,
 } from "./validate-input.js";
@@ -54,13 +57,17 @@ export function createMemorySessionBlobRepository(
   return {
     async create(input: CreateSessionBlobInput, { signal }: RepositoryOperationOptions = {}) {
       const at = now();
-      const valid = normalizeCreateInput(input, limits, at);
+      const valid = await normalizeCreateInput(input, limits, at, signal ? { signal } : {});
       throwIfAborted(signal, "create session blob");
       const existing = [...records.values()].find(
-        (record) => record.requestId === valid.requestId && record.sessionId === valid.sessionId,
+        (record) =>
+          record.owner === valid.owner &&
+          record.requestId === valid.requestId &&
+          record.sessionId === valid.sessionId,
       );
       const record: SessionBlobRecord = {
         id: existing?.id ?? nextId++,
+        owner: valid.owner,
         requestId: valid.requestId,
         sessionId: valid.sessionId,
         agentType: valid.agentType,
@@ -74,15 +81,17 @@ export function createMemorySessionBlobRepository(
       records.set(record.id, record);
       return copy(record);
     },
-    async getLatestForRequest(requestId, { signal } = {}) {
+    async getLatestForRequest(owner, requestId, { signal } = {}) {
+      assertOwner(owner);
       assertRequestId(requestId);
       throwIfAborted(signal, "get session blob");
-      return latest((record) => record.requestId === requestId);
+      return latest((record) => record.owner === owner && record.requestId === requestId);
     },
-    async getBySessionId(sessionId, { signal } = {}) {
+    async getBySessionId(owner, sessionId, { signal } = {}) {
+      assertOwner(owner);
       assertSessionId(sessionId);
       throwIfAborted(signal, "get session blob");
-      return latest((record) => record.sessionId === sessionId);
+      return latest((record) => record.owner === owner && record.sessionId === sessionId);
     },
     async deleteExpired(deleteOptions: DeleteExpiredOptions = {}) {
       const { batchSize, maxBatches } = resolveDeleteExpiredOptions(deleteOptions);
@@ -96,14 +105,40 @@ export function createMemorySessionBlobRepository(
       }
       return deleted;
     },
-    async deleteForRequest(requestId, { signal } = {}) {
+    async deleteForRequest(owner, requestId, { signal } = {}) {
+      assertOwner(owner);
       assertRequestId(requestId);
       throwIfAborted(signal, "delete session blobs");
       let deleted = 0;
       for (const record of [...records.values()]) {
-        if (record.requestId === requestId && records.delete(record.id)) deleted++;
+        if (record.owner === owner && record.requestId === requestId && records.delete(record.id)) deleted++;
       }
       return deleted;
+    },
+    async list(listOptions = {}) {
+      const { afterId, limit } = resolveListSessionBlobsOptions(listOptions);
+      throwIfAborted(listOptions.signal, "list session blobs");
+      // Ids are handed out in increasing order and a Map keeps insertion order: already sorted.
+      const page: SessionBlobRecord[] = [];
+      for (const record of records.values()) {
+        if (record.id <= afterId || !live(record)) continue;
+        if (page.length === limit) return { records: page, cursor: String(page[limit - 1]!.id) };
+        page.push(copy(record));
+      }
+      return { records: page };
+    },
+    async listByOwner(owner, listOptions = {}) {
+      assertOwner(owner);
+      const { afterId, limit } = resolveListSessionBlobsOptions(listOptions);
+      throwIfAborted(listOptions.signal, "list session blobs");
+      const sessions: SessionBlobSummary[] = [];
+      for (const record of records.values()) {
+        if (record.id <= afterId || record.owner !== owner || !live(record)) continue;
+        if (sessions.length === limit) return { sessions, cursor: String(sessions[limit - 1]!.id) };
+        const { blob: _blob, ...summary } = copy(record);
+        sessions.push(summary);
+      }
+      return { sessions };
     },
   };
 }

@@ -6,10 +6,19 @@ export const DEFAULT_SESSION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 export const DEFAULT_DELETE_EXPIRED_BATCH = 1000;
 /** Largest `batchSize` `deleteExpired` accepts. */
 export const MAX_DELETE_EXPIRED_BATCH = 100_000;
+/** Records per `list` page when no `limit` is given: pages hold whole blobs (up to 64 MiB each). */
+export const DEFAULT_SESSION_BLOB_PAGE_SIZE = 20;
+/** Largest `limit` `list` accepts. */
+export const MAX_SESSION_BLOB_PAGE_SIZE = 1000;
 
 /** A stored session: the archive plus who it belongs to and when it expires. */
 export interface SessionBlobRecord extends SessionArchive {
   id: number;
+  /**
+   * Who the session belongs to: an opaque safe id chosen by the host (the reference app passes
+   * its principal, `user:alice` or `org:acme`). Every lookup is made inside one owner.
+   */
+  owner: string;
   /** The host application's request (job, ticket…) this session ran for. */
   requestId: string;
   /** The agent that produced it, e.g. `claude-code`. */
@@ -22,6 +31,8 @@ export interface SessionBlobRecord extends SessionArchive {
 }
 
 export interface CreateSessionBlobInput extends SessionArchive {
+  /** Who the session belongs to: a safe id of at most `MAX_OWNER_LENGTH` characters. */
+  owner: string;
   requestId: string;
   agentType: string;
   /** Default: now plus the repository's TTL ({@link DEFAULT_SESSION_TTL_MS}); null: never expires. */
@@ -39,23 +50,74 @@ export interface DeleteExpiredOptions extends RepositoryOperationOptions {
   maxBatches?: number;
 }
 
+export interface ListSessionBlobsOptions extends RepositoryOperationOptions {
+  /** The `cursor` of the previous page; absent for the first page. */
+  cursor?: string;
+  /** Records per page, 1 to {@link MAX_SESSION_BLOB_PAGE_SIZE}. Default {@link DEFAULT_SESSION_BLOB_PAGE_SIZE}. */
+  limit?: number;
+}
+
+/** A stored session as a listing of its owner's shows it: the record without its blob. */
+export type SessionBlobSummary = Omit<SessionBlobRecord, "blob">;
+
+/** One page of {@link SessionBlobRepository.listByOwner}. */
+export interface SessionBlobSummaryPage {
+  /** In id order (the order they were first stored). */
+  sessions: SessionBlobSummary[];
+  /** Pass it back for the next page; absent once nothing follows. */
+  cursor?: string;
+}
+
+/** One page of {@link SessionBlobRepository.list}. */
+export interface SessionBlobPage {
+  records: SessionBlobRecord[];
+  /** Pass it back for the next page; absent once nothing follows (a full page may carry one and be followed by an empty page). */
+  cursor?: string;
+}
+
 /**
  * Where captured sessions are stored between container runs. Backends implement it (PostgreSQL in
  * `@stowage/storage-postgres`); `createMemorySessionBlobRepository` is the reference. Expired
  * records are never returned, even before `deleteExpired` removes them.
+ *
+ * Every record belongs to an owner, and every read and delete names one: another owner's request
+ * or session id is simply not there (null, 0), never an error that would tell it exists. Two
+ * owners may use the same request id and session id without meeting.
  */
 export interface SessionBlobRepository {
-  /** Stores a session; an existing record for the same request and session is replaced (upsert). */
+  /**
+   * Stores a session; an existing record for the same owner, request and session is replaced
+   * (upsert on the three).
+   */
   create(input: CreateSessionBlobInput, options?: RepositoryOperationOptions): Promise<SessionBlobRecord>;
-  /** The most recently stored, unexpired session of a request, or null. */
+  /** The owner's most recently stored, unexpired session of a request, or null. */
   getLatestForRequest(
+    owner: string,
     requestId: string,
     options?: RepositoryOperationOptions,
   ): Promise<SessionBlobRecord | null>;
-  /** The most recently stored, unexpired record of a session id, or null. */
-  getBySessionId(sessionId: string, options?: RepositoryOperationOptions): Promise<SessionBlobRecord | null>;
-  /** Deletes expired records in bounded batches; returns how many were deleted. */
+  /** The owner's most recently stored, unexpired record of a session id, or null. */
+  getBySessionId(
+    owner: string,
+    sessionId: string,
+    options?: RepositoryOperationOptions,
+  ): Promise<SessionBlobRecord | null>;
+  /** Deletes expired records of every owner in bounded batches; returns how many were deleted. */
   deleteExpired(options?: DeleteExpiredOptions): Promise<number>;
-  /** Deletes every record of a request; returns how many were deleted. */
-  deleteForRequest(requestId: string, options?: RepositoryOperationOptions): Promise<number>;
+  /** Deletes every record the owner stored for a request; returns how many were deleted. */
+  deleteForRequest(owner: string, requestId: string, options?: RepositoryOperationOptions): Promise<number>;
+  /**
+   * Every live (unexpired) record of every owner, a page at a time in id order: for maintenance
+   * that must see all that is stored, such as the roots of blob garbage collection (each blob
+   * decompressed and scanned for `blob:sha256:` refs). A record replaced by an upsert keeps its
+   * id, so its place; one stored while a listing runs is on a later page or not at all. The
+   * cursor is the last record's id in decimal, opaque to callers.
+   */
+  list(options?: ListSessionBlobsOptions): Promise<SessionBlobPage>;
+  /**
+   * The owner's live (unexpired) stored sessions without their blobs, a page at a time in id
+   * order: what a user is shown of what is stored for them (agent, sizes, expiry). The cursor is
+   * the last record's id in decimal, opaque to callers; `limit` as for {@link list}.
+   */
+  listByOwner(owner: string, options?: ListSessionBlobsOptions): Promise<SessionBlobSummaryPage>;
 }

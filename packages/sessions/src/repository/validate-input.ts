@@ -1,40 +1,47 @@
-import { describeValue, StowageError } from "@stowage/core";
+import { assertSafeId, describeValue, StowageError } from "@stowage/core";
+import { assertSessionAgent, type SessionAgent } from "../agents/session-agent.js";
+import { DEFAULT_MAX_SESSION_BYTES } from "../archive/manifest.js";
 import {
   assertPositiveInteger,
   assertSessionArchive,
   DEFAULT_MAX_SESSION_BLOB_BYTES,
 } from "../archive/session-archive.js";
+import { verifySessionBlob } from "../archive/verify-session-blob.js";
 import {
   type CreateSessionBlobInput,
   DEFAULT_DELETE_EXPIRED_BATCH,
+  DEFAULT_SESSION_BLOB_PAGE_SIZE,
   DEFAULT_SESSION_TTL_MS,
   type DeleteExpiredOptions,
+  type ListSessionBlobsOptions,
   MAX_DELETE_EXPIRED_BATCH,
+  MAX_SESSION_BLOB_PAGE_SIZE,
 } from "./session-blob-repository.js";
 
-/** Longest request id accepted. */
+/** Longest request id accepted (a safe id: letters, digits and `._:@-`, starting with a letter or digit). */
 export const MAX_REQUEST_ID_LENGTH = 255;
-/** A host's request id: letters, digits and `._:@-`, starting with a letter or digit. */
-export const REQUEST_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:@-]*$/;
-/** An agent type such as `claude-code`: 1 to 64 of letters, digits and `._-`. */
-export const AGENT_TYPE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+/** Longest agent type accepted (a safe id such as `claude-code`). */
+export const MAX_AGENT_TYPE_LENGTH = 64;
+/** Longest owner accepted (a safe id such as `user:alice` or `org:acme`). */
+export const MAX_OWNER_LENGTH = 255;
 
-export function assertRequestId(value: unknown): asserts value is string {
-  if (typeof value !== "string" || value.length > MAX_REQUEST_ID_LENGTH || !REQUEST_ID_PATTERN.test(value)) {
-    throw new StowageError(
-      "INVALID_INPUT",
-      `request id must be 1 to ${MAX_REQUEST_ID_LENGTH} of letters, digits and "._:@-", starting with a letter or digit, got ${describeValue(value)}`,
-    );
-  }
+/** Throws INVALID_INPUT unless `value` is an owner: a safe id of at most 255 characters. */
+export function assertOwner(value: unknown): asserts value is string {
+  assertSafeId(value, "owner", MAX_OWNER_LENGTH);
 }
 
-export function assertAgentType(value: unknown): asserts value is string {
-  if (typeof value !== "string" || !AGENT_TYPE_PATTERN.test(value)) {
-    throw new StowageError(
-      "INVALID_INPUT",
-      `agent type must be 1 to 64 of letters, digits and "._-" such as "claude-code", got ${describeValue(value)}`,
-    );
-  }
+/** Throws INVALID_INPUT unless `value` is a host's request id: a safe id of at most 255 characters. */
+export function assertRequestId(value: unknown): asserts value is string {
+  assertSafeId(value, "request id", MAX_REQUEST_ID_LENGTH);
+}
+
+/**
+ * Throws INVALID_INPUT unless `value` is an agent type: one of `SESSION_AGENTS` (so the blob can
+ * be restored), which are safe ids of at most 64 characters.
+ */
+function assertAgentType(value: unknown): asserts value is string {
+  assertSafeId(value, "agent type", MAX_AGENT_TYPE_LENGTH);
+  assertSessionAgent(value, "agent type");
 }
 
 export interface SessionBlobLimits {
@@ -42,6 +49,8 @@ export interface SessionBlobLimits {
   ttlMs?: number;
   /** Default {@link DEFAULT_MAX_SESSION_BLOB_BYTES}. */
   maxBlobBytes?: number;
+  /** Cap on a blob's decompressed size, checked when it is stored. Default {@link DEFAULT_MAX_SESSION_BYTES}. */
+  maxRawBytes?: number;
 }
 
 /** Validates a repository's options; returns them with defaults. */
@@ -50,21 +59,31 @@ export function resolveSessionBlobLimits(limits: SessionBlobLimits = {}): Requir
   assertPositiveInteger(ttlMs, "ttlMs");
   const maxBlobBytes = limits.maxBlobBytes ?? DEFAULT_MAX_SESSION_BLOB_BYTES;
   assertPositiveInteger(maxBlobBytes, "maxBlobBytes");
-  return { ttlMs, maxBlobBytes };
+  const maxRawBytes = limits.maxRawBytes ?? DEFAULT_MAX_SESSION_BYTES;
+  assertPositiveInteger(maxRawBytes, "maxRawBytes");
+  return { ttlMs, maxBlobBytes, maxRawBytes };
 }
 
-/** `input` validated, with `expiresAt` resolved against `now` and the TTL. For backends. */
-export function normalizeCreateInput(
+/**
+ * `input` validated, with `expiresAt` resolved against `now` and the TTL. For backends. The blob
+ * itself is read through (`verifySessionBlob`): one that could not be restored as a session of
+ * `agentType` is refused now (INVALID_INPUT, TOO_LARGE, INTEGRITY), never stored; `rawSizeBytes`
+ * is the size it measured (a compatibility-format blob of several gzip members records none).
+ */
+export async function normalizeCreateInput(
   input: CreateSessionBlobInput,
-  limits: Required<SessionBlobLimits>,
+  limits: SessionBlobLimits,
   now: Date,
-): CreateSessionBlobInput & { expiresAt: Date | null } {
+  options: { signal?: AbortSignal } = {},
+): Promise<CreateSessionBlobInput & { expiresAt: Date | null }> {
+  const resolved = resolveSessionBlobLimits(limits);
   if (typeof input !== "object" || input === null) {
     throw new StowageError("INVALID_INPUT", `session record must be an object, got ${describeValue(input)}`);
   }
+  assertOwner(input.owner);
   assertRequestId(input.requestId);
   assertAgentType(input.agentType);
-  assertSessionArchive(input, limits.maxBlobBytes);
+  assertSessionArchive(input, resolved.maxBlobBytes);
   const { expiresAt } = input;
   if (
     expiresAt !== undefined &&
@@ -76,9 +95,15 @@ export function normalizeCreateInput(
       `expiresAt must be a valid Date, null or absent, got ${describeValue(expiresAt)}`,
     );
   }
+  const { rawSizeBytes } = await verifySessionBlob(input, {
+    agent: input.agentType as SessionAgent,
+    maxBytes: resolved.maxRawBytes,
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
   return {
     ...input,
-    expiresAt: expiresAt === undefined ? new Date(now.getTime() + limits.ttlMs) : expiresAt,
+    rawSizeBytes,
+    expiresAt: expiresAt === undefined ? new Date(now.getTime() + resolved.ttlMs) : expiresAt,
   };
 }
 
@@ -102,4 +127,34 @@ export function resolveDeleteExpiredOptions(options: DeleteExpiredOptions = {}):
     );
   }
   return { batchSize, maxBatches };
+}
+
+/** A `list` cursor: the decimal id of the last record of a page (no sign, no leading zero). */
+const CURSOR_PATTERN = /^[1-9][0-9]{0,15}$/;
+
+/**
+ * `list` options validated: the id the page starts after (0 for the first page) and the page
+ * size. For backends, which end a page with `cursor: String(lastRecord.id)` when more may follow.
+ */
+export function resolveListSessionBlobsOptions(options: ListSessionBlobsOptions = {}): {
+  afterId: number;
+  limit: number;
+} {
+  const limit = options.limit ?? DEFAULT_SESSION_BLOB_PAGE_SIZE;
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_SESSION_BLOB_PAGE_SIZE) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `limit must be an integer from 1 to ${MAX_SESSION_BLOB_PAGE_SIZE}, got ${describeValue(limit)}`,
+    );
+  }
+  const { cursor } = options;
+  if (cursor === undefined) return { afterId: 0, limit };
+  if (typeof cursor !== "string" || !CURSOR_PATTERN.test(cursor) || !Number.isSafeInteger(Number(cursor))) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `cursor must be the cursor of a previous page, got ${describeValue(cursor)}`,
+      { reason: "INVALID_CURSOR" },
+    );
+  }
+  return { afterId: Number(cursor), limit };
 }

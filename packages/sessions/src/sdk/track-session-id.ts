@@ -1,5 +1,5 @@
 import { describeValue, StowageError } from "@stowage/core";
-import { isSessionId } from "../claude/session-id.js";
+import { isSessionId } from "../agents/session-id.js";
 
 /** The session id of an SDK `system`/`init` message, or undefined for any other message. */
 export function sessionIdFromMessage(message: unknown): string | undefined {
@@ -9,7 +9,7 @@ export function sessionIdFromMessage(message: unknown): string | undefined {
   if (!isSessionId(sessionId)) {
     throw new StowageError(
       "INVALID_INPUT",
-      `the SDK init message carries a session_id that is not a UUID: ${describeValue(sessionId)}`,
+      `the SDK init message carries a session_id that is not a session id: ${describeValue(sessionId)}`,
     );
   }
   return sessionId;

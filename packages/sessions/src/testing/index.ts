@@ -1,12 +1,20 @@
+// First: without vitest, the import fails naming this entry (see vitest-peer.ts).
+import "./vitest-peer.js";
+
 export { HOSTILE_IDS } from "./hostile-ids.js";
 export {
   type RealisticSessionOptions,
   realisticSessionTree,
   type SessionTreeFiles,
 } from "./realistic-session.js";
-export { seededBase64, seededRandom, seededUuid } from "./seeded-random.js";
+export { sampleSessionBlob } from "./sample-session-blob.js";
+export { seededBase64, seededUuid } from "./seeded-random.js";
 export {
   describeSessionBlobRepositoryConformance,
   type SessionBlobRepositoryConformanceOptions,
 } from "./session-blob-repository-conformance.js";
+export {
+  describeSessionStoreConformance,
+  type SessionStoreConformanceOptions,
+} from "./session-store-conformance.js";
 export { writeSessionTree } from "./write-session-tree.js";

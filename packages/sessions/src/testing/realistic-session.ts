@@ -1,4 +1,5 @@
-import { seededBase64, seededRandom, seededUuid } from "./seeded-random.js";
+import { seededRandom } from "@stowage/core/testing";
+import { seededBase64, seededUuid } from "./seeded-random.js";
 
 /**
  * Generates Claude Code session trees shaped like real ones: a main transcript whose lines carry

@@ -1,14 +1,5 @@
-/** A small fast PRNG (mulberry32): the same seed yields the same session, run after run. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// Values shaped like Claude Code's, drawn from a seeded generator (`seededRandom` of
+// `@stowage/core/testing`), so that generated sessions are the same on every run.
 
 /** A UUID v4 drawn from `random`, so generated sessions are reproducible. */
 export function seededUuid(random: () => number): string {

@@ -1,15 +1,20 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { StowageError, type StowageErrorCode } from "@stowage/core";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { gzipSync } from "node:zlib";
+import type { StowageErrorCode } from "@stowage/core";
+import { expectStowageError, loadVitest } from "@stowage/core/testing";
 import { DEFAULT_MAX_SESSION_BLOB_BYTES } from "../archive/session-archive.js";
+import { iterateSessionBlobs } from "../repository/iterate-session-blobs.js";
 import {
   type CreateSessionBlobInput,
   DEFAULT_SESSION_TTL_MS,
+  MAX_SESSION_BLOB_PAGE_SIZE,
   type SessionBlobRecord,
   type SessionBlobRepository,
 } from "../repository/session-blob-repository.js";
 import { HOSTILE_IDS } from "./hostile-ids.js";
+import { sampleSessionBlob } from "./sample-session-blob.js";
 
+const { afterEach, beforeEach, describe, expect, it } = await loadVitest("@stowage/sessions/testing");
 export interface SessionBlobRepositoryConformanceOptions {
   /** Suite title, e.g. `postgres session blobs (PGlite)`. */
   name: string;
@@ -21,13 +26,6 @@ export interface SessionBlobRepositoryConformanceOptions {
   skip?: string;
 }
 
-async function codeOf(promise: Promise<unknown>): Promise<StowageErrorCode | "success" | string> {
-  return promise.then(
-    () => "success",
-    (err: unknown) => (StowageError.is(err) ? err.code : `not a StowageError: ${String(err)}`),
-  );
-}
-
 function sameBytes(actual: Uint8Array | undefined, expected: Uint8Array): void {
   expect(actual).toBeInstanceOf(Uint8Array);
   expect(
@@ -35,17 +33,24 @@ function sameBytes(actual: Uint8Array | undefined, expected: Uint8Array): void {
   ).toBe(true);
 }
 
+/** The owner most tests store under; {@link OTHER} is the tenant that must never see its records. */
+const OWNER = "user:alice";
+const OTHER = "org:acme";
+
+/** A valid record to create; a blob given in `overrides` must fit its session and agent. */
 function input(overrides: Partial<CreateSessionBlobInput> = {}): CreateSessionBlobInput {
-  const blob = new Uint8Array(randomBytes(1024 + Math.floor(Math.random() * 1024)));
+  const sessionId = overrides.sessionId ?? randomUUID();
   return {
+    owner: OWNER,
     requestId: `req-${randomUUID()}`,
-    sessionId: randomUUID(),
-    agentType: "claude-code",
-    codec: "brotli",
-    blob,
-    rawSizeBytes: blob.byteLength * 4,
+    ...sampleSessionBlob({ sessionId, note: randomBytes(8).toString("hex") }),
     ...overrides,
   };
+}
+
+/** Another valid blob of `record`'s session: what a later capture of it would store. */
+function recaptured<T extends CreateSessionBlobInput>(record: T, note: string): T {
+  return { ...record, ...sampleSessionBlob({ sessionId: record.sessionId, note }) };
 }
 
 const SECOND = 1000;
@@ -80,6 +85,7 @@ export function describeSessionBlobRepositoryConformance(
       const before = Date.now();
       const created = await repo.create(data);
       expect(created).toMatchObject({
+        owner: OWNER,
         requestId: data.requestId,
         sessionId: data.sessionId,
         agentType: "claude-code",
@@ -91,8 +97,8 @@ export function describeSessionBlobRepositoryConformance(
       sameBytes(created.blob, data.blob);
       expect(created.createdAt.getTime()).toBeGreaterThanOrEqual(before - 5 * SECOND);
       for (const found of [
-        await repo.getLatestForRequest(data.requestId),
-        await repo.getBySessionId(data.sessionId),
+        await repo.getLatestForRequest(OWNER, data.requestId),
+        await repo.getBySessionId(OWNER, data.sessionId),
       ]) {
         expect(found).not.toBeNull();
         const { blob, ...rest } = found as SessionBlobRecord;
@@ -103,9 +109,9 @@ export function describeSessionBlobRepositoryConformance(
     });
 
     it("returns null for a request or session that has nothing stored", async () => {
-      expect(await repo.getLatestForRequest("req-none")).toBeNull();
-      expect(await repo.getBySessionId(randomUUID())).toBeNull();
-      expect(await repo.deleteForRequest("req-none")).toBe(0);
+      expect(await repo.getLatestForRequest(OWNER, "req-none")).toBeNull();
+      expect(await repo.getBySessionId(OWNER, randomUUID())).toBeNull();
+      expect(await repo.deleteForRequest(OWNER, "req-none")).toBe(0);
     });
 
     it("keeps what was stored even if the caller reuses its buffer", async () => {
@@ -113,27 +119,25 @@ export function describeSessionBlobRepositoryConformance(
       const original = data.blob.slice();
       await repo.create(data);
       data.blob.fill(0);
-      sameBytes((await repo.getBySessionId(data.sessionId))?.blob, original);
+      sameBytes((await repo.getBySessionId(OWNER, data.sessionId))?.blob, original);
     });
 
-    it("upserts on (request id, session id): the second create replaces the first", async () => {
+    it("upserts on (owner, request id, session id): the second create replaces the first", async () => {
       const first = await repo.create(
         input({ requestId: "req-upsert", sessionId: "7f0e8c1a-0d5b-4a57-9a49-c2b5f6f1e001" }),
       );
       const replacement = input({
         requestId: "req-upsert",
-        sessionId: "7f0e8c1a-0d5b-4a57-9a49-c2b5f6f1e001",
-        codec: "gzip",
-        agentType: "claude-code-2",
+        ...sampleSessionBlob({ sessionId: "7f0e8c1a-0d5b-4a57-9a49-c2b5f6f1e001", agent: "codex" }),
       });
       const second = await repo.create(replacement);
       expect(second.id).toBe(first.id);
-      const found = await repo.getLatestForRequest("req-upsert");
+      const found = await repo.getLatestForRequest(OWNER, "req-upsert");
       expect(found?.codec).toBe("gzip");
-      expect(found?.agentType).toBe("claude-code-2");
+      expect(found?.agentType).toBe("codex");
       expect(found?.blobSizeBytes).toBe(replacement.blob.byteLength);
       sameBytes(found?.blob, replacement.blob);
-      expect(await repo.deleteForRequest("req-upsert")).toBe(1);
+      expect(await repo.deleteForRequest(OWNER, "req-upsert")).toBe(1);
     });
 
     it("getLatestForRequest returns the most recently stored session of the request", async () => {
@@ -143,10 +147,10 @@ export function describeSessionBlobRepositoryConformance(
       await new Promise((resolve) => setTimeout(resolve, 5));
       await repo.create(b);
       await repo.create(input({ requestId: "req-other" }));
-      expect((await repo.getLatestForRequest("req-latest"))?.sessionId).toBe(b.sessionId);
+      expect((await repo.getLatestForRequest(OWNER, "req-latest"))?.sessionId).toBe(b.sessionId);
       await new Promise((resolve) => setTimeout(resolve, 5));
-      await repo.create({ ...a, blob: new Uint8Array([1, 2, 3]) });
-      expect((await repo.getLatestForRequest("req-latest"))?.sessionId).toBe(a.sessionId);
+      await repo.create(recaptured(a, "again"));
+      expect((await repo.getLatestForRequest(OWNER, "req-latest"))?.sessionId).toBe(a.sessionId);
     });
 
     it("expires after 7 days by default; an explicit expiresAt or null is kept", async () => {
@@ -157,7 +161,7 @@ export function describeSessionBlobRepositoryConformance(
       expect((await repo.create(input({ expiresAt: at }))).expiresAt?.getTime()).toBe(at.getTime());
       const forever = input({ expiresAt: null });
       expect((await repo.create(forever)).expiresAt).toBeNull();
-      expect((await repo.getBySessionId(forever.sessionId))?.expiresAt).toBeNull();
+      expect((await repo.getBySessionId(OWNER, forever.sessionId))?.expiresAt).toBeNull();
     });
 
     it("never returns an expired session, and deleteExpired removes only expired ones", async () => {
@@ -169,14 +173,14 @@ export function describeSessionBlobRepositoryConformance(
       await new Promise((resolve) => setTimeout(resolve, 5));
       await repo.create(expired);
       await repo.create(forever);
-      expect(await repo.getBySessionId(expired.sessionId)).toBeNull();
-      expect((await repo.getLatestForRequest("req-ttl"))?.sessionId).toBe(live.sessionId);
+      expect(await repo.getBySessionId(OWNER, expired.sessionId)).toBeNull();
+      expect((await repo.getLatestForRequest(OWNER, "req-ttl"))?.sessionId).toBe(live.sessionId);
       expect(await repo.deleteExpired()).toBe(1);
       expect(await repo.deleteExpired()).toBe(0);
-      expect((await repo.getBySessionId(live.sessionId))?.sessionId).toBe(live.sessionId);
-      expect((await repo.getBySessionId(forever.sessionId))?.sessionId).toBe(forever.sessionId);
+      expect((await repo.getBySessionId(OWNER, live.sessionId))?.sessionId).toBe(live.sessionId);
+      expect((await repo.getBySessionId(OWNER, forever.sessionId))?.sessionId).toBe(forever.sessionId);
       // The expired record is really gone: storing it again creates a fresh record.
-      expect(await repo.deleteForRequest("req-ttl")).toBe(1);
+      expect(await repo.deleteForRequest(OWNER, "req-ttl")).toBe(1);
     });
 
     it("deleteExpired works in bounded batches and can stop after maxBatches", async () => {
@@ -186,53 +190,274 @@ export function describeSessionBlobRepositoryConformance(
       expect(await repo.deleteExpired({ batchSize: 10 })).toBe(15);
       expect(await repo.deleteExpired({ batchSize: 10 })).toBe(0);
       for (const batchSize of [0, -1, 1.5, 100_001, Number.NaN]) {
-        expect(await codeOf(repo.deleteExpired({ batchSize }))).toBe("INVALID_INPUT");
+        await expectStowageError(repo.deleteExpired({ batchSize }), "INVALID_INPUT");
       }
-      expect(await codeOf(repo.deleteExpired({ maxBatches: 0 }))).toBe("INVALID_INPUT");
+      await expectStowageError(repo.deleteExpired({ maxBatches: 0 }), "INVALID_INPUT");
     });
 
     it("deleteForRequest removes every session of that request and nothing else", async () => {
       for (let i = 0; i < 3; i++) await repo.create(input({ requestId: "req-delete" }));
       const other = input({ requestId: "req-keep" });
       await repo.create(other);
-      expect(await repo.deleteForRequest("req-delete")).toBe(3);
-      expect(await repo.getLatestForRequest("req-delete")).toBeNull();
-      expect((await repo.getLatestForRequest("req-keep"))?.sessionId).toBe(other.sessionId);
+      expect(await repo.deleteForRequest(OWNER, "req-delete")).toBe(3);
+      expect(await repo.getLatestForRequest(OWNER, "req-delete")).toBeNull();
+      expect((await repo.getLatestForRequest(OWNER, "req-keep"))?.sessionId).toBe(other.sessionId);
     });
 
     it("concurrent creates of one (request, session) leave one record holding a writer's blob", async () => {
       const sessionId = randomUUID();
       const writers = Array.from({ length: 8 }, (_, i) =>
-        input({
-          requestId: "req-race",
-          sessionId,
-          blob: new Uint8Array(4096).fill(i + 1),
-          rawSizeBytes: 9000,
-        }),
+        input({ requestId: "req-race", ...sampleSessionBlob({ sessionId, note: `writer ${i}` }) }),
       );
       const results = await Promise.all(writers.map((writer) => repo.create(writer)));
       expect(new Set(results.map((result) => result.id)).size).toBe(1);
-      const stored = await repo.getBySessionId(sessionId);
-      sameBytes(stored?.blob, writers[stored!.blob[0]! - 1]!.blob);
-      expect(await repo.deleteForRequest("req-race")).toBe(1);
+      const stored = await repo.getBySessionId(OWNER, sessionId);
+      const winner = writers.find((writer) => Buffer.from(writer.blob).equals(Buffer.from(stored!.blob)));
+      expect(winner).toBeDefined();
+      expect(stored?.rawSizeBytes).toBe(winner?.rawSizeBytes);
+      expect(await repo.deleteForRequest(OWNER, "req-race")).toBe(1);
+    });
+
+    it("takes request ids up to 255 characters of the safe-id alphabet, and the three agents", async () => {
+      // Written from the rule: letters, digits and "._:@-", starting with a letter or digit.
+      const requestId = `r${"x".repeat(254)}`;
+      await repo.create(input({ requestId }));
+      expect((await repo.getLatestForRequest(OWNER, requestId))?.agentType).toBe("claude-code");
+      for (const agent of ["codex", "opencode"] as const) {
+        const stored = await repo.create(
+          input({
+            requestId: "job:42@eu-1.v2_x",
+            ...sampleSessionBlob({ sessionId: `ses_${agent}`, agent }),
+          }),
+        );
+        expect(stored.agentType).toBe(agent);
+        expect((await repo.getBySessionId(OWNER, `ses_${agent}`))?.agentType).toBe(agent);
+      }
+      await expectStowageError(repo.create(input({ requestId: `${requestId}x` })), "INVALID_INPUT");
+      await expectStowageError(repo.getLatestForRequest(OWNER, `${requestId}x`), "INVALID_INPUT");
+      await expectStowageError(repo.deleteForRequest(OWNER, `${requestId}x`), "INVALID_INPUT");
+      // An agent type this package cannot restore is refused, as is a hostile one.
+      for (const agentType of [
+        "claude-code-2",
+        `a${"b".repeat(63)}`,
+        "",
+        "-claude",
+        "claude code",
+        "claude/code",
+      ]) {
+        await expectStowageError(repo.create(input({ agentType })), "INVALID_INPUT");
+      }
+      expect(await repo.deleteForRequest(OWNER, requestId)).toBe(1);
+      expect(await repo.deleteForRequest(OWNER, "job:42@eu-1.v2_x")).toBe(2);
+    });
+
+    it("takes owners up to 255 characters of the safe-id alphabet", async () => {
+      // Written from the rule: letters, digits and "._:@-", starting with a letter or digit.
+      const owner = `o${"w".repeat(254)}`;
+      const data = input({ owner, requestId: "req-long-owner" });
+      expect((await repo.create(data)).owner).toBe(owner);
+      expect((await repo.getLatestForRequest(owner, "req-long-owner"))?.owner).toBe(owner);
+      await expectStowageError(repo.create(input({ owner: `${owner}x` })), "INVALID_INPUT");
+      await expectStowageError(repo.getLatestForRequest(`${owner}x`, "req-long-owner"), "INVALID_INPUT");
+      expect(await repo.deleteForRequest(owner, "req-long-owner")).toBe(1);
+    });
+
+    describe("owners never meet", () => {
+      it("the same request and session id under two owners are two records, each read back by its owner only", async () => {
+        const sessionId = randomUUID();
+        const mine = input({ requestId: "req-shared", sessionId });
+        const theirs = input({ owner: OTHER, requestId: "req-shared", sessionId });
+        const a = await repo.create(mine);
+        const b = await repo.create(theirs);
+        expect(b.id).not.toBe(a.id);
+        expect(b.owner).toBe(OTHER);
+        sameBytes((await repo.getLatestForRequest(OWNER, "req-shared"))?.blob, mine.blob);
+        sameBytes((await repo.getBySessionId(OWNER, sessionId))?.blob, mine.blob);
+        sameBytes((await repo.getLatestForRequest(OTHER, "req-shared"))?.blob, theirs.blob);
+        sameBytes((await repo.getBySessionId(OTHER, sessionId))?.blob, theirs.blob);
+        // A later create by one owner replaces its own record only.
+        const again = await repo.create(recaptured(theirs, "again"));
+        expect(again.id).toBe(b.id);
+        sameBytes((await repo.getBySessionId(OWNER, sessionId))?.blob, mine.blob);
+      });
+
+      it("another owner's request and session ids read as absent: null, never an error", async () => {
+        const data = input({ requestId: "req-alice-only" });
+        await repo.create(data);
+        expect(await repo.getLatestForRequest(OTHER, "req-alice-only")).toBeNull();
+        expect(await repo.getBySessionId(OTHER, data.sessionId)).toBeNull();
+        expect(await repo.deleteForRequest(OTHER, "req-alice-only")).toBe(0);
+        sameBytes((await repo.getLatestForRequest(OWNER, "req-alice-only"))?.blob, data.blob);
+      });
+
+      it("deleteForRequest deletes the owner's records of that request and leaves the other owner's", async () => {
+        const mine = input({ requestId: "req-both" });
+        const theirs = input({ owner: OTHER, requestId: "req-both" });
+        await repo.create(mine);
+        await repo.create(theirs);
+        expect(await repo.deleteForRequest(OTHER, "req-both")).toBe(1);
+        expect(await repo.getLatestForRequest(OTHER, "req-both")).toBeNull();
+        sameBytes((await repo.getLatestForRequest(OWNER, "req-both"))?.blob, mine.blob);
+        expect(await repo.deleteForRequest(OWNER, "req-both")).toBe(1);
+      });
+
+      it("deleteExpired works across owners", async () => {
+        const past = new Date(Date.now() - 60 * SECOND);
+        await repo.create(input({ requestId: "req-expired-both", expiresAt: past }));
+        await repo.create(input({ owner: OTHER, requestId: "req-expired-both", expiresAt: past }));
+        expect(await repo.deleteExpired()).toBe(2);
+      });
+    });
+
+    describe("list: every live record of every owner, for garbage collection roots", () => {
+      /** Records of `owners` only: a shared database may hold other tests' records too. */
+      async function listAll(limit: number, owners: string[]): Promise<SessionBlobRecord[]> {
+        const seen: SessionBlobRecord[] = [];
+        let cursor: string | undefined;
+        do {
+          const page = await repo.list({ limit, ...(cursor === undefined ? {} : { cursor }) });
+          expect(page.records.length).toBeLessThanOrEqual(limit);
+          seen.push(...page.records);
+          cursor = page.cursor;
+        } while (cursor !== undefined);
+        const ids = seen.map((record) => record.id);
+        expect(ids, "pages in id order, each record once").toEqual([...ids].sort((a, b) => a - b));
+        expect(new Set(ids).size).toBe(ids.length);
+        return seen.filter((record) => owners.includes(record.owner));
+      }
+
+      it("pages through every owner's live records, each once, in id order, with their blobs", async () => {
+        const owners = [`user:list-${randomUUID()}`, `org:list-${randomUUID()}`];
+        const stored: CreateSessionBlobInput[] = [];
+        for (let i = 0; i < 7; i++) {
+          const data = input({ owner: owners[i % 2]!, ...(i === 3 ? { expiresAt: null } : {}) });
+          stored.push(data);
+          await repo.create(data);
+        }
+        await repo.create(input({ owner: owners[0]!, expiresAt: new Date(Date.now() - 60 * SECOND) }));
+        for (const limit of [1, 2, 3, 100]) {
+          const listed = await listAll(limit, owners);
+          expect(listed.map((record) => record.sessionId)).toEqual(stored.map((data) => data.sessionId));
+          listed.forEach((record, i) => {
+            expect(record.owner).toBe(stored[i]!.owner);
+            sameBytes(record.blob, stored[i]!.blob);
+          });
+        }
+        const iterated: string[] = [];
+        for await (const record of iterateSessionBlobs(repo, { limit: 2 })) {
+          if (owners.includes(record.owner)) iterated.push(record.sessionId);
+        }
+        expect(iterated).toEqual(stored.map((data) => data.sessionId));
+      });
+
+      it("a record replaced by an upsert keeps its place and is listed once, with the new blob", async () => {
+        const owner = `user:list-${randomUUID()}`;
+        const first = input({ owner });
+        const second = input({ owner });
+        await repo.create(first);
+        await repo.create(second);
+        const replacement = recaptured(first, "replacement");
+        await repo.create(replacement);
+        const listed = await listAll(1, [owner]);
+        expect(listed.map((record) => record.sessionId)).toEqual([first.sessionId, second.sessionId]);
+        sameBytes(listed[0]!.blob, replacement.blob);
+      });
+
+      it("a page that starts after the last record holds none of it", async () => {
+        const owner = `user:list-${randomUUID()}`;
+        const created = await repo.create(input({ owner }));
+        const after = await repo.list({ cursor: String(created.id) });
+        expect(after.records.filter((record) => record.owner === owner)).toEqual([]);
+      });
+
+      it("rejects a bad limit or cursor", async () => {
+        for (const limit of [0, -1, 1.5, MAX_SESSION_BLOB_PAGE_SIZE + 1, Number.NaN, "10"]) {
+          await expectStowageError(repo.list({ limit: limit as number }), "INVALID_INPUT");
+        }
+        for (const cursor of ["", "0", "-1", "01", "1.5", "abc", "1e3", " 1", "99999999999999999", 5]) {
+          await expectStowageError(
+            repo.list({ cursor: cursor as string }),
+            "INVALID_INPUT",
+            "INVALID_CURSOR",
+          );
+        }
+      });
+    });
+
+    describe("listByOwner: an owner's live stored sessions, without their blobs", () => {
+      it("pages through the owner's live records in id order, none of another owner's, no blob", async () => {
+        const owner = `user:owned-${randomUUID()}`;
+        const stored: CreateSessionBlobInput[] = [];
+        for (let i = 0; i < 5; i++) {
+          const data = input({
+            owner,
+            ...sampleSessionBlob({ sessionId: `ses_owned_${i}`, agent: i % 2 ? "codex" : "claude-code" }),
+          });
+          stored.push(data);
+          await repo.create(data);
+        }
+        await repo.create(input({ owner: `org:other-${randomUUID()}` }));
+        await repo.create(input({ owner, expiresAt: new Date(Date.now() - 60 * SECOND) }));
+        for (const limit of [1, 2, 5, 100]) {
+          const listed = [];
+          let cursor: string | undefined;
+          do {
+            const page = await repo.listByOwner(owner, {
+              limit,
+              ...(cursor === undefined ? {} : { cursor }),
+            });
+            expect(page.sessions.length).toBeLessThanOrEqual(limit);
+            listed.push(...page.sessions);
+            cursor = page.cursor;
+          } while (cursor !== undefined);
+          expect(listed.map((summary) => [summary.sessionId, summary.agentType, summary.requestId])).toEqual(
+            stored.map((data) => [data.sessionId, data.agentType, data.requestId]),
+          );
+          for (const summary of listed) {
+            expect(summary).not.toHaveProperty("blob");
+            expect(summary).toMatchObject({
+              owner,
+              codec: expect.any(String),
+              blobSizeBytes: expect.any(Number),
+            });
+          }
+        }
+        expect(await repo.listByOwner(`user:nobody-${randomUUID()}`)).toEqual({ sessions: [] });
+      });
+
+      it("rejects a bad owner, limit or cursor", async () => {
+        for (const owner of ["", "a/b", "../x", "x".repeat(300), 5]) {
+          await expectStowageError(repo.listByOwner(owner as string), "INVALID_INPUT");
+        }
+        await expectStowageError(repo.listByOwner(OWNER, { limit: 0 }), "INVALID_INPUT");
+        await expectStowageError(
+          repo.listByOwner(OWNER, { cursor: "abc" }),
+          "INVALID_INPUT",
+          "INVALID_CURSOR",
+        );
+      });
     });
 
     describe("rejects hostile and malformed input with a typed error, storing nothing", () => {
       for (const { value, why } of HOSTILE_IDS) {
         it(`id: ${why}`, async () => {
           const data = input({ requestId: "req-hostile" });
-          expect(await codeOf(repo.create({ ...data, requestId: value as string }))).toBe("INVALID_INPUT");
-          expect(await codeOf(repo.create({ ...data, sessionId: value as string }))).toBe("INVALID_INPUT");
-          expect(await codeOf(repo.create({ ...data, agentType: value as string }))).toBe("INVALID_INPUT");
-          expect(await codeOf(repo.getLatestForRequest(value as string))).toBe("INVALID_INPUT");
-          expect(await codeOf(repo.getBySessionId(value as string))).toBe("INVALID_INPUT");
-          expect(await codeOf(repo.deleteForRequest(value as string))).toBe("INVALID_INPUT");
-          expect(await repo.getLatestForRequest("req-hostile")).toBeNull();
+          await expectStowageError(repo.create({ ...data, owner: value as string }), "INVALID_INPUT");
+          await expectStowageError(repo.create({ ...data, requestId: value as string }), "INVALID_INPUT");
+          await expectStowageError(repo.create({ ...data, sessionId: value as string }), "INVALID_INPUT");
+          await expectStowageError(repo.create({ ...data, agentType: value as string }), "INVALID_INPUT");
+          await expectStowageError(repo.getLatestForRequest(OWNER, value as string), "INVALID_INPUT");
+          await expectStowageError(repo.getBySessionId(OWNER, value as string), "INVALID_INPUT");
+          await expectStowageError(repo.deleteForRequest(OWNER, value as string), "INVALID_INPUT");
+          await expectStowageError(repo.getLatestForRequest(value as string, "req-hostile"), "INVALID_INPUT");
+          await expectStowageError(repo.getBySessionId(value as string, data.sessionId), "INVALID_INPUT");
+          await expectStowageError(repo.deleteForRequest(value as string, "req-hostile"), "INVALID_INPUT");
+          expect(await repo.getLatestForRequest(OWNER, "req-hostile")).toBeNull();
         });
       }
       it("a wrong codec tag, a bad blob, a bad size or expiry", async () => {
         const data = input({ requestId: "req-bad" });
-        const cases: [Partial<Record<keyof CreateSessionBlobInput, unknown>>, string][] = [
+        const cases: [Partial<Record<keyof CreateSessionBlobInput, unknown>>, StowageErrorCode][] = [
           [{ codec: "lz4" }, "INVALID_INPUT"],
           [{ codec: "GZIP" }, "INVALID_INPUT"],
           [{ codec: undefined }, "INVALID_INPUT"],
@@ -246,12 +471,24 @@ export function describeSessionBlobRepositoryConformance(
           [{ rawSizeBytes: "12" }, "INVALID_INPUT"],
           [{ expiresAt: new Date("nope") }, "INVALID_INPUT"],
           [{ expiresAt: "2030-01-01" }, "INVALID_INPUT"],
+          // Blobs that could not be restored are refused when stored, never at the follow-up run.
+          [{ blob: new Uint8Array(randomBytes(2048)), rawSizeBytes: 999_999_999 }, "TOO_LARGE"],
+          [{ blob: new Uint8Array(randomBytes(2048)), rawSizeBytes: 4096 }, "INTEGRITY"],
+          [{ blob: new Uint8Array(gzipSync("not json\n")), rawSizeBytes: 9 }, "INVALID_INPUT"],
+          [{ rawSizeBytes: data.rawSizeBytes + 1 }, "INTEGRITY"],
+          [{ codec: "brotli" }, "INTEGRITY"],
+          [{ agentType: "codex" }, "INVALID_INPUT"],
+          [
+            { ...sampleSessionBlob({ sessionId: data.sessionId, agent: "opencode" }), agentType: "codex" },
+            "INVALID_INPUT",
+          ],
+          [{ sessionId: "another-session" }, "INVALID_INPUT"],
         ];
         for (const [override, code] of cases) {
-          expect(await codeOf(repo.create({ ...data, ...override } as CreateSessionBlobInput))).toBe(code);
+          await expectStowageError(repo.create({ ...data, ...override } as CreateSessionBlobInput), code);
         }
-        expect(await codeOf(repo.create(null as unknown as CreateSessionBlobInput))).toBe("INVALID_INPUT");
-        expect(await repo.getLatestForRequest("req-bad")).toBeNull();
+        await expectStowageError(repo.create(null as unknown as CreateSessionBlobInput), "INVALID_INPUT");
+        expect(await repo.getLatestForRequest(OWNER, "req-bad")).toBeNull();
       });
     });
 
@@ -260,10 +497,10 @@ export function describeSessionBlobRepositoryConformance(
       controller.abort(new Error("stop"));
       const { signal } = controller;
       const data = input({ requestId: "req-abort" });
-      expect(await codeOf(repo.create(data, { signal }))).toBe("ABORTED");
-      expect(await codeOf(repo.getLatestForRequest("req-abort", { signal }))).toBe("ABORTED");
-      expect(await codeOf(repo.deleteExpired({ signal }))).toBe("ABORTED");
-      expect(await repo.getLatestForRequest("req-abort")).toBeNull();
+      await expectStowageError(repo.create(data, { signal }), "ABORTED");
+      await expectStowageError(repo.getLatestForRequest(OWNER, "req-abort", { signal }), "ABORTED");
+      await expectStowageError(repo.deleteExpired({ signal }), "ABORTED");
+      expect(await repo.getLatestForRequest(OWNER, "req-abort")).toBeNull();
     });
   });
 }

@@ -1,4 +1,6 @@
-import { StowageError } from "@stowage/core";
+import { gzipSync } from "node:zlib";
+import type { StowageErrorCode } from "@stowage/core";
+import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
 import { buildArchive } from "../../test/build-archive.js";
 import { HOSTILE_IDS } from "../testing/hostile-ids.js";
@@ -6,14 +8,6 @@ import { fromTransport, toTransport } from "./transport.js";
 
 const sessionId = "4c5d6e7f-8091-4a2b-9c3d-4e5f60718293";
 const text = (value: string) => new TextEncoder().encode(value);
-const codeOf = (fn: () => unknown) => {
-  try {
-    fn();
-    return "success";
-  } catch (err) {
-    return StowageError.is(err) ? err.code : String(err);
-  }
-};
 
 const archive = await buildArchive({
   sessionId,
@@ -34,27 +28,39 @@ describe("toTransport / fromTransport", () => {
     expect(Buffer.from(back.blob).equals(Buffer.from(archive.blob))).toBe(true);
   });
 
-  it("never guesses a missing codec", () => {
-    const { sessionCodec: _missing, ...wire } = toTransport(archive);
-    const err = (() => {
-      try {
-        fromTransport(wire);
-      } catch (e) {
-        return e;
-      }
-    })();
-    expect(StowageError.is(err, "INVALID_INPUT")).toBe(true);
-    expect((err as StowageError).reason).toBe("MISSING_CODEC");
+  it("reads the design document's form, { sessionId, sessionBlob }, as one gzipped JSONL transcript", () => {
+    const jsonl = `${JSON.stringify({ type: "user", sessionId, message: { role: "user", content: "hi" } })}\n`;
+    // What the document's container does: gzip the file, base64 the result.
+    const sessionBlob = gzipSync(Buffer.from(jsonl)).toString("base64");
+    const back = fromTransport({ sessionId, sessionBlob });
+    expect(back.codec).toBe("gzip");
+    expect(back.agentType).toBe("claude-code");
+    // gzip's trailer records the size (RFC 1952, ISIZE).
+    expect(back.rawSizeBytes).toBe(Buffer.byteLength(jsonl));
   });
 
-  it("rejects malformed fields with INVALID_INPUT and oversized blobs with TOO_LARGE", () => {
+  it("carries the agent: toTransport writes agentType, fromTransport checks it", async () => {
+    const wire = toTransport({ ...archive, agent: "codex" });
+    expect(wire.agentType).toBe("codex");
+    expect(fromTransport(wire).agentType).toBe("codex");
+    expect(toTransport(archive).agentType).toBe("claude-code");
+    for (const agentType of ["claude", "", 7, "../codex"]) {
+      await expectStowageError(() => fromTransport({ ...wire, agentType }), "INVALID_INPUT", "UNKNOWN_AGENT");
+    }
+  });
+
+  it("rejects malformed fields with INVALID_INPUT and oversized blobs with TOO_LARGE", async () => {
     const wire = toTransport(archive);
-    const cases: [Record<string, unknown> | unknown, string][] = [
+    const cases: [Record<string, unknown> | unknown, StowageErrorCode][] = [
       [null, "INVALID_INPUT"],
       ["string", "INVALID_INPUT"],
       [[wire], "INVALID_INPUT"],
       [{ ...wire, sessionCodec: "lz4" }, "INVALID_INPUT"],
       [{ ...wire, sessionCodec: 1 }, "INVALID_INPUT"],
+      // Absent is the compatibility format's gzip; null is not absent.
+      [{ ...wire, sessionCodec: null }, "INVALID_INPUT"],
+      [{ ...wire, sessionRawSizeBytes: null }, "INVALID_INPUT"],
+      [{ ...wire, agentType: null }, "INVALID_INPUT"],
       [{ ...wire, sessionBlob: "" }, "INVALID_INPUT"],
       [{ ...wire, sessionBlob: "not base64!" }, "INVALID_INPUT"],
       [{ ...wire, sessionBlob: "YWJj\n" }, "INVALID_INPUT"],
@@ -68,15 +74,15 @@ describe("toTransport / fromTransport", () => {
       [{ ...wire, sessionBlob: "A".repeat(4 * 1024 * 1024) }, "TOO_LARGE"],
     ];
     for (const [value, code] of cases) {
-      expect(codeOf(() => fromTransport(value, { maxBlobBytes: 1024 * 1024 }))).toBe(code);
+      await expectStowageError(() => fromTransport(value, { maxBlobBytes: 1024 * 1024 }), code);
     }
     for (const { value } of HOSTILE_IDS) {
-      expect(codeOf(() => fromTransport({ ...wire, sessionId: value }))).toBe("INVALID_INPUT");
+      await expectStowageError(() => fromTransport({ ...wire, sessionId: value }), "INVALID_INPUT");
     }
   });
 
-  it("toTransport validates what it is given", () => {
-    expect(codeOf(() => toTransport({ ...archive, codec: "zip" as "gzip" }))).toBe("INVALID_INPUT");
-    expect(codeOf(() => toTransport({ ...archive, sessionId: "../x" }))).toBe("INVALID_INPUT");
+  it("toTransport validates what it is given", async () => {
+    await expectStowageError(() => toTransport({ ...archive, codec: "zip" as "gzip" }), "INVALID_INPUT");
+    await expectStowageError(() => toTransport({ ...archive, sessionId: "../x" }), "INVALID_INPUT");
   });
 });

@@ -1,9 +1,11 @@
+import { contentDisposition } from "@stowage/core";
+
 /**
  * Types a downloaded object is served with, by extension. Anything else, HTML included, is served
- * as a download (`application/octet-stream`, attachment), so a stored file can never run as a page
- * of the serving origin.
+ * as `application/octet-stream`, so a stored file can never run as a page of the serving origin,
+ * whatever disposition its URL asks for.
  */
-export const INLINE_CONTENT_TYPES: Readonly<Record<string, string>> = {
+const INLINE_CONTENT_TYPES: Readonly<Record<string, string>> = {
   png: "image/png",
   jpg: "image/jpeg",
   jpeg: "image/jpeg",
@@ -20,9 +22,27 @@ export const INLINE_CONTENT_TYPES: Readonly<Record<string, string>> = {
   json: "application/json",
 };
 
-export function downloadContentType(key: string): { type: string; inline: boolean } {
-  const dot = key.lastIndexOf(".");
-  const extension = dot < 0 || dot < key.lastIndexOf("/") ? "" : key.slice(dot + 1).toLowerCase();
-  const type = INLINE_CONTENT_TYPES[extension];
-  return type ? { type, inline: true } : { type: "application/octet-stream", inline: false };
+/** What a signed download URL may ask for; absent fields take the defaults below. */
+export interface DownloadPresentation {
+  disposition?: "inline" | "attachment";
+  filename?: string;
+}
+
+/**
+ * The `content-type` and `content-disposition` of a download of `key`. The type comes from the
+ * key's extension; the disposition defaults to inline for the types above and attachment for
+ * anything else; the file name defaults to the key's last segment.
+ */
+export function downloadHeaders(
+  key: string,
+  presentation: DownloadPresentation,
+): { "content-type": string; "content-disposition": string } {
+  const name = key.slice(key.lastIndexOf("/") + 1);
+  const dot = name.lastIndexOf(".");
+  const type = dot < 0 ? undefined : INLINE_CONTENT_TYPES[name.slice(dot + 1).toLowerCase()];
+  const disposition = presentation.disposition ?? (type ? "inline" : "attachment");
+  return {
+    "content-type": type ?? "application/octet-stream",
+    "content-disposition": contentDisposition(disposition, presentation.filename ?? name),
+  };
 }

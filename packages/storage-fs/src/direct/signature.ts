@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
+import { StowageError } from "@stowage/core";
 
 /** Shortest signing secret accepted, in bytes: an HMAC-SHA256 key should carry 256 bits. */
 export const MIN_SIGNING_SECRET_BYTES = 32;
@@ -13,19 +14,25 @@ export interface SignedFields {
   length?: number;
   type?: string;
   sha256?: string;
+  /** Downloads only: how the browser treats the file and the name it is saved under. */
+  disposition?: "inline" | "attachment";
+  filename?: string;
 }
 
 // Newline-separated and versioned, so that no value can shift into another field's position
-// (keys, types and hashes cannot contain a newline: they are validated first).
+// (keys, types, hashes and file names cannot contain a newline: they are validated first).
+// v2 added the download's disposition and file name.
 function canonical(fields: SignedFields): string {
   return [
-    "stowage-fs-v1",
+    "stowage-fs-v2",
     fields.method,
     fields.key,
     String(fields.expires),
     fields.length === undefined ? "" : String(fields.length),
     fields.type ?? "",
     fields.sha256 ?? "",
+    fields.disposition ?? "",
+    fields.filename ?? "",
   ].join("\n");
 }
 
@@ -39,3 +46,7 @@ export function signatureMatches(secret: Uint8Array, fields: SignedFields, prese
   const given = Buffer.from(presented);
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
+
+/** A refusal of a request that differs from what its URL signed; `reason` says how. */
+export const forbidden = (message: string, reason: string) =>
+  new StowageError("FORBIDDEN", message, { reason });

@@ -3,10 +3,10 @@ export {
   MAX_APPEND_ENTRIES,
   MAX_ENTRY_BYTES,
   MAX_ENTRY_UUID_LENGTH,
-  STORE_PROJECT_KEY_PATTERN,
-} from "./session-key.js";
+  type StoreOperationOptions,
+} from "@stowage/sessions";
 export {
   createPostgresSessionStore,
   type PostgresSessionStore,
-  type StoreOperationOptions,
+  type PostgresSessionStoreOptions,
 } from "./session-store.js";

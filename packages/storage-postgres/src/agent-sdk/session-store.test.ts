@@ -1,26 +1,20 @@
 import { randomUUID } from "node:crypto";
-import {
-  foldSessionSummary,
-  InMemorySessionStore,
-  type SessionKey,
-  type SessionStore,
-  type SessionStoreEntry,
-} from "@anthropic-ai/claude-agent-sdk";
-import { StowageError } from "@stowage/core";
-import { HOSTILE_KEYS } from "@stowage/core/testing";
-import { HOSTILE_IDS, seededRandom, seededUuid } from "@stowage/sessions/testing";
-import { runChild } from "@stowage/test-support";
+import { join } from "node:path";
+import type { SessionKey, SessionStore, SessionStoreEntry } from "@anthropic-ai/claude-agent-sdk";
+import { expectStowageError, seededRandom } from "@stowage/core/testing";
+import { MAX_APPEND_ENTRIES } from "@stowage/sessions";
+import { describeSessionStoreConformance, seededUuid } from "@stowage/sessions/testing";
+import { runChild, tempDirectory } from "@stowage/test-support";
+import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { describeBackends } from "../../test/backends.js";
 import { storeEntries } from "../../test/store-entries.js";
-import { MAX_APPEND_ENTRIES } from "./session-key.js";
-import { createPostgresSessionStore, type PostgresSessionStore } from "./session-store.js";
+import { createPostgresSessionStore } from "./session-store.js";
 
-const codeOf = (promise: Promise<unknown>) =>
-  promise.then(
-    () => "success",
-    (err: unknown) => (StowageError.is(err) ? err.code : String(err)),
-  );
+// The SDK reads CLAUDE_CONFIG_DIR once per process; vitest runs this file in its own fork.
+const claudeConfigDir = join(await tempDirectory("stowage-pg-session-store-"), ".claude");
+process.env.CLAUDE_CONFIG_DIR = claudeConfigDir;
+const { foldSessionSummary, InMemorySessionStore } = await import("@anthropic-ai/claude-agent-sdk");
 
 const byId = <T extends { sessionId: string }>(items: T[]) =>
   [...items].sort((a, b) => (a.sessionId < b.sessionId ? -1 : 1));
@@ -39,7 +33,17 @@ async function observe(store: SessionStore, projectKey: string, sessionIds: stri
 }
 
 describeBackends("postgres SessionStore", (backend) => {
-  const store = () => createPostgresSessionStore(backend.connection().db);
+  const store = () => createPostgresSessionStore({ db: backend.connection().db });
+
+  // Tests of this file run one after another; each conformance test starts from empty tables.
+  describeSessionStoreConformance({
+    name: `postgres SessionStore (${backend.name})`,
+    claudeConfigDir,
+    createStore: async () => {
+      await backend.connection().db.execute(sql`TRUNCATE session_store_entries, session_store_keys`);
+      return store();
+    },
+  });
 
   it("type-checks as the SDK's own SessionStore type", () => {
     const asSdkType: SessionStore = store();
@@ -84,7 +88,9 @@ describeBackends("postgres SessionStore", (backend) => {
             (entry) => entry.uuid === undefined || (!uuids.has(entry.uuid) && uuids.add(entry.uuid)),
           );
           await ours.append(key, batch);
-          await reference.append(key, fresh);
+          // The published contract: an empty batch writes nothing (this SDK's InMemorySessionStore
+          // still creates the key, so it is not asked to).
+          if (batch.length > 0) await reference.append(key, fresh);
         } else if (roll < 0.7) {
           await ours.delete(key);
           await reference.delete(key);
@@ -123,61 +129,13 @@ describeBackends("postgres SessionStore", (backend) => {
     expect(summary!.mtime).toBe(first!.mtime);
     expect(Number.isInteger(first!.mtime)).toBe(true);
     expect(Math.abs(first!.mtime - before)).toBeLessThan(60_000);
-    for (let i = 0; i < 5; i++) await ours.append(key, []);
+    // An empty batch changes nothing; a batch of uuids already stored still touches the session.
+    await ours.append(key, []);
+    expect((await ours.listSessions(key.projectKey))[0]!.mtime).toBe(first!.mtime);
+    const stored = (await ours.load(key))!;
+    for (let i = 0; i < 5; i++) await ours.append(key, stored);
     const [later] = await ours.listSessions(key.projectKey);
     expect(later!.mtime).toBeGreaterThanOrEqual(first!.mtime + 5);
-  });
-
-  it("append is idempotent on uuid, keeps order across batches, and stores uuid-less entries each time", async () => {
-    const ours = store();
-    const key = { projectKey: "proj-idem", sessionId: randomUUID() };
-    const a = { type: "user", uuid: "u-a", n: 1 };
-    const b = { type: "assistant", uuid: "u-b", n: 2 };
-    const title = { type: "custom-title", customTitle: "T" };
-    await ours.append(key, [a, b, a]);
-    await ours.append(key, [b, title]);
-    await ours.append(key, [a, title, { type: "user", uuid: "u-c", n: 3 }]);
-    expect(await ours.load(key)).toEqual([a, b, title, title, { type: "user", uuid: "u-c", n: 3 }]);
-  });
-
-  it("load is null for a key never written and [] after an empty append; entries come back deep-equal", async () => {
-    const ours = store();
-    const key = { projectKey: "proj-load", sessionId: randomUUID() };
-    expect(await ours.load(key)).toBeNull();
-    await ours.append(key, []);
-    expect(await ours.load(key)).toEqual([]);
-    const odd = {
-      type: "user",
-      uuid: "odd",
-      text: 'NUL \u0000, emoji 😀, lone \ud800 surrogate, quote " backslash \\',
-      nested: { deep: [[1, 2.5, -0.125, 1e300], { x: null, t: true }] },
-      empty: {},
-    };
-    await ours.append(key, [odd]);
-    expect(await ours.load(key)).toEqual([odd]);
-  });
-
-  it("delete of a main transcript cascades to its subkeys; deleting a subkey leaves the rest", async () => {
-    const ours = store();
-    const projectKey = "proj-delete";
-    const sessionId = randomUUID();
-    const main = { projectKey, sessionId };
-    const sub1 = { ...main, subpath: "subagents/agent-1" };
-    const sub2 = { ...main, subpath: "subagents/agent-2" };
-    for (const key of [main, sub1, sub2]) await ours.append(key, [{ type: "user", uuid: "x" }]);
-    expect(await ours.listSubkeys(main)).toEqual(["subagents/agent-1", "subagents/agent-2"]);
-    await ours.delete(sub1);
-    expect(await ours.load(sub1)).toBeNull();
-    expect(await ours.listSubkeys(main)).toEqual(["subagents/agent-2"]);
-    expect(await ours.load(main)).toHaveLength(1);
-    await ours.delete(main);
-    for (const key of [main, sub2]) expect(await ours.load(key)).toBeNull();
-    expect(await ours.listSubkeys(main)).toEqual([]);
-    expect((await ours.listSessions(projectKey)).map((s) => s.sessionId)).not.toContain(sessionId);
-    expect((await ours.listSessionSummaries(projectKey)).map((s) => s.sessionId)).not.toContain(sessionId);
-    // The uuid can be written again after a delete.
-    await ours.append(main, [{ type: "user", uuid: "x" }]);
-    expect(await ours.load(main)).toHaveLength(1);
   });
 
   it("keeps the summary consistent under concurrent appends to one session", async () => {
@@ -200,64 +158,12 @@ describeBackends("postgres SessionStore", (backend) => {
     expect(summary!.data).toEqual(foldSessionSummary(undefined, key, loaded).data);
   });
 
-  it("rejects hostile keys and malformed entries with INVALID_INPUT, writing nothing", async () => {
-    const ours: PostgresSessionStore = store();
-    const sessionId = randomUUID();
-    const good = { projectKey: "proj-hostile", sessionId };
-    // A leading dash is how the SDK's own project keys start ("-workspace-app"): not hostile there.
-    for (const { value } of HOSTILE_IDS.filter(({ why }) => why !== "leading dash")) {
-      for (const key of [
-        { projectKey: value, sessionId },
-        { projectKey: "proj-hostile", sessionId: value },
-      ]) {
-        expect(await codeOf(ours.append(key as SessionKey, [{ type: "user" }]))).toBe("INVALID_INPUT");
-        expect(await codeOf(ours.load(key as SessionKey))).toBe("INVALID_INPUT");
-        expect(await codeOf(ours.delete(key as SessionKey))).toBe("INVALID_INPUT");
-        expect(await codeOf(ours.listSubkeys(key as SessionKey))).toBe("INVALID_INPUT");
-      }
-      expect(await codeOf(ours.listSessions(value as string))).toBe("INVALID_INPUT");
-      expect(await codeOf(ours.listSessionSummaries(value as string))).toBe("INVALID_INPUT");
-    }
-    for (const { value } of [...HOSTILE_KEYS.filter(({ value }) => value !== undefined), { value: "" }]) {
-      expect(await codeOf(ours.append({ ...good, subpath: value as string }, [{ type: "user" }]))).toBe(
-        "INVALID_INPUT",
-      );
-    }
-    const cyclic: Record<string, unknown> = { type: "user" };
-    cyclic.self = cyclic;
-    const badBatches: unknown[] = [
-      "not an array",
-      [null],
-      [{ uuid: "no type" }],
-      [{ type: 5 }],
-      [["type", "user"]],
-      [{ type: "user", uuid: 42 }],
-      [{ type: "user", uuid: "" }],
-      [{ type: "user", big: 10n }],
-      [cyclic],
-      Array.from({ length: MAX_APPEND_ENTRIES + 1 }, () => ({ type: "user" })),
-    ];
-    for (const batch of badBatches) {
-      expect(await codeOf(ours.append(good, batch as SessionStoreEntry[]))).toBe("INVALID_INPUT");
-    }
-    expect(await ours.load(good)).toBeNull();
-  });
-
   it(`accepts a batch of exactly ${MAX_APPEND_ENTRIES} entries (within PostgreSQL's parameter limit)`, async () => {
     const ours = store();
     const key = { projectKey: "proj-max", sessionId: randomUUID() };
     const batch = Array.from({ length: MAX_APPEND_ENTRIES }, (_, n) => ({ type: "user", uuid: `u${n}`, n }));
     await ours.append(key, batch);
     expect(await ours.load(key)).toEqual(batch);
-  });
-
-  it("an aborted signal fails with ABORTED and writes nothing", async () => {
-    const ours = store();
-    const key = { projectKey: "proj-abort", sessionId: randomUUID() };
-    const controller = new AbortController();
-    controller.abort();
-    expect(await codeOf(ours.append(key, [{ type: "user" }], { signal: controller.signal }))).toBe("ABORTED");
-    expect(await ours.load(key)).toBeNull();
   });
 
   if (backend.name === "PostgreSQL") {
@@ -296,9 +202,15 @@ describeBackends("postgres SessionStore", (backend) => {
 
 describe("createPostgresSessionStore", () => {
   it("exposes every optional SessionStore method", () => {
-    const methods = Object.keys(createPostgresSessionStore({} as never));
+    const db = { select() {}, execute() {}, transaction() {} };
+    const methods = Object.keys(createPostgresSessionStore({ db: db as never }));
     expect(methods).toEqual(
       expect.arrayContaining(["listSessions", "listSessionSummaries", "delete", "listSubkeys"]),
     );
+  });
+
+  it("takes one options object and refuses anything without a db", async () => {
+    await expectStowageError(() => createPostgresSessionStore(undefined as never), "INVALID_INPUT");
+    await expectStowageError(() => createPostgresSessionStore({} as never), "INVALID_INPUT");
   });
 });

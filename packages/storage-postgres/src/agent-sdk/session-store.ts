@@ -1,62 +1,63 @@
-import {
-  foldSessionSummary,
-  type SessionKey,
-  type SessionStore,
-  type SessionStoreEntry,
-  type SessionSummaryEntry,
-} from "@anthropic-ai/claude-agent-sdk";
 import { throwIfAborted } from "@stowage/core";
-import { sql } from "drizzle-orm";
-import { rowsOf, type StowageDatabase } from "../database.js";
-import { runDatabase } from "../run-database.js";
-import { sessionStoreEntries as entries, sessionStoreKeys as keys } from "../schema.js";
+import type {
+  CompleteSessionStore,
+  SessionKey,
+  SessionStoreEntry,
+  SessionSummaryEntry,
+} from "@stowage/sessions";
 import {
-  assertStoreProjectKey,
-  type SerializedEntry,
-  type StoredKey,
+  assertAgentSdkInstalled,
+  assertSessionStoreProjectKey,
+  describeSessionKey,
+  encodeJsonLines,
+  loadSummaryFold,
+  type StoredSessionKey,
   serializeEntries,
   toSessionScope,
-  toStoredKey,
-} from "./session-key.js";
+  toStoredSessionKey,
+} from "@stowage/sessions/backend";
+import { sql } from "drizzle-orm";
+import { assertDatabase, rowsOf, type StowageDatabase } from "../database.js";
+import { runDatabase } from "../run-database.js";
+import { sessionStoreEntries as entries, sessionStoreKeys as keys } from "../schema.js";
 
-export interface StoreOperationOptions {
-  signal?: AbortSignal;
+export interface PostgresSessionStoreOptions {
+  /** A database with Stowage's tables: `connectPostgres`/`connectEmbedded`'s `db`, or the host's own. */
+  db: StowageDatabase;
 }
 
 /**
  * A Claude Agent SDK `SessionStore` with every optional method, plus `{ signal }` as a last
- * argument (which the SDK never passes; callers may).
+ * argument (which the SDK never passes; callers may). Assignable to the SDK's own type.
  */
-export interface PostgresSessionStore extends Required<SessionStore> {
-  append(key: SessionKey, entries: SessionStoreEntry[], options?: StoreOperationOptions): Promise<void>;
-  load(key: SessionKey, options?: StoreOperationOptions): Promise<SessionStoreEntry[] | null>;
-  listSessions(
-    projectKey: string,
-    options?: StoreOperationOptions,
-  ): Promise<Array<{ sessionId: string; mtime: number }>>;
-  listSessionSummaries(projectKey: string, options?: StoreOperationOptions): Promise<SessionSummaryEntry[]>;
-  delete(key: SessionKey, options?: StoreOperationOptions): Promise<void>;
-  listSubkeys(
-    key: { projectKey: string; sessionId: string },
-    options?: StoreOperationOptions,
-  ): Promise<string[]>;
-}
+export type PostgresSessionStore = CompleteSessionStore;
 
-const describeKey = (key: StoredKey) =>
-  `${key.projectKey}/${key.sessionId}${key.subpath ? `/${key.subpath}` : ""}`;
+/** Largest batch buffer a store keeps for reuse: a rare huge batch is not held for good. */
+const MAX_SPARE_BYTES = 16 * 1024 * 1024;
 
-/** The entries the insert actually stored, in order: new uuids (first occurrence) and every uuid-less entry. */
-function insertedEntries(
-  batch: SerializedEntry[],
-  original: SessionStoreEntry[],
-  storedUuids: Set<string>,
-): SessionStoreEntry[] {
-  const out: SessionStoreEntry[] = [];
-  for (const [index, entry] of batch.entries()) {
-    if (entry.uuid === null) out.push(original[index]!);
-    else if (storedUuids.delete(entry.uuid)) out.push(original[index]!);
-  }
-  return out;
+const isViewOf = (view: Buffer, whole: Buffer) =>
+  view.buffer === whole.buffer && view.byteOffset === whole.byteOffset;
+
+/**
+ * A batch as the append statement takes it, or undefined when it is empty: the entries serialized
+ * once and written newline-separated (JSON text never holds a raw newline) into one UTF-8
+ * parameter, which the server splits without parsing it again, and their uuids. The JSON strings
+ * are dropped here: kept across the statement's round trips they outlived the young generation
+ * and were collected by full GCs, which cost more than the rest of the Node side together.
+ */
+function batchParameters(
+  batch: unknown,
+  into: Buffer | undefined,
+): { lines: Buffer; uuids: (string | null)[] } | undefined {
+  const serialized = serializeEntries(batch);
+  if (serialized.length === 0) return undefined;
+  return {
+    lines: encodeJsonLines(
+      serialized.map((entry) => entry.json),
+      { finalNewline: false, into },
+    ),
+    uuids: serialized.map((entry) => entry.uuid),
+  };
 }
 
 /**
@@ -64,94 +65,122 @@ function insertedEntries(
  * `append` idempotent on `uuid` and order-preserving, `load` returning deep-equal entries or null,
  * summaries kept with the SDK's own `foldSessionSummary` inside the append transaction (which
  * holds the key's row lock, so concurrent appends to one session fold one after another), and
- * `delete` of a main transcript cascading to its subkeys.
+ * `delete` of a main transcript cascading to its subkeys. The SDK is an optional peer: it is
+ * loaded on the first append, and a missing SDK fails here with UNAVAILABLE / PEER_MISSING.
  */
-export function createPostgresSessionStore(db: StowageDatabase): PostgresSessionStore {
-  return {
-    async append(key, batch, { signal } = {}) {
-      const stored = toStoredKey(key);
-      const serialized = serializeEntries(batch);
-      const context = `session store append ${describeKey(stored)}`;
-      await runDatabase(context, signal, () =>
-        db.transaction(async (tx) => {
-          // Upserting the key row locks it until commit: appends to one key run one at a time,
-          // and its mtime (database clock, ms) only moves forward.
-          const [head] = rowsOf(
-            await tx.execute(sql`
-              INSERT INTO ${keys} (project_key, session_id, subpath, mtime)
-              VALUES (${stored.projectKey}, ${stored.sessionId}, ${stored.subpath},
-                      floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint)
-              ON CONFLICT (project_key, session_id, subpath)
-              DO UPDATE SET mtime = GREATEST(excluded.mtime, ${keys.mtime} + 1)
-              RETURNING mtime, summary`),
-          );
-          let storedUuids = new Set<string>();
-          if (serialized.length > 0) {
-            // Plain parameters (two per entry) rather than two big text[] literals: node-postgres
-            // would escape every quote of every JSON line to build those.
-            const rows = sql.join(
-              serialized.map(
-                (entry, position) => sql`(${entry.uuid}, ${entry.json}, ${sql.raw(String(position))})`,
-              ),
-              sql`, `,
-            );
-            const inserted = rowsOf(
-              await tx.execute(sql`
+export function createPostgresSessionStore(options: PostgresSessionStoreOptions): PostgresSessionStore {
+  const db = assertDatabase(options?.db, "createPostgresSessionStore");
+  assertAgentSdkInstalled();
+  // The buffer of the last batch, reused by the next append that finds it free: a new one of
+  // megabytes per batch made V8 run full collections for the external memory alone.
+  let spare: Buffer | undefined;
+  const keepSpare = (used: Buffer | undefined) => {
+    if (used && used.byteLength <= MAX_SPARE_BYTES && used.byteLength > (spare?.byteLength ?? -1))
+      spare = used;
+  };
+
+  /** One batch in one transaction: the rows, then the folded summary of a main transcript. */
+  async function appendRows(
+    stored: StoredSessionKey,
+    key: SessionKey,
+    batch: SessionStoreEntry[],
+    lines: Buffer,
+    uuids: (string | null)[],
+    context: string,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    const fold = stored.subpath === "" ? await loadSummaryFold() : undefined;
+    await runDatabase(context, signal, () =>
+      db.transaction(async (tx) => {
+        // One statement: upserting the key row locks it until commit (appends to one key run
+        // one at a time, its mtime only moves forward), and the insert reads `head`, so it
+        // runs after the lock is held and its ids follow the previous batch's.
+        const [result] = rowsOf(
+          await tx.execute(sql`
+              WITH head AS (
+                INSERT INTO ${keys} (project_key, session_id, subpath, mtime)
+                VALUES (${stored.projectKey}, ${stored.sessionId}, ${stored.subpath},
+                        floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint)
+                ON CONFLICT (project_key, session_id, subpath)
+                DO UPDATE SET mtime = GREATEST(excluded.mtime, ${keys.mtime} + 1)
+                RETURNING mtime, summary
+              ), batch AS (
+                SELECT line.value AS entry, id.value AS uuid, line.position
+                FROM unnest(string_to_array(convert_from(${lines}::bytea, 'UTF8'), E'\n'))
+                  WITH ORDINALITY AS line(value, position)
+                JOIN json_array_elements_text(${JSON.stringify(uuids)}::json) WITH ORDINALITY AS id(value, position)
+                  USING (position)
+              ), inserted AS (
                 INSERT INTO ${entries} (project_key, session_id, subpath, uuid, entry)
                 SELECT ${stored.projectKey}, ${stored.sessionId}, ${stored.subpath}, batch.uuid, batch.entry
-                FROM (VALUES ${rows}) AS batch(uuid, entry, position)
+                FROM batch CROSS JOIN head
                 ORDER BY batch.position
                 ON CONFLICT (project_key, session_id, subpath, uuid) WHERE uuid IS NOT NULL DO NOTHING
-                RETURNING uuid`),
-            );
-            storedUuids = new Set(inserted.flatMap((row) => (row.uuid === null ? [] : [row.uuid as string])));
+                RETURNING uuid
+              )
+              SELECT head.mtime, head.summary,
+                     (SELECT json_agg(uuid) FROM inserted WHERE uuid IS NOT NULL)::text AS uuids
+              FROM head`),
+        );
+        if (fold) {
+          // Only entries stored now are folded: a retried batch must not replay older titles.
+          const storedUuids = new Set<string>(JSON.parse((result?.uuids as string | null) ?? "[]"));
+          const fresh: SessionStoreEntry[] = [];
+          for (const [index, uuid] of uuids.entries()) {
+            if (uuid === null || storedUuids.delete(uuid)) fresh.push(batch[index]!);
           }
-          if (stored.subpath === "") {
-            // Only entries stored now are folded: a retried batch must not replay older titles.
-            const previous =
-              typeof head?.summary === "string"
-                ? (JSON.parse(head.summary) as SessionSummaryEntry)
-                : undefined;
-            const summary = foldSessionSummary(
-              previous,
-              key,
-              insertedEntries(serialized, batch, storedUuids),
-              {
-                mtime: Number(head?.mtime),
-              },
-            );
-            await tx.execute(sql`
+          const previous =
+            typeof result?.summary === "string"
+              ? (JSON.parse(result.summary) as SessionSummaryEntry)
+              : undefined;
+          const summary = fold(previous, key, fresh, { mtime: Number(result?.mtime) });
+          await tx.execute(sql`
               UPDATE ${keys} SET summary = ${JSON.stringify(summary)}
               WHERE project_key = ${stored.projectKey} AND session_id = ${stored.sessionId} AND subpath = ''`);
-          }
-          // The last moment to give up: past this, the batch is committed.
-          throwIfAborted(signal, context);
-        }),
-      );
+        }
+        // The last moment to give up: past this, the batch is committed.
+        throwIfAborted(signal, context);
+      }),
+    );
+  }
+
+  return {
+    async append(key, batch, { signal } = {}) {
+      const stored = toStoredSessionKey(key);
+      const scratch = spare;
+      spare = undefined;
+      let lines: Buffer | undefined;
+      try {
+        const parameters = batchParameters(batch, scratch);
+        // An empty batch changes nothing (the SDK's contract): a key never written stays null.
+        if (parameters === undefined) return;
+        lines = parameters.lines;
+        const context = `session store append ${describeSessionKey(stored)}`;
+        await appendRows(stored, key, batch, lines, parameters.uuids, context, signal);
+      } finally {
+        // The transaction is over (or never began), so the driver is done with the bytes.
+        keepSpare(!lines || (scratch && isViewOf(lines, scratch)) ? scratch : lines);
+      }
     },
 
     async load(key, { signal } = {}) {
-      const stored = toStoredKey(key);
-      return runDatabase(`session store load ${describeKey(stored)}`, signal, async () => {
+      const stored = toStoredSessionKey(key);
+      return runDatabase(`session store load ${describeSessionKey(stored)}`, signal, async () => {
         const rows = rowsOf(
           await db.execute(sql`
             SELECT entry FROM ${entries}
             WHERE project_key = ${stored.projectKey} AND session_id = ${stored.sessionId} AND subpath = ${stored.subpath}
             ORDER BY id`),
         );
-        if (rows.length > 0) return rows.map((row) => JSON.parse(row.entry as string) as SessionStoreEntry);
-        // No entries: an empty append still created the key ([]); a key never written is null.
-        const present = rowsOf(
-          await db.execute(sql`
-            SELECT 1 AS present FROM ${keys}
-            WHERE project_key = ${stored.projectKey} AND session_id = ${stored.sessionId} AND subpath = ${stored.subpath}`),
-        );
-        return present.length > 0 ? [] : null;
+        // No entries: a key never written (an empty append writes nothing either).
+        return rows.length > 0
+          ? rows.map((row) => JSON.parse(row.entry as string) as SessionStoreEntry)
+          : null;
       });
     },
 
     async listSessions(projectKey, { signal } = {}) {
-      assertStoreProjectKey(projectKey);
+      assertSessionStoreProjectKey(projectKey);
       return runDatabase(`session store listSessions ${projectKey}`, signal, async () =>
         rowsOf(
           await db.execute(sql`
@@ -161,7 +190,7 @@ export function createPostgresSessionStore(db: StowageDatabase): PostgresSession
     },
 
     async listSessionSummaries(projectKey, { signal } = {}) {
-      assertStoreProjectKey(projectKey);
+      assertSessionStoreProjectKey(projectKey);
       return runDatabase(`session store listSessionSummaries ${projectKey}`, signal, async () =>
         rowsOf(
           await db.execute(sql`
@@ -172,8 +201,8 @@ export function createPostgresSessionStore(db: StowageDatabase): PostgresSession
     },
 
     async delete(key, { signal } = {}) {
-      const stored = toStoredKey(key);
-      const context = `session store delete ${describeKey(stored)}`;
+      const stored = toStoredSessionKey(key);
+      const context = `session store delete ${describeSessionKey(stored)}`;
       // A main transcript takes its subkeys (subagent transcripts) with it.
       const scope =
         stored.subpath === ""

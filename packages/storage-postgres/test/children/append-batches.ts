@@ -5,7 +5,7 @@ import { connectPostgres } from "../../src/connect-postgres.js";
 // projectKey, sessionId, worker id, batches, entries per batch.
 const [url, schema, projectKey, sessionId, worker, batches, perBatch] = process.argv.slice(2);
 const connection = await connectPostgres({ url: url!, schema: schema!, maxConnections: 2 });
-const store = createPostgresSessionStore(connection.db);
+const store = createPostgresSessionStore({ db: connection.db });
 let n = 0;
 for (let batch = 0; batch < Number(batches); batch++) {
   const entries = Array.from({ length: Number(perBatch) }, () => {

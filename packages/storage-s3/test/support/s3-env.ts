@@ -1,16 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { DeleteObjectCommand, ListObjectsV2Command, type S3Client } from "@aws-sdk/client-s3";
 import { mapConcurrent } from "@stowage/core";
-import { type IntegrationEnv, integrationEnv } from "@stowage/core/testing";
+import type { IntegrationEnv } from "@stowage/core/testing";
+import { s3TestEnv } from "@stowage/test-support";
 import { createS3Client } from "../../src/s3-client.js";
 
-/** The real S3 server of the integration tests: Ceph RGW from `tooling/rgw/start.sh` in CI. */
-export const s3Env: IntegrationEnv = integrationEnv("S3 (Ceph RGW)", [
-  "S3_ENDPOINT",
-  "S3_ACCESS_KEY_ID",
-  "S3_SECRET_ACCESS_KEY",
-  "S3_BUCKET",
-]);
+/** The real S3 server of the integration tests. */
+export const s3Env: IntegrationEnv = s3TestEnv("storage-s3");
 
 /** The reason to skip, or undefined when the server is configured. */
 export const s3SkipReason: string | undefined = s3Env.ready ? undefined : s3Env.reason;

@@ -1,10 +1,22 @@
 import { describeValue, StowageError, throwIfAborted } from "@stowage/core";
-import { plainPostItem, statusItem } from "../builders/build-items.js";
+import { statusItem } from "../builders/build-items.js";
 import { STATUS_TOKEN_PATTERN, type ThreadItem } from "../schema/thread-item-schema.js";
-import { assistantItems, compactionDetail, userParts, withIds } from "./anthropic-content.js";
-import { type LineProblem, RecordProblem } from "./conversion.js";
+import {
+  assistantItems,
+  compactionDetail,
+  contentText,
+  interruption,
+  promptItems,
+  type TypedTextAs,
+  userParts,
+  withIds,
+} from "./anthropic-content.js";
+import { sdkNotice } from "./claude-agent-sdk-notices.js";
+import { type LineProblem, RecordProblem, uniqueToolResults } from "./conversion.js";
+import { type Fields, object, statusDetail } from "./record-fields.js";
 import { anthropicUsage, TurnTracker } from "./turn-tracker.js";
 
+/** Options of {@link createClaudeAgentSdkAdapter}. */
 export interface ClaudeAgentSdkAdapterOptions {
   /** Turn user text echoed in the stream into plain posts. Default true. */
   includeUserPrompts?: boolean;
@@ -22,28 +34,33 @@ export interface ClaudeAgentSdkAdapter {
   readonly problems: readonly LineProblem[];
 }
 
-type Message = Record<string, unknown>;
+/** Who sent a user message that no human typed (`origin.kind`), as a status token. */
+const ORIGIN_STATUS: Readonly<Record<string, string>> = {
+  "task-notification": "task_notification",
+  peer: "peer_message",
+  channel: "channel_message",
+};
 
-const object = (value: unknown): Message | undefined =>
-  typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Message) : undefined;
-
-function resultFailure(message: Message): ThreadItem | undefined {
-  const subtype = typeof message.subtype === "string" ? message.subtype : "error";
-  if (subtype === "success" && message.is_error !== true) return undefined;
-  const status = STATUS_TOKEN_PATTERN.test(subtype) && subtype !== "success" ? subtype : "error";
+/** A failed query's status, or undefined for a success (a result without `subtype` that is not an error is one). */
+function resultFailure(message: Fields): ThreadItem | undefined {
+  const subtype = typeof message.subtype === "string" ? message.subtype : undefined;
+  if ((subtype === undefined || subtype === "success") && message.is_error !== true) return undefined;
+  const status = subtype && STATUS_TOKEN_PATTERN.test(subtype) && subtype !== "success" ? subtype : "error";
   const errors = Array.isArray(message.errors)
     ? message.errors.filter((error) => typeof error === "string")
     : [];
   const detail =
     errors.length > 0 ? errors.join("\n") : typeof message.result === "string" ? message.result : undefined;
-  return statusItem({ status, ...(detail ? { detail } : {}) });
+  return statusItem({ status, ...(detail ? { detail: statusDetail(detail) } : {}) });
 }
 
 /**
- * Adapter for the Claude Agent SDK message stream: `system`/`init` (session id), assistant text,
- * thinking and tool_use blocks, user tool_result blocks, compaction, and `result` (a turn_end with
- * the query's usage and duration). Partial `stream_event`s and message types it does not know are
- * skipped.
+ * Adapter for the Claude Agent SDK message stream (`SDKMessage`): `system`/`init` (session id),
+ * assistant text, thinking and tool_use blocks (usage counted once per API message, so a stream
+ * that ends without a `result` still has its tokens), user tool_result blocks, prompts (text no
+ * human typed becomes a status), compaction, notices (retries, denials, rate limits, task and hook
+ * failures… as status items), and `result` (a turn_end with the query's usage and duration).
+ * Partial `stream_event`s and the types listed in the README as ignored are skipped on purpose.
  */
 export function createClaudeAgentSdkAdapter(
   options: ClaudeAgentSdkAdapterOptions = {},
@@ -51,10 +68,12 @@ export function createClaudeAgentSdkAdapter(
   const includeUserPrompts = options.includeUserPrompts ?? true;
   const turn = new TurnTracker();
   const problems: LineProblem[] = [];
+  const unique = uniqueToolResults();
   let sessionId: string | undefined;
   let position = 0;
+  const report = (message: string) => problems.push({ line: position, message });
 
-  function system(message: Message): ThreadItem[] {
+  function system(message: Fields): ThreadItem[] {
     switch (message.subtype) {
       case "init": {
         if (typeof message.session_id === "string") sessionId = message.session_id;
@@ -62,7 +81,7 @@ export function createClaudeAgentSdkAdapter(
         return [
           statusItem({
             status: "session_started",
-            ...(model ? { detail: `model ${model}` } : {}),
+            ...(model ? { detail: statusDetail(`model ${model}`) } : {}),
             brief: "Session started",
           }),
         ];
@@ -78,37 +97,83 @@ export function createClaudeAgentSdkAdapter(
         ];
       }
       case "status":
+        if (message.compact_result === "failed") {
+          const error = typeof message.compact_error === "string" ? message.compact_error : undefined;
+          return [
+            statusItem({ status: "compaction_failed", ...(error ? { detail: statusDetail(error) } : {}) }),
+          ];
+        }
         return message.status === "compacting"
           ? [statusItem({ status: "compacting_context", brief: "Compacting context..." })]
           : [];
-      default:
-        return [];
+      default: {
+        const notice = sdkNotice(message);
+        return notice ? withIds([statusItem(notice)], message.uuid) : [];
+      }
     }
   }
 
-  function convert(message: Message): ThreadItem[] {
+  function assistant(message: Fields): ThreadItem[] {
+    const inner = object(message.message);
+    if (!inner) throw new RecordProblem("assistant message has no message object");
+    turn.activity(message.timestamp);
+    // The SDK sends one message per content block, each with the API message's usage: count it once.
+    turn.callUsage(
+      typeof inner.id === "string" ? inner.id : String(message.uuid),
+      anthropicUsage(inner.usage),
+    );
+    if (typeof message.error === "string") {
+      const text = contentText(inner.content).trim();
+      const detail = text ? `${message.error}: ${text}` : message.error;
+      return withIds([statusItem({ status: "api_error", detail: statusDetail(detail) })], message.uuid);
+    }
+    return withIds(assistantItems(inner.content, "assistant message"), message.uuid);
+  }
+
+  /** What the typed text of a user message is: a post, or a status when no human wrote it. */
+  function typedAs(message: Fields): TypedTextAs {
+    // A subagent's prompt, written by the main agent (its Task/Agent tool call is the parent);
+    // transcript records read back from a subagent's file say `isSidechain` instead.
+    if (typeof message.parent_tool_use_id === "string" || message.isSidechain === true)
+      return { status: "subagent_prompt" };
+    const origin = object(message.origin)?.kind;
+    const token = typeof origin === "string" ? ORIGIN_STATUS[origin] : undefined;
+    if (token) return { status: token };
+    // Synthetic messages are written by the SDK itself (expanded skills, injected context).
+    return includeUserPrompts && message.isSynthetic !== true ? "post" : "nothing";
+  }
+
+  function user(message: Fields): ThreadItem[] {
+    const inner = object(message.message);
+    if (!inner) throw new RecordProblem("user message has no message object");
+    // Meta messages (command caveats, skill bodies) and compaction summaries come back from
+    // resumed sessions and `getSessionMessages` as they are in the transcript: nobody typed them.
+    if (message.isMeta === true || message.isCompactSummary === true) return [];
+    const { results, texts } = userParts(inner.content, "user message", message.tool_use_result);
+    if (results.length > 0) {
+      turn.activity(message.timestamp);
+      return withIds(results, message.uuid);
+    }
+    const text = texts.join("\n");
+    if (text.trim() === "" || message.isReplay === true) return [];
+    const interrupted = interruption(text, message.uuid);
+    if (interrupted) {
+      turn.activity(message.timestamp);
+      return interrupted;
+    }
+    return promptItems(texts, message.uuid, typedAs(message));
+  }
+
+  function convert(message: Fields): ThreadItem[] {
     if (typeof message.type !== "string") throw new RecordProblem("message has no string type");
     if (sessionId === undefined && typeof message.session_id === "string") sessionId = message.session_id;
     switch (message.type) {
       case "system":
         return system(message);
-      case "assistant": {
-        const inner = object(message.message);
-        if (!inner) throw new RecordProblem("assistant message has no message object");
-        turn.activity();
-        return withIds(assistantItems(inner.content, "assistant message"), message.uuid);
-      }
-      case "user": {
-        const inner = object(message.message);
-        if (!inner) throw new RecordProblem("user message has no message object");
-        const { results, text } = userParts(inner.content, "user message");
-        if (results.length > 0) {
-          turn.activity();
-          return withIds(results, message.uuid);
-        }
-        if (!includeUserPrompts || text.trim() === "" || message.isReplay === true) return [];
-        return withIds([plainPostItem(text)], message.uuid);
-      }
+      case "assistant":
+        return assistant(message);
+      case "user":
+        return user(message);
       case "result": {
         const items: ThreadItem[] = [];
         const failure = resultFailure(message);
@@ -123,8 +188,16 @@ export function createClaudeAgentSdkAdapter(
         if (ended) items.push(ended);
         return items;
       }
-      default:
-        return [];
+      case "conversation_reset": {
+        // `/clear` and the like: the conversation so far is over, with its turn.
+        const trigger = typeof message.trigger === "string" ? message.trigger : undefined;
+        const reset = statusItem({ status: "conversation_reset", ...(trigger ? { detail: trigger } : {}) });
+        return [...turn.close({ at: message.timestamp }), ...withIds([reset], message.uuid)];
+      }
+      default: {
+        const notice = sdkNotice(message);
+        return notice ? withIds([statusItem(notice)], message.uuid) : [];
+      }
     }
   }
 
@@ -133,21 +206,18 @@ export function createClaudeAgentSdkAdapter(
       position++;
       const fields = object(message);
       if (!fields) {
-        problems.push({ line: position, message: `message is not an object, got ${describeValue(message)}` });
+        report(`message is not an object, got ${describeValue(message)}`);
         return [];
       }
       try {
-        return convert(fields);
+        return unique(convert(fields), report);
       } catch (err) {
         if (!(err instanceof RecordProblem) && !StowageError.is(err, "INVALID_INPUT")) throw err;
-        problems.push({ line: position, message: err.message });
+        report(err.message);
         return [];
       }
     },
-    end() {
-      const ended = turn.finish();
-      return ended ? [ended] : [];
-    },
+    end: () => turn.close(),
     get sessionId() {
       return sessionId;
     },
@@ -157,16 +227,27 @@ export function createClaudeAgentSdkAdapter(
 
 /**
  * Thread items from an SDK message stream (`query(...)`), yielded as soon as each message
- * arrives. Pass `adapter` to read the session id and problems afterwards.
+ * arrives. Pass `adapter` to read the session id and problems afterwards. When the stream throws
+ * (the Claude Code process exited, the transport failed), a `stream_failed` status and the open
+ * turn's `turn_end` (with the tokens of every assistant message so far) are yielded before the
+ * error is thrown on; an abort through `signal` is thrown as it is.
  */
 export async function* claudeAgentSdkItems(
   messages: AsyncIterable<unknown> | Iterable<unknown>,
   options: { signal?: AbortSignal; adapter?: ClaudeAgentSdkAdapter } = {},
 ): AsyncGenerator<ThreadItem> {
   const adapter = options.adapter ?? createClaudeAgentSdkAdapter();
-  for await (const message of messages) {
-    throwIfAborted(options.signal, "convert Claude Agent SDK messages");
-    yield* adapter.push(message);
+  try {
+    for await (const message of messages) {
+      throwIfAborted(options.signal, "convert Claude Agent SDK messages");
+      yield* adapter.push(message);
+    }
+  } catch (err) {
+    if (StowageError.is(err, "ABORTED")) throw err;
+    const reason = err instanceof Error ? err.message : String(err);
+    yield statusItem({ status: "stream_failed", ...(reason ? { detail: statusDetail(reason) } : {}) });
+    yield* adapter.end();
+    throw err;
   }
   yield* adapter.end();
 }

@@ -7,6 +7,10 @@ import {
   toolResultItem,
 } from "../builders/build-items.js";
 import type { ThreadItem } from "../schema/thread-item-schema.js";
+import { withBrief, withTotalLines, writeStdinBrief } from "./codex-briefs.js";
+import { codexImage, partsText, typedText } from "./codex-content.js";
+import { failedOutput, readToolOutput } from "./codex-tool-output.js";
+import { attachedContext, injectedFragment } from "./codex-user-text.js";
 import {
   type ConversionResult,
   convertLines,
@@ -14,18 +18,14 @@ import {
   lineConverter,
   RecordProblem,
 } from "./conversion.js";
-import { imagePlaceholder, parseDataUrl } from "./media-placeholder.js";
+import { boundedToolField, type Fields, object, statusDetail } from "./record-fields.js";
 import { openAiUsage, type TokenUsage, TurnTracker } from "./turn-tracker.js";
 
+/** Options of {@link createCodexRolloutConverter} and {@link convertCodexRollout}. */
 export interface CodexRolloutOptions {
   /** Turn what the human typed into plain posts. Default true. */
   includeUserPrompts?: boolean;
 }
-
-type Fields = Record<string, unknown>;
-
-const object = (value: unknown): Fields | undefined =>
-  typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Fields) : undefined;
 
 /** Payload types of `response_item` lines; the oldest rollouts wrote them bare, without the envelope. */
 const RESPONSE_ITEM_TYPES = new Set([
@@ -39,64 +39,22 @@ const RESPONSE_ITEM_TYPES = new Set([
   "web_search_call",
 ]);
 
-// Context Codex injects as user messages; nobody typed them.
-const INJECTED_USER_TEXT =
-  /^\s*(<environment_context>|<user_instructions>|<user_shell_command>|# AGENTS\.md instructions)/;
-
-function partsText(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  const parts: string[] = [];
-  for (const part of content) {
-    const fields = object(part);
-    if (!fields) continue;
-    if (typeof fields.text === "string") parts.push(fields.text);
-    else if (fields.type === "input_image") {
-      const data = parseDataUrl(fields.image_url);
-      parts.push(
-        data ? imagePlaceholder(data.mediaType, data.base64) : imagePlaceholder(undefined, undefined),
-      );
-    }
-  }
-  return parts.join("\n");
-}
-
-/** A tool output as Codex stores it: JSON `{output, metadata: {exit_code}}`, "Exit code: N" text, or `{content, success}`. */
-function toolOutput(raw: unknown): { output: string; isError: boolean } {
-  const fields = object(raw);
-  if (fields) {
-    const text =
-      typeof fields.content === "string" ? fields.content : partsText(fields.content_items ?? fields.content);
-    return { output: text, isError: fields.success === false };
-  }
-  if (Array.isArray(raw)) return { output: partsText(raw), isError: false };
-  if (typeof raw !== "string")
-    return { output: raw === undefined ? "" : JSON.stringify(raw), isError: false };
-  if (raw.startsWith("{")) {
-    try {
-      const parsed = object(JSON.parse(raw));
-      if (parsed && typeof parsed.output === "string") {
-        const exitCode = object(parsed.metadata)?.exit_code;
-        return { output: parsed.output, isError: typeof exitCode === "number" && exitCode !== 0 };
-      }
-    } catch {
-      // Not the JSON envelope: the output is the text itself.
-    }
-  }
-  const exit = /^Exit code: (-?\d+)/.exec(raw);
-  return { output: raw, isError: exit !== null && exit[1] !== "0" };
-}
-
 function callId(payload: Fields, what: string): string {
   const id = payload.call_id ?? payload.id;
   if (typeof id !== "string" || id === "") throw new RecordProblem(`${what} has no string call_id`);
-  return id;
+  return boundedToolField(id, "call_id", what);
 }
 
+/**
+ * The tool's name as the model called it. A namespaced call (MCP tools in newer Codex: name `js`,
+ * namespace `mcp__node_repl__`) gets Codex's flat name, `mcp__node_repl__js`.
+ */
 function toolName(payload: Fields, what: string): string {
   if (typeof payload.name !== "string" || payload.name === "")
     throw new RecordProblem(`${what} has no string name`);
-  return payload.name;
+  const namespace = typeof payload.namespace === "string" ? payload.namespace.replace(/_+$/, "") : "";
+  const name = namespace ? `${namespace}__${payload.name.replace(/^_+/, "")}` : payload.name;
+  return boundedToolField(name, "name", what);
 }
 
 const subtract = (later: TokenUsage, earlier: TokenUsage): TokenUsage => ({
@@ -105,12 +63,18 @@ const subtract = (later: TokenUsage, earlier: TokenUsage): TokenUsage => ({
   output: Math.max(0, later.output - earlier.output),
 });
 
+const exitCodeOf = (value: unknown): number | undefined => (typeof value === "number" ? value : undefined);
+
 /**
  * An incremental converter of a Codex CLI rollout (`rollout-<time>-<uuid>.jsonl`), one line at a
- * time. Content comes from `response_item` lines (the `event_msg` copies of messages are skipped);
- * turns from `task_started` / `task_complete` events (or, in older rollouts, from user messages);
- * per-turn tokens from the difference of the cumulative `token_count` totals. Unknown line and
- * payload types are skipped; lines that are not JSON or have the wrong shape are reported.
+ * time. Content comes from `response_item` lines; a prompt is posted once, from its `response_item`
+ * message or its `event_msg` `user_message` copy, whichever the rollout has. Turns follow
+ * `task_started` / `task_complete` events (in rollouts without them, a prompt after agent activity
+ * starts a new one); per-turn tokens come from the difference of the cumulative `token_count`
+ * totals. A command still running when its output was recorded gets its result when it exits
+ * (`exec_command_end`, with its exit code and whole output), even in a later turn (a dev server
+ * outlives the task that started it), or at the end of input with what it printed. Unknown
+ * line and payload types are skipped; lines that are not JSON or have the wrong shape are reported.
  */
 export function createCodexRolloutConverter(options: CodexRolloutOptions = {}): LineConverter {
   const includeUserPrompts = options.includeUserPrompts ?? true;
@@ -118,15 +82,43 @@ export function createCodexRolloutConverter(options: CodexRolloutOptions = {}): 
   let sessionId: string | undefined;
   let totals: TokenUsage = { input: 0, cached: 0, output: 0 };
   let totalsAtTurnStart = totals;
+  // Whether a token_count with figures arrived in the current turn: without one its figures are unknown.
+  let countedInTurn = false;
+  let taskEvents = false;
+  // A prompt is written twice (response_item message, event_msg user_message): the copy still to come.
+  let echo: { source: "message" | "event"; text: string } | undefined;
+  // Outputs of commands still running, held until they exit (or the input ends): a result given
+  // earlier would call a command that then fails a success.
+  const running = new Map<string, string>();
+  // Exit codes and patch outcomes that arrived before their call's output.
+  const exits = new Map<string, number>();
+  const patches = new Map<string, boolean>();
+  // Tool names by call id: Codex reports a call it could not run as `<tool> failed: <why>`.
+  const names = new Map<string, string>();
+  // Ids of web searches whose end event came before the search item (which has no id).
+  const searches: { id: string; query: unknown }[] = [];
+  let unnamedSearches = 0;
 
   function begin(timestamp: unknown): void {
     turn.begin(timestamp);
     totalsAtTurnStart = totals;
+    countedInTurn = false;
+  }
+
+  /** At the end of input, results of commands that never reported their exit: their output so far. */
+  function release(): ThreadItem[] {
+    const items: ThreadItem[] = [];
+    for (const [id, output] of running) items.push(toolResultItem({ invocationId: id, output }));
+    running.clear();
+    return items;
   }
 
   function finish(timestamp?: unknown): ThreadItem[] {
-    const ended = turn.finish({ usage: subtract(totals, totalsAtTurnStart), at: timestamp });
-    return ended ? [ended] : [];
+    exits.clear();
+    patches.clear();
+    names.clear();
+    const usage = countedInTurn ? subtract(totals, totalsAtTurnStart) : null;
+    return turn.close({ usage, at: timestamp });
   }
 
   function activity(timestamp: unknown): void {
@@ -134,19 +126,108 @@ export function createCodexRolloutConverter(options: CodexRolloutOptions = {}): 
     turn.activity(timestamp);
   }
 
+  /** A prompt from one of its two copies; `typed` (its text without images) pairs the copies. */
+  function prompt(
+    text: string,
+    typed: string,
+    source: "message" | "event",
+    timestamp: unknown,
+  ): ThreadItem[] {
+    const key = typed.trim();
+    if (echo && echo.source !== source && echo.text === key) {
+      echo = undefined;
+      return [];
+    }
+    echo = { source, text: key };
+    // Without task events, a prompt after agent activity starts a new turn; with them, a prompt
+    // typed while a task runs belongs to that task.
+    const items = !taskEvents && turn.active ? finish(timestamp) : [];
+    if (!turn.open) begin(timestamp);
+    const attached = attachedContext(text);
+    if (attached) items.push(statusItem(attached.context));
+    if (includeUserPrompts) items.push(plainPostItem(attached ? attached.request : text));
+    return items;
+  }
+
   function message(payload: Fields, timestamp: unknown): ThreadItem[] {
-    const text = partsText(payload.content);
     if (payload.role === "assistant") {
+      const text = partsText(payload.content);
       if (text.trim() === "") return [];
       activity(timestamp);
       return [textItem(text)];
     }
-    if (payload.role !== "user" || text.trim() === "" || INJECTED_USER_TEXT.test(text)) return [];
-    // A prompt after agent activity starts a new turn (rollouts without task events).
-    const items = turn.active ? finish(timestamp) : [];
-    if (!turn.open) begin(timestamp);
-    if (includeUserPrompts) items.push(plainPostItem(text));
+    if (payload.role !== "user") return [];
+    // Each content item Codex injected (instructions, environment, skills…) is left out of the prompt.
+    const items: ThreadItem[] = [];
+    const typed: unknown[] = [];
+    const content = typeof payload.content === "string" ? [{ text: payload.content }] : payload.content;
+    for (const part of Array.isArray(content) ? content : []) {
+      const text = object(part)?.text;
+      const fragment = typeof text === "string" ? injectedFragment(text) : undefined;
+      if (fragment === undefined) typed.push(part);
+      else if (fragment !== "skip") items.push(statusItem(fragment));
+    }
+    const text = partsText(typed);
+    if (text.trim() === "") return items;
+    return [...items, ...prompt(text, typedText(typed), "message", timestamp)];
+  }
+
+  function userMessage(payload: Fields, timestamp: unknown): ThreadItem[] {
+    const typed = typeof payload.message === "string" ? payload.message : "";
+    // The event copy of injected text: its response item gives the status.
+    if (injectedFragment(typed) !== undefined) return [];
+    const images = Array.isArray(payload.images) ? payload.images.map(codexImage) : [];
+    const text = [typed, ...images].filter((part) => part !== "").join("\n");
+    if (text.trim() === "") return [];
+    return prompt(text, typed, "event", timestamp);
+  }
+
+  function toolCall(name: string, invocationId: string, input: unknown): ThreadItem {
+    const item = toolCallItem({ name, invocationId, input });
+    names.set(invocationId, name);
+    const brief = name === "write_stdin" ? writeStdinBrief(input) : undefined;
+    return brief ? withBrief(item, brief) : item;
+  }
+
+  function webSearch(payload: Fields, timestamp: unknown): ThreadItem[] {
+    activity(timestamp);
+    const action = object(payload.action) ?? {};
+    const given = payload.call_id ?? payload.id;
+    let id: string;
+    if (typeof given === "string" && given !== "") id = given;
+    else {
+      // Newer rollouts give the id only to the `web_search_end` event written just before.
+      const index = searches.findIndex((search) => search.query === action.query);
+      id = index === -1 ? `web_search_${++unnamedSearches}` : searches.splice(index, 1)[0]!.id;
+    }
+    const invocationId = boundedToolField(id, "id", "web_search_call");
+    const items = [toolCall("web_search", invocationId, action)];
+    // The search ran on the server; its results are not recorded, only that it completed.
+    if (payload.status === "completed" || payload.status === "failed") {
+      items.push(toolResultItem({ invocationId, output: "", isError: payload.status === "failed" }));
+    }
     return items;
+  }
+
+  function output(payload: Fields, timestamp: unknown): ThreadItem[] {
+    const id = callId(payload, String(payload.type));
+    const read = readToolOutput(payload.output);
+    activity(timestamp);
+    const exit = exits.get(id);
+    if (read.running && exit === undefined) {
+      running.set(id, read.output);
+      return [];
+    }
+    const name = names.get(id);
+    const isError =
+      failedOutput(read) ||
+      (exit !== undefined && exit !== 0) ||
+      patches.get(id) === false ||
+      (name !== undefined &&
+        read.output.startsWith(name) &&
+        read.output.startsWith(" failed: ", name.length));
+    const result = toolResultItem({ invocationId: id, output: read.output, isError });
+    return [read.totalLines === undefined ? result : withTotalLines(result, read.totalLines)];
   }
 
   function responseItem(payload: Fields, timestamp: unknown): ThreadItem[] {
@@ -170,48 +251,60 @@ export function createCodexRolloutConverter(options: CodexRolloutOptions = {}): 
             // Arguments that are not JSON are kept as the model wrote them.
           }
         }
+        const id = callId(payload, "function_call");
         activity(timestamp);
-        return [toolCallItem({ name, invocationId: callId(payload, "function_call"), input: input ?? {} })];
+        return [toolCall(name, id, input ?? {})];
       }
-      case "custom_tool_call":
+      case "custom_tool_call": {
+        const name = toolName(payload, "custom_tool_call");
+        const id = callId(payload, "custom_tool_call");
         activity(timestamp);
-        return [
-          toolCallItem({
-            name: toolName(payload, "custom_tool_call"),
-            invocationId: callId(payload, "custom_tool_call"),
-            input: payload.input ?? "",
-          }),
-        ];
-      case "local_shell_call":
-        activity(timestamp);
-        return [
-          toolCallItem({
-            name: "local_shell",
-            invocationId: callId(payload, "local_shell_call"),
-            input: payload.action ?? {},
-          }),
-        ];
-      case "web_search_call": {
-        activity(timestamp);
-        const id = payload.call_id ?? payload.id;
-        if (typeof id !== "string" || id === "") return [];
-        return [toolCallItem({ name: "web_search", invocationId: id, input: object(payload.action) ?? {} })];
+        return [toolCall(name, id, payload.input ?? "")];
       }
+      case "local_shell_call": {
+        const id = callId(payload, "local_shell_call");
+        activity(timestamp);
+        return [toolCall("local_shell", id, payload.action ?? {})];
+      }
+      case "web_search_call":
+        return webSearch(payload, timestamp);
       case "function_call_output":
-      case "custom_tool_call_output": {
-        const { output, isError } = toolOutput(payload.output);
-        activity(timestamp);
-        return [toolResultItem({ invocationId: callId(payload, payload.type), output, isError })];
-      }
+      case "custom_tool_call_output":
+        return output(payload, timestamp);
       default:
         return [];
     }
+  }
+
+  function commandEnd(payload: Fields): ThreadItem[] {
+    const id = typeof payload.call_id === "string" ? payload.call_id : undefined;
+    const exit = exitCodeOf(payload.exit_code);
+    const failed = (exit !== undefined && exit !== 0) || payload.status === "failed";
+    const whole = typeof payload.aggregated_output === "string" ? payload.aggregated_output : undefined;
+    if (id !== undefined && running.has(id)) {
+      const held = running.get(id)!;
+      running.delete(id);
+      return [toolResultItem({ invocationId: id, output: whole ?? held, isError: failed })];
+    }
+    if (payload.source === "user_shell") {
+      // A command the user ran with `!`: not the agent's tool call.
+      const command = Array.isArray(payload.command) ? payload.command.at(-1) : undefined;
+      const detail = [typeof command === "string" ? `$ ${command}` : "", whole ?? ""]
+        .filter(Boolean)
+        .join("\n");
+      return [
+        statusItem({ status: "user_shell_command", ...(detail ? { detail: statusDetail(detail) } : {}) }),
+      ];
+    }
+    if (id !== undefined && exit !== undefined) exits.set(id, exit);
+    return [];
   }
 
   function event(payload: Fields, timestamp: unknown): ThreadItem[] {
     switch (payload.type) {
       case "task_started":
       case "turn_started": {
+        taskEvents = true;
         const items = turn.active ? finish(timestamp) : [];
         begin(timestamp);
         return items;
@@ -221,9 +314,24 @@ export function createCodexRolloutConverter(options: CodexRolloutOptions = {}): 
         return finish(timestamp);
       case "token_count": {
         const usage = openAiUsage(object(payload.info)?.total_token_usage);
-        if (usage) totals = usage;
+        if (usage) {
+          totals = usage;
+          countedInTurn = true;
+        }
         return [];
       }
+      case "user_message":
+        return userMessage(payload, timestamp);
+      case "exec_command_end":
+        return commandEnd(payload);
+      case "patch_apply_end":
+        if (typeof payload.call_id === "string") patches.set(payload.call_id, payload.success !== false);
+        return [];
+      case "web_search_end":
+        if (typeof payload.call_id === "string" && payload.call_id !== "") {
+          searches.push({ id: payload.call_id, query: object(payload.action)?.query ?? payload.query });
+        }
+        return [];
       case "turn_aborted": {
         const reason = typeof payload.reason === "string" ? payload.reason : undefined;
         activity(timestamp);
@@ -232,7 +340,7 @@ export function createCodexRolloutConverter(options: CodexRolloutOptions = {}): 
       }
       case "error":
       case "stream_error": {
-        const detail = typeof payload.message === "string" ? payload.message : undefined;
+        const detail = typeof payload.message === "string" ? statusDetail(payload.message) : undefined;
         return [statusItem({ status: payload.type, ...(detail ? { detail } : {}) })];
       }
       default:
@@ -252,7 +360,7 @@ export function createCodexRolloutConverter(options: CodexRolloutOptions = {}): 
           return [
             statusItem({
               status: "session_started",
-              ...(version ? { detail: version } : {}),
+              ...(version ? { detail: statusDetail(version) } : {}),
               brief: "Session started",
             }),
           ];
@@ -286,7 +394,7 @@ export function createCodexRolloutConverter(options: CodexRolloutOptions = {}): 
           return [];
       }
     },
-    end: () => finish(),
+    end: () => [...release(), ...finish()],
     sessionId: () => sessionId,
   });
 }

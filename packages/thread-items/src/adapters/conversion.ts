@@ -39,8 +39,39 @@ function safeText(text: string): string {
 }
 
 /**
+ * Keeps at most one tool_result per invocation id: a transcript can repeat a result (a resumed
+ * session, a retried write), and a renderer pairs each call with one result. Returns the items to
+ * keep and reports each one dropped.
+ */
+export function uniqueToolResults(): (
+  items: ThreadItem[],
+  report: (message: string) => void,
+) => ThreadItem[] {
+  const seen = new Set<string>();
+  return (items, report) => {
+    // Copied only when something is dropped: almost every line keeps all its items.
+    let kept: ThreadItem[] | undefined;
+    for (let index = 0; index < items.length; index++) {
+      const item = items[index]!;
+      if (item.metadata?.type === "tool_result") {
+        const id = (item.metadata as { tool: { invocation_id: string } }).tool.invocation_id;
+        if (seen.has(id)) {
+          kept ??= items.slice(0, index);
+          report(`a second tool_result for ${safeText(id)} was skipped`);
+          continue;
+        }
+        seen.add(id);
+      }
+      kept?.push(item);
+    }
+    return kept ?? items;
+  };
+}
+
+/**
  * Wraps a record handler into a {@link LineConverter}: counts lines, skips blank ones, parses JSON,
- * and turns unparseable lines, non-object records and {@link RecordProblem}s into reported problems.
+ * turns unparseable lines, non-object records and {@link RecordProblem}s into reported problems,
+ * and drops repeated tool_results.
  */
 export function lineConverter(handler: {
   record(record: Record<string, unknown>, line: number): ThreadItem[];
@@ -48,7 +79,9 @@ export function lineConverter(handler: {
   sessionId(): string | undefined;
 }): LineConverter {
   const problems: LineProblem[] = [];
+  const unique = uniqueToolResults();
   let number = 0;
+  const report = (message: string) => problems.push({ line: number, message });
   return {
     push(text) {
       number++;
@@ -58,23 +91,23 @@ export function lineConverter(handler: {
       try {
         record = JSON.parse(line);
       } catch (err) {
-        problems.push({ line: number, message: `not valid JSON (${safeText((err as Error).message)})` });
+        report(`not valid JSON (${safeText((err as Error).message)})`);
         return [];
       }
       if (typeof record !== "object" || record === null || Array.isArray(record)) {
-        problems.push({ line: number, message: "not a JSON object" });
+        report("not a JSON object");
         return [];
       }
       try {
-        return handler.record(record as Record<string, unknown>, number);
+        return unique(handler.record(record as Record<string, unknown>, number), report);
       } catch (err) {
         // A builder's INVALID_INPUT here means a field of the record was unusable: report, go on.
         if (!(err instanceof RecordProblem) && !StowageError.is(err, "INVALID_INPUT")) throw err;
-        problems.push({ line: number, message: err.message });
+        report(err.message);
         return [];
       }
     },
-    end: () => handler.end(),
+    end: () => unique(handler.end(), report),
     problems,
     get sessionId() {
       return handler.sessionId();

@@ -1,24 +1,41 @@
-/** Decoded size of a base64 payload, from its length and padding (no decoding). */
+import { isBlobRef, parseDataUrl as parseAnyDataUrl, parseContentType } from "@stowage/core";
+
+const NOT_BASE64_DIGIT = /[^A-Za-z0-9+/_-]/g;
+
+/**
+ * Decoded size of a base64 payload, from its digits (no decoding). Padding, line breaks and other
+ * characters outside both alphabets do not count, so line-wrapped, URL-safe and unpadded base64
+ * are measured right.
+ */
 export function base64DecodedBytes(base64: string): number {
-  const padding = base64.endsWith("==") ? 2 : base64.endsWith("=") ? 1 : 0;
-  return Math.max(0, Math.floor((base64.length * 3) / 4) - padding);
+  const digits = base64.length - (base64.match(NOT_BASE64_DIGIT)?.length ?? 0);
+  return Math.floor((digits * 3) / 4);
 }
 
 /**
  * Text standing in for an image in a brief or a tool output: `[image: image/png, 48,213 bytes]`.
- * Thread items carry text; the image bytes stay in the agent's own transcript.
+ * Thread items carry text; the image bytes stay in the agent's own transcript. A payload already
+ * moved to a blob store (`blob:sha256:…`) says nothing about its size, so none is given unless the
+ * caller knows it (`knownBytes`, e.g. the size a tool reported).
  */
-export function imagePlaceholder(mediaType: unknown, base64: unknown): string {
-  const type = typeof mediaType === "string" && /^[\w.+-]+\/[\w.+-]+$/.test(mediaType) ? mediaType : "image";
-  if (typeof base64 !== "string") return `[image: ${type}]`;
-  return `[image: ${type}, ${base64DecodedBytes(base64).toLocaleString("en-US")} bytes]`;
+export function imagePlaceholder(mediaType: unknown, payload: unknown, knownBytes?: number): string {
+  const type = parseContentType(mediaType)?.essence ?? "image";
+  const bytes =
+    knownBytes !== undefined
+      ? knownBytes
+      : typeof payload === "string" && !isBlobRef(payload)
+        ? base64DecodedBytes(payload)
+        : undefined;
+  if (bytes === undefined) return `[image: ${type}]`;
+  return `[image: ${type}, ${bytes.toLocaleString("en-US")} bytes]`;
 }
 
-/** The media type and base64 payload of a `data:` URL, or undefined when it is not a base64 data URL. */
+/**
+ * The media type (`""` when the URL names none) and payload of a base64 `data:` URL, or undefined
+ * when `url` is not one. Read by core's `parseDataUrl`, as the blob store reads it.
+ */
 export function parseDataUrl(url: unknown): { mediaType: string; base64: string } | undefined {
-  if (typeof url !== "string" || !url.startsWith("data:")) return undefined;
-  const comma = url.indexOf(",");
-  const header = url.slice(5, comma);
-  if (comma === -1 || !header.endsWith(";base64")) return undefined;
-  return { mediaType: header.slice(0, -";base64".length), base64: url.slice(comma + 1) };
+  const parsed = parseAnyDataUrl(url);
+  if (!parsed?.base64) return undefined;
+  return { mediaType: parsed.mediaType ?? "", base64: parsed.payload };
 }

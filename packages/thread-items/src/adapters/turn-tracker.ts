@@ -40,6 +40,29 @@ export function openAiUsage(usage: unknown): TokenUsage | undefined {
   };
 }
 
+/**
+ * pi usage (`@mariozechner/pi-ai`): `input` is the uncached part for every provider, beside
+ * `cacheRead` and `cacheWrite`.
+ */
+export function piUsage(usage: unknown): TokenUsage | undefined {
+  if (typeof usage !== "object" || usage === null) return undefined;
+  const fields = usage as Record<string, unknown>;
+  const cached = count(fields.cacheRead);
+  return {
+    input: count(fields.input) + count(fields.cacheWrite) + cached,
+    cached,
+    output: count(fields.output),
+  };
+}
+
+/** How {@link TurnTracker.finish} closes a turn. */
+export interface TurnEndOptions {
+  /** The turn's figures instead of the sum of its calls; null: the source recorded none. */
+  usage?: TokenUsage | null;
+  durationMs?: number;
+  at?: unknown;
+}
+
 function epochMs(timestamp: unknown): number | undefined {
   if (typeof timestamp !== "string") return undefined;
   const ms = Date.parse(timestamp);
@@ -55,6 +78,8 @@ export class TurnTracker {
   #active = false;
   #startedAt: number | undefined;
   #lastAt: number | undefined;
+  // The last activity's timestamp as written: parsed once, when the turn ends, not on every line.
+  #lastSeen: unknown;
   readonly #calls = new Map<string, TokenUsage>();
 
   /** A turn has begun and is not finished. */
@@ -73,6 +98,7 @@ export class TurnTracker {
     this.#active = false;
     this.#startedAt = epochMs(timestamp);
     this.#lastAt = this.#startedAt;
+    this.#lastSeen = undefined;
     this.#calls.clear();
   }
 
@@ -80,11 +106,10 @@ export class TurnTracker {
   activity(timestamp?: unknown): void {
     if (!this.#open) this.begin(timestamp);
     this.#active = true;
-    const at = epochMs(timestamp);
-    if (at !== undefined) {
-      this.#startedAt ??= at;
-      this.#lastAt = at;
-    }
+    if (this.#startedAt === undefined) {
+      this.#startedAt = epochMs(timestamp);
+      this.#lastAt = this.#startedAt;
+    } else if (typeof timestamp === "string") this.#lastSeen = timestamp;
   }
 
   /** Usage of one model call; a later report for the same key replaces the earlier one. */
@@ -94,18 +119,19 @@ export class TurnTracker {
 
   /**
    * Closes the turn and returns its turn_end item, or undefined when no turn with activity was open.
-   * `usage` overrides the sum of the calls (a source that reports a turn total); `durationMs`
-   * overrides the time between the first and the last timestamp seen.
+   * `usage` overrides the sum of the calls (a source that reports a turn total), or is null when
+   * the source recorded no figures for the turn (its token fields are then null, not zeros);
+   * `durationMs` overrides the time between the first and the last timestamp seen.
    */
-  finish(options: { usage?: TokenUsage; durationMs?: number; at?: unknown } = {}): TurnEndItem | undefined {
+  finish(options: TurnEndOptions = {}): TurnEndItem | undefined {
     if (!this.active) {
       this.#open = false;
       return undefined;
     }
-    const at = epochMs(options.at);
+    const at = epochMs(options.at) ?? epochMs(this.#lastSeen);
     if (at !== undefined) this.#lastAt = at;
     let usage = options.usage;
-    if (!usage) {
+    if (usage === undefined) {
       usage = { input: 0, cached: 0, output: 0 };
       for (const call of this.#calls.values()) {
         usage.input += call.input;
@@ -122,10 +148,16 @@ export class TurnTracker {
     this.#active = false;
     this.#calls.clear();
     return turnEndItem({
-      inputTokens: usage.input,
-      inputTokensCached: Math.min(usage.cached, usage.input),
-      outputTokens: usage.output,
+      inputTokens: usage?.input ?? null,
+      inputTokensCached: usage ? Math.min(usage.cached, usage.input) : null,
+      outputTokens: usage?.output ?? null,
       durationMs,
     });
+  }
+
+  /** {@link finish}, as the list of items it gives: the turn_end, or nothing. */
+  close(options: TurnEndOptions = {}): TurnEndItem[] {
+    const ended = this.finish(options);
+    return ended ? [ended] : [];
   }
 }

@@ -1,5 +1,5 @@
 import { Buffer } from "node:buffer";
-import { StowageError } from "@stowage/core";
+import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
 import { deepFreeze } from "../../test/support/deep-freeze.js";
 import { isThreadItem } from "../schema/parse-thread-item.js";
@@ -31,16 +31,7 @@ const fit = (item: ThreadItem, budgetBytes?: number) =>
 
 const outputOf = (item: ThreadItem) => (item.metadata as ToolResultItem["metadata"]).tool.output;
 
-function expectTooLarge(run: () => unknown): StowageError {
-  try {
-    run();
-  } catch (err) {
-    expect(StowageError.is(err, "TOO_LARGE")).toBe(true);
-    expect((err as StowageError).reason).toBe(THREAD_ITEM_TOO_LARGE);
-    return err as StowageError;
-  }
-  return expect.unreachable("expected TOO_LARGE");
-}
+const expectTooLarge = (run: () => unknown) => expectStowageError(run, "TOO_LARGE", THREAD_ITEM_TOO_LARGE);
 
 describe("fitToBudget: under the budget", () => {
   it("returns the very same item when it fits the default 350,000 bytes", () => {
@@ -235,7 +226,7 @@ describe("fitToBudget: order and stopping", () => {
 });
 
 describe("fitToBudget: too large", () => {
-  it("throws TOO_LARGE / THREAD_ITEM_TOO_LARGE when a field it may not cut is over the budget", () => {
+  it("throws TOO_LARGE / THREAD_ITEM_TOO_LARGE when a field it may not cut is over the budget", async () => {
     const item = deepFreeze<ThreadItem>({
       content: [{ type: "text", text: "Waiting for input" }],
       metadata: {
@@ -244,25 +235,25 @@ describe("fitToBudget: too large", () => {
         prompt: { kind: "text", text: "q".repeat(400_000) },
       },
     });
-    const err = expectTooLarge(() => fit(item));
+    const err = await expectTooLarge(() => fit(item));
     expect(err.details).toMatchObject({ budgetBytes: DEFAULT_BUDGET_BYTES });
     expect(err.details!.sizeBytes as number).toBeGreaterThan(DEFAULT_BUDGET_BYTES);
   });
 
-  it("throws once even the markers alone do not fit", () => {
+  it("throws once even the markers alone do not fit", async () => {
     const item = result("o".repeat(100_000), {}, "c".repeat(100_000));
-    const err = expectTooLarge(() => fit(item, 300));
+    const err = await expectTooLarge(() => fit(item, 300));
     expect(err.details!.sizeBytes as number).toBeGreaterThan(300);
     expect(err.message).toContain("tool.output, content[0].text");
   });
 });
 
 describe("fitToBudget: the input is never mutated", () => {
-  it("leaves a deeply frozen item and its JSON unchanged, in every stage", () => {
+  it("leaves a deeply frozen item and its JSON unchanged, in every stage", async () => {
     const item = result("o".repeat(100_000), { text: "t".repeat(50_000) }, "c".repeat(100_000));
     const before = JSON.stringify(item);
     for (const budget of [DEFAULT_BUDGET_BYTES, 20_000, 10_000, 2_000]) fit(item, budget);
-    expectTooLarge(() => fit(item, 100));
+    await expectTooLarge(() => fit(item, 100));
     expect(JSON.stringify(item)).toBe(before);
   });
 });
@@ -281,10 +272,8 @@ describe("fitToBudget: bad input", () => {
     ["localLogPath with NUL", { localLogPath: "a\u0000b" }],
     ["localLogPath too long", { localLogPath: "a".repeat(MAX_LOCAL_LOG_PATH_BYTES + 1) }],
     ["options missing", undefined],
-  ])("rejects %s with INVALID_INPUT", (_, options) => {
-    expect(() => fitToBudget(ok, options as never)).toThrow(
-      expect.objectContaining({ code: "INVALID_INPUT" }),
-    );
+  ])("rejects %s with INVALID_INPUT", async (_, options) => {
+    await expectStowageError(() => fitToBudget(ok, options as never), "INVALID_INPUT");
   });
 
   const cyclic: Record<string, unknown> = { a: 1 };
@@ -318,7 +307,7 @@ describe("fitToBudget: bad input", () => {
       },
     ],
     ["a hostile item id", { id: "../../x", content: [{ type: "text", text: "x" }] }],
-  ])("rejects an item with %s with INVALID_INPUT", (_, item) => {
-    expect(() => fit(item as ThreadItem)).toThrow(expect.objectContaining({ code: "INVALID_INPUT" }));
+  ])("rejects an item with %s with INVALID_INPUT", async (_, item) => {
+    await expectStowageError(() => fit(item as ThreadItem), "INVALID_INPUT");
   });
 });

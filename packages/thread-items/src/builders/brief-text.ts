@@ -1,3 +1,5 @@
+import { sanitizeText } from "@stowage/core";
+
 /** Longest one-line excerpt in a brief (a command, a first output line), in UTF-16 units. */
 export const BRIEF_LINE_MAX_CHARS = 120;
 /** Characters of reasoning shown after `[thinking] ` in a thinking item's brief. */
@@ -12,14 +14,21 @@ export function clip(text: string, max: number): string {
   return `${text.slice(0, end)}…`;
 }
 
-/** The first line of `text` holding something other than whitespace, trimmed; "" when none. */
+/**
+ * The first line of `text` holding something other than whitespace, sanitized (`sanitizeText`:
+ * escape sequences and control characters go, a lone `\r` ends the line) and trimmed; "" when
+ * none. Sanitized here, as a piece, so that a sequence cut off at its end cannot run into the
+ * text a brief puts after it.
+ */
 export function firstLine(text: string): string {
   let start = 0;
   while (start < text.length) {
     const newline = text.indexOf("\n", start);
     const end = newline === -1 ? text.length : newline;
-    // Only a bounded slice is trimmed, so a 100 MB single-line output costs no more than a short one.
-    const line = text.slice(start, Math.min(end, start + BRIEF_LINE_MAX_CHARS * 4)).trim();
+    // Only a bounded slice is cleaned, so a 100 MB single-line output costs no more than a short one.
+    const slice = sanitizeText(text.slice(start, Math.min(end, start + BRIEF_LINE_MAX_CHARS * 4)));
+    const cut = slice.indexOf("\n");
+    const line = (cut === -1 ? slice : slice.slice(0, cut)).trim();
     if (line !== "") return clip(line, BRIEF_LINE_MAX_CHARS);
     if (newline === -1) break;
     start = newline + 1;
@@ -39,11 +48,11 @@ export function countLines(text: string): number {
   return text.endsWith("\n") ? lines : lines + 1;
 }
 
-/** Whitespace runs (newlines included) folded to single spaces, for one-line briefs. */
+/** Whitespace runs (newlines included) folded to single spaces, sanitized like {@link firstLine}, for one-line briefs. */
 export function oneLine(text: string, max: number): string {
   // Folding a bounded prefix keeps long reasoning cheap; the spare characters absorb the folding.
   const window = max * 4;
-  const folded = text.slice(0, window).replace(/\s+/g, " ").trim();
+  const folded = sanitizeText(text.slice(0, window)).replace(/\s+/g, " ").trim();
   return text.length > window && folded.length <= max ? `${folded}…` : clip(folded, max);
 }
 

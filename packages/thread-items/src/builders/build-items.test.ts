@@ -1,4 +1,4 @@
-import { StowageError } from "@stowage/core";
+import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
 import { isThreadItem } from "../schema/parse-thread-item.js";
 import { THINKING_BRIEF_CHARS } from "./brief-text.js";
@@ -15,15 +15,6 @@ import {
 } from "./build-items.js";
 
 const brief = (item: { content: { text: string }[] }) => item.content[0]!.text;
-
-const expectInvalid = (build: () => unknown) => {
-  try {
-    build();
-    expect.unreachable();
-  } catch (err) {
-    expect(StowageError.is(err, "INVALID_INPUT")).toBe(true);
-  }
-};
 
 describe("tool call briefs", () => {
   it.each([
@@ -160,6 +151,26 @@ describe("other builders", () => {
     ).toBeNull();
   });
 
+  it("turn_end: figures the source did not record are null, and cached ≤ input is checked only when both are known", () => {
+    const unknown = turnEndItem({
+      inputTokens: null,
+      inputTokensCached: null,
+      outputTokens: null,
+      durationMs: 900,
+    });
+    expect(unknown.metadata.stats).toEqual({
+      input_tokens: null,
+      input_tokens_cached: null,
+      output_tokens: null,
+      duration_ms: 900,
+    });
+    expect(isThreadItem(unknown)).toBe(true);
+    expect(
+      turnEndItem({ inputTokens: null, inputTokensCached: 50, outputTokens: 2, durationMs: null }).metadata
+        .stats,
+    ).toEqual({ input_tokens: null, input_tokens_cached: 50, output_tokens: 2, duration_ms: null });
+  });
+
   it("pending_prompt: one brief per kind, the full payload kept", () => {
     const approval = {
       kind: "approval" as const,
@@ -244,6 +255,81 @@ describe("other builders", () => {
   });
 });
 
+describe("briefs and tool outputs are sanitized (issue 15, item 6)", () => {
+  const ESC = "\u001b";
+  // Written by hand from ECMA-48: what a terminal shows, without its controls.
+  const colored = `${ESC}[1;31mFAIL${ESC}[0m a.test.ts\u0000\r\n${ESC}]0;title\u0007done\u0007\n`;
+  const shown = "FAIL a.test.ts\ndone\n";
+
+  it("a tool result's output and brief hold the text, not the escape sequences and control bytes", () => {
+    const item = toolResultItem({ invocationId: "t", output: colored, isError: true });
+    expect(item.metadata.tool.output).toBe(shown);
+    expect(brief(item)).toBe("→ FAIL a.test.ts (2 lines)");
+  });
+
+  it("every other brief too: calls, status details, text, posts", () => {
+    expect(
+      brief(toolCallItem({ name: "Bash", invocationId: "t", input: { command: `echo ${ESC}[31mx` } })),
+    ).toBe("Bash → echo x");
+    expect(brief(statusItem({ status: "api_retry", detail: `rate limited\u0007${ESC}[K` }))).toBe(
+      "Api retry: rate limited",
+    );
+    expect(brief(textItem(`done\u009b0m\r\n`))).toBe("done\n");
+    expect(brief(plainPostItem(`hi${ESC}[2J\u0000`))).toBe("hi");
+  });
+
+  it("a sequence cut off at the end of a piece never eats the text the brief puts after it", () => {
+    const question = pendingPromptItem({
+      promptId: "p",
+      prompt: {
+        kind: "ask_user_question",
+        questions: [{ question: `Which one?${ESC}[` }, { question: "Second?" }],
+      },
+    });
+    expect(brief(question)).toBe("Question: Which one? (+1 more)");
+  });
+
+  it("metadata too: a tool call's name and input (keys included), thinking text and its length, prompts, details", () => {
+    const call = toolCallItem({
+      name: `Bash\u0007`,
+      invocationId: "t",
+      input: { [`cmd${ESC}[0m`]: `rm ${ESC}]0;x\u0007-rf build`, env: [`A=\u202e1`] },
+    });
+    expect(call.metadata.tool).toEqual({
+      name: "Bash",
+      invocation_id: "t",
+      input: { cmd: "rm -rf build", env: ["A=1"] },
+    });
+    const thinking = thinkingItem(`weigh${ESC}[2m it\u0000\u{e0041}`);
+    expect(thinking.metadata).toEqual({ type: "thinking", text: "weigh it", full_text_length: 8 });
+    const prompt = pendingPromptItem({
+      promptId: "p",
+      prompt: { kind: "approval", tool_name: "Bash", input: { command: `ls${ESC}[K` }, message: "ok?\u0007" },
+    });
+    expect(prompt.metadata.prompt).toEqual({
+      kind: "approval",
+      tool_name: "Bash",
+      input: { command: "ls" },
+      message: "ok?",
+    });
+    const resolved = pendingPromptResolvedItem({
+      promptId: "p",
+      kind: "text",
+      outcome: "answered",
+      response: { text: `yes${ESC}[1m` },
+      detail: "d\u200b",
+    });
+    expect(resolved.metadata).toMatchObject({ response: { text: "yes" }, detail: "d" });
+    expect(statusItem({ status: "api_retry", detail: "x\u0007" }).metadata.detail).toBe("x");
+  });
+
+  it("text without controls is kept as it is", () => {
+    const plain = "naïve 日本語 😀\tcol\nline";
+    expect(toolResultItem({ invocationId: "t", output: plain }).metadata.tool.output).toBe(plain);
+    expect(brief(textItem(plain))).toBe(plain);
+  });
+});
+
 describe("builders reject bad input with INVALID_INPUT", () => {
   it.each<[string, () => unknown]>([
     ["text that is not a string", () => textItem(42 as unknown as string)],
@@ -277,6 +363,16 @@ describe("builders reject bad input with INVALID_INPUT", () => {
       () => turnEndItem({ inputTokens: 1, inputTokensCached: 2, outputTokens: 0, durationMs: 0 }),
     ],
     [
+      "an absent token figure (unknown is null, not undefined)",
+      () =>
+        turnEndItem({
+          inputTokens: undefined as unknown as null,
+          inputTokensCached: 0,
+          outputTokens: 0,
+          durationMs: 0,
+        }),
+    ],
+    [
       "a prompt of unknown kind",
       () => pendingPromptItem({ promptId: "p", prompt: { kind: "voice" } as never }),
     ],
@@ -292,5 +388,7 @@ describe("builders reject bad input with INVALID_INPUT", () => {
       "a resolution with an unknown kind",
       () => pendingPromptResolvedItem({ promptId: "p", kind: "voice" as never, outcome: "answered" }),
     ],
-  ])("%s", (_, build) => expectInvalid(build));
+  ])("%s", async (_, build) => {
+    await expectStowageError(build, "INVALID_INPUT");
+  });
 });

@@ -1,6 +1,7 @@
-import { describeValue, StowageError } from "@stowage/core";
-import { assertItemId } from "../schema/ids.js";
+import { assertSafeId, describeValue, StowageError, sanitizeText } from "@stowage/core";
+import { MAX_ITEM_ID_LENGTH } from "../schema/item-id.js";
 import { promptProblem } from "../schema/parse-thread-item.js";
+import { sanitizeJsonStrings } from "../schema/sanitize-json-strings.js";
 import {
   type PendingPromptItem,
   type PendingPromptResolvedItem,
@@ -47,12 +48,24 @@ function requireCount(value: unknown, what: string): number {
   return value;
 }
 
+/** A figure that may be unknown: null, or a non-negative integer. */
+const countOrNull = (value: unknown, what: string): number | null =>
+  value === null ? null : requireCount(value, what);
+
+/**
+ * An item with `brief` as its content. Every string of an item goes to people and models as it
+ * is, so every one is sanitized (core's `sanitizeText`: escape sequences removed, control
+ * characters but `\n` and `\t` dropped, `\r` made `\n`, invisible characters that hide or
+ * reorder text dropped): the brief here, and each string of `metadata` (tool names, inputs,
+ * outputs, thinking text, prompt payloads, object keys) by its builder, which knows which ones it
+ * already cleaned — scanning a 100 MiB output twice would double the cost of building its item.
+ */
 function item<M>(brief: string, metadata: M, identity: ItemIdentity | undefined) {
   const id = identity?.id;
-  if (id !== undefined) assertItemId(id);
+  if (id !== undefined) assertSafeId(id, "thread item id", MAX_ITEM_ID_LENGTH);
   return {
     ...(id === undefined ? {} : { id }),
-    content: [{ type: "text" as const, text: brief }],
+    content: [{ type: "text" as const, text: sanitizeText(brief) }],
     metadata,
   };
 }
@@ -76,7 +89,14 @@ export function toolCallItem({ name, invocationId, input, id }: ToolCallInput): 
   const summary = summarizeToolInput(name, input);
   return item(
     summary ? `${name} → ${summary}` : name,
-    { type: "tool_call" as const, tool: { name, invocation_id: invocationId, input } },
+    {
+      type: "tool_call" as const,
+      tool: {
+        name: sanitizeText(name),
+        invocation_id: sanitizeText(invocationId),
+        input: sanitizeJsonStrings(input),
+      },
+    },
     { id },
   );
 }
@@ -94,7 +114,12 @@ export function toolResultBrief(output: string): string {
   return `→ ${firstLine(output)} (${lines} ${lines === 1 ? "line" : "lines"})`;
 }
 
-/** A tool's result; carries no tool name (renderers fold it with its call by `invocation_id`). */
+/**
+ * A tool's result; carries no tool name (renderers fold it with its call by `invocation_id`). The
+ * output is sanitized like every brief (colors, cursor moves and control bytes of a terminal
+ * removed): the item holds what a model or a person should read; the raw bytes stay in the
+ * agent's own transcript or artifact.
+ */
 export function toolResultItem({
   invocationId,
   output,
@@ -106,19 +131,24 @@ export function toolResultItem({
   if (typeof isError !== "boolean") {
     throw new StowageError("INVALID_INPUT", `isError must be a boolean, got ${describeValue(isError)}`);
   }
+  const clean = sanitizeText(output);
   return item(
-    toolResultBrief(output),
-    { type: "tool_result" as const, tool: { invocation_id: invocationId, is_error: isError, output } },
+    toolResultBrief(clean),
+    {
+      type: "tool_result" as const,
+      tool: { invocation_id: sanitizeText(invocationId), is_error: isError, output: clean },
+    },
     { id },
   );
 }
 
-/** Reasoning: brief `[thinking] <first ~120 chars>`, full text and its length in code points in `metadata`. */
+/** Reasoning: brief `[thinking] <first ~120 chars>`, the full text (sanitized) and its length in code points in `metadata`. */
 export function thinkingItem(text: string, identity?: ItemIdentity): ThinkingItem {
-  requireString(text, "thinking text");
+  // Sanitized first, so that the length counts what the item holds.
+  const clean = sanitizeText(requireString(text, "thinking text"));
   return item(
-    `[thinking] ${oneLine(text, THINKING_BRIEF_CHARS)}`,
-    { type: "thinking" as const, text, full_text_length: codePointLength(text) },
+    `[thinking] ${oneLine(clean, THINKING_BRIEF_CHARS)}`,
+    { type: "thinking" as const, text: clean, full_text_length: codePointLength(clean) },
     identity,
   );
 }
@@ -145,22 +175,27 @@ export function statusItem({ status, detail, brief, id }: StatusInput): StatusIt
   const fallback = `${words[0]!.toUpperCase()}${words.slice(1)}${detail ? `: ${firstLine(detail)}` : ""}`;
   return item(
     brief ?? fallback,
-    { type: "status" as const, status, ...(detail === undefined ? {} : { detail }) },
+    // The token matched STATUS_TOKEN_PATTERN: nothing in it to clean.
+    { type: "status" as const, status, ...(detail === undefined ? {} : { detail: sanitizeText(detail) }) },
     { id },
   );
 }
 
 export interface TurnEndInput extends ItemIdentity {
-  /** Total input processed this turn, cached plus uncached. */
-  inputTokens: number;
-  /** The part of `inputTokens` served from the prompt cache. */
-  inputTokensCached: number;
-  outputTokens: number;
+  /** Total input processed this turn, cached plus uncached; null when the source did not record it. */
+  inputTokens: number | null;
+  /** The part of `inputTokens` served from the prompt cache; null when unknown. */
+  inputTokensCached: number | null;
+  /** Null when unknown. */
+  outputTokens: number | null;
   /** Wall time of the turn; null when unknown. */
   durationMs: number | null;
 }
 
-/** The end of an agent turn, with its token and time figures. */
+/**
+ * The end of an agent turn, with its token and time figures; a figure the source did not record
+ * is null, never a zero (the cached ≤ input check applies when both are known).
+ */
 export function turnEndItem({
   inputTokens,
   inputTokensCached,
@@ -169,12 +204,16 @@ export function turnEndItem({
   id,
 }: TurnEndInput): TurnEndItem {
   const stats = {
-    input_tokens: requireCount(inputTokens, "inputTokens"),
-    input_tokens_cached: requireCount(inputTokensCached, "inputTokensCached"),
-    output_tokens: requireCount(outputTokens, "outputTokens"),
-    duration_ms: durationMs === null ? null : requireCount(durationMs, "durationMs"),
+    input_tokens: countOrNull(inputTokens, "inputTokens"),
+    input_tokens_cached: countOrNull(inputTokensCached, "inputTokensCached"),
+    output_tokens: countOrNull(outputTokens, "outputTokens"),
+    duration_ms: countOrNull(durationMs, "durationMs"),
   };
-  if (stats.input_tokens_cached > stats.input_tokens) {
+  if (
+    stats.input_tokens !== null &&
+    stats.input_tokens_cached !== null &&
+    stats.input_tokens_cached > stats.input_tokens
+  ) {
     throw new StowageError(
       "INVALID_INPUT",
       `inputTokensCached (${inputTokensCached}) must not exceed inputTokens (${inputTokens}), which includes the cached part`,
@@ -209,7 +248,15 @@ export function pendingPromptItem({ promptId, prompt, id }: PendingPromptInput):
   requireString(promptId, "promptId", true);
   const problem = promptProblem(prompt);
   if (problem) throw new StowageError("INVALID_INPUT", `prompt is invalid at ${problem}`);
-  return item(promptBrief(prompt), { type: "pending_prompt" as const, prompt_id: promptId, prompt }, { id });
+  return item(
+    promptBrief(prompt),
+    {
+      type: "pending_prompt" as const,
+      prompt_id: sanitizeText(promptId),
+      prompt: sanitizeJsonStrings(prompt),
+    },
+    { id },
+  );
 }
 
 export interface PendingPromptResolvedInput extends ItemIdentity {
@@ -266,21 +313,21 @@ export function pendingPromptResolvedItem({
     detail ? `${brief}: ${firstLine(detail)}` : brief,
     {
       type: "pending_prompt_resolved" as const,
-      prompt_id: promptId,
+      prompt_id: sanitizeText(promptId),
       kind,
       outcome,
       ...(isApproval ? { approved: granted } : {}),
-      ...(response === undefined ? {} : { response }),
-      ...(detail === undefined ? {} : { detail }),
+      ...(response === undefined ? {} : { response: sanitizeJsonStrings(response) }),
+      ...(detail === undefined ? {} : { detail: sanitizeText(detail) }),
     },
     { id },
   );
 }
 
-/** A plain user post: text with no `metadata.type` (what a human types into the thread). */
+/** A plain user post: text with no `metadata.type` (what a human types into the thread), sanitized like every brief. */
 export function plainPostItem(text: string, identity?: ItemIdentity): PlainPostItem {
   requireString(text, "post text");
   const id = identity?.id;
-  if (id !== undefined) assertItemId(id);
-  return { ...(id === undefined ? {} : { id }), content: [{ type: "text", text }] };
+  if (id !== undefined) assertSafeId(id, "thread item id", MAX_ITEM_ID_LENGTH);
+  return { ...(id === undefined ? {} : { id }), content: [{ type: "text", text: sanitizeText(text) }] };
 }

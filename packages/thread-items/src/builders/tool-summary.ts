@@ -1,3 +1,4 @@
+import { sanitizeText } from "@stowage/core";
 import { BRIEF_LINE_MAX_CHARS, clip, firstLine } from "./brief-text.js";
 
 type Input = Record<string, unknown>;
@@ -20,7 +21,9 @@ function commandArray(value: unknown): string {
 // An apply_patch body names the files it touches on `*** Add|Update|Delete File: <path>` lines.
 function patchFiles(value: unknown): string {
   if (typeof value !== "string") return "";
-  const files = [...value.matchAll(/^\*\*\* (?:Add|Update|Delete) File: (.+)$/gm)].map((match) => match[1]!);
+  const files = [...value.matchAll(/^\*\*\* (?:Add|Update|Delete) File: (.+)$/gm)].map((match) =>
+    sanitizeText(match[1]!),
+  );
   if (files.length === 0) return "";
   return files.length === 1 ? files[0]! : `${files[0]} (+${files.length - 1} more)`;
 }

@@ -1,5 +1,6 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { expectStowageError } from "@stowage/core/testing";
 import { tempDirectory } from "@stowage/test-support";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -51,6 +52,6 @@ describe("scanLines", () => {
   it("fails with ABORTED when the signal fires", async () => {
     const path = join(base, "abort");
     await writeFile(path, "a\nb\n");
-    await expect(scan(path, { signal: AbortSignal.abort() })).rejects.toMatchObject({ code: "ABORTED" });
+    await expectStowageError(scan(path, { signal: AbortSignal.abort() }), "ABORTED");
   });
 });

@@ -1,18 +1,17 @@
 import { Buffer } from "node:buffer";
 import { randomUUID } from "node:crypto";
-import { type FileHandle, open } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
-import { describeValue, errnoOf, fromSystemError, StowageError, throwIfAborted } from "@stowage/core";
-import { ensureDirectory, fsyncDirectory } from "@stowage/core/fs";
+import { basename, dirname } from "node:path";
+import { assertSafeId, describeValue, fromSystemError, StowageError, throwIfAborted } from "@stowage/core";
 import { checkFitOptions, DEFAULT_BUDGET_BYTES, fitToBudget } from "../budget/fit-to-budget.js";
-import { assertItemId, assertPathId } from "../schema/ids.js";
+import { MAX_ITEM_ID_LENGTH } from "../schema/item-id.js";
 import { parseThreadItem, threadItemProblem } from "../schema/parse-thread-item.js";
+import { sanitizeJsonStrings } from "../schema/sanitize-json-strings.js";
 import type { ThreadItem } from "../schema/thread-item-schema.js";
-import { scanLines } from "./line-scanner.js";
+import { createLineAppender, openFileBelowRoot } from "./line-appender.js";
+import { type ScannedLine, type ScanOptions, scanLines } from "./line-scanner.js";
+import { assertThreadRef, jobsDirectoryOf, localLogPathOf, threadLogPathOf } from "./thread-layout.js";
 
-/** Name of the log file in `jobs/{jobId}/threads/{alias}/logs/`. */
-export const THREAD_LOG_FILE_NAME = "thread.log";
-
+/** Options of `createThreadLog`. */
 export interface ThreadLogOptions {
   /** The worker's home: the log lives at `<root>/jobs/{jobId}/threads/{alias}/logs/thread.log`. */
   root: string;
@@ -30,9 +29,10 @@ export interface ThreadLogRecord {
   item: ThreadItem;
 }
 
+/** What `append` logged. */
 export interface AppendedItem {
   id: string;
-  /** The item as logged: the input with its `id` (assigned when it had none). */
+  /** The item as logged: the input with its `id` (assigned when it had none), every string sanitized. */
   item: ThreadItem;
   /** Bytes the line took in the log. */
   bytes: number;
@@ -44,14 +44,16 @@ export interface ThreadLogProblem {
   message: string;
 }
 
+/** The local thread log of one job thread (see `createThreadLog`). */
 export interface ThreadLog {
   /** Absolute path of the log file. */
   readonly path: string;
   /** The log's path relative to `<root>/jobs/`, as quoted in truncation markers and `metadata.local_log`. */
   readonly localLogPath: string;
   /**
-   * Appends the full item as one JSON line in a single `O_APPEND` write, then fsyncs, so that
-   * concurrent appenders (other processes included) never interleave partial lines.
+   * Appends the full item, every string sanitized (core's `sanitizeText`), as one JSON line in a
+   * single `O_APPEND` write, then fsyncs, so that concurrent appenders (other processes included)
+   * never interleave partial lines.
    */
   append(item: ThreadItem, options?: { signal?: AbortSignal }): Promise<AppendedItem>;
   /** The full payload logged under `id` (the last one, if logged twice), or null when none is. */
@@ -67,8 +69,6 @@ export interface ThreadLog {
     options?: { budgetBytes?: number; signal?: AbortSignal },
   ): Promise<ThreadItem>;
 }
-
-const NEWLINE = 0x0a;
 
 function recordPrefix(id: string): Buffer {
   return Buffer.from(`{"id":${JSON.stringify(id)},`);
@@ -89,15 +89,6 @@ function parseRecord(bytes: Buffer): ThreadLogRecord | string {
   return problem ? `item is invalid at ${problem}` : (record as ThreadLogRecord);
 }
 
-// A crash can leave a last line without its newline; a new line must not be glued to it.
-async function endsWithNewline(handle: FileHandle): Promise<boolean> {
-  const { size } = await handle.stat();
-  if (size === 0) return true;
-  const last = Buffer.alloc(1);
-  await handle.read(last, 0, 1, size - 1);
-  return last[0] === NEWLINE;
-}
-
 /**
  * The local thread log of one job thread: the full, untruncated payload of every item, written
  * before the item is posted, so that whatever the budget cut is recoverable from the worker's disk.
@@ -110,38 +101,30 @@ export function createThreadLog(options: ThreadLogOptions): ThreadLog {
     );
   }
   const { root, jobId, alias, fsync = true } = options;
-  if (typeof root !== "string" || root === "" || root.includes("\u0000")) {
-    throw new StowageError(
-      "INVALID_INPUT",
-      `root must be a non-empty directory path without NUL, got ${describeValue(root)}`,
-    );
-  }
-  assertPathId(jobId, "jobId");
-  assertPathId(alias, "alias");
+  const jobsDirectory = jobsDirectoryOf(root);
+  const thread = { jobId, alias };
+  assertThreadRef(thread);
   if (typeof fsync !== "boolean") {
     throw new StowageError("INVALID_INPUT", `fsync must be a boolean, got ${describeValue(fsync)}`);
   }
-  const jobsDirectory = join(resolve(root), "jobs");
-  const localLogPath = `${jobId}/threads/${alias}/logs/${THREAD_LOG_FILE_NAME}`;
-  const path = join(jobsDirectory, ...localLogPath.split("/"));
-  const directory = dirname(path);
-  let directoryDurable = false;
+  const localLogPath = localLogPathOf(thread);
+  const path = threadLogPathOf(jobsDirectory, thread);
+  // Everything below the root is reached without following a link (the root itself may be one).
+  const rootDirectory = dirname(jobsDirectory);
+  const relativePath = `${basename(jobsDirectory)}/${localLogPath}`;
+  const appender = createLineAppender({ root: rootDirectory, relativePath, fsync });
 
-  async function openForAppend(): Promise<FileHandle> {
+  /** The log's lines, read from the file opened below the root without following a link. */
+  async function* lines(scan: ScanOptions): AsyncGenerator<ScannedLine> {
+    const file = await openFileBelowRoot(rootDirectory, relativePath).catch((err: unknown) => {
+      throw fromSystemError(err, `read thread log ${path}`);
+    });
+    if (!file) return;
     try {
-      return await open(path, "a+", 0o644);
-    } catch (err) {
-      if (errnoOf(err) !== "ENOENT") throw err;
+      yield* scanLines(file.path, scan);
+    } finally {
+      await file.close();
     }
-    await ensureDirectory(directory);
-    return open(path, "a+", 0o644);
-  }
-
-  // Once per log object: the new file's (and new directories') entries must survive a crash too.
-  async function makeDirectoryDurable(): Promise<void> {
-    if (!fsync || directoryDurable) return;
-    for (let dir = directory; dir.startsWith(jobsDirectory); dir = dirname(dir)) await fsyncDirectory(dir);
-    directoryDurable = true;
   }
 
   async function append(
@@ -151,9 +134,10 @@ export function createThreadLog(options: ThreadLogOptions): ThreadLog {
     const { signal } = appendOptions;
     parseThreadItem(item);
     const id = item.id ?? randomUUID();
-    assertItemId(id);
+    assertSafeId(id, "thread item id", MAX_ITEM_ID_LENGTH);
     const { id: _absent, ...rest } = item;
-    const logged: ThreadItem = item.id === id ? item : { id, ...rest };
+    // Logged as it will be posted: every string sanitized, like every item shown to people and models.
+    const logged: ThreadItem = sanitizeJsonStrings(item.id === id ? item : { id, ...rest });
     let json: string;
     try {
       json = JSON.stringify(logged);
@@ -168,34 +152,19 @@ export function createThreadLog(options: ThreadLogOptions): ThreadLog {
     }
     const line = `{"id":${JSON.stringify(id)},"at":"${new Date().toISOString()}","item":${json}}\n`;
     throwIfAborted(signal, `append to thread log ${path}`);
-    let handle: FileHandle | undefined;
     try {
-      handle = await openForAppend();
-      const body = Buffer.from((await endsWithNewline(handle)) ? line : `\n${line}`);
-      // One write(2) on an O_APPEND descriptor: the kernel places the whole line at the end.
-      const { bytesWritten } = await handle.write(body, 0, body.length, null);
-      if (bytesWritten !== body.length) {
-        throw new StowageError(
-          "STORAGE_FULL",
-          `append to thread log ${path}: only ${bytesWritten} of ${body.length} bytes were written`,
-        );
-      }
-      if (fsync) await handle.sync();
-      await handle.close();
-      handle = undefined;
-      await makeDirectoryDurable();
-      return { id, item: logged, bytes: body.length };
+      const bytes = await appender.append(Buffer.from(line));
+      return { id, item: logged, bytes };
     } catch (err) {
-      await handle?.close().catch(() => {});
       throw fromSystemError(err, `append to thread log ${path}`);
     }
   }
 
   async function read(id: string, readOptions: { signal?: AbortSignal } = {}): Promise<ThreadItem | null> {
-    assertItemId(id);
+    assertSafeId(id, "thread item id", MAX_ITEM_ID_LENGTH);
     let found: ThreadItem | null = null;
     let corrupt: string | undefined;
-    for await (const line of scanLines(path, { prefix: recordPrefix(id), ...readOptions })) {
+    for await (const line of lines({ prefix: recordPrefix(id), ...readOptions })) {
       const record = parseRecord(line.bytes);
       if (typeof record === "string") corrupt = `line ${line.number}: ${record}`;
       else if (record.id === id) found = record.item;
@@ -213,7 +182,7 @@ export function createThreadLog(options: ThreadLogOptions): ThreadLog {
     recordOptions: { signal?: AbortSignal; onProblem?: (problem: ThreadLogProblem) => void } = {},
   ): AsyncGenerator<ThreadLogRecord> {
     const { signal, onProblem } = recordOptions;
-    for await (const line of scanLines(path, signal ? { signal } : {})) {
+    for await (const line of lines(signal ? { signal } : {})) {
       const record = parseRecord(line.bytes);
       if (typeof record !== "string") yield record;
       else

@@ -1,4 +1,5 @@
-import { StowageError } from "@stowage/core";
+import { isSafeId } from "@stowage/core";
+import { expectStowageError, HOSTILE_KEYS, UNUSUAL_SAFE_KEYS } from "@stowage/core/testing";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
 import { SAMPLE_ITEMS } from "../../test/support/sample-items.js";
@@ -128,16 +129,29 @@ describe("thread item schema", () => {
     expect(validateJson(post)).toBe(true);
   });
 
-  it.each(INVALID)("rejects %s with INVALID_INPUT naming %s", (_, value, field) => {
+  it("accepts unknown token figures (null) in a turn_end, and checks cached ≤ input only when both are known", () => {
+    const turnEnd = (stats: Record<string, number | null>) => ({
+      content: text("Turn complete"),
+      metadata: { type: "turn_end", stats: { duration_ms: 1000, ...stats } },
+    });
+    for (const stats of [
+      { input_tokens: null, input_tokens_cached: null, output_tokens: null },
+      { input_tokens: null, input_tokens_cached: 500, output_tokens: 3 },
+      { input_tokens: 10, input_tokens_cached: null, output_tokens: null },
+    ]) {
+      expect(isThreadItem(turnEnd(stats)), JSON.stringify(stats)).toBe(true);
+      expect(validateJson(turnEnd(stats)), JSON.stringify(stats)).toBe(true);
+    }
+    // Absent is not unknown: a figure must be there, as a count or as null.
+    const absent = { content: text("x"), metadata: { type: "turn_end", stats: { duration_ms: null } } };
+    expect(isThreadItem(absent)).toBe(false);
+    expect(validateJson(absent)).toBe(false);
+  });
+
+  it.each(INVALID)("rejects %s with INVALID_INPUT naming %s", async (_, value, field) => {
     expect(isThreadItem(value)).toBe(false);
     expect(threadItemProblem(value)).toContain(field);
-    try {
-      parseThreadItem(value);
-      expect.unreachable();
-    } catch (err) {
-      expect(StowageError.is(err, "INVALID_INPUT")).toBe(true);
-      expect((err as Error).message).toContain(field);
-    }
+    await expectStowageError(() => parseThreadItem(value), "INVALID_INPUT");
   });
 
   it("says which metadata types are accepted", () => {
@@ -152,6 +166,26 @@ describe("thread item schema", () => {
       if (why === "turn_end with more cached than total") continue;
       expect(validateJson(value), why).toBe(false);
     }
+  });
+
+  it("JSON Schema: item ids follow core's safe id, up to 200 characters", () => {
+    const ids = [
+      ...HOSTILE_KEYS.map((row) => row.value),
+      ...UNUSUAL_SAFE_KEYS,
+      "0b6f4e0a-9f0c-4d35-8a1e-2f4f1c1b7a11:3",
+      "user@host",
+      "a.b_c-d",
+      "x".repeat(200),
+      "x".repeat(201),
+      "-leading-dash",
+    ].filter((id) => typeof id === "string");
+    for (const id of ids) {
+      const accepted = isSafeId(id, 200);
+      expect(validateJson({ id, content: text("x") }), JSON.stringify(id)).toBe(accepted);
+      expect(isThreadItem({ id, content: text("x") }), JSON.stringify(id)).toBe(accepted);
+    }
+    expect(isSafeId("user@host", 200)).toBe(true);
+    expect(isSafeId("x".repeat(201), 200)).toBe(false);
   });
 
   it("JSON Schema: a plain post may not carry a metadata.type of any value", () => {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ITEM_ID_PATTERN, MAX_ITEM_ID_LENGTH } from "./ids.js";
+import { itemIdSchema } from "./item-id.js";
 
 /** The fields `fitToBudget` may cut, in the order it cuts them (paths relative to the item; `tool.*` and `text` live in `metadata`). */
 export const TRUNCATABLE_FIELDS = ["tool.output", "tool.input", "text", "content[0].text"] as const;
@@ -39,59 +39,70 @@ const truncationMarkers = {
   local_log: z.string().optional(),
 };
 
-export const textContentSchema = z.looseObject({ type: z.literal("text"), text: z.string() });
+const textContentSchema = z.looseObject({ type: z.literal("text"), text: z.string() });
 
-export const textMetadataSchema = z.looseObject({ type: z.literal("text"), ...truncationMarkers });
+const textMetadataSchema = z.looseObject({ type: z.literal("text"), ...truncationMarkers });
 
-export const toolCallMetadataSchema = z.looseObject({
+const toolCallMetadataSchema = z.looseObject({
   type: z.literal("tool_call"),
   tool: z.looseObject({ name: nonEmpty, invocation_id: nonEmpty, input: z.unknown() }),
   ...truncationMarkers,
 });
 
-export const toolResultMetadataSchema = z.looseObject({
+const toolResultMetadataSchema = z.looseObject({
   type: z.literal("tool_result"),
   // No tool name: renderers take it from the tool_call with the same invocation_id.
   tool: z.looseObject({ invocation_id: nonEmpty, is_error: z.boolean(), output: z.string() }),
   ...truncationMarkers,
 });
 
-export const thinkingMetadataSchema = z.looseObject({
+const thinkingMetadataSchema = z.looseObject({
   type: z.literal("thinking"),
   text: z.string(),
   full_text_length: count,
   ...truncationMarkers,
 });
 
-export const statusMetadataSchema = z.looseObject({
+const statusMetadataSchema = z.looseObject({
   type: z.literal("status"),
   status: z.string().regex(STATUS_TOKEN_PATTERN),
   detail: z.string().optional(),
   ...truncationMarkers,
 });
 
-export const turnStatsSchema = z
+/** A token figure of a turn; null when the source did not record it (never a made-up zero). */
+const tokenCount = count.nullable();
+
+const turnStatsSchema = z
   .looseObject({
-    /** Total input the model processed this turn: cached plus uncached. */
-    input_tokens: count,
-    /** The part of `input_tokens` served from the prompt cache. */
-    input_tokens_cached: count,
-    output_tokens: count,
+    /** Total input the model processed this turn: cached plus uncached; null when unknown. */
+    input_tokens: tokenCount,
+    /** The part of `input_tokens` served from the prompt cache; null when unknown. */
+    input_tokens_cached: tokenCount,
+    /** Null when unknown. */
+    output_tokens: tokenCount,
     /** Wall time of the turn; null when the source did not record it. */
     duration_ms: count.nullable(),
   })
-  .refine((stats) => stats.input_tokens_cached <= stats.input_tokens, {
-    message: "input_tokens_cached must not exceed input_tokens (which includes the cached part)",
-    path: ["input_tokens_cached"],
-  });
+  // Checked only when both figures are known.
+  .refine(
+    (stats) =>
+      stats.input_tokens === null ||
+      stats.input_tokens_cached === null ||
+      stats.input_tokens_cached <= stats.input_tokens,
+    {
+      message: "input_tokens_cached must not exceed input_tokens (which includes the cached part)",
+      path: ["input_tokens_cached"],
+    },
+  );
 
-export const turnEndMetadataSchema = z.looseObject({
+const turnEndMetadataSchema = z.looseObject({
   type: z.literal("turn_end"),
   stats: turnStatsSchema,
   ...truncationMarkers,
 });
 
-export const askUserQuestionSchema = z.looseObject({
+const askUserQuestionSchema = z.looseObject({
   question: nonEmpty,
   header: z.string().optional(),
   options: z.array(z.looseObject({ label: nonEmpty, description: z.string().optional() })).optional(),
@@ -110,14 +121,14 @@ export const promptSchema = z.discriminatedUnion("kind", [
   z.looseObject({ kind: z.literal("ask_user_question"), questions: z.array(askUserQuestionSchema).min(1) }),
 ]);
 
-export const pendingPromptMetadataSchema = z.looseObject({
+const pendingPromptMetadataSchema = z.looseObject({
   type: z.literal("pending_prompt"),
   prompt_id: nonEmpty,
   prompt: promptSchema,
   ...truncationMarkers,
 });
 
-export const pendingPromptResolvedMetadataSchema = z.looseObject({
+const pendingPromptResolvedMetadataSchema = z.looseObject({
   type: z.literal("pending_prompt_resolved"),
   prompt_id: nonEmpty,
   kind: z.enum(PROMPT_KINDS),
@@ -130,7 +141,7 @@ export const pendingPromptResolvedMetadataSchema = z.looseObject({
 });
 
 // `type` absent (or undefined) marks a plain user post; it may still carry truncation markers.
-export const plainPostMetadataSchema = z.looseObject({
+const plainPostMetadataSchema = z.looseObject({
   type: z.undefined().optional(),
   ...truncationMarkers,
 });
@@ -150,7 +161,7 @@ export const threadItemMetadataSchema = z.discriminatedUnion("type", [
 /** One thread item: a brief human rendering in `content`, the structured event in `metadata`. */
 export const threadItemSchema = z.looseObject({
   /** Stable id (the thread log keys full payloads by it). */
-  id: z.string().min(1).max(MAX_ITEM_ID_LENGTH).regex(ITEM_ID_PATTERN).optional(),
+  id: itemIdSchema.optional(),
   /** Stamped by the platform on every post; `filterSelf` drops the consumer's own. */
   user_id: z.string().optional(),
   content: z.array(textContentSchema).min(1),

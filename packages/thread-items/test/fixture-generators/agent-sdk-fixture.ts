@@ -4,7 +4,8 @@ import { CWD } from "./project-text.js";
 import type { Turn } from "./session-script.js";
 
 const MODEL = "claude-sonnet-4-5-20250929";
-const TOOLS = [
+/** The tools Claude Code's `system` `init` message lists. */
+export const TOOLS = [
   "Task",
   "Bash",
   "Glob",

@@ -165,9 +165,10 @@ export function codexRollout(random: Prng, turns: Turn[]): { jsonl: string; expe
       const callId = `call_${random.chars(24, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")}`;
       expected.toolCalls++;
       if (step.codex.type === "web_search_call") {
-        // Web searches run on OpenAI's side: a call with no output line.
+        // Web searches run on OpenAI's side: no id and no output line. A completed one is shown as a
+        // call with an empty result.
         push("response_item", { type: "web_search_call", status: "completed", action: step.codex.input });
-        expected.toolCalls--;
+        expected.toolResults++;
         modelCall();
         pendingCall = false;
         continue;

@@ -1,4 +1,4 @@
-import { seededRandom } from "@stowage/test-support";
+import { seededRandom } from "@stowage/core/testing";
 
 /** A seeded pseudo-random generator (mulberry32), so that generated fixtures are identical on every run. */
 export class Prng {

@@ -1,20 +1,62 @@
+import type { InternalResource } from "@stowage/artifacts";
+import { StowageError } from "@stowage/core";
 import { Hono } from "hono";
-import type { Services } from "../../services.js";
-import { type AppEnv, integerQuery, requireKey } from "../context.js";
+import { type AppContext, type AppEnv, integerQuery } from "../context.js";
 
-/** `artifact://` and `agent://` reads of an agent session, with line paging. */
-export function agentSessionRoutes(services: Services) {
+/** The headers of a read answered as text: what the JSON form carries beside `text`. */
+export const READ_HEADERS = {
+  url: "x-stowage-url",
+  complete: "x-stowage-complete",
+  firstLine: "x-stowage-first-line",
+  lastLine: "x-stowage-last-line",
+  hasMore: "x-stowage-has-more",
+  totalLines: "x-stowage-total-lines",
+} as const;
+
+/**
+ * A read as the caller asked for it: JSON (`{ url, scheme, id, contentType, text, complete,
+ * lines? }`, the default) or, with `?format=text`, the text itself as the body in its own content
+ * type and the rest in headers: no JSON-escaped copy of up to a read's 16 MiB, and a client can
+ * pipe it as it arrives.
+ */
+function answer(c: AppContext, read: InternalResource): Response {
+  const format = c.req.query("format") ?? "json";
+  if (format === "json") return c.json(read);
+  if (format !== "text") {
+    throw new StowageError("INVALID_INPUT", `format must be json or text, got ${JSON.stringify(format)}`);
+  }
+  const { lines } = read;
+  return new Response(read.text, {
+    headers: {
+      "content-type": `${read.contentType}; charset=utf-8`,
+      "x-content-type-options": "nosniff",
+      [READ_HEADERS.url]: encodeURI(read.url),
+      [READ_HEADERS.complete]: String(read.complete),
+      ...(lines
+        ? {
+            [READ_HEADERS.firstLine]: String(lines.first),
+            [READ_HEADERS.lastLine]: String(lines.last),
+            [READ_HEADERS.hasMore]: String(lines.hasMore),
+            ...(lines.totalLines === undefined
+              ? {}
+              : { [READ_HEADERS.totalLines]: String(lines.totalLines) }),
+          }
+        : {}),
+    },
+  });
+}
+
+/** The caller's agent sessions, and `artifact://` / `agent://` reads of one, with line paging. */
+export function agentSessionRoutes() {
   const app = new Hono<AppEnv>();
-  app.use("/sessions", requireKey(services));
-  app.use("/sessions/*", requireKey(services));
 
   app.get("/sessions", async (c) => {
-    const sessions = await services.agentSessions.list();
+    const sessions = await c.get("tenant").agentSessions.list({ signal: c.req.raw.signal });
     return c.json({ sessions: sessions.map(({ sessionId, startedAt }) => ({ sessionId, startedAt })) });
   });
 
   app.get("/sessions/:id", async (c) => {
-    const session = await services.agentSessions.get(c.req.param("id"));
+    const session = await c.get("tenant").agentSessions.get(c.req.param("id"), { signal: c.req.raw.signal });
     const [artifacts, agentOutputs] = await Promise.all([
       session.artifacts.listArtifacts(),
       session.artifacts.listAgentOutputs(),
@@ -23,7 +65,7 @@ export function agentSessionRoutes(services: Services) {
   });
 
   app.get("/sessions/:id/artifact/:n", async (c) => {
-    const session = await services.agentSessions.get(c.req.param("id"));
+    const session = await c.get("tenant").agentSessions.get(c.req.param("id"), { signal: c.req.raw.signal });
     const offset = integerQuery(c, "offset");
     const limit = integerQuery(c, "limit");
     const read = await session.router.read(`artifact://${c.req.param("n")}`, {
@@ -31,12 +73,12 @@ export function agentSessionRoutes(services: Services) {
       ...(limit === undefined ? {} : { limit }),
       signal: c.req.raw.signal,
     });
-    return c.json(read);
+    return answer(c, read);
   });
 
   // agent://<id>, agent://<id>/a/b/0 (JSON path) and agent://<id>?q=.a.b[0] (query).
   app.get("/sessions/:id/agent/*", async (c) => {
-    const session = await services.agentSessions.get(c.req.param("id"));
+    const session = await c.get("tenant").agentSessions.get(c.req.param("id"), { signal: c.req.raw.signal });
     const url = new URL(c.req.url);
     const prefix = `/sessions/${encodeURIComponent(c.req.param("id"))}/agent/`;
     const rest = url.pathname.startsWith(prefix) ? url.pathname.slice(prefix.length) : "";
@@ -52,7 +94,7 @@ export function agentSessionRoutes(services: Services) {
         signal: c.req.raw.signal,
       },
     );
-    return c.json(read);
+    return answer(c, read);
   });
   return app;
 }

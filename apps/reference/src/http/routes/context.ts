@@ -2,24 +2,23 @@ import { StowageError } from "@stowage/core";
 import { buildBootstrapContext, createArtifactsGetTool, toAnthropicTool } from "@stowage/hot-state";
 import { Hono } from "hono";
 import type { Services } from "../../services.js";
-import { type AppEnv, jsonBody, requireKey } from "../context.js";
+import { type AppEnv, jsonBody } from "../context.js";
 
 /**
- * Prompt context with artifact refs: large bootstrap files are stored in the registry and sent as
- * `ArtifactRef` lines (when `STOWAGE_ARTIFACT_REFS` is on), and the `artifacts_get` tool reads them.
+ * Prompt context with content refs: large bootstrap files are stored in the caller's content
+ * registry and sent as `ArtifactRef` lines (the design document's wire name; on with
+ * `STOWAGE_ARTIFACT_REFS`), and the `artifacts_get` tool reads them — the caller's refs only.
  */
 export function contextRoutes(services: Services) {
   const app = new Hono<AppEnv>();
-  app.use("/context/*", requireKey(services));
-  const tool = createArtifactsGetTool(services.registry);
 
   app.post("/context/bootstrap", async (c) => {
     const body = (await jsonBody(c)) as { files?: unknown } | null;
     if (!Array.isArray(body?.files))
       throw new StowageError("INVALID_INPUT", "body must be { files: [{ path, content, mime? }] }");
-    const { enabled, thresholdChars } = services.config.artifactRefs;
+    const { enabled, thresholdChars } = services.config.bootstrap;
     const context = await buildBootstrapContext(body.files, {
-      registry: services.registry,
+      registry: c.get("tenant").registry,
       enabled,
       thresholdChars,
       signal: c.req.raw.signal,
@@ -28,9 +27,12 @@ export function contextRoutes(services: Services) {
   });
 
   // The tool's definition (Anthropic format) and its execution, for an agent loop to call.
-  app.get("/context/tools/artifacts_get", (c) => c.json(toAnthropicTool(tool)));
-  app.post("/context/tools/artifacts_get", async (c) =>
-    c.json(await tool.execute((await jsonBody(c)) as never)),
+  app.get("/context/tools/artifacts_get", (c) =>
+    c.json(toAnthropicTool(createArtifactsGetTool({ registry: c.get("tenant").registry }))),
   );
+  app.post("/context/tools/artifacts_get", async (c) => {
+    const tool = createArtifactsGetTool({ registry: c.get("tenant").registry });
+    return c.json(await tool.execute((await jsonBody(c)) as never));
+  });
   return app;
 }

@@ -1,65 +1,168 @@
 import { StowageError } from "@stowage/core";
-import { fromTransport, toTransport } from "@stowage/sessions";
+import {
+  DEFAULT_SESSION_AGENT,
+  fromTransport,
+  type SessionBlobRecord,
+  type SessionCodec,
+  toTransport,
+} from "@stowage/sessions";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import type { Services } from "../../services.js";
-import { type AppEnv, jsonBody, requireKey } from "../context.js";
+import type { AppConfig } from "../../config.js";
+import { type AppContext, type AppEnv, jsonBody } from "../context.js";
 import { tooLarge } from "../limits.js";
 
-/** Session blobs of ephemeral containers: stored per request, fetched for the follow-up run. */
-export function sessionBlobRoutes(services: Services) {
-  const app = new Hono<AppEnv>();
-  app.use("/requests/*", requireKey(services));
+/**
+ * The headers of the raw form: the blob is the body, what the JSON form carries beside it is here.
+ * `x-stowage-request-id`, `-created-at` and `-expires-at` only on answers.
+ */
+export const SESSION_BLOB_HEADERS = {
+  sessionId: "x-stowage-session-id",
+  codec: "x-stowage-session-codec",
+  rawSizeBytes: "x-stowage-session-raw-size-bytes",
+  agentType: "x-stowage-agent-type",
+  requestId: "x-stowage-request-id",
+  createdAt: "x-stowage-created-at",
+  expiresAt: "x-stowage-expires-at",
+} as const;
 
-  // The container's response: { sessionId, sessionBlob (base64), sessionCodec, sessionRawSizeBytes }.
+const RAW_TYPE = "application/octet-stream";
+
+/** The record without its blob, as POST answers it. */
+function summary(record: SessionBlobRecord) {
+  return {
+    id: record.id,
+    requestId: record.requestId,
+    sessionId: record.sessionId,
+    agentType: record.agentType,
+    codec: record.codec,
+    blobSizeBytes: record.blobSizeBytes,
+    rawSizeBytes: record.rawSizeBytes,
+    expiresAt: record.expiresAt,
+  };
+}
+
+/** The raw form's body and headers: the session blob's bytes, never base64 inside a JSON string. */
+async function rawSession(c: AppContext) {
+  const header = (name: string) => c.req.header(name);
+  const rawSize = header(SESSION_BLOB_HEADERS.rawSizeBytes) ?? "";
+  if (!/^\d{1,15}$/.test(rawSize)) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `${SESSION_BLOB_HEADERS.rawSizeBytes} must be the decompressed size in bytes, got ${JSON.stringify(rawSize)}`,
+    );
+  }
+  // The repository checks every field (and reads the blob through) before storing it.
+  return {
+    sessionId: header(SESSION_BLOB_HEADERS.sessionId) as string,
+    codec: (header(SESSION_BLOB_HEADERS.codec) ?? "gzip") as SessionCodec,
+    rawSizeBytes: Number(rawSize),
+    agentType: header(SESSION_BLOB_HEADERS.agentType) ?? DEFAULT_SESSION_AGENT,
+    blob: new Uint8Array(await c.req.arrayBuffer()),
+  };
+}
+
+/**
+ * Session blobs of ephemeral containers: stored per request, fetched for the follow-up run, in
+ * the caller's tenant only (another principal's request ids are not there: it can neither read
+ * nor overwrite nor delete them). Two forms: the design document's JSON (`sessionBlob` in base64),
+ * and a raw form (the blob is the body, the rest in `x-stowage-*` headers) that holds one copy of
+ * the blob in memory instead of its base64 string and the parsed JSON.
+ */
+export function sessionBlobRoutes(config: Pick<AppConfig, "sessionBlobLimitBytes" | "bodyLimitBytes">) {
+  const app = new Hono<AppEnv>();
+
+  // The container's response: { sessionId, sessionBlob (base64), sessionCodec, sessionRawSizeBytes,
+  // agentType }, or the design document's { sessionId, sessionBlob } (one gzipped Claude Code
+  // transcript); or the raw form (content-type application/octet-stream). The repository reads the
+  // blob through before storing it: one that could not be restored is refused now (400/413/422),
+  // never found out at the follow-up run.
   app.post(
     "/requests/:requestId/session-blobs",
     bodyLimit({
-      maxSize: services.config.sessionBlobLimitBytes,
-      onError: tooLarge(services.config.sessionBlobLimitBytes),
+      maxSize: config.sessionBlobLimitBytes,
+      onError: tooLarge(config.sessionBlobLimitBytes),
     }),
     async (c) => {
-      const body = (await jsonBody(c)) as Record<string, unknown> | null;
-      const archive = fromTransport(body);
-      const agentType = body?.agentType ?? "claude-code";
-      const record = await services.sessionBlobs.create(
-        { requestId: c.req.param("requestId"), agentType: agentType as string, ...archive },
-        { signal: c.req.raw.signal },
-      );
-      return c.json(
-        {
-          id: record.id,
-          requestId: record.requestId,
-          sessionId: record.sessionId,
-          codec: record.codec,
-          blobSizeBytes: record.blobSizeBytes,
-          rawSizeBytes: record.rawSizeBytes,
-          expiresAt: record.expiresAt,
-        },
-        201,
-      );
+      const raw = c.req.header("content-type")?.split(";")[0]?.trim() === RAW_TYPE;
+      const session = raw ? await rawSession(c) : fromTransport(await jsonBody(c));
+      const record = await c
+        .get("tenant")
+        .sessionBlobs.create(
+          { requestId: c.req.param("requestId"), ...session },
+          { signal: c.req.raw.signal },
+        );
+      return c.json(summary(record), 201);
     },
   );
 
-  // The follow-up run's input: the latest live session of the request, in transport form.
+  // The follow-up run's input: the latest live session of the request. `?format=raw`: the blob as
+  // the body, the rest in headers. JSON (the design document's form) up to the JSON body limit:
+  // its base64 string and the serialized answer cost several times the blob.
   app.get("/requests/:requestId/session-blobs/latest", async (c) => {
-    const latest = await services.sessionBlobs.getLatestForRequest(c.req.param("requestId"), {
-      signal: c.req.raw.signal,
-    });
-    if (!latest)
-      throw new StowageError("NOT_FOUND", `no live session for request ${c.req.param("requestId")}`);
+    const format = c.req.query("format") ?? "json";
+    if (format !== "json" && format !== "raw") {
+      throw new StowageError("INVALID_INPUT", `format must be json or raw, got ${JSON.stringify(format)}`);
+    }
+    const requestId = c.req.param("requestId");
+    const latest = await c
+      .get("tenant")
+      .sessionBlobs.getLatestForRequest(requestId, { signal: c.req.raw.signal });
+    if (!latest) throw new StowageError("NOT_FOUND", `no live session for request ${requestId}`);
+    if (format === "raw") {
+      const { blob } = latest;
+      return new Response(blob, {
+        headers: {
+          "content-type": RAW_TYPE,
+          "content-length": String(blob.byteLength),
+          "cache-control": "no-store",
+          [SESSION_BLOB_HEADERS.sessionId]: latest.sessionId,
+          [SESSION_BLOB_HEADERS.codec]: latest.codec,
+          [SESSION_BLOB_HEADERS.rawSizeBytes]: String(latest.rawSizeBytes),
+          [SESSION_BLOB_HEADERS.agentType]: latest.agentType,
+          [SESSION_BLOB_HEADERS.requestId]: latest.requestId,
+          [SESSION_BLOB_HEADERS.createdAt]: latest.createdAt.toISOString(),
+          ...(latest.expiresAt ? { [SESSION_BLOB_HEADERS.expiresAt]: latest.expiresAt.toISOString() } : {}),
+        },
+      });
+    }
+    if (latest.blobSizeBytes > config.bodyLimitBytes) {
+      throw new StowageError(
+        "TOO_LARGE",
+        `the session's blob (${latest.blobSizeBytes} bytes) is larger than the JSON form's limit of ${config.bodyLimitBytes} bytes; ask for ?format=raw`,
+        {
+          reason: "USE_RAW_FORM",
+          details: { limitBytes: config.bodyLimitBytes, blobSizeBytes: latest.blobSizeBytes },
+        },
+      );
+    }
+    // toTransport carries the agent (agentType) with the blob.
+    return c.json({ ...toTransport(latest), createdAt: latest.createdAt, expiresAt: latest.expiresAt });
+  });
+
+  // What is stored for a session id (its latest live record), without the blob: the viewer shows
+  // the agent, sizes and expiry.
+  app.get("/session-blobs/:sessionId", async (c) => {
+    const sessionId = c.req.param("sessionId");
+    const record = await c.get("tenant").sessionBlobs.getBySessionId(sessionId, { signal: c.req.raw.signal });
+    if (!record) throw new StowageError("NOT_FOUND", `no live stored session ${sessionId}`);
     return c.json({
-      ...toTransport(latest),
-      agentType: latest.agentType,
-      createdAt: latest.createdAt,
-      expiresAt: latest.expiresAt,
+      sessionId: record.sessionId,
+      requestId: record.requestId,
+      agentType: record.agentType,
+      codec: record.codec,
+      blobSizeBytes: record.blobSizeBytes,
+      rawSizeBytes: record.rawSizeBytes,
+      createdAt: record.createdAt,
+      expiresAt: record.expiresAt,
     });
   });
 
+  // NOT_FOUND when the caller stored nothing for the request (another principal's look the same).
   app.delete("/requests/:requestId/session-blobs", async (c) => {
-    const deleted = await services.sessionBlobs.deleteForRequest(c.req.param("requestId"), {
-      signal: c.req.raw.signal,
-    });
+    const deleted = await c
+      .get("tenant")
+      .sessionBlobs.deleteForRequest(c.req.param("requestId"), { signal: c.req.raw.signal });
     return c.json({ deleted });
   });
   return app;

@@ -1,64 +1,47 @@
-import { StowageError } from "@stowage/core";
-import { ARTIFACT_UPLOAD_URL_PATH } from "@stowage/storage-s3";
 import { Hono } from "hono";
 import type { Services } from "../../services.js";
-import { type AppEnv, jsonBody, requireKey } from "../context.js";
+import { type AppEnv, jsonBody } from "../context.js";
+import { withoutDataDir } from "../errors.js";
 
-function field(body: Record<string, unknown>, name: string): unknown {
-  return body[name];
-}
-
-/** Presigned (or app-signed) artifact uploads for agents, and the session registration they need. */
-export function uploadRoutes(services: Services) {
+/**
+ * Uploads: the session registration they need (a session in the caller's own namespace), the
+ * upload API of `@stowage/uploads` mounted as it is (on behalf of the caller's tenant), and the
+ * file-system backend's signed URLs. Both mounted handlers answer their own errors; those go out
+ * without the data directory's path, like every other error of the app.
+ */
+export function uploadRoutes(services: Pick<Services, "objects" | "config">) {
   const app = new Hono<AppEnv>();
-  app.use("/agents/*", requireKey(services));
+  const { dataDir } = services.config;
 
-  // A session belongs to whoever registers it first; uploads need a registered session.
+  // Registers an agent session in the caller's namespace; registering it again is a no-op. The
+  // same id of another principal is another session: ids cannot be squatted. An invalid id is
+  // refused before anything is written (the registry checks it with the one session-id rule).
   app.post("/agents/sessions", async (c) => {
     const body = (await jsonBody(c)) as Record<string, unknown> | null;
-    const sessionId = body?.sessionId;
-    await services.owners.claim(sessionId as string, c.get("principal"));
-    return c.json({ sessionId, owner: c.get("principal") }, 201);
+    const sessionId = body?.sessionId as string;
+    const { agentSessions, registeredSessions, principal } = c.get("tenant");
+    const signal = c.req.raw.signal;
+    const created = await registeredSessions.register(sessionId, { signal });
+    // Its session file (where its artifacts go) on this host, unless this host has it already.
+    const local = await agentSessions.list({ signal });
+    if (!local.some((session) => session.sessionId === sessionId)) await agentSessions.create(sessionId);
+    return c.json({ sessionId, owner: principal }, created ? 201 : 200);
   });
 
-  app.post(ARTIFACT_UPLOAD_URL_PATH, async (c) => {
-    const body = (await jsonBody(c)) as Record<string, unknown> | null;
-    if (typeof body !== "object" || body === null || Array.isArray(body)) {
-      throw new StowageError("INVALID_INPUT", "body must be a JSON object");
-    }
-    const sha256 = field(body, "sha256");
-    const grant = await services.uploads.requestUpload(
-      {
-        principal: c.get("principal"),
-        sessionId: field(body, "agentSessionId") as string,
-        filename: field(body, "filename") as string,
-        contentType: field(body, "contentType") as string,
-        fileSize: field(body, "fileSize") as number,
-        ...(sha256 === undefined ? {} : { sha256: sha256 as string }),
-      },
-      { signal: c.req.raw.signal },
-    );
-    return c.json(grant);
-  });
+  // Deleting a session's uploads (the layout exists for "simple recursive deletion"); another
+  // principal's session is NOT_FOUND.
+  app.delete("/agents/sessions/:sessionId/uploads", async (c) =>
+    c.json(
+      await c.get("tenant").uploads.deleteSession(c.req.param("sessionId"), { signal: c.req.raw.signal }),
+    ),
+  );
 
-  app.get("/agents/:sessionId/artifacts", async (c) => {
-    const artifacts = await services.uploads.listArtifacts(c.get("principal"), c.req.param("sessionId"), {
-      signal: c.req.raw.signal,
-    });
-    return c.json({ artifacts });
-  });
-
-  app.get("/agents/:sessionId/artifacts/:filename/download", async (c) => {
-    const grant = await services.uploads.requestDownload(
-      c.get("principal"),
-      c.req.param("sessionId"),
-      c.req.param("filename"),
-      { signal: c.req.raw.signal },
-    );
-    return c.json(grant);
-  });
+  // The documented upload API: one handler, the same one the package's tests mount.
+  app.all("/agents/*", async (c) => withoutDataDir(await c.get("tenant").uploads.handle(c.req.raw), dataDir));
 
   // The file-system backend's signed URLs: the signature is the authorization.
-  app.all("/direct/*", (c) => services.objects.handleDirectRequest!(c.req.raw));
+  app.all("/direct/*", async (c) =>
+    withoutDataDir(await services.objects.handleDirectRequest!(c.req.raw), dataDir),
+  );
   return app;
 }

@@ -1,7 +1,7 @@
 // The viewer's only door to the server: every call carries the key in the Authorization header,
 // so the key never appears in a URL (not even for images or the live stream).
 
-/** An API error: the server's `{ error: { code, message, reason?, details? } }` and the HTTP status. */
+/** An API error: the server's `{ error: message, code, reason?, details? }` and the HTTP status. */
 export class ApiError extends Error {
   constructor(status, code, message, { reason, details } = {}) {
     super(message);
@@ -22,12 +22,12 @@ export const seg = (value) => encodeURIComponent(String(value));
 
 async function errorOf(response) {
   const body = await response.json().catch(() => null);
-  const error = body?.error;
+  const wire = typeof body?.error === "string" && typeof body?.code === "string";
   return new ApiError(
     response.status,
-    typeof error?.code === "string" ? error.code : `HTTP_${response.status}`,
-    typeof error?.message === "string" ? error.message : `${response.status} ${response.statusText}`,
-    { reason: error?.reason, details: error?.details },
+    wire ? body.code : `HTTP_${response.status}`,
+    wire ? body.error : `${response.status} ${response.statusText}`,
+    { reason: wire ? body.reason : undefined, details: wire ? body.details : undefined },
   );
 }
 
@@ -55,6 +55,25 @@ export function createApi(key, { onUnauthorized } = {}) {
     /** GET `path` and parse its JSON. */
     async json(path, options) {
       return (await request(path, { ...options, headers: { accept: "application/json" } })).json();
+    },
+
+    /**
+     * Every page of a paged listing at `path` (`{ <field>: [...], cursor }`), followed to its end:
+     * the first page's other fields, with `field` holding every page's items.
+     */
+    async allPages(path, field, options) {
+      const separator = path.includes("?") ? "&" : "?";
+      let first;
+      let cursor;
+      const items = [];
+      do {
+        const query = `limit=1000${cursor === undefined ? "" : `&cursor=${encodeURIComponent(cursor)}`}`;
+        const page = await this.json(`${path}${separator}${query}`, options);
+        first ??= page;
+        items.push(...(page[field] ?? []));
+        cursor = page.cursor ?? undefined;
+      } while (cursor !== undefined);
+      return { ...first, [field]: items, cursor: undefined };
     },
 
     /**

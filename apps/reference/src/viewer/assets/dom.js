@@ -41,11 +41,11 @@ export function formatCount(value) {
   return typeof value === "number" ? numbers.format(value) : "?";
 }
 
-/** 2122553 → "2.0 MB". */
+/** 2122553 → "2.0 MiB": 1,024-byte units, named as such (as the server's `sizeFormatted`). */
 export function formatBytes(bytes) {
   if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }
 
 /** 94500 → "1 min 34.5 s". */

@@ -109,16 +109,24 @@ export function createReader(getApi) {
     }
   }
 
+  function show(request, heading) {
+    current = request;
+    title.textContent = heading;
+    text.textContent = "";
+    pager.replaceChildren();
+    problem.hidden = true;
+    if (!dialog.open) dialog.showModal();
+    return load(1);
+  }
+
   return {
     /** Shows `reference` (`artifact://0`, `agent://0-Explore?q=.a`) of session `sessionId`. */
     open(sessionId, reference) {
-      current = { reference, ...referencePath(sessionId, reference) };
-      title.textContent = reference;
-      text.textContent = "";
-      pager.replaceChildren();
-      problem.hidden = true;
-      if (!dialog.open) dialog.showModal();
-      return load(1);
+      return show({ reference, ...referencePath(sessionId, reference) }, reference);
+    },
+    /** Shows the `text` that `path` answers (one page, e.g. a content ref of the hot state). */
+    openPath(heading, path) {
+      return show({ reference: heading, path, pages: false }, heading);
     },
   };
 }

@@ -2,7 +2,9 @@
 // thread keyed by the session id; a tab per alias).
 import { describeError, seg } from "./api.js";
 import { formatTime, h } from "./dom.js";
+import { hotStatePanel } from "./hot-state-panel.js";
 import { readerLink } from "./rich-text.js";
+import { storedSessionLine } from "./stored-session.js";
 import { threadView } from "./thread-view.js";
 import { uploadList } from "./uploads.js";
 
@@ -74,12 +76,19 @@ export function sessionView(ctx, sessionId) {
 
   Promise.all([
     ctx.api.json(`/sessions/${seg(sessionId)}`),
-    ctx.api.json("/threads").catch((err) => ({ error: err })),
+    ctx.api.allPages("/threads", "threads").catch((err) => ({ error: err })),
   ]).then(
     ([session, listing]) => {
       if (disposed) return;
-      head.append(h("p", { class: "muted", text: `started ${formatTime(session.startedAt)}` }));
-      panels.append(outputsPanel(sessionCtx, session), uploadList(ctx.api, sessionId));
+      head.append(
+        h("p", { class: "muted", text: `started ${formatTime(session.startedAt)}` }),
+        storedSessionLine(ctx.api, sessionId),
+      );
+      panels.append(
+        outputsPanel(sessionCtx, session),
+        uploadList(ctx.api, sessionId),
+        hotStatePanel(ctx, sessionId),
+      );
       if (listing.error)
         threads.append(h("div", { class: "inline-error", text: describeError(listing.error) }));
       const aliases = (listing.threads ?? [])

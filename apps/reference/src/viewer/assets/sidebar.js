@@ -1,6 +1,7 @@
-// The list of agent sessions (newest first), then the threads of jobs that are not sessions.
+// The list of agent sessions (newest first), then the threads of jobs that are not sessions, then
+// the sessions stored for follow-up runs, each with the agent it is of.
 import { describeError } from "./api.js";
-import { formatTime, h, replace, shortId } from "./dom.js";
+import { formatBytes, formatTime, h, replace, shortId } from "./dom.js";
 
 /** Fragment that opens a session or a thread (the key never goes in it). */
 export const sessionHash = (sessionId) => `#session=${encodeURIComponent(sessionId)}`;
@@ -14,7 +15,11 @@ export function renderSidebar(nav, api) {
 
   async function load() {
     try {
-      const [{ sessions }, { threads }] = await Promise.all([api.json("/sessions"), api.json("/threads")]);
+      const [{ sessions }, { threads }, stored] = await Promise.all([
+        api.json("/sessions"),
+        api.allPages("/threads", "threads"),
+        api.allPages("/session-blobs", "sessions"),
+      ]);
       const sessionIds = new Set(sessions.map((session) => session.sessionId));
       const others = threads.filter((thread) => !sessionIds.has(thread.jobId));
       replace(body, [
@@ -54,17 +59,49 @@ export function renderSidebar(nav, api) {
                         title: `${thread.jobId}/${thread.alias}`,
                       },
                       h("span", { class: "nav-id", text: `${thread.jobId} / ${thread.alias}` }),
-                      h("span", { class: "nav-meta", text: `${thread.items} items` }),
+                      h("span", { class: "nav-meta", text: thread.status }),
                     ),
                   ),
                 ),
               ),
             ],
+        storedSessions(stored.sessions),
       ]);
       markActive(location.hash);
     } catch (err) {
       body.replaceChildren(h("div", { class: "inline-error", text: describeError(err) }));
     }
+  }
+
+  /**
+   * Every stored session with its agent's badge. Not links: one of a session listed above opens
+   * from there (its page shows what is stored of it), the others ran in containers of their own.
+   */
+  function storedSessions(stored) {
+    if (stored.length === 0) return null;
+    return [
+      h("h2", { class: "sidebar-sub", text: "Stored sessions" }),
+      h(
+        "ul",
+        { class: "nav-list stored-sessions" },
+        stored.map((session) => {
+          const label = [
+            h("span", { class: "badge agent-type", text: session.agentType }),
+            h("span", { class: "nav-id", text: shortId(session.sessionId) }),
+            h("span", {
+              class: "nav-meta",
+              text: `${session.requestId} · ${formatBytes(session.blobSizeBytes)} · ${formatTime(session.createdAt)}`,
+            }),
+          ];
+          const title = `${session.sessionId} (${session.agentType}), stored for request ${session.requestId}`;
+          return h(
+            "li",
+            { "data-session-id": session.sessionId },
+            h("div", { class: "nav-item", title }, ...label),
+          );
+        }),
+      ),
+    ];
   }
 
   function markActive(hash) {

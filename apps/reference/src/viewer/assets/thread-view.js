@@ -30,11 +30,13 @@ export function threadView(ctx) {
   const empty = h("p", { class: "empty", text: "Loading…" });
   const live = h("span", { class: "live", text: "connecting" });
   const problem = h("div", { class: "inline-error", hidden: true });
+  const failed = h("div", { class: "thread-failed", hidden: true });
   const element = h(
     "section",
     { class: "thread", "data-thread": `${jobId}/${alias}` },
     h("div", { class: "thread-bar" }, h("h3", { text: `${jobId} / ${alias}` }), live),
     problem,
+    failed,
     list,
     empty,
   );
@@ -102,7 +104,8 @@ export function threadView(ctx) {
 
   async function loadSnapshot() {
     const catchUp = loaded;
-    const thread = await ctx.api.json(path, { signal: controller.signal });
+    const thread = await ctx.api.allPages(path, "entries", { signal: controller.signal });
+    showStatus(thread);
     for (const entry of thread.entries) apply(entry, { catchUp });
     loaded = true;
     if (list.childElementCount === 0)
@@ -115,16 +118,29 @@ export function threadView(ctx) {
     live.title = title;
   }
 
+  /** A failed thread says so above its items: later posts to it are refused. */
+  function showStatus(thread) {
+    if (thread?.status !== "failed") return;
+    const failure = thread.failure ?? {};
+    failed.textContent = `This thread failed (${failure.reason ?? failure.code ?? "unknown reason"}${failure.itemId ? `, item ${failure.itemId}` : ""}); new posts to it are refused.`;
+    failed.hidden = false;
+  }
+
   function report(err) {
     problem.textContent = describeError(err);
     problem.hidden = false;
   }
 
-  /** One connection of the tail; resolves true when it is worth reconnecting. */
+  /**
+   * One connection of the tail; resolves true when it is worth reconnecting, "resync" when the
+   * server dropped this tail for falling behind (reconnect at once: the snapshot read on `ready`
+   * fills in what was missed).
+   */
   async function connect() {
     const queue = [];
     let snapshot = null;
     let settled = false;
+    let resync = false;
     const settle = () => {
       settled = true;
       for (const item of queue.splice(0)) applyLive(item);
@@ -137,6 +153,11 @@ export function threadView(ctx) {
             setLive("live", "new items appear as they are posted");
             problem.hidden = true;
             snapshot = loadSnapshot().catch(report).finally(settle);
+          } else if (name === "resync") {
+            resync = true;
+            setLive("catching up", "fell behind the live tail; reloading the thread");
+          } else if (name === "status") {
+            showStatus(JSON.parse(data));
           } else if (name === "item") {
             const item = JSON.parse(data);
             if (settled) applyLive(item);
@@ -153,11 +174,19 @@ export function threadView(ctx) {
       if (err?.status >= 400 && err.status < 500) return false;
     }
     await snapshot;
-    return !controller.signal.aborted;
+    if (controller.signal.aborted) return false;
+    return resync ? "resync" : true;
   }
 
   (async () => {
-    while (await connect()) {
+    let lastResync = 0;
+    for (let again = await connect(); again; again = await connect()) {
+      // A resync reconnects at once, unless the last one was moments ago (a thread posting faster
+      // than this page can take it must not make it reload in a loop).
+      if (again === "resync" && Date.now() - lastResync > RECONNECT_MS) {
+        lastResync = Date.now();
+        continue;
+      }
       setLive("reconnecting");
       await sleep(RECONNECT_MS, controller.signal);
     }

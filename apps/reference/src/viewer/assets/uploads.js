@@ -40,9 +40,10 @@ function downloadLink(api, sessionId, filename) {
 export function uploadList(api, sessionId) {
   const body = h("div", { class: "uploads-body" }, h("p", { class: "empty", text: "Loading…" }));
   const section = h("section", { class: "panel uploads" }, h("h3", { text: "Uploads" }), body);
+  // The upload API keeps the design document's wire words: `/artifacts` and `{ artifacts }`.
   api.json(`/agents/${seg(sessionId)}/artifacts`).then(
-    ({ artifacts }) => {
-      if (artifacts.length === 0) {
+    ({ artifacts: uploads }) => {
+      if (uploads.length === 0) {
         body.replaceChildren(h("p", { class: "empty", text: "No files uploaded for this session." }));
         return;
       }
@@ -65,7 +66,7 @@ export function uploadList(api, sessionId) {
           h(
             "tbody",
             {},
-            artifacts.map((file) =>
+            uploads.map((file) =>
               h(
                 "tr",
                 {},

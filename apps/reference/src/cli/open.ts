@@ -1,0 +1,109 @@
+import { StowageError } from "@stowage/core";
+import type { StorageConfig } from "../config.js";
+import type { Services } from "../services.js";
+import type { ownerOf as OwnerOf } from "../tenancy/principal-layout.js";
+import type { CommandContext } from "./context.js";
+import type { SessionBlobStores } from "./session-blob-stores.js";
+import type { SharedStores, StoredData } from "./shared-stores.js";
+
+/** Opens what `open` opens on the storage settings, runs `work` on it, and closes it. */
+async function withStorage<S extends { close(): Promise<void> }, T>(
+  context: CommandContext,
+  open: (config: StorageConfig) => Promise<S>,
+  work: (stores: S) => Promise<T>,
+): Promise<T> {
+  // Loaded here, not at the top: `stowage --help` loads none of the storage packages.
+  const { loadStorageConfig } = await import("../config.js");
+  const stores = await open(loadStorageConfig(context.env, context.cwd));
+  try {
+    return await work(stores);
+  } finally {
+    await stores.close();
+  }
+}
+
+/**
+ * Runs `work` on the shared store alone (blobs, API keys, registered sessions): settings read are
+ * the storage ones only, no embedded database is opened and no signing secret is made, and only
+ * the storage packages are loaded.
+ */
+export async function withStoredData<T>(
+  context: CommandContext,
+  work: (stores: StoredData) => Promise<T>,
+): Promise<T> {
+  const { openStoredData } = await import("./shared-stores.js");
+  return withStorage(context, openStoredData, work);
+}
+
+/**
+ * {@link withStoredData} with every principal's whole tenant (sessions, threads, content refs, hot
+ * state), for a command that serves a session.
+ */
+export async function withSharedStores<T>(
+  context: CommandContext,
+  work: (stores: SharedStores) => Promise<T>,
+): Promise<T> {
+  const { openSharedStores } = await import("./shared-stores.js");
+  return withStorage(context, openSharedStores, work);
+}
+
+/** The embedded database allows one process at a time: beside a running server, say so and how to go on. */
+function explainLocked(err: unknown): unknown {
+  if (!StowageError.is(err, "UNAVAILABLE") || err.reason !== "DATA_DIR_LOCKED") return err;
+  const holder = err.details as { pid?: number; hostname?: string } | undefined;
+  return new StowageError(
+    "UNAVAILABLE",
+    `the data directory's embedded database is in use by another process (pid ${holder?.pid ?? "?"} on ${holder?.hostname ?? "?"}), ` +
+      "most likely `stowage serve`: stop it first, or do this through its HTTP API",
+    { cause: err, reason: "DATA_DIR_LOCKED", ...(err.details ? { details: err.details } : {}) },
+  );
+}
+
+/**
+ * Runs `work` on the stored session blobs: the database alone (PostgreSQL, else the embedded
+ * PGlite), with the session-blob settings only; `ownerOf` names a principal's blobs as the server does.
+ */
+export async function withSessionBlobs<T>(
+  context: CommandContext,
+  work: (stores: SessionBlobStores & { ownerOf: typeof OwnerOf }) => Promise<T>,
+): Promise<T> {
+  const { loadSessionBlobsConfig } = await import("../config.js");
+  const { openSessionBlobs } = await import("./session-blob-stores.js");
+  const { ownerOf } = await import("../tenancy/principal-layout.js");
+  const config = loadSessionBlobsConfig(context.env, context.cwd);
+  let stores: SessionBlobStores;
+  try {
+    stores = await openSessionBlobs(config);
+  } catch (err) {
+    throw explainLocked(err);
+  }
+  try {
+    return await work({ ...stores, ownerOf });
+  } finally {
+    await stores.close();
+  }
+}
+
+/**
+ * Runs `work` with all of the app's services on the configured data directory (what the server
+ * opens: every setting, the database, the uploads), closing them after.
+ */
+export async function withServices<T>(
+  context: CommandContext,
+  work: (services: Services) => Promise<T>,
+): Promise<T> {
+  const { loadConfig } = await import("../config.js");
+  const { createServices } = await import("../services.js");
+  const config = await loadConfig(context.env, context.cwd);
+  let services: Services;
+  try {
+    services = await createServices(config);
+  } catch (err) {
+    throw explainLocked(err);
+  }
+  try {
+    return await work(services);
+  } finally {
+    await services.close();
+  }
+}

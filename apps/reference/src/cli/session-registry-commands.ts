@@ -1,0 +1,46 @@
+import { Command } from "commander";
+import type { CommandContext } from "./context.js";
+import { withStoredData } from "./open.js";
+import { jsonOption, printResult } from "./output.js";
+import { addPrincipalOptions, type PrincipalOptions, requiredPrincipal } from "./principal-option.js";
+
+/**
+ * `stowage session register <id>`: what `POST /agents/sessions` does, by hand: a session exists for
+ * uploads only once registered in its principal's namespace.
+ */
+export function registerSessionCommand(context: CommandContext): Command {
+  return addPrincipalOptions(
+    new Command("register").description(
+      "Register an agent session in a user's or org's namespace, so that files can be uploaded into it",
+    ),
+  )
+    .argument("<session-id>", "the agent session's id")
+    .addOption(jsonOption())
+    .action(async (sessionId: string, options: PrincipalOptions & { json?: boolean }) => {
+      const principal = requiredPrincipal(options);
+      await withStoredData(context, async ({ registeredSessions }) => {
+        const created = await registeredSessions(principal).register(sessionId);
+        printResult(context, options.json, { sessionId, principal, created }, () => [
+          `${created ? "registered" : "already registered"} session ${sessionId} for ${principal.kind} ${principal.id}`,
+        ]);
+      });
+    });
+}
+
+/** `stowage session list`: the registered sessions of one principal. */
+export function listSessionsCommand(context: CommandContext): Command {
+  return addPrincipalOptions(
+    new Command("list").description("List the sessions registered in a user's or org's namespace"),
+  )
+    .addOption(jsonOption())
+    .action(async (options: PrincipalOptions & { json?: boolean }) => {
+      const principal = requiredPrincipal(options);
+      await withStoredData(context, async ({ registeredSessions }) => {
+        const sessions: string[] = [];
+        for await (const sessionId of registeredSessions(principal).list()) sessions.push(sessionId);
+        printResult(context, options.json, sessions, () => sessions);
+        if (sessions.length === 0)
+          context.note(`no sessions registered for ${principal.kind} ${principal.id}`);
+      });
+    });
+}

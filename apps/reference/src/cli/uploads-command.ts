@@ -1,0 +1,50 @@
+import { StowageError } from "@stowage/core";
+import { Command, Option } from "commander";
+import type { CommandContext } from "./context.js";
+import { withServices } from "./open.js";
+import { jsonOption, printResult } from "./output.js";
+
+function positiveNumber(value: string): number {
+  const number = Number(value);
+  if (value.trim() === "" || !Number.isFinite(number) || number <= 0) {
+    throw new StowageError("INVALID_INPUT", `--older-than-days must be a positive number, got ${value}`);
+  }
+  return number;
+}
+
+/** `stowage uploads sweep`: the retention sweep the server runs, by hand and with a dry run. */
+function sweepCommand(context: CommandContext): Command {
+  return new Command("sweep")
+    .description(
+      "Delete uploads older than a number of days (what the server's sweeper does with STOWAGE_UPLOAD_RETENTION_DAYS)",
+    )
+    .addOption(
+      new Option("--older-than-days <days>", "delete uploads last modified more than this many days ago")
+        .argParser(positiveNumber)
+        .makeOptionMandatory(),
+    )
+    .option("--dry-run", "report without deleting", false)
+    .addOption(jsonOption())
+    .action(async (options: { olderThanDays: number; dryRun: boolean; json?: boolean }) => {
+      await withServices(context, async (services) => {
+        const swept = await services.uploads.sweepUploads({
+          olderThanDays: options.olderThanDays,
+          dryRun: options.dryRun,
+        });
+        const verb = swept.dryRun ? "would delete" : "deleted";
+        printResult(context, options.json, swept, () => [
+          ...swept.uploads.map(
+            (upload) =>
+              `${verb} ${upload.principal.kind}:${upload.principal.id} ${upload.sessionId} ${upload.filename} (${upload.size} bytes, ${upload.lastModified.toISOString()})`,
+          ),
+          `${verb} ${swept.uploads.length} uploads (${swept.deletedBytes} bytes) last modified before ${swept.cutoff.toISOString()}`,
+        ]);
+      });
+    });
+}
+
+export function uploadsCommand(context: CommandContext): Command {
+  return new Command("uploads")
+    .description("Manage uploads across every session (retention)")
+    .addCommand(sweepCommand(context));
+}

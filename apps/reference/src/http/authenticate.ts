@@ -1,0 +1,58 @@
+import { getConnInfo } from "@hono/node-server/conninfo";
+import { StowageError } from "@stowage/core";
+import { parseBearerToken } from "@stowage/uploads";
+import type { MiddlewareHandler } from "hono";
+import type { Services } from "../services.js";
+import { clientAddress } from "./client-address.js";
+import type { AppEnv } from "./context.js";
+
+/**
+ * Paths anyone may reach, counted against no limit: the health check (a load balancer's), the
+ * viewer's static files, and signed URLs (the signature is the authorization, and it bounds what
+ * a request may do). None of them shares the bucket failed keys fill, so a flood of made-up keys
+ * cannot take them down for everyone behind one address.
+ */
+const PUBLIC_PATHS = [/^\/healthz$/, /^\/$/, /^\/viewer\//, /^\/direct\//];
+
+/**
+ * The one place requests are authenticated and their tenant chosen. Every other route runs with
+ * `c.var.tenant`: the namespace of the caller's principal, the only one it can address. Requests
+ * without a valid key count against their address, so guessing keys is rate limited too; an
+ * address over its limit is refused before its key is looked at, so the refusal costs no read of
+ * a key record.
+ */
+export function authenticate(
+  services: Pick<Services, "apiKeys" | "limits" | "tenant" | "config">,
+): MiddlewareHandler<AppEnv> {
+  const { trustedProxies } = services.config;
+  return async (c, next) => {
+    if (PUBLIC_PATHS.some((pattern) => pattern.test(c.req.path))) return next();
+    const address = clientAddress(
+      getConnInfo(c).remote.address,
+      c.req.header("x-forwarded-for"),
+      trustedProxies,
+    );
+    await services.limits.checkAddress(address);
+    let verified: Awaited<ReturnType<typeof services.apiKeys.verify>> = null;
+    try {
+      verified = await services.apiKeys.verify(parseBearerToken(c.req.header("authorization")), {
+        signal: c.req.raw.signal,
+      });
+    } catch (err) {
+      if (!StowageError.is(err, "UNAUTHORIZED")) throw err;
+    }
+    if (!verified) {
+      await services.limits.consumeAddress(address);
+      throw new StowageError(
+        "UNAUTHORIZED",
+        "a valid API key is required: send `Authorization: Bearer <API key>`",
+      );
+    }
+    await services.limits.consumeKey(verified.keyId);
+    c.set("principal", verified.principal);
+    c.set("keyId", verified.keyId);
+    c.set("principalId", `${verified.principal.kind}:${verified.principal.id}`);
+    c.set("tenant", services.tenant(verified.principal));
+    await next();
+  };
+}

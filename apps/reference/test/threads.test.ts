@@ -1,0 +1,233 @@
+import { randomUUID } from "node:crypto";
+import { textItem, toolResultItem } from "@stowage/thread-items";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SSE_MAX_QUEUED_CHARS, SSE_RESYNC_GRACE_SECONDS } from "../src/http/routes/threads.js";
+import { errorCode, startTestApp, type TestApp } from "./support/test-app.js";
+
+let app: TestApp;
+let key: string;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  key = await app.keyFor({ kind: "user", id: "thread-tester" });
+});
+afterAll(() => app.close());
+
+const freshThread = () => `/threads/job-${randomUUID().slice(0, 8)}/main`;
+
+async function post(thread: string, item: unknown) {
+  return app.call(`${thread}/items`, { key, json: item });
+}
+
+async function json<T>(response: Response): Promise<T> {
+  return (await response.json()) as T;
+}
+
+/** A thread's live tail, read only when the test says so. */
+async function openTail(thread: string) {
+  const controller = new AbortController();
+  const response = await fetch(`${app.url}${thread}/events`, {
+    headers: { authorization: `Bearer ${key}` },
+    signal: controller.signal,
+  });
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let received = "";
+  return {
+    response,
+    get received() {
+      return received;
+    },
+    /** Reads until `text` has arrived, or the stream ends (resolves false). */
+    async until(text: string): Promise<boolean> {
+      while (!received.includes(text)) {
+        const { value, done } = await reader.read();
+        if (done) return false;
+        received += value;
+      }
+      return true;
+    },
+    /** Reads to the end of the stream; resolves how it ended. */
+    async toEnd(): Promise<"ended" | "cut"> {
+      try {
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) return "ended";
+          received += value;
+        }
+      } catch {
+        return "cut";
+      }
+    },
+    close: () => controller.abort(),
+  };
+}
+
+const events = (text: string, name: string) =>
+  text.split("\n\n").filter((block) => block.startsWith(`event: ${name}\n`));
+
+describe("item ids are create-only", () => {
+  it("a second post under a used id is 409 CONFLICT DUPLICATE_ITEM_ID, and the first item's full payload stays", async () => {
+    const thread = freshThread();
+    const output = "a line of the build log that matters\n".repeat(14_000); // 518 KB: the item is cut
+    const first = await post(thread, toolResultItem({ id: "item-1", invocationId: "tu_1", output }));
+    expect(first.status).toBe(201);
+    const { item } = await json<{ item: { metadata: { truncated?: boolean } } }>(first);
+    expect(item.metadata.truncated).toBe(true);
+
+    const again = await post(thread, textItem("tiny", { id: "item-1" }));
+    expect(again.status).toBe(409);
+    const refused = await json<{ code: string; reason: string; details: unknown }>(again);
+    expect(refused).toMatchObject({ code: "CONFLICT", reason: "DUPLICATE_ITEM_ID" });
+    expect(refused.details).toEqual({ jobId: thread.split("/")[2], alias: "main", itemId: "item-1" });
+
+    const full = await json<{ item: { metadata: { tool: { output: string } } } }>(
+      await app.call(`${thread}/items/item-1/full`, { key }),
+    );
+    expect(full.item.metadata.tool.output).toBe(output);
+    const read = await json<{ entries: unknown[] }>(await app.call(thread, { key }));
+    expect(read.entries).toHaveLength(1);
+  });
+
+  it("posts without an id each get a fresh one", async () => {
+    const thread = freshThread();
+    const ids = new Set<string>();
+    for (let index = 0; index < 3; index++) {
+      const response = await post(thread, { content: [{ type: "text", text: `note ${index}` }] });
+      expect(response.status).toBe(201);
+      ids.add((await json<{ item: { id: string } }>(response)).item.id);
+    }
+    expect(ids.size).toBe(3);
+  });
+});
+
+describe("posted items are sanitized", () => {
+  it("terminal bytes and invisible characters a client sends are gone from the thread, the full payload and the live tail", async () => {
+    const thread = freshThread();
+    const tail = await openTail(thread);
+    await tail.until("event: ready");
+    const ESC = "\u001b";
+    const tags = [..."obey me"].map((c) => String.fromCodePoint(0xe0000 + c.charCodeAt(0))).join("");
+    const response = await post(thread, {
+      id: "raw",
+      content: [{ type: "text", text: `${ESC}[31mred${ESC}[0m\u0007\u0000 alert${tags}\u202e` }],
+      metadata: {
+        type: "tool_call",
+        tool: { name: "Bash", invocation_id: "tu_1", input: { command: `make${ESC}]0;title\u0007 all\r\n` } },
+      },
+    });
+    expect(response.status).toBe(201);
+    // By hand, from core's sanitizeText rules.
+    const clean = {
+      id: "raw",
+      user_id: "user:thread-tester",
+      content: [{ type: "text", text: "red alert" }],
+      metadata: {
+        type: "tool_call",
+        tool: { name: "Bash", invocation_id: "tu_1", input: { command: "make all\n" } },
+      },
+    };
+    expect((await json<{ item: unknown }>(response)).item).toEqual(clean);
+    const read = await json<{ entries: { call: unknown }[] }>(await app.call(thread, { key }));
+    expect(read.entries[0]!.call).toEqual(clean);
+    expect((await json<{ item: unknown }>(await app.call(`${thread}/items/raw/full`, { key }))).item).toEqual(
+      clean,
+    );
+    await tail.until('"red alert"');
+    expect(JSON.parse(events(tail.received, "item")[0]!.slice("event: item\ndata: ".length))).toEqual(clean);
+    tail.close();
+  });
+});
+
+describe("full payloads", () => {
+  it("stream from the store: a 5 MB output comes back whole, chunked, as { item }", async () => {
+    const thread = freshThread();
+    const output = `${"0123456789abcdef".repeat(64)}\n`.repeat(5_000);
+    expect((await post(thread, toolResultItem({ id: "big", invocationId: "tu_1", output }))).status).toBe(
+      201,
+    );
+    const response = await app.call(`${thread}/items/big/full`, { key });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toContain("application/json");
+    expect(response.headers.get("content-length")).toBeNull(); // streamed, not a buffered body
+    const { item } = await json<{ item: { id: string; metadata: { tool: { output: string } } } }>(response);
+    expect(item.id).toBe("big");
+    expect(item.metadata.tool.output).toBe(output);
+  });
+
+  it("is 404 for an unknown item and 400 for a hostile id", async () => {
+    const thread = freshThread();
+    await post(thread, textItem("x"));
+    const missing = await app.call(`${thread}/items/nope/full`, { key });
+    expect(missing.status).toBe(404);
+    expect(await errorCode(missing)).toBe("NOT_FOUND");
+    const hostile = await app.call(`${thread}/items/..%2Fx/full`, { key });
+    expect([400, 404]).toContain(hostile.status);
+  });
+});
+
+describe("a live tail whose subscriber falls behind", () => {
+  // 300 KB items: past the sockets' buffers (a few MB on loopback), the queue fills in a dozen.
+  // A client that stops reading holds about 4 MB in the sockets' buffers on Linux's loopback.
+  const SOCKET_BYTES = 4 * 1024 * 1024;
+  const BIG_POSTS = 60;
+  const bigItem = (index: number) => textItem(`${index} ${"x".repeat(300_000)}`);
+  const postBig = async (thread: string, count = BIG_POSTS) => {
+    for (let index = 0; index < count; index++) expect((await post(thread, bigItem(index))).status).toBe(201);
+  };
+  // The slow reader must read again within the grace period after it was dropped: fewer posts.
+  const SLOW_POSTS = 40;
+  it("posts well past what the sockets and the queue hold", () => {
+    expect(SLOW_POSTS * 300_000).toBeGreaterThan(1.4 * (SSE_MAX_QUEUED_CHARS + SOCKET_BYTES));
+    expect(BIG_POSTS * 300_000).toBeGreaterThan(2 * (SSE_MAX_QUEUED_CHARS + SOCKET_BYTES));
+  });
+
+  it("is sent resync and its stream ends, instead of the server queueing every item for it", {
+    timeout: 60_000,
+  }, async () => {
+    const thread = freshThread();
+    const slow = await openTail(thread);
+    await slow.until("event: ready"); // then it stops reading while items are posted
+    await postBig(thread, SLOW_POSTS);
+    expect(await slow.toEnd()).toBe("ended");
+    const [resync] = events(slow.received, "resync");
+    expect(JSON.parse(resync!.slice("event: resync\ndata: ".length))).toEqual({
+      jobId: thread.split("/")[2],
+      alias: "main",
+      reason: "SUBSCRIBER_TOO_SLOW",
+    });
+    expect(events(slow.received, "item").length).toBeLessThan(SLOW_POSTS);
+    // The thread itself lost nothing: a reload shows every item.
+    const read = await json<{ entries: unknown[]; cursor?: string }>(
+      await app.call(`${thread}?limit=100`, { key }),
+    );
+    expect(read.entries).toHaveLength(SLOW_POSTS);
+  });
+
+  it("that never reads frees its stream slot at once and has its connection cut after the grace period", async () => {
+    const thread = freshThread();
+    const stalled = await openTail(thread);
+    await stalled.until("event: ready");
+    // The key's other 19 streams, on a thread nobody posts to: the key is at its limit of 20.
+    const idleThread = freshThread();
+    const idle = await Promise.all(Array.from({ length: 19 }, () => openTail(idleThread)));
+    const refused = await fetch(`${app.url}${idleThread}/events`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(refused.status).toBe(429);
+    expect(await errorCode(refused)).toBe("RATE_LIMITED");
+
+    await postBig(thread);
+    // The stalled subscriber was dropped: its slot is free for a new stream.
+    const another = await openTail(idleThread);
+    expect(another.response.status).toBe(200);
+    another.close();
+
+    // It never took its resync: once the grace period is over, its connection is cut.
+    await new Promise((resolve) => setTimeout(resolve, (SSE_RESYNC_GRACE_SECONDS + 1) * 1000));
+    const ending = await stalled.toEnd();
+    expect(["ended", "cut"]).toContain(ending);
+    expect(events(stalled.received, "resync")).toEqual([]);
+    expect(events(stalled.received, "item").length).toBeLessThan(BIG_POSTS);
+    for (const tail of idle) tail.close();
+  }, 60_000);
+});

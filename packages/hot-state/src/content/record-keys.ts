@@ -1,0 +1,32 @@
+import { assertKeyDirectoryPrefix } from "@stowage/core";
+
+const RECORD_KEY = /^([a-f0-9]{2})\/([a-f0-9]{64})\.json$/;
+// The same record key under any namespace: `<anything>/<2 hex>/<sha256>.json`.
+const NESTED_RECORD_KEY = /(?:^|\/)([a-f0-9]{2})\/([a-f0-9]{64})\.json$/;
+
+function idOf(match: RegExpExecArray | null): string | null {
+  return match && match[2]!.startsWith(match[1]!) ? match[2]! : null;
+}
+
+/** The content id of a record key at any depth (`<namespace…>/<aa>/<sha256>.json`), or `null`. */
+export function contentIdOfNestedRecordKey(key: string): string | null {
+  return idOf(NESTED_RECORD_KEY.exec(key));
+}
+
+/**
+ * Keys of the registry's records: `<prefix><first 2 hex>/<sha256>.json`, two hex digits of
+ * sharding so that a file-system directory stays small. Only records live here; the content
+ * itself is the content store's.
+ */
+export function createRecordKeys(prefix: string) {
+  assertKeyDirectoryPrefix(prefix, "content registry prefix");
+  return {
+    prefix,
+    recordKey: (id: string) => `${prefix}${id.slice(0, 2)}/${id}.json`,
+    /** The content id a key holds the record of, or `null` for a key outside the layout. */
+    idFromKey(key: string): string | null {
+      if (!key.startsWith(prefix)) return null;
+      return idOf(RECORD_KEY.exec(key.slice(prefix.length)));
+    },
+  };
+}

@@ -1,0 +1,93 @@
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { type ErrorBody, errorBody, STOWAGE_ERROR_CODES, StowageError } from "@stowage/core";
+
+/** MCP's JSON-RPC code for a resource that does not exist (the specification's `-32002`). */
+export const RESOURCE_NOT_FOUND = -32002;
+
+/** Where a tool error result carries the StowageError's wire body, beside the text the model reads. */
+export const STOWAGE_ERROR_META_KEY = "dev.stowage/error";
+
+const codes: ReadonlySet<string> = new Set(STOWAGE_ERROR_CODES);
+
+/** Takes server paths (the data directory) out of a wire body before it leaves, as the HTTP API does. */
+export type Redact = (text: string) => string;
+
+function redactBody(body: ErrorBody, redact: Redact): ErrorBody {
+  const walk = (value: unknown): unknown => {
+    if (typeof value === "string") return redact(value);
+    if (Array.isArray(value)) return value.map(walk);
+    if (typeof value === "object" && value !== null) {
+      return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, walk(item)]));
+    }
+    return value;
+  };
+  return walk(body) as ErrorBody;
+}
+
+function jsonRpcCodeOf(body: ErrorBody): number {
+  if (body.code === "NOT_FOUND") return RESOURCE_NOT_FOUND;
+  if (body.code === "INVALID_INPUT" || body.code === "TOO_LARGE") return ErrorCode.InvalidParams;
+  return ErrorCode.InternalError;
+}
+
+/**
+ * A protocol-level error (a failed `resources/read`, `resources/subscribe`) as an `McpError`
+ * whose `data` is core's one wire body `{ error, code, reason?, details? }`. Anything that is not
+ * a StowageError leaves as a bare INTERNAL: no internal detail reaches the client.
+ */
+export function toMcpError(err: unknown, redact: Redact = (text) => text): McpError {
+  if (err instanceof McpError) return err;
+  const body = redactBody(errorBody(err), redact);
+  const error = new McpError(jsonRpcCodeOf(body), body.error, body);
+  // The SDK sends `message` as it is and the client's McpError prefixes it again: without this the
+  // client reads "MCP error -32602: MCP error -32602: …".
+  error.message = body.error;
+  return error;
+}
+
+/**
+ * A failed tool call as a tool result (`isError: true`), which MCP clients hand to the model: the
+ * text says the code and the message, `structuredContent` and `_meta` carry the wire body.
+ */
+export function toolErrorResult(err: unknown, redact: Redact = (text) => text) {
+  const body = redactBody(errorBody(err), redact);
+  const reason = body.reason === undefined ? "" : ` (${body.reason})`;
+  return {
+    isError: true,
+    content: [{ type: "text" as const, text: `${body.code}${reason}: ${body.error}` }],
+    structuredContent: { ...body },
+    _meta: { [STOWAGE_ERROR_META_KEY]: body },
+  };
+}
+
+function bodyFrom(value: unknown): ErrorBody | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const { error, code, reason, details } = value as Partial<Record<keyof ErrorBody, unknown>>;
+  if (typeof error !== "string" || typeof code !== "string" || !codes.has(code)) return undefined;
+  return {
+    error,
+    code: code as ErrorBody["code"],
+    ...(typeof reason === "string" ? { reason } : {}),
+    ...(typeof details === "object" && details !== null
+      ? { details: details as Record<string, unknown> }
+      : {}),
+  };
+}
+
+/**
+ * The StowageError inside what an MCP client got back: an `McpError` thrown by a request, or a
+ * tool result with `isError`. Null when the value carries none (a transport failure, a success).
+ */
+export function errorFromMcp(value: unknown): StowageError | null {
+  const body =
+    value instanceof McpError
+      ? bodyFrom(value.data)
+      : typeof value === "object" && value !== null && (value as { isError?: unknown }).isError === true
+        ? bodyFrom((value as { _meta?: Record<string, unknown> })._meta?.[STOWAGE_ERROR_META_KEY])
+        : undefined;
+  if (!body) return null;
+  return new StowageError(body.code, body.error, {
+    ...(body.reason === undefined ? {} : { reason: body.reason }),
+    ...(body.details === undefined ? {} : { details: body.details }),
+  });
+}

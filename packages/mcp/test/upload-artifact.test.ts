@@ -1,0 +1,134 @@
+// upload_artifact against a workspace its agent controls: FIFOs, hard links, a directory swapped
+// for a link between the check and the open, the file system's root; and the policy and quota.
+import { execFileSync } from "node:child_process";
+import { link, mkdir, rename, symlink, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { expectStowageError } from "@stowage/core/testing";
+import { tempDirectory } from "@stowage/test-support";
+import { createUploadPolicy } from "@stowage/uploads";
+import { afterEach, describe, expect, it } from "vitest";
+import { createStowageMcpServer } from "../src/index.js";
+import {
+  ALICE,
+  connectedFixture,
+  connectInMemory,
+  SESSION_ID,
+  sessionFixture,
+  stowageErrorOf,
+} from "./session-fixture.js";
+
+const base = await tempDirectory("stowage-mcp-upload-");
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  await Promise.all(closers.splice(0).map((close) => close()));
+});
+
+async function setUp(fixtureOptions = {}) {
+  const fixture = await connectedFixture(base, closers, {}, fixtureOptions);
+  const upload = (filePath: string) =>
+    fixture.client.callTool({ name: "upload_artifact", arguments: { filePath } });
+  const uploaded = async () => (await fixture.service.listUploads(ALICE, SESSION_ID)).map((u) => u.filename);
+  return { ...fixture, upload, uploaded };
+}
+
+describe("upload_artifact in a hostile workspace", () => {
+  it("refuses a FIFO at once, and the server keeps answering", async () => {
+    const { client, workspace, upload } = await setUp();
+    execFileSync("mkfifo", [join(workspace, "pipe.txt")]);
+    // Opening a FIFO for reading waits for a writer: four such calls used to take libuv's whole pool.
+    const calls = Array.from({ length: 5 }, () =>
+      expectStowageError(stowageErrorOf(upload("pipe.txt")), "FORBIDDEN", "NOT_A_REGULAR_FILE"),
+    );
+    await Promise.all(calls);
+    const read = await client.callTool({ name: "read_artifact", arguments: { id: 0 } });
+    expect(read.isError).toBeFalsy();
+  }, 10_000);
+
+  it("refuses a hard link, which could be a host file's other name", async () => {
+    const { workspace, upload, uploaded } = await setUp();
+    const secret = join(base, `secret-${Math.random()}.txt`);
+    await writeFile(secret, "SERVER SECRET\n");
+    await link(secret, join(workspace, "linked.txt"));
+    await expectStowageError(stowageErrorOf(upload("linked.txt")), "FORBIDDEN", "HARD_LINKED");
+    expect(await uploaded()).toEqual([]);
+  });
+
+  it("never uploads the host file while the agent swaps a directory back and forth", async () => {
+    const { workspace, upload, service } = await setUp();
+    const outside = join(base, `outside-${Math.random()}`);
+    await mkdir(outside);
+    await writeFile(join(outside, "notes.txt"), "HOST FILE\n");
+    await mkdir(join(workspace, "real"));
+    await writeFile(join(workspace, "real", "notes.txt"), "workspace notes\n");
+    await symlink(join(workspace, "real"), join(workspace, "sub"));
+    let swapping = true;
+    const swapper = (async () => {
+      for (let n = 0; swapping; n++) {
+        await rename(join(workspace, "sub"), join(workspace, "old"));
+        await symlink(n % 2 === 0 ? outside : join(workspace, "real"), join(workspace, "sub"));
+        await import("node:fs/promises").then((fs) => fs.unlink(join(workspace, "old")));
+      }
+    })();
+    const results: string[] = [];
+    const until = Date.now() + 1500;
+    while (Date.now() < until) {
+      const result = await upload("sub/notes.txt");
+      results.push(result.isError ? "refused" : "uploaded");
+    }
+    swapping = false;
+    await swapper;
+    // Whatever got through is the workspace's file, never the host's.
+    for (const info of await service.listUploads(ALICE, SESSION_ID)) {
+      expect(info.size).toBe("workspace notes\n".length);
+    }
+    expect(results.length).toBeGreaterThan(0);
+  }, 20_000);
+
+  it("refuses the file system's root as the workspace, also behind a link", async () => {
+    const fixture = await sessionFixture(base);
+    const uploads = fixture.options.uploads!;
+    expect(() => createStowageMcpServer({ ...fixture.options, uploads: { ...uploads, root: "/" } })).toThrow(
+      expect.objectContaining({ code: "INVALID_INPUT", reason: "INVALID_UPLOAD_ROOT" }),
+    );
+    expect(() =>
+      createStowageMcpServer({ ...fixture.options, uploads: { ...uploads, root: "relative/dir" } }),
+    ).toThrow(expect.objectContaining({ code: "INVALID_INPUT", reason: "INVALID_UPLOAD_ROOT" }));
+    const toRoot = join(base, `to-root-${Math.random()}`);
+    await symlink("/", toRoot);
+    const { client, close } = await connectInMemory({
+      ...fixture.options,
+      uploads: { ...uploads, root: toRoot },
+    });
+    closers.push(close);
+    await expectStowageError(
+      stowageErrorOf(client.callTool({ name: "upload_artifact", arguments: { filePath: "etc/hostname" } })),
+      "INVALID_INPUT",
+      "INVALID_UPLOAD_ROOT",
+    );
+  });
+});
+
+describe("upload_artifact and the upload policy", () => {
+  it("applies the file size limit and the session quota of the server", async () => {
+    const { workspace, upload, uploaded } = await setUp({
+      uploadPolicy: createUploadPolicy({ maxFileSizeBytes: 1024 * 1024, maxTotalSizeBytes: 1500 }),
+    });
+    await writeFile(join(workspace, "a.txt"), "a".repeat(1000));
+    await writeFile(join(workspace, "b.txt"), "b".repeat(1000));
+    await writeFile(join(workspace, "big.txt"), "c".repeat(2 * 1024 * 1024));
+    expect((await upload("a.txt")).isError).toBeFalsy();
+    await expectStowageError(stowageErrorOf(upload("b.txt")), "QUOTA_EXCEEDED", "SESSION_QUOTA_EXCEEDED");
+    await expectStowageError(stowageErrorOf(upload("big.txt")), "TOO_LARGE", "FILE_TOO_LARGE");
+    expect(await uploaded()).toEqual(["a.txt"]);
+  });
+
+  it("streams a file larger than any chunk and stores exactly its bytes", async () => {
+    const { workspace, upload, service } = await setUp();
+    const bytes = Buffer.alloc(3 * 1024 * 1024 + 17, 0x61);
+    await writeFile(join(workspace, "trace.log"), bytes);
+    const result = await upload("trace.log");
+    expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({ filename: "trace.log", size: bytes.byteLength });
+    expect((await service.listUploads(ALICE, SESSION_ID)).map((u) => u.size)).toEqual([bytes.byteLength]);
+  });
+});

@@ -1,0 +1,95 @@
+import { StowageError } from "@stowage/core";
+
+/**
+ * Checks, chunk by chunk, that bytes are a session's JSON Lines: UTF-8, every non-empty line one
+ * JSON object, and no line whose `sessionId` names another session (Claude Code writes it on
+ * every line). Used for a session blob in the compatibility format (one gzipped JSONL
+ * transcript), so that one that could not be resumed is refused when it is stored. Holds one
+ * line at a time.
+ */
+export class JsonlChecker {
+  readonly #sessionId: string;
+  readonly #decoder = new TextDecoder("utf-8", { fatal: true });
+  /** The pieces of the line not yet ended (a long line arrives in many chunks). */
+  #partial: string[] = [];
+  #line = 0;
+  #records = 0;
+
+  constructor(sessionId: string) {
+    this.#sessionId = sessionId;
+  }
+
+  /** Lines holding a JSON value seen so far. */
+  get records(): number {
+    return this.#records;
+  }
+
+  update(chunk: Uint8Array): void {
+    this.#take(this.#decode(chunk, true), false);
+  }
+
+  /** The end of the bytes: checks the last line; INVALID_INPUT when there was no record. */
+  finish(): void {
+    this.#take(this.#decode(new Uint8Array(0), false), true);
+    if (this.#records === 0) {
+      throw new StowageError("INVALID_INPUT", "session transcript holds no JSON line", {
+        reason: "BAD_JSONL",
+      });
+    }
+  }
+
+  #decode(chunk: Uint8Array, stream: boolean): string {
+    try {
+      return this.#decoder.decode(chunk, { stream });
+    } catch (err) {
+      throw new StowageError("INVALID_INPUT", "session transcript is not valid UTF-8", {
+        cause: err,
+        reason: "BAD_JSONL",
+      });
+    }
+  }
+
+  #take(text: string, last: boolean): void {
+    const lines = text.split("\n");
+    if (!last && lines.length === 1) {
+      this.#partial.push(text);
+      return;
+    }
+    lines[0] = this.#partial.join("") + lines[0];
+    this.#partial = last ? [] : [lines.pop() ?? ""];
+    for (const line of lines) {
+      this.#line++;
+      if (line.trim() === "") continue;
+      let value: unknown;
+      try {
+        value = JSON.parse(line);
+      } catch (err) {
+        throw new StowageError("INVALID_INPUT", `session transcript line ${this.#line} is not JSON`, {
+          cause: err,
+          reason: "BAD_JSONL",
+          details: { line: this.#line },
+        });
+      }
+      // Claude Code writes one object per line; `1`, `"x"`, `null` or an array is no entry.
+      if (typeof value !== "object" || value === null || Array.isArray(value)) {
+        throw new StowageError(
+          "INVALID_INPUT",
+          `session transcript line ${this.#line} is not a JSON object`,
+          {
+            reason: "BAD_JSONL",
+            details: { line: this.#line },
+          },
+        );
+      }
+      const named = (value as { sessionId?: unknown }).sessionId;
+      if (typeof named === "string" && named !== this.#sessionId) {
+        throw new StowageError(
+          "INVALID_INPUT",
+          `session transcript line ${this.#line} belongs to session ${named}, not ${this.#sessionId}`,
+          { reason: "SESSION_MISMATCH", details: { line: this.#line } },
+        );
+      }
+      this.#records++;
+    }
+  }
+}

@@ -1,0 +1,215 @@
+import { createHash } from "node:crypto";
+import { concatBytes, describeValue, StowageError, throwIfAborted } from "@stowage/core";
+import { assertSessionAgent, type SessionAgent } from "../agents/session-agent.js";
+import { decompressBounded } from "../codec/compress.js";
+import { gzipTrailerSize } from "../codec/gzip-trailer.js";
+import { ChunkReader } from "./chunk-reader.js";
+import { LEGACY_OWNER_PROBE_BYTES, legacyAgentOwner } from "./collect-files.js";
+import { LEGACY_AGENT_FILE_PATTERN } from "./entry-path.js";
+import { JsonlChecker } from "./jsonl-checker.js";
+import {
+  ARCHIVE_FORMAT_VERSION,
+  ARCHIVE_MAGIC,
+  ARCHIVE_PREAMBLE_BYTES,
+  parseManifest,
+  readPreamble,
+  type SessionArchiveEntry,
+  type SessionArchiveManifest,
+} from "./manifest.js";
+import type { SessionArchive } from "./session-archive.js";
+
+/**
+ * What a session blob holds once decompressed:
+ * - `archive`: a Stowage session archive (magic `STOWSESS`, manifest, files);
+ * - `jsonl`: the compatibility format of the session-persistence design, one JSONL transcript
+ *   (a Claude Code `<sessionId>.jsonl`), gzipped as is. JSON Lines never start with `STOWSESS`,
+ *   so the two cannot be mistaken for each other.
+ */
+export type SessionBlobFormat = "archive" | "jsonl";
+
+const magicBytes = new TextEncoder().encode(ARCHIVE_MAGIC);
+
+/** A blob being read: its manifest known (for `jsonl`, one made for its single file). */
+export interface OpenedSessionArchive {
+  format: SessionBlobFormat;
+  manifest: SessionArchiveManifest;
+  readonly reader: ChunkReader;
+  /** Bytes of the preamble and manifest (0 for `jsonl`). */
+  headerBytes: number;
+  archive: SessionArchive;
+}
+
+/**
+ * Starts reading a blob: decompression streamed and counted (a bomb fails with TOO_LARGE past
+ * `maxBytes`), the format told by the magic, the manifest read and checked. `agent` is what
+ * the caller expects (INVALID_INPUT, reason `AGENT_MISMATCH`, when the manifest says another);
+ * it is the agent of a `jsonl` blob, which records none (Claude Code is the only agent whose
+ * session is one JSONL file that restores without more: `UNSUPPORTED_AGENT` otherwise).
+ */
+export async function openSessionArchive(
+  archive: SessionArchive,
+  options: { maxBytes: number; agent?: SessionAgent; signal?: AbortSignal },
+): Promise<OpenedSessionArchive> {
+  const { maxBytes, signal } = options;
+  if (options.agent !== undefined) assertSessionAgent(options.agent);
+  if (archive.rawSizeBytes > maxBytes) {
+    throw new StowageError(
+      "TOO_LARGE",
+      `session archive is ${archive.rawSizeBytes} bytes decompressed, over the limit of ${maxBytes} bytes (maxBytes)`,
+      { reason: "DECOMPRESSED_TOO_LARGE", details: { limit: maxBytes, declared: archive.rawSizeBytes } },
+    );
+  }
+  const reader = new ChunkReader(
+    decompressBounded(archive.blob, archive.codec, { maxBytes, ...(signal ? { signal } : {}) }),
+  );
+  try {
+    const start = await reader.peek(magicBytes.byteLength);
+    const isArchive =
+      start.byteLength === magicBytes.byteLength && magicBytes.every((byte, i) => start[i] === byte);
+    if (!isArchive) {
+      const agent = options.agent ?? "claude-code";
+      if (agent !== "claude-code") {
+        throw new StowageError(
+          "INVALID_INPUT",
+          `a session blob in the compatibility format (one gzipped JSONL file) is a Claude Code transcript; ${agent} sessions travel as Stowage archives`,
+          { reason: "UNSUPPORTED_AGENT" },
+        );
+      }
+      if (archive.codec !== "gzip") {
+        throw new StowageError(
+          "INVALID_INPUT",
+          `blob is not a Stowage session archive (bad magic), and the compatibility format (one JSONL file) is gzip only, not ${archive.codec}`,
+          { reason: "NOT_AN_ARCHIVE" },
+        );
+      }
+      const manifest: SessionArchiveManifest = {
+        format: "stowage-session",
+        version: ARCHIVE_FORMAT_VERSION,
+        agent,
+        sessionId: archive.sessionId,
+        capturedAt: new Date().toISOString(),
+        files: [
+          { path: `${archive.sessionId}.jsonl`, size: archive.rawSizeBytes, sha256: "", mtimeMs: Date.now() },
+        ],
+      };
+      return { format: "jsonl", manifest, reader, headerBytes: 0, archive };
+    }
+    const manifestLength = readPreamble(await reader.readExactly(ARCHIVE_PREAMBLE_BYTES, "the preamble"));
+    const manifest = parseManifest(await reader.readExactly(manifestLength, "the manifest"), maxBytes);
+    if (manifest.sessionId !== archive.sessionId) {
+      throw new StowageError(
+        "INVALID_INPUT",
+        `session archive holds session ${manifest.sessionId}, but it was labelled ${archive.sessionId}`,
+        { reason: "SESSION_MISMATCH" },
+      );
+    }
+    if (options.agent !== undefined && manifest.agent !== options.agent) {
+      throw new StowageError(
+        "INVALID_INPUT",
+        `session archive holds a ${manifest.agent} session, not a ${options.agent} one`,
+        { reason: "AGENT_MISMATCH", details: { agent: manifest.agent } },
+      );
+    }
+    return {
+      format: "archive",
+      manifest,
+      reader,
+      headerBytes: ARCHIVE_PREAMBLE_BYTES + manifestLength,
+      archive,
+    };
+  } catch (err) {
+    await reader.close().catch(() => {});
+    throw err;
+  }
+}
+
+/**
+ * Reads one entry's bytes, in manifest order, into `sink`, checking them: the sha256 the
+ * manifest gives (INTEGRITY, `SHA256_MISMATCH`), JSON Lines for a `jsonl` blob, and for a
+ * legacy `agent-<id>.jsonl` that its lines name this session (INVALID_INPUT, `FOREIGN_ENTRY`):
+ * a restore never writes another session's file. Returns the entry's first `keepBytes` bytes.
+ */
+export async function readSessionEntry(
+  opened: OpenedSessionArchive,
+  entry: SessionArchiveEntry,
+  sink: (chunk: Uint8Array) => Promise<void> | void,
+  options: { keepBytes?: number; signal?: AbortSignal } = {},
+): Promise<Uint8Array> {
+  const { reader, manifest } = opened;
+  const isLegacyAgent = manifest.agent === "claude-code" && LEGACY_AGENT_FILE_PATTERN.test(entry.path);
+  const keepBytes = Math.max(options.keepBytes ?? 0, isLegacyAgent ? LEGACY_OWNER_PROBE_BYTES : 0);
+  const kept: Uint8Array[] = [];
+  let keptBytes = 0;
+  const take = async (part: Uint8Array) => {
+    throwIfAborted(options.signal, "read session archive");
+    if (keptBytes < keepBytes) {
+      const slice = part.slice(0, keepBytes - keptBytes);
+      kept.push(slice);
+      keptBytes += slice.byteLength;
+    }
+    await sink(part);
+  };
+  if (opened.format === "jsonl") {
+    const checker = new JsonlChecker(manifest.sessionId);
+    let size = 0;
+    for await (const piece of reader.readRest()) {
+      checker.update(piece);
+      size += piece.byteLength;
+      await take(piece);
+    }
+    checker.finish();
+    const recorded = opened.archive.rawSizeBytes;
+    // gzip checks each member's own length and CRC as it decompresses. The size `fromTransport`
+    // takes when a sender gives none is the last member's: a blob of several members (valid
+    // gzip) is then measured instead. Any other size that does not match is refused.
+    if (size !== recorded && recorded !== gzipTrailerSize(opened.archive.blob)) {
+      throw new StowageError(
+        "INTEGRITY",
+        `session transcript decompressed to ${size} bytes, but it was recorded as ${recorded}`,
+        { reason: "RAW_SIZE_MISMATCH" },
+      );
+    }
+    entry.size = size;
+    return concatBytes(kept, keptBytes);
+  }
+  const hash = createHash("sha256");
+  for await (const part of reader.readRange(entry.size, `file ${describeValue(entry.path)}`)) {
+    hash.update(part);
+    await take(part);
+  }
+  const actual = hash.digest("hex");
+  if (actual !== entry.sha256) {
+    throw new StowageError(
+      "INTEGRITY",
+      `session archive entry ${describeValue(entry.path)} has sha256 ${actual}, but the manifest says ${entry.sha256}`,
+      { reason: "SHA256_MISMATCH", details: { path: entry.path } },
+    );
+  }
+  const head = concatBytes(kept, keptBytes);
+  if (isLegacyAgent && legacyAgentOwner(head) !== manifest.sessionId) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `session archive entry ${describeValue(entry.path)} is a legacy agent transcript whose lines do not name session ${manifest.sessionId}; it is not restored over another session's file`,
+      { reason: "FOREIGN_ENTRY", details: { path: entry.path } },
+    );
+  }
+  return head;
+}
+
+/** After the last entry: no trailing byte (INTEGRITY) and the recorded raw size matches. */
+export async function finishSessionArchive(opened: OpenedSessionArchive): Promise<void> {
+  if (opened.format === "jsonl") return;
+  if (!(await opened.reader.atEnd())) {
+    throw new StowageError("INTEGRITY", "session archive has bytes after its last file", {
+      reason: "TRAILING_BYTES",
+    });
+  }
+  const total = opened.headerBytes + opened.manifest.files.reduce((sum, entry) => sum + entry.size, 0);
+  if (total !== opened.archive.rawSizeBytes) {
+    throw new StowageError(
+      "INTEGRITY",
+      `session archive decompressed to ${total} bytes, but it was recorded as ${opened.archive.rawSizeBytes}`,
+      { reason: "RAW_SIZE_MISMATCH" },
+    );
+  }
+}

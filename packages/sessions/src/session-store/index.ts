@@ -1,0 +1,30 @@
+export { encodeJsonLines } from "./json-lines.js";
+export {
+  createObjectSessionStore,
+  DEFAULT_COMPACT_AFTER_PARTS,
+  DEFAULT_SESSION_STORE_PREFIX,
+  type ObjectSessionStore,
+  type ObjectSessionStoreOptions,
+} from "./object-session-store.js";
+export {
+  assertSessionStoreProjectKey,
+  describeSessionKey,
+  MAX_APPEND_BYTES,
+  MAX_APPEND_ENTRIES,
+  MAX_ENTRY_BYTES,
+  MAX_ENTRY_UUID_LENGTH,
+  MAX_PROJECT_KEY_LENGTH,
+  type SerializedEntry,
+  type StoredSessionKey,
+  serializeEntries,
+  toSessionScope,
+  toStoredSessionKey,
+} from "./session-store-key.js";
+export { assertAgentSdkInstalled, loadSummaryFold } from "./summary-fold.js";
+export type {
+  CompleteSessionStore,
+  SessionKey,
+  SessionStoreEntry,
+  SessionSummaryEntry,
+  StoreOperationOptions,
+} from "./types.js";

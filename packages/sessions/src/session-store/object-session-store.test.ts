@@ -1,0 +1,278 @@
+import { randomUUID } from "node:crypto";
+import { join } from "node:path";
+import type { SessionStore } from "@anthropic-ai/claude-agent-sdk";
+import { createMemoryObjectStore, type ObjectStore } from "@stowage/core";
+import { expectStowageError } from "@stowage/core/testing";
+import { createFsObjectStore } from "@stowage/storage-fs";
+import { createS3Client, createS3ObjectStore } from "@stowage/storage-s3";
+import { runChild, s3TestEnv, tempDirectory } from "@stowage/test-support";
+import { describe, expect, it } from "vitest";
+import { describeSessionStoreConformance } from "../testing/session-store-conformance.js";
+import { createObjectSessionStore } from "./object-session-store.js";
+import { partName } from "./part-object.js";
+import { assertAgentSdkInstalled } from "./summary-fold.js";
+import type { SessionStoreEntry } from "./types.js";
+
+// The SDK reads CLAUDE_CONFIG_DIR once per process; vitest runs this file in its own fork.
+const claudeConfigDir = join(await tempDirectory("stowage-session-store-sdk-"), ".claude");
+process.env.CLAUDE_CONFIG_DIR = claudeConfigDir;
+
+describeSessionStoreConformance({
+  name: "object SessionStore on memory",
+  claudeConfigDir,
+  createStore: () => createObjectSessionStore({ store: createMemoryObjectStore(), compactAfterParts: 2 }),
+});
+
+describeSessionStoreConformance({
+  name: "object SessionStore on fs",
+  claudeConfigDir,
+  createStore: async () =>
+    createObjectSessionStore({
+      store: createFsObjectStore({ root: await tempDirectory("stowage-session-store-") }),
+    }),
+});
+
+const s3 = s3TestEnv("object SessionStore");
+const s3Client = () =>
+  createS3Client({
+    endpoint: s3.values.S3_ENDPOINT!,
+    region: process.env.S3_REGION || "us-east-1",
+    accessKeyId: s3.values.S3_ACCESS_KEY_ID!,
+    secretAccessKey: s3.values.S3_SECRET_ACCESS_KEY!,
+  });
+const s3Objects = new WeakMap<object, ObjectStore>();
+describeSessionStoreConformance({
+  name: "object SessionStore on S3 (Ceph RGW)",
+  claudeConfigDir,
+  ...(s3.ready ? {} : { skip: s3.reason }),
+  createStore: () => {
+    const objects = createS3ObjectStore({
+      client: s3Client(),
+      bucket: s3.values.S3_BUCKET!,
+      prefix: `test/session-store/${randomUUID()}/`,
+    });
+    const store = createObjectSessionStore({ store: objects, compactAfterParts: 3 });
+    s3Objects.set(store, objects);
+    return store;
+  },
+  // RGW keeps every object in memory: each test empties its own prefix.
+  destroyStore: async (store) => {
+    const objects = s3Objects.get(store)!;
+    for (const key of await keysOf(objects)) await objects.delete(key);
+  },
+});
+
+const user = (uuid: string, extra: Record<string, unknown> = {}): SessionStoreEntry => ({
+  type: "user",
+  uuid,
+  ...extra,
+});
+const key = { projectKey: "-workspace-app", sessionId: "s1" };
+
+async function keysOf(store: ObjectStore): Promise<string[]> {
+  const keys: string[] = [];
+  for await (const item of store.iterate()) keys.push(item.key);
+  return keys;
+}
+
+describe("createObjectSessionStore", () => {
+  it("type-checks as the SDK's own SessionStore type", () => {
+    const asSdkType: SessionStore = createObjectSessionStore({ store: createMemoryObjectStore() });
+    expect(typeof asSdkType.listSessionSummaries).toBe("function");
+  });
+
+  it("writes one part per append under <prefix>/<projectKey>/<sessionId>[/<subpath>]/, create-only", async () => {
+    const objects = createMemoryObjectStore();
+    const store = createObjectSessionStore({
+      store: objects,
+      prefix: "tenants/acme/sessions",
+      compactAfterParts: 0,
+    });
+    await store.append(key, [user("a")]);
+    await store.append(key, [user("b"), user("c")]);
+    await store.append({ ...key, subpath: "subagents/agent-1" }, [user("x")]);
+    expect(await keysOf(objects)).toEqual([
+      "tenants/acme/sessions/-workspace-app/s1/part-000000000001-000000000001.jsonl",
+      "tenants/acme/sessions/-workspace-app/s1/part-000000000002-000000000002.jsonl",
+      "tenants/acme/sessions/-workspace-app/s1/subagents/agent-1/part-000000000001-000000000001.jsonl",
+    ]);
+    // Each part: a header line (entries per sequence, the summary so far), then one JSON line per entry.
+    const text = new TextDecoder().decode(
+      (await objects.get("tenants/acme/sessions/-workspace-app/s1/part-000000000002-000000000002.jsonl"))!,
+    );
+    const lines = text.split("\n");
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      stowageSessionPart: 1,
+      counts: [2],
+      summary: { sessionId: "s1" },
+    });
+    expect(lines.slice(1)).toEqual([JSON.stringify(user("b")), JSON.stringify(user("c")), ""]);
+  });
+
+  it("keeps the call order of concurrent appends from one process", async () => {
+    const store = createObjectSessionStore({ store: createMemoryObjectStore(), compactAfterParts: 4 });
+    const batches = Array.from({ length: 12 }, (_, batch) => [
+      user(`b${batch}-0`, { batch }),
+      user(`b${batch}-1`, { batch }),
+    ]);
+    await Promise.all(batches.map((batch) => store.append(key, batch)));
+    expect(await store.load(key)).toEqual(batches.flat());
+  });
+
+  it("compacts every N single parts into one range part and empties the parts it replaced", async () => {
+    const objects = createMemoryObjectStore();
+    const store = createObjectSessionStore({ store: objects, compactAfterParts: 3 });
+    const expected: SessionStoreEntry[] = [];
+    for (let i = 0; i < 7; i++) {
+      const batch = [user(`u${i}`, { i }), { type: "progress", i }];
+      expected.push(...batch);
+      await store.append(key, batch);
+      expect(await store.load(key)).toEqual(expected);
+    }
+    const sizes = new Map<string, number>();
+    for await (const item of objects.iterate({ prefix: "session-store/-workspace-app/s1/" }))
+      sizes.set(item.key.split("/").at(-1)!, item.size);
+    expect([...sizes.keys()]).toEqual([
+      partName(1, 1),
+      partName(1, 3),
+      partName(2, 2),
+      partName(3, 3),
+      partName(4, 4),
+      partName(4, 6),
+      partName(5, 5),
+      partName(6, 6),
+      partName(7, 7),
+    ]);
+    for (const name of [partName(1, 1), partName(2, 2), partName(6, 6)]) expect(sizes.get(name)).toBe(0);
+    expect(sizes.get(partName(7, 7))).toBeGreaterThan(0);
+    // A second store (another process) reads it all back, and its append continues the sequence.
+    const other = createObjectSessionStore({ store: objects, compactAfterParts: 0 });
+    expect(await other.load(key)).toEqual(expected);
+    await other.append(key, [user("u0"), user("u-new")]);
+    expect(await other.load(key)).toEqual([...expected, user("u-new")]);
+    await other.compact(key);
+    expect(await store.load(key)).toEqual([...expected, user("u-new")]);
+    const live = [];
+    for await (const item of objects.iterate({ prefix: "session-store/-workspace-app/s1/" }))
+      if (item.size > 0) live.push(item.key.split("/").at(-1));
+    expect(live).toEqual([partName(1, 8)]);
+  });
+
+  it("two stores (two processes' views) appending and compacting one session lose nothing and store each uuid once", async () => {
+    const objects = createMemoryObjectStore();
+    const writers = [1, 2, 3].map(() => createObjectSessionStore({ store: objects, compactAfterParts: 2 }));
+    const sent: string[] = [];
+    // Interleaved: each writer's view goes stale between its appends, and compactions of the
+    // others' parts run meanwhile; a retry re-sends a batch already stored.
+    for (let round = 0; round < 10; round++) {
+      await Promise.all(
+        writers.map((writer, w) => {
+          const batch = [user(`w${w}-r${round}`, { w, round }), user(`w${w}-r${round}-b`, { w, round })];
+          sent.push(...batch.map((e) => e.uuid!));
+          return writer
+            .append(key, batch)
+            .then(() => (round % 3 === 0 ? writer.append(key, batch) : undefined));
+        }),
+      );
+    }
+    const loaded = (await writers[0]!.load(key))!;
+    expect(loaded.map((e) => e.uuid).sort()).toEqual([...sent].sort());
+    for (const w of [0, 1, 2]) {
+      const rounds = loaded.filter((e) => e.w === w).map((e) => e.round as number);
+      expect(rounds).toEqual([...rounds].sort((a, b) => a - b));
+    }
+  });
+
+  it("a part read while a compaction empties it is read again from the range", async () => {
+    const objects = createMemoryObjectStore();
+    const store = createObjectSessionStore({ store: objects, compactAfterParts: 0 });
+    for (let i = 0; i < 5; i++) await store.append(key, [user(`u${i}`)]);
+    // A store whose `get` runs a compaction just before its first read: the listed part is empty by then.
+    let compacted = false;
+    const racing: ObjectStore = {
+      ...objects,
+      iterate: (options) => objects.iterate(options),
+      get: async (k, options) => {
+        if (!compacted) {
+          compacted = true;
+          await createObjectSessionStore({ store: objects }).compact(key);
+        }
+        return objects.get(k, options);
+      },
+    };
+    expect((await createObjectSessionStore({ store: racing }).load(key))?.map((e) => e.uuid)).toEqual([
+      "u0",
+      "u1",
+      "u2",
+      "u3",
+      "u4",
+    ]);
+  });
+
+  it("refuses a subpath segment named like a part, and a cut part with INTEGRITY", async () => {
+    const objects = createMemoryObjectStore();
+    const store = createObjectSessionStore({ store: objects });
+    await expectStowageError(
+      store.append({ ...key, subpath: `x/${partName(1, 1)}` }, [user("a")]),
+      "INVALID_INPUT",
+    );
+    await objects.put(
+      `session-store/-workspace-app/s1/${partName(1, 1)}`,
+      new TextEncoder().encode('{"stowageSessionPart":1,"counts":[2]}\n{"type":"user"}\n'),
+    );
+    await expectStowageError(store.load(key), "INTEGRITY");
+    await objects.put(
+      `session-store/-workspace-app/s2/${partName(1, 1)}`,
+      new TextEncoder().encode('{"type":"user"}'),
+    );
+    await expectStowageError(store.load({ ...key, sessionId: "s2" }), "INTEGRITY");
+  });
+
+  it("checks its options", async () => {
+    await expectStowageError(() => createObjectSessionStore(undefined as never), "INVALID_INPUT");
+    await expectStowageError(() => createObjectSessionStore({} as never), "INVALID_INPUT");
+    const store = createMemoryObjectStore();
+    for (const prefix of ["", "/abs", "a/../b", "trailing/"]) {
+      await expectStowageError(() => createObjectSessionStore({ store, prefix }), "INVALID_INPUT");
+    }
+    for (const compactAfterParts of [-1, 1.5, Number.NaN]) {
+      await expectStowageError(() => createObjectSessionStore({ store, compactAfterParts }), "INVALID_INPUT");
+    }
+  });
+
+  it("says PEER_MISSING when the Agent SDK cannot be resolved", async () => {
+    await expectStowageError(
+      () => assertAgentSdkInstalled("@anthropic-ai/no-such-sdk"),
+      "UNAVAILABLE",
+      "PEER_MISSING",
+    );
+  });
+
+  it("four processes appending to one session on fs: every entry once, each writer's order kept", async () => {
+    const root = await tempDirectory("stowage-session-store-procs-");
+    const sessionId = randomUUID();
+    const results = await Promise.all(
+      [1, 2, 3, 4].map((worker) =>
+        runChild(new URL("../../test/children/session-store-append.ts", import.meta.url), [
+          root,
+          sessionId,
+          String(worker),
+          "12",
+          "25",
+          "5",
+        ]),
+      ),
+    );
+    for (const result of results) expect(result, result.stderr).toMatchObject({ code: 0 });
+    const loaded = (await createObjectSessionStore({ store: createFsObjectStore({ root }) }).load({
+      projectKey: "proj",
+      sessionId,
+    }))!;
+    expect(loaded).toHaveLength(4 * 12 * 25);
+    expect(new Set(loaded.map((e) => e.uuid)).size).toBe(loaded.length);
+    for (const worker of [1, 2, 3, 4]) {
+      const ns = loaded.filter((e) => e.worker === worker).map((e) => e.n as number);
+      expect(ns).toEqual(Array.from({ length: 300 }, (_, i) => i + 1));
+    }
+  }, 120_000);
+});

@@ -1,0 +1,469 @@
+import {
+  describeValue,
+  keyProblem,
+  mapConcurrent,
+  type ObjectStore,
+  StowageError,
+  throwIfAborted,
+} from "@stowage/core";
+import { encodePart, MAX_PART_SEQ, type PartHeader, parsePartName, partName } from "./part-object.js";
+import { listParts, READ_CONCURRENCY, readTranscript, selectParts } from "./read-parts.js";
+import {
+  assertSessionStoreProjectKey,
+  describeSessionKey,
+  type SerializedEntry,
+  type StoredSessionKey,
+  serializeEntries,
+  toSessionScope,
+  toStoredSessionKey,
+} from "./session-store-key.js";
+import { assertAgentSdkInstalled, loadSummaryFold } from "./summary-fold.js";
+import type {
+  CompleteSessionStore,
+  SessionKey,
+  SessionStoreEntry,
+  SessionSummaryEntry,
+  StoreOperationOptions,
+} from "./types.js";
+
+/** Where transcripts go when no prefix is given. */
+export const DEFAULT_SESSION_STORE_PREFIX = "session-store";
+/**
+ * Single parts after which an append compacts them into one range part: 0, never. Compaction
+ * writes every byte a second time, which halved append throughput on RGW (bandwidth-bound), and
+ * a load fetches a few large objects instead of many small ones in parallel, which was not faster
+ * there either; it saves objects and GETs where requests cost more than bytes.
+ */
+export const DEFAULT_COMPACT_AFTER_PARTS = 0;
+/** Transcripts whose state (last sequence, uuids, summary) one store keeps in memory. */
+const CACHED_TRANSCRIPTS = 256;
+/** Create-only attempts of one append before it gives up (each lost race means another writer won). */
+const APPEND_ATTEMPTS = 64;
+
+export interface ObjectSessionStoreOptions {
+  /** Any ObjectStore: memory, the file system, S3, PostgreSQL. */
+  store: ObjectStore;
+  /** Key prefix of every transcript; default {@link DEFAULT_SESSION_STORE_PREFIX}. */
+  prefix?: string;
+  /**
+   * An append that leaves this many single parts after the last range part compacts them into
+   * one (`0` never does; `compact(key)` always can). Default {@link DEFAULT_COMPACT_AFTER_PARTS} (0).
+   */
+  compactAfterParts?: number;
+}
+
+export interface ObjectSessionStore extends CompleteSessionStore {
+  /**
+   * Merges every part of one transcript into one range part and empties the parts it replaced.
+   * Safe while other writers append: it replaces exactly the parts it read.
+   */
+  compact(key: SessionKey, options?: StoreOperationOptions): Promise<void>;
+}
+
+/** What this process knows of one transcript, so that an append is one create-only put. */
+interface TranscriptState {
+  lastSeq: number;
+  uuids: Set<string>;
+  summary: SessionSummaryEntry | undefined;
+  /** Last sequence covered by a range part, and the single parts after it. */
+  rangeEnd: number;
+  singles: number;
+  /** Lines of the parts this process wrote since `rangeEnd`, while nobody else wrote. */
+  own: { lines: string[]; counts: number[] } | undefined;
+}
+
+const emptyState = (): TranscriptState => ({
+  lastSeq: 0,
+  uuids: new Set(),
+  summary: undefined,
+  rangeEnd: 0,
+  singles: 0,
+  own: { lines: [], counts: [] },
+});
+
+function addUuids(uuids: Set<string>, lines: readonly string[]): void {
+  for (const line of lines) {
+    const uuid = (JSON.parse(line) as SessionStoreEntry).uuid;
+    if (typeof uuid === "string") uuids.add(uuid);
+  }
+}
+
+function isAlreadyExists(err: unknown): boolean {
+  return err instanceof StowageError && err.code === "ALREADY_EXISTS";
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * The Claude Agent SDK's `SessionStore` over any ObjectStore. Each append is one immutable part
+ * object, `<prefix>/<projectKey>/<sessionId>[/<subpath>]/part-<seq>-<seq>.jsonl`, written
+ * create-only at the next sequence number: two writers never overwrite each other, and the one
+ * that loses retries with the next number. `load` reads the parts in order; append is idempotent
+ * on `uuid`; the main transcript's parts carry the SDK's folded summary; many small parts are
+ * compacted into one.
+ */
+export function createObjectSessionStore(options: ObjectSessionStoreOptions): ObjectSessionStore {
+  if (typeof options !== "object" || options === null || typeof options.store?.put !== "function") {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `createObjectSessionStore: store must be an ObjectStore, got ${describeValue(options?.store)}`,
+    );
+  }
+  const { store } = options;
+  const prefix = options.prefix ?? DEFAULT_SESSION_STORE_PREFIX;
+  const prefixProblem = keyProblem(prefix);
+  if (prefixProblem) {
+    throw new StowageError("INVALID_INPUT", `prefix ${prefixProblem}, got ${describeValue(prefix)}`);
+  }
+  const compactAfterParts = options.compactAfterParts ?? DEFAULT_COMPACT_AFTER_PARTS;
+  if (!Number.isInteger(compactAfterParts) || compactAfterParts < 0) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `compactAfterParts must be a non-negative integer, got ${describeValue(compactAfterParts)}`,
+    );
+  }
+  assertAgentSdkInstalled();
+
+  const projectDirectory = (projectKey: string) => `${prefix}/${projectKey}/`;
+  const sessionDirectory = (projectKey: string, sessionId: string) => `${prefix}/${projectKey}/${sessionId}/`;
+  const directoryOf = (key: StoredSessionKey) =>
+    `${sessionDirectory(key.projectKey, key.sessionId)}${key.subpath ? `${key.subpath}/` : ""}`;
+
+  function toKey(key: SessionKey): StoredSessionKey {
+    const stored = toStoredSessionKey(key);
+    // A subpath segment named like a part would turn a part into a directory on a file system.
+    if (stored.subpath.split("/").some((segment) => parsePartName(segment) !== undefined)) {
+      throw new StowageError(
+        "INVALID_INPUT",
+        `subpath must not have a segment named like a part, got ${describeValue(stored.subpath)}`,
+      );
+    }
+    return stored;
+  }
+
+  // One operation at a time per transcript in this process: appends keep their call order and
+  // the cached state never races itself. Other processes are handled by create-only puts.
+  const queues = new Map<string, Promise<unknown>>();
+  function serialize<T>(directory: string, run: () => Promise<T>): Promise<T> {
+    const previous = queues.get(directory) ?? Promise.resolve();
+    const next = previous.then(run, run);
+    const settled = next.then(
+      () => undefined,
+      () => undefined,
+    );
+    queues.set(directory, settled);
+    void settled.then(() => {
+      if (queues.get(directory) === settled) queues.delete(directory);
+    });
+    return next;
+  }
+
+  const states = new Map<string, TranscriptState>();
+  function remember(directory: string, state: TranscriptState): void {
+    states.delete(directory);
+    states.set(directory, state);
+    if (states.size > CACHED_TRANSCRIPTS) states.delete(states.keys().next().value!);
+  }
+  function forget(directoryPrefix: string): void {
+    for (const directory of [...states.keys()])
+      if (directory.startsWith(directoryPrefix)) states.delete(directory);
+  }
+
+  /** Reads what this process does not know yet of a transcript (all of it when `known` is undefined). */
+  async function refresh(
+    directory: string,
+    known: TranscriptState | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<TranscriptState> {
+    const read = await readTranscript(store, directory, known?.lastSeq ?? 0, signal);
+    // Gone or rewritten since (a delete, from another process): start from what is there now.
+    if (read === null) return emptyState();
+    if (known && read.lastSeq < known.lastSeq) return refresh(directory, undefined, signal);
+    const state: TranscriptState = known
+      ? { ...known, uuids: known.uuids, own: undefined }
+      : { ...emptyState(), own: undefined };
+    addUuids(state.uuids, read.lines);
+    state.lastSeq = read.lastSeq;
+    state.summary = read.summary ?? state.summary;
+    const selected = selectParts(read.parts.filter((part) => part.size > 0));
+    state.rangeEnd = Math.max(
+      0,
+      ...selected.filter((part) => part.last > part.first).map((part) => part.last),
+    );
+    state.singles = selected.filter((part) => part.first > state.rangeEnd).length;
+    return state;
+  }
+
+  /** Writes one range part for sequences `first..last` and empties every part it replaces. */
+  async function writeRange(
+    directory: string,
+    first: number,
+    last: number,
+    body: { lines: string[]; counts: number[]; summary: SessionSummaryEntry | undefined },
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    const header: PartHeader = {
+      stowageSessionPart: 1,
+      counts: body.counts,
+      ...(body.summary ? { summary: body.summary } : {}),
+    };
+    const rangeKey = directory + partName(first, last);
+    try {
+      await store.put(rangeKey, encoder.encode(encodePart(header, body.lines)), { ifNoneMatch: "*", signal });
+    } catch (err) {
+      // Another compaction of the same parts got there first: its range holds the same entries.
+      if (!isAlreadyExists(err)) throw err;
+    }
+    // Only now are the replaced parts emptied: a reader always finds the entries somewhere.
+    const replaced = (await listParts(store, directory, signal)).filter(
+      (part) => part.first >= first && part.last <= last && part.key !== rangeKey && part.size > 0,
+    );
+    await mapConcurrent(
+      replaced,
+      READ_CONCURRENCY,
+      (part) => store.put(part.key, new Uint8Array(0), { signal }),
+      signal,
+    );
+  }
+
+  async function compactTail(
+    directory: string,
+    state: TranscriptState,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    const first = state.rangeEnd + 1;
+    const last = state.lastSeq;
+    if (last <= first) return;
+    let body =
+      state.own && state.own.counts.length === last - first + 1
+        ? { ...state.own, summary: state.summary }
+        : undefined;
+    if (!body) {
+      const read = await readTranscript(store, directory, state.rangeEnd, signal);
+      if (read === null || read.firstSeq !== first || read.lastSeq !== last) return; // changed: next time
+      body = { lines: read.lines, counts: read.counts, summary: read.summary };
+    }
+    await writeRange(directory, first, last, body, signal);
+    state.rangeEnd = last;
+    state.singles = 0;
+    state.own = { lines: [], counts: [] };
+  }
+
+  async function appendOnce(
+    key: SessionKey,
+    stored: StoredSessionKey,
+    batch: SessionStoreEntry[],
+    serialized: SerializedEntry[],
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    const directory = directoryOf(stored);
+    let state = states.get(directory) ?? (await refresh(directory, undefined, signal));
+    for (let attempt = 1; ; attempt++) {
+      const fresh: number[] = [];
+      const inBatch = new Set<string>();
+      for (const [index, entry] of serialized.entries()) {
+        if (entry.uuid === null) fresh.push(index);
+        else if (!state.uuids.has(entry.uuid) && !inBatch.has(entry.uuid)) {
+          inBatch.add(entry.uuid);
+          fresh.push(index);
+        }
+      }
+      if (fresh.length === 0) {
+        remember(directory, state);
+        return;
+      }
+      const seq = state.lastSeq + 1;
+      if (seq > MAX_PART_SEQ)
+        throw new StowageError("TOO_LARGE", `session store ${directory}: out of sequence numbers`);
+      const summary =
+        stored.subpath === ""
+          ? (await loadSummaryFold())(
+              state.summary,
+              key,
+              fresh.map((index) => batch[index]!),
+              { mtime: Date.now() },
+            )
+          : undefined;
+      const lines = fresh.map((index) => serialized[index]!.json);
+      const header: PartHeader = {
+        stowageSessionPart: 1,
+        counts: [lines.length],
+        ...(summary ? { summary } : {}),
+      };
+      try {
+        throwIfAborted(signal, `session store append ${describeSessionKey(stored)}`);
+        await store.put(directory + partName(seq, seq), encoder.encode(encodePart(header, lines)), {
+          ifNoneMatch: "*",
+          contentType: "application/x-ndjson",
+          signal,
+        });
+      } catch (err) {
+        if (!isAlreadyExists(err)) throw err;
+        if (attempt >= APPEND_ATTEMPTS) {
+          throw new StowageError(
+            "CONFLICT",
+            `session store append ${describeSessionKey(stored)}: lost ${APPEND_ATTEMPTS} races for the next part; retry`,
+            { cause: err, reason: "APPEND_CONTENDED" },
+          );
+        }
+        // Another writer took this sequence number: learn what it wrote, then take the next one.
+        state = await refresh(directory, state, signal);
+        continue;
+      }
+      state.lastSeq = seq;
+      for (const index of fresh) {
+        const uuid = serialized[index]!.uuid;
+        if (uuid !== null) state.uuids.add(uuid);
+      }
+      state.summary = summary ?? state.summary;
+      state.singles++;
+      if (state.own && compactAfterParts > 0) {
+        state.own.lines.push(...lines);
+        state.own.counts.push(lines.length);
+      }
+      remember(directory, state);
+      if (compactAfterParts > 0 && state.singles >= compactAfterParts)
+        await compactTail(directory, state, signal);
+      return;
+    }
+  }
+
+  return {
+    async append(key, batch, { signal } = {}) {
+      const stored = toKey(key);
+      const serialized = serializeEntries(batch);
+      // An empty batch changes nothing (the SDK's contract): a key never written stays null.
+      if (serialized.length === 0) return;
+      await serialize(directoryOf(stored), () => appendOnce(key, stored, batch, serialized, signal));
+    },
+
+    async load(key, { signal } = {}) {
+      const stored = toKey(key);
+      const read = await readTranscript(store, directoryOf(stored), 0, signal);
+      if (read === null) return null;
+      return read.lines.map((line) => JSON.parse(line) as SessionStoreEntry);
+    },
+
+    async listSessions(projectKey, { signal } = {}) {
+      const sessions = await scanProject(projectKey, signal);
+      return [...sessions].map(([sessionId, { mtime }]) => ({ sessionId, mtime }));
+    },
+
+    async listSessionSummaries(projectKey, { signal } = {}) {
+      const sessions = [...(await scanProject(projectKey, signal))];
+      const summaries = await mapConcurrent(
+        sessions,
+        READ_CONCURRENCY,
+        async ([sessionId, { mtime }]) => {
+          const summary = await summaryOf(sessionDirectory(projectKey, sessionId), signal);
+          // The sidecar's time is the storage's, the clock listSessions reads (the SDK compares them).
+          return summary ? { sessionId, mtime, data: summary.data } : undefined;
+        },
+        signal,
+      );
+      return summaries.filter((summary): summary is SessionSummaryEntry => summary !== undefined);
+    },
+
+    async delete(key, { signal } = {}) {
+      const stored = toKey(key);
+      const directory = directoryOf(stored);
+      await serialize(directory, async () => {
+        // A main transcript takes its subkeys (subagent transcripts) with it; a subpath only itself.
+        const keys: string[] = [];
+        if (stored.subpath === "") {
+          for await (const item of store.iterate({ prefix: directory, signal })) keys.push(item.key);
+        } else {
+          for (const part of await listParts(store, directory, signal)) keys.push(part.key);
+        }
+        await mapConcurrent(
+          keys,
+          READ_CONCURRENCY,
+          (objectKey) => store.delete(objectKey, { signal }),
+          signal,
+        );
+        forget(directory);
+      });
+    },
+
+    async listSubkeys(key, { signal } = {}) {
+      const { projectKey, sessionId } = toSessionScope(key);
+      const directory = sessionDirectory(projectKey, sessionId);
+      const subkeys = new Set<string>();
+      for await (const item of store.iterate({ prefix: directory, signal })) {
+        const rest = item.key.slice(directory.length);
+        const slash = rest.lastIndexOf("/");
+        if (slash > 0 && parsePartName(rest.slice(slash + 1))) subkeys.add(rest.slice(0, slash));
+      }
+      return [...subkeys].sort();
+    },
+
+    async compact(key, { signal } = {}) {
+      const stored = toKey(key);
+      const directory = directoryOf(stored);
+      await serialize(directory, async () => {
+        const read = await readTranscript(store, directory, 0, signal);
+        if (read === null || read.parts.filter((part) => part.size > 0).length <= 1) return;
+        await writeRange(directory, read.firstSeq, read.lastSeq, read, signal);
+        forget(directory);
+      });
+    },
+  };
+
+  /** Sessions of a project with a main transcript, each with its newest part's time (storage clock). */
+  async function scanProject(projectKey: string, signal: AbortSignal | undefined) {
+    assertSessionStoreProjectKey(projectKey);
+    const directory = projectDirectory(projectKey);
+    const sessions = new Map<string, { mtime: number }>();
+    for await (const item of store.iterate({ prefix: directory, signal })) {
+      const rest = item.key.slice(directory.length);
+      const slash = rest.indexOf("/");
+      if (slash <= 0 || !parsePartName(rest.slice(slash + 1))) continue; // a subpath's part
+      const sessionId = rest.slice(0, slash);
+      const mtime = item.lastModified.getTime();
+      const seen = sessions.get(sessionId);
+      if (!seen || mtime > seen.mtime) sessions.set(sessionId, { mtime });
+    }
+    return sessions;
+  }
+
+  /** The summary in the header of a main transcript's last part. */
+  async function summaryOf(
+    directory: string,
+    signal: AbortSignal | undefined,
+  ): Promise<SessionSummaryEntry | undefined> {
+    for (let attempt = 1; attempt <= 8; attempt++) {
+      const parts = selectParts((await listParts(store, directory, signal)).filter((part) => part.size > 0));
+      const last = parts.at(-1);
+      if (!last) return undefined;
+      const head = await readFirstLine(store, last.key, signal);
+      if (head === null) continue; // compacted meanwhile
+      return (JSON.parse(head) as PartHeader).summary;
+    }
+    return undefined;
+  }
+}
+
+/** The first line of an object without reading the rest of it; null when it is gone or empty. */
+async function readFirstLine(
+  store: ObjectStore,
+  key: string,
+  signal: AbortSignal | undefined,
+): Promise<string | null> {
+  const stream = await store.stream(key, { signal });
+  if (stream === null) return null;
+  const reader = stream.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+      const newline = text.indexOf("\n");
+      if (newline >= 0) return text.slice(0, newline);
+    }
+    return text.length > 0 ? text : null;
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+}

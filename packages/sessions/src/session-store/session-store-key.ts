@@ -1,0 +1,156 @@
+import { assertSafeId, describeValue, keyProblem, StowageError } from "@stowage/core";
+import type { SessionKey, SessionStoreEntry } from "./types.js";
+
+/** Most entries one `append` call accepts (the SDK sends batches of up to 500 by default). */
+export const MAX_APPEND_ENTRIES = 10_000;
+/** Largest serialized entry accepted, in bytes. */
+export const MAX_ENTRY_BYTES = 64 * 1024 * 1024;
+/** Largest serialized batch one `append` call accepts, in bytes. */
+export const MAX_APPEND_BYTES = 256 * 1024 * 1024;
+/** Longest entry `uuid` accepted. */
+export const MAX_ENTRY_UUID_LENGTH = 255;
+/** Longest project key accepted. */
+export const MAX_PROJECT_KEY_LENGTH = 255;
+
+/** A validated key: `subpath` is `""` for the main transcript. */
+export interface StoredSessionKey {
+  projectKey: string;
+  sessionId: string;
+  subpath: string;
+}
+
+/**
+ * A project key: the SDK's sanitized cwd (`-workspace-app`, so a leading dash is allowed) or a
+ * caller's tenant id. Letters, digits and `-._:@`, never `.` or `..`: one safe key segment.
+ */
+const PROJECT_KEY_PATTERN = /^[A-Za-z0-9._:@-]+$/;
+
+/** Validates a project key against {@link PROJECT_KEY_PATTERN}, at most {@link MAX_PROJECT_KEY_LENGTH}. */
+export function assertSessionStoreProjectKey(projectKey: unknown): asserts projectKey is string {
+  if (
+    typeof projectKey !== "string" ||
+    projectKey.length > MAX_PROJECT_KEY_LENGTH ||
+    !PROJECT_KEY_PATTERN.test(projectKey) ||
+    projectKey === "." ||
+    projectKey === ".."
+  ) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `projectKey must be 1 to ${MAX_PROJECT_KEY_LENGTH} of letters, digits and "-._:@" (not "." or ".."), got ${describeValue(projectKey)}`,
+    );
+  }
+}
+
+/**
+ * Validates `{ projectKey, sessionId }`: a safe project key and an opaque session id that is a
+ * safe id (core's `assertSafeId`: printable, bounded, no path characters), UUID or not.
+ */
+export function toSessionScope(key: unknown): { projectKey: string; sessionId: string } {
+  if (typeof key !== "object" || key === null) {
+    throw new StowageError("INVALID_INPUT", `session key must be an object, got ${describeValue(key)}`);
+  }
+  const { projectKey, sessionId } = key as Record<string, unknown>;
+  assertSessionStoreProjectKey(projectKey);
+  assertSafeId(sessionId, "sessionId");
+  return { projectKey, sessionId };
+}
+
+/** Validates a SessionKey: a scope as {@link toSessionScope}, and a safe relative subpath or none. */
+export function toStoredSessionKey(key: SessionKey): StoredSessionKey {
+  const scope = toSessionScope(key);
+  if (key.subpath !== undefined) {
+    const problem = keyProblem(key.subpath);
+    if (problem) {
+      throw new StowageError(
+        "INVALID_INPUT",
+        `subpath ${problem} (omit it for the main transcript), got ${describeValue(key.subpath)}`,
+      );
+    }
+  }
+  return { ...scope, subpath: key.subpath ?? "" };
+}
+
+/** `project/session[/subpath]`, for messages. */
+export const describeSessionKey = (key: StoredSessionKey) =>
+  `${key.projectKey}/${key.sessionId}${key.subpath ? `/${key.subpath}` : ""}`;
+
+export interface SerializedEntry {
+  uuid: string | null;
+  /** The entry as one line of JSON (JSON never contains a raw newline). */
+  json: string;
+}
+
+/** UTF-8 bytes of `text`, counted only when its length alone cannot prove it under `limit`. */
+function exceedsBytes(text: string, limit: number): number | undefined {
+  if (text.length * 3 <= limit) return undefined;
+  const bytes = Buffer.byteLength(text);
+  return bytes > limit ? bytes : undefined;
+}
+
+/** Validates a batch and serializes each entry to JSON text once (what is stored). */
+export function serializeEntries(entries: unknown): SerializedEntry[] {
+  if (!Array.isArray(entries) || entries.length > MAX_APPEND_ENTRIES) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `entries must be an array of at most ${MAX_APPEND_ENTRIES} entries, got ${describeValue(
+        Array.isArray(entries) ? `${entries.length} entries` : entries,
+      )}`,
+    );
+  }
+  let totalLength = 0;
+  let exactBytes: number | undefined;
+  const out: SerializedEntry[] = new Array(entries.length);
+  for (let index = 0; index < entries.length; index++) {
+    const entry = entries[index] as SessionStoreEntry;
+    if (
+      typeof entry !== "object" ||
+      entry === null ||
+      Array.isArray(entry) ||
+      typeof entry.type !== "string"
+    ) {
+      throw new StowageError(
+        "INVALID_INPUT",
+        `entries[${index}] must be an object with a string type, got ${describeValue(entry)}`,
+      );
+    }
+    const { uuid } = entry;
+    if (
+      uuid !== undefined &&
+      (typeof uuid !== "string" || uuid.length === 0 || uuid.length > MAX_ENTRY_UUID_LENGTH)
+    ) {
+      throw new StowageError(
+        "INVALID_INPUT",
+        `entries[${index}].uuid must be a non-empty string of at most ${MAX_ENTRY_UUID_LENGTH} characters, got ${describeValue(uuid)}`,
+      );
+    }
+    let json: string;
+    try {
+      json = JSON.stringify(entry);
+    } catch (err) {
+      throw new StowageError("INVALID_INPUT", `entries[${index}] is not JSON-serializable`, { cause: err });
+    }
+    const entryBytes = exceedsBytes(json, MAX_ENTRY_BYTES);
+    if (entryBytes !== undefined) {
+      throw new StowageError(
+        "TOO_LARGE",
+        `entries[${index}] is ${entryBytes} bytes as JSON, over ${MAX_ENTRY_BYTES}`,
+      );
+    }
+    out[index] = { uuid: uuid ?? null, json };
+    // Bytes are counted exactly only once the lengths alone could pass the limit.
+    if (exactBytes === undefined) {
+      totalLength += json.length;
+      if (totalLength * 3 > MAX_APPEND_BYTES) {
+        exactBytes = 0;
+        for (let i = 0; i <= index; i++) exactBytes += Buffer.byteLength(out[i]!.json);
+      }
+    } else exactBytes += Buffer.byteLength(json);
+    if (exactBytes !== undefined && exactBytes > MAX_APPEND_BYTES) {
+      throw new StowageError(
+        "TOO_LARGE",
+        `the batch is over ${MAX_APPEND_BYTES} bytes as JSON; append it in parts`,
+      );
+    }
+  }
+  return out;
+}

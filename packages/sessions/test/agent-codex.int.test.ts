@@ -1,0 +1,196 @@
+import { readdir, readFile, rm } from "node:fs/promises";
+import { join } from "node:path";
+import {
+  createAgentContainer,
+  installAgentCli,
+  requestsMention,
+  runCodex,
+  startResponsesMock,
+} from "@stowage/agent-clis";
+import { tempDirectory } from "@stowage/test-support";
+import { describe, expect, it, onTestFinished } from "vitest";
+import {
+  type CapturedSession,
+  captureSession,
+  fromTransport,
+  restoreSession,
+  toTransport,
+} from "../src/index.js";
+import { stowageJson } from "./agent-stowage-cli.js";
+
+// Capture → wipe the container → restore into a new one → resume, with the real Codex CLI
+// against a mock Responses API: the resumed request must carry the earlier conversation.
+const cli = await installAgentCli("codex");
+const root = await tempDirectory("stowage-e2e-codex-");
+
+/** Real CLI runs take seconds each, many more on a loaded machine. */
+const TIMEOUT_MS = 240_000;
+
+/** The session as a container hands it over: through the JSON transport, as the HTTP API carries it. */
+function overTheWire(captured: CapturedSession) {
+  return fromTransport(JSON.parse(JSON.stringify(toTransport(captured))));
+}
+
+/** The rollouts below `<home>/.codex/sessions`, as `YYYY/MM/DD/rollout-….jsonl` paths. */
+async function rollouts(home: string): Promise<string[]> {
+  const sessions = join(home, ".codex", "sessions");
+  return (await readdir(sessions, { recursive: true })).filter((path) => path.endsWith(".jsonl")).sort();
+}
+
+describe.skipIf(!cli.ready)(
+  "Codex sessions captured, restored into a new HOME and resumed",
+  { timeout: TIMEOUT_MS },
+  () => {
+    it("resumes a restored rollout: the model sees the fact told before the wipe", async () => {
+      const mock = await startResponsesMock();
+      onTestFinished(() => mock.close());
+      const first = await createAgentContainer(root, "fact-1");
+      const told = await runCodex({
+        cli,
+        baseUrl: mock.url,
+        ...first,
+        prompt: "Remember: the launch code is ZEBRA-1187.",
+      });
+      expect(told.code, told.stderr).toBe(0);
+      const sessionId = told.sessionId as string;
+      const [rollout] = await rollouts(first.home);
+      const original = await readFile(join(first.home, ".codex", "sessions", rollout as string));
+
+      const captured = await captureSession({
+        agent: "codex",
+        sessionId,
+        codexHome: join(first.home, ".codex"),
+      });
+      expect(captured.agent).toBe("codex");
+      await rm(first.home, { recursive: true });
+
+      const second = await createAgentContainer(root, "fact-2");
+      const restored = await restoreSession(overTheWire(captured), {
+        codexHome: join(second.home, ".codex"),
+      });
+      expect(restored.agent).toBe("codex");
+      // Back under the same relative path, byte for byte.
+      expect(await rollouts(second.home)).toEqual([rollout]);
+      expect(await readFile(join(second.home, ".codex", "sessions", rollout as string))).toEqual(original);
+
+      const before = mock.requests.length;
+      const resumed = await runCodex({
+        cli,
+        baseUrl: mock.url,
+        ...second,
+        prompt: "What is the launch code?",
+        resume: sessionId,
+      });
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(resumed.sessionId).toBe(sessionId);
+      const after = mock.requests.slice(before);
+      expect(requestsMention(after, "What is the launch code?")).toBe(true);
+      expect(requestsMention(after, "ZEBRA-1187")).toBe(true);
+      expect(requestsMention(after, "mock reply 0: received")).toBe(true);
+    });
+
+    it("of two sessions in one day folder, brings back only the captured one", async () => {
+      const mock = await startResponsesMock();
+      onTestFinished(() => mock.close());
+      const first = await createAgentContainer(root, "two-1");
+      const kept = await runCodex({
+        cli,
+        baseUrl: mock.url,
+        ...first,
+        prompt: "Remember: the kept word is OTTER-31.",
+      });
+      const other = await runCodex({
+        cli,
+        baseUrl: mock.url,
+        ...first,
+        prompt: "Remember: the other word is LYNX-77.",
+      });
+      expect(kept.code, kept.stderr).toBe(0);
+      expect(other.code, other.stderr).toBe(0);
+      expect(other.sessionId).not.toBe(kept.sessionId);
+      const both = await rollouts(first.home);
+      expect(both).toHaveLength(2);
+      // Same day folder (runs seconds apart; a test started just before midnight could split them).
+      const dayOf = (path: string) => path.split("/").slice(0, 3).join("/");
+      const keptRollout = both.find((path) => path.endsWith(`-${kept.sessionId}.jsonl`)) as string;
+      expect(both.map(dayOf)).toEqual([dayOf(keptRollout), dayOf(keptRollout)]);
+
+      const captured = await captureSession({
+        agent: "codex",
+        sessionId: kept.sessionId as string,
+        codexHome: join(first.home, ".codex"),
+      });
+      expect(captured.manifest.files.map((file) => file.path)).toEqual([keptRollout]);
+      await rm(first.home, { recursive: true });
+
+      const second = await createAgentContainer(root, "two-2");
+      await restoreSession(overTheWire(captured), { codexHome: join(second.home, ".codex") });
+      expect(await rollouts(second.home)).toEqual([keptRollout]);
+
+      const before = mock.requests.length;
+      const resumed = await runCodex({
+        cli,
+        baseUrl: mock.url,
+        ...second,
+        prompt: "Which word did I give you?",
+        resume: kept.sessionId,
+      });
+      expect(resumed.code, resumed.stderr).toBe(0);
+      const after = mock.requests.slice(before);
+      expect(requestsMention(after, "OTTER-31")).toBe(true);
+      expect(requestsMention(after, "LYNX-77")).toBe(false);
+    });
+
+    it("round-trips through the stowage CLI: session capture --agent codex, wipe, session restore, resume", async () => {
+      const mock = await startResponsesMock();
+      onTestFinished(() => mock.close());
+      const dataDir = join(root, "stowage-data");
+      const first = await createAgentContainer(root, "cli-1");
+      const told = await runCodex({
+        cli,
+        baseUrl: mock.url,
+        ...first,
+        prompt: "Remember: the launch code is ZEBRA-1187.",
+      });
+      expect(told.code, told.stderr).toBe(0);
+      const sessionId = told.sessionId as string;
+      const request = ["--user", "alice", "--request", "req-codex"];
+
+      const stored = await stowageJson(dataDir, [
+        "session",
+        "capture",
+        "--agent",
+        "codex",
+        ...request,
+        "--session",
+        sessionId,
+        "--codex-home",
+        join(first.home, ".codex"),
+      ]);
+      expect(stored).toMatchObject({ sessionId, agentType: "codex" });
+      await rm(first.home, { recursive: true });
+
+      const second = await createAgentContainer(root, "cli-2");
+      // No --agent: the stored session says it is Codex's.
+      const restored = await stowageJson(dataDir, [
+        "session",
+        "restore",
+        ...request,
+        "--codex-home",
+        join(second.home, ".codex"),
+      ]);
+      expect(restored).toMatchObject({ sessionId, agentType: "codex" });
+
+      const before = mock.requests.length;
+      const resumed = await runCodex({
+        cli,
+        baseUrl: mock.url,
+        ...second,
+        prompt: "What is the launch code?",
+        resume: sessionId,
+      });
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(requestsMention(mock.requests.slice(before), "ZEBRA-1187")).toBe(true);
+    });
+  },
+);

@@ -1,0 +1,52 @@
+import { describeValue, StowageError, sanitizeText } from "@stowage/core";
+
+function notSerializable(why: string, cause?: unknown): StowageError {
+  return new StowageError("INVALID_INPUT", `thread item must be JSON-serializable: ${why}`, { cause });
+}
+
+/**
+ * `value` with every string in it, object keys included, passed through core's `sanitizeText`
+ * (escape sequences, control characters but `\n` and `\t`, invisible characters that hide or
+ * reorder text, lone surrogates). Walks what `JSON.stringify` would write (a `toJSON` result
+ * in place of its object); returns `value` itself when nothing changed, else a copy, never
+ * touching the input. Throws INVALID_INPUT for a cycle or nesting too deep to serialize.
+ */
+export function sanitizeJsonStrings<T>(value: T): T {
+  const ancestors = new Set<object>();
+  function walk(current: unknown, key: string): unknown {
+    if (typeof current === "string") return sanitizeText(current);
+    if (typeof current !== "object" || current === null) return current;
+    const { toJSON } = current as { toJSON?: unknown };
+    if (typeof toJSON === "function") return walk(toJSON.call(current, key), key);
+    if (ancestors.has(current)) throw notSerializable(`it holds a cycle (at ${JSON.stringify(key)})`);
+    ancestors.add(current);
+    try {
+      if (Array.isArray(current)) {
+        let copy: unknown[] | undefined;
+        for (let index = 0; index < current.length; index++) {
+          const clean = walk(current[index], String(index));
+          if (clean === current[index]) continue;
+          copy ??= current.slice();
+          copy[index] = clean;
+        }
+        return copy ?? current;
+      }
+      const record = current as Record<string, unknown>;
+      const keys = Object.keys(record);
+      const entries = keys.map((name) => [sanitizeText(name), walk(record[name], name)] as const);
+      const changed = entries.some(
+        ([name, clean], index) => name !== keys[index] || clean !== record[keys[index]!],
+      );
+      return changed ? Object.fromEntries(entries) : current;
+    } finally {
+      ancestors.delete(current);
+    }
+  }
+  try {
+    return walk(value, "") as T;
+  } catch (err) {
+    if (err instanceof RangeError) throw notSerializable(`nested too deeply (${err.message})`, err);
+    if (StowageError.is(err)) throw err;
+    throw notSerializable(`reading it threw ${describeValue(err)}`, err);
+  }
+}

@@ -1,0 +1,25 @@
+import { assertSafeId, describeValue, StowageError } from "@stowage/core";
+
+/** Who acts, and who a session belongs to: exactly one user or one org. */
+export interface Principal {
+  kind: "user" | "org";
+  /** A safe id (core's `assertSafeId`): it becomes a key segment. */
+  id: string;
+}
+
+/** Throws INVALID_INPUT unless `value` is `{ kind: "user" | "org", id }` with a safe id. */
+export function assertPrincipal(value: unknown, what = "principal"): asserts value is Principal {
+  const kind = (value as { kind?: unknown } | null)?.kind;
+  if (typeof value !== "object" || value === null || (kind !== "user" && kind !== "org")) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `${what} must be { kind: "user" | "org", id }, got ${describeValue(value)}`,
+    );
+  }
+  assertSafeId((value as { id?: unknown }).id, `${what}.id`);
+}
+
+/** True when `a` and `b` are the same user or the same org. */
+export function samePrincipal(a: Principal, b: Principal): boolean {
+  return a.kind === b.kind && a.id === b.id;
+}

@@ -1,0 +1,246 @@
+import {
+  describeValue,
+  mapConcurrent,
+  type ObjectStore,
+  type OperationOptions,
+  StowageError,
+  throwIfAborted,
+} from "@stowage/core";
+import type { Principal } from "./principal.js";
+import type { QuotaLedger } from "./quota-ledger.js";
+import { sessionKeyParts, sessionPrefix } from "./upload-keys.js";
+import { grantRecordExpiry } from "./upload-records.js";
+import { LANDING_GRACE_MS } from "./upload-verification.js";
+
+const DELETE_CONCURRENCY = 16;
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** Everything the service writes lives under here (`sessions/<user|org>/<id>/<sessionId>/…`). */
+const SESSIONS_ROOT = "sessions/";
+
+/** What {@link UploadRetention.deleteSession} removed. */
+export interface SessionDeletion {
+  /** Objects removed: uploads, their records, and the session's other files. */
+  deletedObjects: number;
+  deletedBytes: number;
+}
+
+/** Options of a retention sweep. */
+export interface SweepUploadsOptions {
+  /** Uploads last modified more than this many days before `now` go (decimals allowed). */
+  olderThanDays: number;
+  /** Report what would go, delete nothing; default false. */
+  dryRun?: boolean;
+  /** The sweep's clock; default the current time. */
+  now?: Date;
+  signal?: AbortSignal;
+}
+
+/** One upload a sweep deleted (or, in a dry run, would delete). */
+export interface SweptUpload {
+  principal: Principal;
+  sessionId: string;
+  filename: string;
+  key: string;
+  size: number;
+  lastModified: Date;
+}
+
+/** What a sweep did. */
+export interface SweepUploadsResult {
+  dryRun: boolean;
+  /** Uploads last modified before this went. */
+  cutoff: Date;
+  /** In key order. */
+  uploads: SweptUpload[];
+  deletedBytes: number;
+  /** Records of expired upload URLs removed with their uploads or left over (Stowage's own files). */
+  deletedRecords: number;
+}
+
+/** Deletion of a whole session and the retention sweep; see {@link createUploadRetention}. */
+export interface UploadRetention {
+  deleteSession(
+    principal: Principal,
+    sessionId: string,
+    options?: OperationOptions,
+  ): Promise<SessionDeletion>;
+  sweep(options: SweepUploadsOptions): Promise<SweepUploadsResult>;
+}
+
+/** One session's keys met by a sweep, gathered until the listing moves past the session. */
+interface SessionBatch {
+  scope: string;
+  uploads: Set<string>;
+  old: SweptUpload[];
+  /** filename → its record keys, with the expiry each grant record's name carries. */
+  records: Map<string, { key: string; expiresAt: number | undefined; lastModified: number }[]>;
+}
+
+function checkSweepOptions(options: SweepUploadsOptions): { cutoff: Date; now: number; dryRun: boolean } {
+  const { olderThanDays, dryRun = false, now = new Date() } = options ?? ({} as SweepUploadsOptions);
+  if (typeof olderThanDays !== "number" || !Number.isFinite(olderThanDays) || olderThanDays <= 0) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `sweepUploads: olderThanDays must be a positive number, got ${describeValue(olderThanDays)}`,
+    );
+  }
+  if (typeof dryRun !== "boolean") {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `sweepUploads: dryRun must be a boolean, got ${describeValue(dryRun)}`,
+    );
+  }
+  if (!(now instanceof Date) || Number.isNaN(now.getTime())) {
+    throw new StowageError("INVALID_INPUT", `sweepUploads: now must be a Date, got ${describeValue(now)}`);
+  }
+  return { cutoff: new Date(now.getTime() - olderThanDays * DAY_MS), now: now.getTime(), dryRun };
+}
+
+/**
+ * A session's removal ("simple recursive deletion", as the design document's layout intends) and
+ * the retention sweep of old uploads ("auto-delete artifacts after N days"); the ledger follows
+ * every deletion.
+ */
+export function createUploadRetention(options: {
+  store: ObjectStore;
+  quota: QuotaLedger;
+  /** The service's clock in ms: when a session's listing starts, for the ledger. */
+  now: () => number;
+}): UploadRetention {
+  const { store, quota, now } = options;
+
+  const removeAll = (keys: readonly string[], signal?: AbortSignal) =>
+    mapConcurrent(keys, DELETE_CONCURRENCY, (key) => store.delete(key, signal ? { signal } : {}), signal);
+
+  /**
+   * The record keys of a batch that may go: those of expired URLs (a stamp has no URL) whose
+   * upload is swept now, or whose upload is absent and which are older than the cutoff. A record
+   * of a URL that can still write stays, so that its upload is checked when it lands.
+   */
+  function doomedRecords(
+    batch: SessionBatch,
+    swept: ReadonlySet<string>,
+    now: number,
+    cutoff: number,
+  ): string[] {
+    const doomed: string[] = [];
+    for (const [filename, records] of batch.records) {
+      for (const record of records) {
+        const expired = record.expiresAt === undefined || record.expiresAt + LANDING_GRACE_MS <= now;
+        const absentAndOld = !batch.uploads.has(filename) && record.lastModified < cutoff;
+        if (expired && (swept.has(filename) || absentAndOld)) doomed.push(record.key);
+      }
+    }
+    return doomed;
+  }
+
+  /**
+   * Deletes each listed upload that is still past retention when looked at again, just before its
+   * delete (same size, last modified before the cutoff); returns those deleted. An agent that
+   * uploaded the same filename again after the listing keeps its new file, which is younger than
+   * the cutoff: a sweep runs for minutes over a large store, and only the moment between the look
+   * and the delete is left for such a race (the ObjectStore contract has no conditional delete).
+   * The time is compared with the cutoff, not with the listed one: a store may give a listing and
+   * a HEAD different precisions (S3: milliseconds and seconds).
+   */
+  async function deleteUnchanged(
+    listed: readonly SweptUpload[],
+    cutoff: Date,
+    signal?: AbortSignal,
+  ): Promise<SweptUpload[]> {
+    const deleted = await mapConcurrent(
+      listed,
+      DELETE_CONCURRENCY,
+      async (upload) => {
+        const current = await store.head(upload.key, signal ? { signal } : {});
+        const unchanged = current !== null && current.size === upload.size && current.lastModified < cutoff;
+        if (!unchanged) return false;
+        await store.delete(upload.key, signal ? { signal } : {});
+        return true;
+      },
+      signal,
+    );
+    return listed.filter((_, i) => deleted[i]);
+  }
+
+  return {
+    async deleteSession(principal, sessionId, { signal } = {}) {
+      const scope = sessionPrefix(principal, sessionId);
+      throwIfAborted(signal, "delete session uploads");
+      const keys: string[] = [];
+      let deletedBytes = 0;
+      const listedAt = new Date(now());
+      for await (const item of store.iterate({ prefix: scope, ...(signal ? { signal } : {}) })) {
+        keys.push(item.key);
+        deletedBytes += item.size;
+      }
+      await removeAll(keys, signal);
+      // The ledger forgets what was deleted, then drops what the listing did not find; an upload
+      // that landed after the listing passed its place was not deleted and stays counted.
+      // Reservations stay: a URL still out may write, and its upload is settled when it expires.
+      await mapConcurrent(
+        keys,
+        DELETE_CONCURRENCY,
+        (key) => quota.forget(scope, key, signal ? { signal } : {}),
+        signal,
+      );
+      await quota.reconcile(scope, { objects: [], listedAt }, signal ? { signal } : {});
+      return { deletedObjects: keys.length, deletedBytes };
+    },
+
+    async sweep(sweepOptions) {
+      const { cutoff, now, dryRun } = checkSweepOptions(sweepOptions);
+      const signal = sweepOptions.signal;
+      const uploads: SweptUpload[] = [];
+      let deletedRecords = 0;
+      let batch: SessionBatch | undefined;
+
+      const flush = async (done: SessionBatch) => {
+        const gone = dryRun ? done.old : await deleteUnchanged(done.old, cutoff, signal);
+        const swept = new Set(gone.map((upload) => upload.filename));
+        const records = doomedRecords(done, swept, now, cutoff.getTime());
+        uploads.push(...gone);
+        deletedRecords += records.length;
+        if (dryRun) return;
+        for (const upload of gone) {
+          await quota.forget(done.scope, upload.key, signal ? { signal } : {});
+        }
+        await removeAll(records, signal);
+      };
+
+      for await (const item of store.iterate({ prefix: SESSIONS_ROOT, ...(signal ? { signal } : {}) })) {
+        const parts = sessionKeyParts(item.key);
+        if (!parts) continue;
+        if (batch?.scope !== parts.scope) {
+          if (batch) await flush(batch);
+          batch = { scope: parts.scope, uploads: new Set(), old: [], records: new Map() };
+        }
+        const { place } = parts;
+        if (place.folder === "uploads") {
+          batch.uploads.add(place.filename);
+          if (item.lastModified < cutoff) {
+            batch.old.push({
+              principal: parts.owner,
+              sessionId: parts.sessionId,
+              filename: place.filename,
+              key: item.key,
+              size: item.size,
+              lastModified: item.lastModified,
+            });
+          }
+        } else if (place.folder === "records") {
+          const list = batch.records.get(place.filename) ?? [];
+          list.push({
+            key: item.key,
+            expiresAt: grantRecordExpiry(place.name),
+            lastModified: item.lastModified.getTime(),
+          });
+          batch.records.set(place.filename, list);
+        }
+      }
+      if (batch) await flush(batch);
+      const deletedBytes = uploads.reduce((sum, upload) => sum + upload.size, 0);
+      return { dryRun, cutoff, uploads, deletedBytes, deletedRecords };
+    },
+  };
+}

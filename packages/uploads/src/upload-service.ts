@@ -1,0 +1,504 @@
+import {
+  assertSafeId,
+  assertSha256Hex,
+  compareUtf8,
+  consoleLogger,
+  describeValue,
+  type Logger,
+  MAX_SIGNED_URL_SECONDS,
+  mapConcurrent,
+  type ObjectInfo,
+  type ObjectStore,
+  type OperationOptions,
+  StowageError,
+  throwIfAborted,
+} from "@stowage/core";
+import { parseBearerToken } from "./api-keys.js";
+import { formatSize } from "./format-size.js";
+import { createMemoryQuotaLedger } from "./memory-quota-ledger.js";
+import { assertPrincipal, type Principal } from "./principal.js";
+import {
+  type QuotaLedger,
+  type QuotaUsage,
+  type QuotaUsageSource,
+  usageSourceFromStore,
+} from "./quota-ledger.js";
+import { assertUploadFilename } from "./upload-filename.js";
+import { createUploadHandler, type UploadRequestContext } from "./upload-handler.js";
+import { sessionKeyParts, sessionPrefix, uploadKey, uploadRecordsPrefix } from "./upload-keys.js";
+import { checkUpload, DEFAULT_UPLOAD_POLICY, type UploadPolicy } from "./upload-policy.js";
+import {
+  createUploadRetention,
+  type SessionDeletion,
+  type SweepUploadsOptions,
+  type SweepUploadsResult,
+} from "./upload-retention.js";
+import { createUploadVerifier, type UploadLocation, type UploadVerdict } from "./upload-verification.js";
+
+/** Lifetime of an upload URL unless set: 15 minutes, as the design document says. */
+const DEFAULT_UPLOAD_URL_SECONDS = 900;
+/** Lifetime of a download URL unless set: 1 hour, as the design document says. */
+const DEFAULT_DOWNLOAD_URL_SECONDS = 3600;
+
+/** How the service learns who is calling and which sessions exist. */
+export interface UploadAuth {
+  /**
+   * The principal of an API key (e.g. `createApiKeys().authenticate`); null when unknown or
+   * revoked.
+   */
+  authenticate(apiKey: string, options: OperationOptions): Promise<Principal | null> | Principal | null;
+  /**
+   * Whether `principal` has a session `sessionId`. Sessions live in each principal's own
+   * namespace (as their keys do, `sessions/<user|org>/<id>/<sessionId>/…`): the same id may exist
+   * for two principals independently, and another principal's session is simply not there.
+   */
+  sessionExists(
+    principal: Principal,
+    sessionId: string,
+    options: OperationOptions,
+  ): Promise<boolean> | boolean;
+}
+
+/** Options of {@link createUploadService}. */
+export interface UploadServiceOptions {
+  /**
+   * Where uploads live: any ObjectStore with direct upload and download URLs (the S3 store of
+   * `@stowage/storage-s3`, the file-system store of `@stowage/storage-fs` with `directUrls`).
+   * Where it declares `capabilities.directUploadVerifiesSha256: false` (Ceph RGW 16), the
+   * service checks every upload's bytes itself; see `completeUpload`.
+   */
+  store: ObjectStore;
+  /** Default {@link DEFAULT_UPLOAD_POLICY}. */
+  policy?: UploadPolicy;
+  /** Default: a {@link createMemoryQuotaLedger} (race-free within this process only). */
+  quota?: QuotaLedger;
+  auth: UploadAuth;
+  /** Upload URL lifetime in seconds; default 900 (15 minutes). */
+  uploadExpiresInSeconds?: number;
+  /** Download URL lifetime in seconds; default 3600 (1 hour). */
+  downloadExpiresInSeconds?: number;
+  /**
+   * Where `handleUploadRequest` reports unexpected (INTERNAL) failures, and where refused uploads
+   * are reported; default `consoleLogger`.
+   */
+  logger?: Logger;
+  /** Clock in ms (URL expiry, the records' clean-up, the default ledger's); default `Date.now`. */
+  now?: () => number;
+}
+
+/** A request for an upload URL, on behalf of an authenticated principal. */
+export interface UploadRequest {
+  principal: Principal;
+  sessionId: string;
+  filename: string;
+  contentType: string;
+  fileSize: number;
+  /** Hex SHA-256 of the file; when given, the URL binds it and the uploader must send it. */
+  sha256?: string;
+}
+
+/** A signed upload: where and how to PUT the file. */
+export interface UploadGrant {
+  /** PUT the file here… */
+  url: string;
+  /** …with exactly these headers (content-type, content-length, and the checksum when bound). */
+  headers: Record<string, string>;
+  /** The store key the file will have. */
+  key: string;
+  expiresIn: number;
+}
+
+/** One upload of a session, as listed. */
+export interface UploadInfo {
+  filename: string;
+  size: number;
+  /** `1.0 MiB` (1,024-byte units, named as such). */
+  sizeFormatted: string;
+  lastModified: Date;
+}
+
+/** A signed download URL; it serves the file as an attachment. */
+export interface DownloadGrant {
+  url: string;
+  expiresIn: number;
+}
+
+/** A session's usage against its limit. */
+export interface SessionUsage extends QuotaUsage {
+  limitBytes: number;
+}
+
+/** The upload service; see {@link createUploadService}. */
+export interface UploadService {
+  readonly policy: UploadPolicy;
+  readonly store: ObjectStore;
+  /**
+   * The principal of an `Authorization: Bearer <key>` header value (a `Headers.get()` result
+   * passes as it is); UNAUTHORIZED otherwise.
+   */
+  authenticate(authorization: string | null | undefined, options?: OperationOptions): Promise<Principal>;
+  /** Checks the file and the quota, reserves its size, and signs a URL that binds what was checked. */
+  requestUpload(request: UploadRequest, options?: OperationOptions): Promise<UploadGrant>;
+  /**
+   * Verifies a landed upload and counts it: where the store checks the bound SHA-256 itself
+   * (AWS S3, the fs signer) the signed size is enough; elsewhere (Ceph RGW 16) the stored object
+   * is hashed (streamed) and compared with what its URL bound. A mismatch is deleted and thrown
+   * as INTEGRITY (`UPLOAD_MISMATCH`); nothing landed is NOT_FOUND (`UPLOAD_NOT_FOUND`).
+   */
+  completeUpload(
+    principal: Principal,
+    sessionId: string,
+    filename: string,
+    options?: OperationOptions,
+  ): Promise<UploadInfo>;
+  /**
+   * The session's verified uploads, in key order; only files written under its uploads prefix.
+   * Uploads nobody completed are verified here first (a refused one is deleted, never listed),
+   * and the ledger is reconciled with what the listing found.
+   */
+  listUploads(principal: Principal, sessionId: string, options?: OperationOptions): Promise<UploadInfo[]>;
+  /** A download URL of a verified upload; an unverified one is verified first. */
+  requestDownload(
+    principal: Principal,
+    sessionId: string,
+    filename: string,
+    options?: OperationOptions,
+  ): Promise<DownloadGrant>;
+  /** Bytes used and reserved in a session, against its limit. */
+  usage(principal: Principal, sessionId: string, options?: OperationOptions): Promise<SessionUsage>;
+  /**
+   * Removes everything under the session's prefix (uploads, their records, `session.json`,
+   * `diff.txt`: the layout's "simple recursive deletion"); the ledger follows. Needs no session:
+   * call it before or after removing the session itself. Only `principal`'s namespace is touched.
+   */
+  deleteSessionUploads(
+    principal: Principal,
+    sessionId: string,
+    options?: OperationOptions,
+  ): Promise<SessionDeletion>;
+  /**
+   * The retention sweep: deletes uploads last modified more than `olderThanDays` days ago,
+   * across every session of the store (with `dryRun`, only reports them); the ledger follows.
+   * For an app's periodic sweeper.
+   */
+  sweepUploads(options: SweepUploadsOptions): Promise<SweepUploadsResult>;
+  /**
+   * The upload API over HTTP (paths as the design document names them), a fetch-style handler:
+   * `POST /agents/artifacts/upload-url`, `POST /agents/artifacts/complete` and
+   * `GET /agents/artifacts/policy` (Stowage's additions), `GET /agents/{sessionId}/artifacts`, `GET /agents/{sessionId}/artifacts/{filename}/download`,
+   * Bearer API keys, JSON bodies, errors in core's wire format (`errorResponse`). Mount it at
+   * `/agents/*`. When the caller has authenticated the request already (an app's middleware),
+   * it passes `{ principal }` and the handler does not authenticate again. Never throws.
+   */
+  handleUploadRequest(request: Request, context?: UploadRequestContext): Promise<Response>;
+}
+
+function invalidOption(message: string): StowageError {
+  return new StowageError("INVALID_INPUT", `createUploadService: ${message}`);
+}
+
+function lifetime(what: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value < 1 || value > MAX_SIGNED_URL_SECONDS) {
+    throw invalidOption(
+      `${what} must be an integer from 1 to ${MAX_SIGNED_URL_SECONDS}, got ${describeValue(value)}`,
+    );
+  }
+  return value;
+}
+
+function validateOptions(options: UploadServiceOptions): void {
+  if (typeof options?.auth?.authenticate !== "function" || typeof options.auth.sessionExists !== "function") {
+    throw invalidOption(
+      "auth must have authenticate(apiKey) and sessionExists(principal, sessionId) functions",
+    );
+  }
+  const { store } = options;
+  if (!store?.capabilities?.directUpload || !store.capabilities.directDownload) {
+    throw invalidOption(`store ${describeValue(store?.name)} must support direct upload and download URLs`);
+  }
+  if (options.now !== undefined && typeof options.now !== "function") {
+    throw invalidOption(`now must be a function, got ${describeValue(options.now)}`);
+  }
+}
+
+const withSignal = (signal: AbortSignal | undefined) => (signal ? { signal } : {});
+
+/** Files of a listing verified at once. */
+const SETTLE_CONCURRENCY = 4;
+
+/**
+ * The usage a ledger counts: every object under the session prefix except the service's own
+ * records, which are bookkeeping, not storage the session asked for.
+ */
+function uploadUsageSource(store: ObjectStore): QuotaUsageSource {
+  const inner = usageSourceFromStore(store);
+  return {
+    async *list(prefix, options) {
+      for await (const item of inner.list(prefix, options)) {
+        if (sessionKeyParts(item.key)?.place.folder !== "records") yield item;
+      }
+    },
+    head: (key, options) => inner.head(key, options),
+  };
+}
+
+function infoOf(filename: string, object: { size: number; lastModified: Date }): UploadInfo {
+  return {
+    filename,
+    size: object.size,
+    sizeFormatted: formatSize(object.size),
+    lastModified: object.lastModified,
+  };
+}
+
+/** A verdict as the caller of one file sees it: the object, or the error that says why not. */
+function verifiedObject(verdict: UploadVerdict, filename: string, sessionId: string): ObjectInfo {
+  if (verdict.state === "verified") return verdict.info;
+  if (verdict.state === "refused") {
+    throw new StowageError(
+      "INTEGRITY",
+      `upload ${describeValue(filename)} does not match what its URL bound (${verdict.reason}); it was deleted`,
+      { reason: "UPLOAD_MISMATCH", details: { filename, mismatch: verdict.reason } },
+    );
+  }
+  throw new StowageError(
+    "NOT_FOUND",
+    `upload ${describeValue(filename)} does not exist in session ${describeValue(sessionId)}`,
+    { reason: "UPLOAD_NOT_FOUND" },
+  );
+}
+
+/**
+ * The backend side of uploads over any ObjectStore with direct URLs: checks the caller, that the
+ * session exists in the caller's own namespace, the file against the policy and the session's
+ * quota, then hands out a URL whose signature binds size, type and checksum. The bytes go
+ * straight to storage; an upload counts once it is verified (on completion or on listing).
+ */
+export function createUploadService(options: UploadServiceOptions): UploadService {
+  validateOptions(options);
+  const { store, auth } = options;
+  const uploadSeconds = lifetime(
+    "uploadExpiresInSeconds",
+    options.uploadExpiresInSeconds,
+    DEFAULT_UPLOAD_URL_SECONDS,
+  );
+  const downloadSeconds = lifetime(
+    "downloadExpiresInSeconds",
+    options.downloadExpiresInSeconds,
+    DEFAULT_DOWNLOAD_URL_SECONDS,
+  );
+  const policy = options.policy ?? DEFAULT_UPLOAD_POLICY;
+  const now = options.now ?? Date.now;
+  const quota = options.quota ?? createMemoryQuotaLedger({ now });
+  const logger = options.logger ?? consoleLogger;
+  const createUploadUrl = store.createUploadUrl!;
+  const createDownloadUrl = store.createDownloadUrl!;
+  const source = uploadUsageSource(store);
+  const verifier = createUploadVerifier({ store, quota, now, logger });
+  const retention = createUploadRetention({ store, quota, now });
+
+  /**
+   * `principal`, after checking that it has the session. An unknown session and another
+   * principal's are the same NOT_FOUND: whether a session exists elsewhere never leaks.
+   */
+  async function authorize(principal: unknown, sessionId: unknown, signal?: AbortSignal): Promise<Principal> {
+    if (principal === undefined || principal === null) {
+      throw new StowageError("UNAUTHORIZED", "no authenticated principal; authenticate the API key first");
+    }
+    assertPrincipal(principal);
+    assertSafeId(sessionId, "sessionId");
+    throwIfAborted(signal, "authorize");
+    const caller: Principal = { kind: principal.kind, id: principal.id };
+    const exists = await auth.sessionExists(caller, sessionId, withSignal(signal));
+    if (typeof exists !== "boolean") {
+      throw new StowageError(
+        "INTERNAL",
+        `auth.sessionExists returned ${describeValue(exists)} for ${describeValue(sessionId)}, not a boolean`,
+      );
+    }
+    if (!exists) {
+      throw new StowageError("NOT_FOUND", `no session ${describeValue(sessionId)}`, {
+        reason: "SESSION_NOT_FOUND",
+      });
+    }
+    return caller;
+  }
+
+  function locate(owner: Principal, sessionId: string, filename: string): UploadLocation {
+    return {
+      scope: sessionPrefix(owner, sessionId),
+      key: uploadKey(owner, sessionId, filename),
+      recordsPrefix: uploadRecordsPrefix(owner, sessionId, filename),
+    };
+  }
+
+  const service: Omit<UploadService, "handleUploadRequest"> = {
+    policy,
+    store,
+
+    async authenticate(authorization, { signal } = {}) {
+      const apiKey = parseBearerToken(authorization);
+      throwIfAborted(signal, "authenticate");
+      const principal = await auth.authenticate(apiKey, withSignal(signal));
+      if (principal === null || principal === undefined) {
+        throw new StowageError("UNAUTHORIZED", "invalid or revoked API key");
+      }
+      assertPrincipal(principal);
+      return principal;
+    },
+
+    async requestUpload(request, { signal } = {}) {
+      if (typeof request !== "object" || request === null) {
+        throw new StowageError(
+          "INVALID_INPUT",
+          `upload request must be an object, got ${describeValue(request)}`,
+        );
+      }
+      assertSafeId(request.sessionId, "sessionId");
+      const file = checkUpload(policy, request);
+      if (request.sha256 !== undefined) assertSha256Hex(request.sha256);
+      const owner = await authorize(request.principal, request.sessionId, signal);
+      const location = locate(owner, request.sessionId, file.filename);
+      const reservation = await quota.reserve(
+        {
+          scope: location.scope,
+          key: location.key,
+          bytes: file.fileSize,
+          limitBytes: policy.maxTotalSizeBytes,
+          urlExpiresAt: new Date(now() + uploadSeconds * 1000),
+          source,
+        },
+        withSignal(signal),
+      );
+      let unrecord: (() => Promise<void>) | undefined;
+      try {
+        const signed = await createUploadUrl(
+          {
+            key: location.key,
+            contentType: file.contentType,
+            contentLength: file.fileSize,
+            ...(request.sha256 === undefined ? {} : { sha256: request.sha256 }),
+            expiresInSeconds: uploadSeconds,
+          },
+          withSignal(signal),
+        );
+        if (verifier.keepsRecords) {
+          unrecord = await verifier.record(
+            location,
+            {
+              size: file.fileSize,
+              sha256: request.sha256 ?? null,
+              contentType: file.contentType,
+              expiresAt: signed.expiresAt.getTime(),
+            },
+            withSignal(signal),
+          );
+        }
+        return { url: signed.url, headers: signed.headers, key: location.key, expiresIn: uploadSeconds };
+      } catch (err) {
+        await unrecord?.().catch(() => {});
+        await reservation.release().catch(() => {});
+        throw err;
+      }
+    },
+
+    async completeUpload(principal, sessionId, filename, { signal } = {}) {
+      assertUploadFilename(filename, policy.maxFilenameBytes);
+      const owner = await authorize(principal, sessionId, signal);
+      const verdict = await verifier.settle(
+        locate(owner, sessionId, filename),
+        undefined,
+        withSignal(signal),
+      );
+      return infoOf(filename, verifiedObject(verdict, filename, sessionId));
+    },
+
+    async listUploads(principal, sessionId, { signal } = {}) {
+      const owner = await authorize(principal, sessionId, signal);
+      const scope = sessionPrefix(owner, sessionId);
+      const listed = new Map<string, { size: number; lastModified: Date }>();
+      const objects: { key: string; size: number }[] = [];
+      const records = new Map<string, string[]>();
+      // Taken before the first page: a commit that lands while the listing runs outlives it.
+      const listedAt = new Date(now());
+      for await (const item of store.iterate({ prefix: scope, ...withSignal(signal) })) {
+        const place = sessionKeyParts(item.key)?.place;
+        if (place?.folder === "records") {
+          records.set(place.filename, [...(records.get(place.filename) ?? []), item.key]);
+          continue;
+        }
+        objects.push({ key: item.key, size: item.size });
+        if (place?.folder === "uploads") listed.set(place.filename, item);
+      }
+      const unsettled = [...records.keys()];
+      const verdicts = await mapConcurrent(
+        unsettled,
+        SETTLE_CONCURRENCY,
+        (filename) =>
+          verifier.settle(locate(owner, sessionId, filename), records.get(filename), withSignal(signal)),
+        signal,
+      );
+      // What verification decided replaces what the listing saw: a refused file is gone, and a
+      // file that landed after the listing passed its key is there.
+      const settled = new Map<string, ObjectInfo | undefined>();
+      unsettled.forEach((filename, i) => {
+        const verdict = verdicts[i]!;
+        settled.set(filename, verdict.state === "verified" ? verdict.info : undefined);
+      });
+      for (const [filename, info] of settled) {
+        if (info) listed.set(filename, info);
+        else listed.delete(filename);
+      }
+      const counted = objects.filter((object) => {
+        const place = sessionKeyParts(object.key)?.place;
+        return place?.folder !== "uploads" || !settled.has(place.filename);
+      });
+      for (const [filename, info] of settled) {
+        if (info) counted.push({ key: uploadKey(owner, sessionId, filename), size: info.size });
+      }
+      await quota.reconcile(scope, { objects: counted, listedAt }, withSignal(signal));
+      return [...listed]
+        .sort(([a], [b]) => compareUtf8(a, b))
+        .map(([filename, object]) => infoOf(filename, object));
+    },
+
+    async requestDownload(principal, sessionId, filename, { signal } = {}) {
+      assertUploadFilename(filename, policy.maxFilenameBytes);
+      const owner = await authorize(principal, sessionId, signal);
+      const location = locate(owner, sessionId, filename);
+      let key = location.key;
+      if (verifier.keepsRecords) {
+        // An upload nobody completed yet is checked before it is ever served; while an upload URL
+        // can still write it, the download is of a verified copy no URL can write.
+        const verdict = await verifier.settle(location, undefined, withSignal(signal));
+        verifiedObject(verdict, filename, sessionId);
+        if (verdict.state === "verified")
+          key = await verifier.servable(location, verdict, withSignal(signal));
+      } else if (!(await store.head(location.key, withSignal(signal)))) {
+        verifiedObject({ state: "absent" }, filename, sessionId);
+      }
+      // Downloads are attachments: an uploaded .html must never render on the storage origin.
+      const signed = await createDownloadUrl(
+        { key, expiresInSeconds: downloadSeconds, disposition: "attachment", filename },
+        withSignal(signal),
+      );
+      return { url: signed.url, expiresIn: downloadSeconds };
+    },
+
+    async usage(principal, sessionId, { signal } = {}) {
+      const owner = await authorize(principal, sessionId, signal);
+      const usage = await quota.usage(sessionPrefix(owner, sessionId), source, withSignal(signal));
+      return { ...usage, limitBytes: policy.maxTotalSizeBytes };
+    },
+
+    async deleteSessionUploads(principal, sessionId, options = {}) {
+      assertPrincipal(principal);
+      return retention.deleteSession({ kind: principal.kind, id: principal.id }, sessionId, options);
+    },
+
+    sweepUploads: (sweepOptions) => retention.sweep(sweepOptions),
+  };
+  const handleUploadRequest = createUploadHandler(service, logger);
+  return Object.freeze({ ...service, handleUploadRequest });
+}

@@ -1,0 +1,260 @@
+import {
+  type Logger,
+  mapConcurrent,
+  type ObjectInfo,
+  type ObjectStore,
+  type OperationOptions,
+  parseContentType,
+  StowageError,
+} from "@stowage/core";
+import type { QuotaLedger } from "./quota-ledger.js";
+import { sha256OfStream } from "./sha256-stream.js";
+import {
+  decodeGrantRecord,
+  decodeVerifiedStamp,
+  encodeRecord,
+  type GrantRecord,
+  grantRecordName,
+  SERVED_COPY_PREFIX,
+  servedCopyName,
+  VERIFIED_STAMP_NAME,
+  type VerifiedStamp,
+} from "./upload-records.js";
+
+/**
+ * How long after its URL expired an upload may still land: S3 checks expiry when an upload
+ * starts, so a slow upload begun just before expiry arrives later. The ledger's reservations
+ * outlive their URLs by the same default.
+ */
+export const LANDING_GRACE_MS = 10 * 60 * 1000;
+// Last-Modified has whole seconds and server clocks drift: a stamp is written only once the
+// object's second is this far in the past, so that no later write can share its lastModified.
+const STAMP_DELAY_MS = 3000;
+const RECORD_IO_CONCURRENCY = 8;
+
+/** One upload as the verifier sees it. */
+export interface UploadLocation {
+  /** The session prefix: the ledger's scope. */
+  scope: string;
+  key: string;
+  /** `upload-records/<filename>/` of the session. */
+  recordsPrefix: string;
+}
+
+/** What {@link UploadVerifier.settle} found. */
+export type UploadVerdict =
+  | {
+      state: "verified";
+      info: ObjectInfo;
+      /** What the URLs bound, when some can still write the object (records kept, not all expired). */
+      writable?: readonly GrantRecord[];
+    }
+  | { state: "absent" }
+  | { state: "refused"; reason: "size" | "content type" | "sha256" };
+
+/** Options of {@link createUploadVerifier}. */
+export interface UploadVerifierOptions {
+  store: ObjectStore;
+  quota: QuotaLedger;
+  now: () => number;
+  logger: Logger;
+}
+
+/** Records what each signed URL bound and settles uploads against those records. */
+export interface UploadVerifier {
+  /**
+   * True where the store does not itself refuse bytes that miss the bound SHA-256: only then are
+   * records kept (elsewhere whatever landed through a URL is what the URL allowed).
+   */
+  readonly keepsRecords: boolean;
+  /** Stores the record of one URL; returns a function that removes it again. */
+  record(
+    location: UploadLocation,
+    grant: GrantRecord,
+    options: OperationOptions,
+  ): Promise<() => Promise<void>>;
+  /**
+   * Decides what the object at `location.key` is: verified (then committed to the ledger),
+   * absent, or refused (then deleted and forgotten). `recordKeys` are the keys under the records
+   * prefix when the caller listed them already.
+   */
+  settle(
+    location: UploadLocation,
+    recordKeys: readonly string[] | undefined,
+    options: OperationOptions,
+  ): Promise<UploadVerdict>;
+  /**
+   * The key a download of the object may be signed for, once `settle` verified it: the object's
+   * own key when no URL can write it any more; while one can, a copy of the verified bytes beside
+   * the records (made now, checked against what the URLs bound, or kept from an earlier download
+   * of the same object), which no URL can write. So a download URL never serves bytes written
+   * through an upload URL after it was signed.
+   */
+  servable(
+    location: UploadLocation,
+    verdict: Extract<UploadVerdict, { state: "verified" }>,
+    options: OperationOptions,
+  ): Promise<string>;
+}
+
+const essence = (type: string | undefined) => parseContentType(type)?.essence;
+
+/**
+ * The verifier of uploads. With records, an object counts only if it matches one of them: the
+ * bound size, content type and, where the URL bound one, SHA-256 (the object is streamed through
+ * the hash, never buffered). A matching object gets a stamp (size and lastModified) so that later
+ * listings need not hash it again while its URLs can still write; once every URL has expired
+ * past the landing grace, records and stamp are removed and the object is final.
+ */
+export function createUploadVerifier(options: UploadVerifierOptions): UploadVerifier {
+  const { store, quota, now, logger } = options;
+  const keepsRecords = !store.capabilities.directUploadVerifiesSha256;
+
+  const removeAll = (keys: readonly string[], signal?: AbortSignal) =>
+    mapConcurrent(keys, RECORD_IO_CONCURRENCY, (key) => store.delete(key, signal ? { signal } : {}), signal);
+
+  async function listKeys(prefix: string, signal?: AbortSignal): Promise<string[]> {
+    const keys: string[] = [];
+    for await (const item of store.iterate({ prefix, ...(signal ? { signal } : {}) })) keys.push(item.key);
+    return keys;
+  }
+
+  /** Which bound facts the object at `key` misses; undefined when it matches one of the grants. */
+  async function mismatch(
+    key: string,
+    info: ObjectInfo,
+    grants: readonly GrantRecord[],
+    signal?: AbortSignal,
+  ): Promise<"size" | "content type" | "sha256" | "gone" | undefined> {
+    const sized = grants.filter((grant) => grant.size === info.size);
+    if (sized.length === 0) return "size";
+    const typed =
+      info.contentType === undefined
+        ? sized
+        : sized.filter((grant) => essence(grant.contentType) === essence(info.contentType));
+    if (typed.length === 0) return "content type";
+    if (typed.some((grant) => grant.sha256 === null)) return undefined;
+    const stream = await store.stream(key, signal ? { signal } : {});
+    if (!stream) return "gone";
+    const actual = await sha256OfStream(stream, signal);
+    return typed.some((grant) => grant.sha256 === actual) ? undefined : "sha256";
+  }
+
+  return {
+    keepsRecords,
+
+    async record(location, grant, { signal }) {
+      const key = `${location.recordsPrefix}${grantRecordName(grant.expiresAt)}`;
+      // A new name each time: create-only, which is one conditional PUT on S3 (no HEAD first).
+      await store.put(key, encodeRecord(grant), {
+        contentType: "application/json",
+        ifNoneMatch: "*",
+        ...(signal ? { signal } : {}),
+      });
+      return () => store.delete(key);
+    },
+
+    async settle(location, recordKeys, { signal }) {
+      const io = signal ? { signal } : {};
+      const keys = recordKeys ?? (keepsRecords ? await listKeys(location.recordsPrefix, signal) : []);
+      const stampKey = `${location.recordsPrefix}${VERIFIED_STAMP_NAME}`;
+      const copyKeys = keys.filter((key) => key.startsWith(`${location.recordsPrefix}${SERVED_COPY_PREFIX}`));
+      const grantKeys = keys.filter((key) => key !== stampKey && !copyKeys.includes(key));
+      const stamped = keys.includes(stampKey);
+      const info = await store.head(location.key, io);
+      if (grantKeys.length === 0) {
+        // Nothing outstanding: the object is what a checked upload (or the store itself) left.
+        if (stamped) await store.delete(stampKey, io);
+        await removeAll(copyKeys, signal);
+        if (!info) return { state: "absent" };
+        await quota.commit({ scope: location.scope, key: location.key, size: info.size }, io);
+        return { state: "verified", info };
+      }
+      const time = now();
+      const read = await mapConcurrent(
+        grantKeys,
+        RECORD_IO_CONCURRENCY,
+        async (key) => ({ key, grant: decodeGrantRecord(await store.get(key, io)) }),
+        signal,
+      );
+      const live = read.filter(({ grant }) => grant && grant.expiresAt + LANDING_GRACE_MS > time);
+      const expired = read.filter((entry) => !live.includes(entry)).map(({ key }) => key);
+      const grants = read.flatMap(({ grant }) => (grant ? [grant] : []));
+      // Once no URL can write, what is left beside the records (stamp, verified copies) goes too.
+      const leftovers = [...(stamped ? [stampKey] : []), ...copyKeys];
+      if (!info) {
+        await removeAll(live.length === 0 ? [...expired, ...leftovers] : expired, signal);
+        return { state: "absent" };
+      }
+      const stamp: VerifiedStamp | undefined = stamped
+        ? decodeVerifiedStamp(await store.get(stampKey, io))
+        : undefined;
+      const lastModified = info.lastModified.getTime();
+      const stampHolds = stamp?.size === info.size && stamp.lastModified === lastModified;
+      const missed = stampHolds ? undefined : await mismatch(location.key, info, grants, signal);
+      // Deleted while being checked (a concurrent deletion): nothing is left to count.
+      if (missed === "gone") return { state: "absent" };
+      if (missed !== undefined) {
+        await store.delete(location.key, io);
+        await quota.forget(location.scope, location.key, io);
+        // Records of URLs that can still write stay: a later upload through them is checked too.
+        // Copies of what was verified before stay as well: download URLs signed for them serve
+        // those bytes until they expire.
+        await removeAll(stamped ? [...expired, stampKey] : expired, signal);
+        logger.warn(
+          {
+            key: location.key,
+            mismatch: missed,
+          },
+          "upload refused: the stored object does not match what its URL bound",
+        );
+        return { state: "refused", reason: missed };
+      }
+      await quota.commit({ scope: location.scope, key: location.key, size: info.size }, io);
+      if (live.length === 0) {
+        await removeAll([...expired, ...leftovers], signal);
+        return { state: "verified", info };
+      }
+      await removeAll(expired, signal);
+      if (!stampHolds && time - lastModified >= STAMP_DELAY_MS) {
+        const fresh: VerifiedStamp = { size: info.size, lastModified };
+        await store.put(stampKey, encodeRecord(fresh), { contentType: "application/json", ...io });
+      }
+      return { state: "verified", info, writable: grants };
+    },
+
+    async servable(location, verdict, { signal }) {
+      if (!verdict.writable) return location.key;
+      const io = signal ? { signal } : {};
+      const copyKey = `${location.recordsPrefix}${servedCopyName(verdict.info)}`;
+      // Made and checked by an earlier download of this same verified object.
+      if ((await store.head(copyKey, io))?.size === verdict.info.size) return copyKey;
+      const source = await store.stream(location.key, io);
+      if (!source) throw gone(location);
+      await store.put(copyKey, source, {
+        ...(verdict.info.contentType === undefined ? {} : { contentType: verdict.info.contentType }),
+        ...io,
+      });
+      // The copy is checked, not the object: an upload through a URL may have replaced the object
+      // since it was verified, and the copy is what downloads will serve.
+      const copied = await store.head(copyKey, io);
+      const missed = copied ? await mismatch(copyKey, copied, verdict.writable, signal) : "gone";
+      if (missed !== undefined) {
+        await store.delete(copyKey, io);
+        throw new StowageError(
+          "CONFLICT",
+          "the upload changed while its download was being prepared (an upload URL can still write it); ask again",
+          { reason: "UPLOAD_CHANGED" },
+        );
+      }
+      return copyKey;
+    },
+  };
+}
+
+function gone(location: UploadLocation): StowageError {
+  return new StowageError("CONFLICT", "the upload was deleted while its download was being prepared", {
+    reason: "UPLOAD_CHANGED",
+    details: { key: location.key },
+  });
+}

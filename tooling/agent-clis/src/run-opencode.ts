@@ -1,0 +1,100 @@
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { type AgentRunOptions, type AgentRunResult, agentEnv, runAgentCli } from "./agent-run.js";
+import type { AgentCli } from "./install-agent-cli.js";
+import { runProcess } from "./run-process.js";
+
+/** The project configuration file OpenCode reads from the working directory. */
+export const OPENCODE_CONFIG_FILE = "opencode.json";
+
+/**
+ * Writes `<cwd>/opencode.json` declaring the chat mock at `baseUrl` as an OpenAI-compatible
+ * provider (`mock/mock-model`), with autoupdate and sharing off. Runners call it; a test that
+ * runs `opencode export`/`import` itself may too.
+ */
+export async function writeOpenCodeConfig(cwd: string, baseUrl: string): Promise<void> {
+  const config = {
+    $schema: "https://opencode.ai/config.json",
+    provider: {
+      mock: {
+        npm: "@ai-sdk/openai-compatible",
+        name: "Mock",
+        options: { baseURL: `${baseUrl}/v1`, apiKey: "sk-mock" },
+        models: { "mock-model": { name: "Mock model" } },
+      },
+    },
+    model: "mock/mock-model",
+    small_model: "mock/mock-model",
+    autoupdate: false,
+    share: "disabled",
+  };
+  await writeFile(join(cwd, OPENCODE_CONFIG_FILE), `${JSON.stringify(config, null, 2)}\n`);
+}
+
+/**
+ * What OpenCode would fetch from the network on every start, turned off: the models.dev
+ * catalogue (a failed fetch costs seconds offline), default plugins (installed from npm),
+ * language-server downloads, updates and sharing.
+ */
+const OPENCODE_OFFLINE_ENV = {
+  OPENCODE_DISABLE_MODELS_FETCH: "1",
+  OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
+  OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
+  OPENCODE_DISABLE_AUTOUPDATE: "1",
+  OPENCODE_DISABLE_SHARE: "1",
+  OPENCODE_PURE: "1",
+};
+
+/**
+ * The environment an OpenCode run gets with `home` as its HOME: for a test that starts the CLI
+ * itself (Stowage's `opencode export`/`import`, `session list`) exactly as the runner does.
+ */
+export function openCodeEnv(home: string): NodeJS.ProcessEnv {
+  return agentEnv(home, OPENCODE_OFFLINE_ENV);
+}
+
+/** The ids of the sessions OpenCode lists in `home`'s database (`opencode session list --format json`). */
+export async function listOpenCodeSessions(options: {
+  cli: AgentCli;
+  home: string;
+  cwd: string;
+  timeoutMs?: number;
+}): Promise<string[]> {
+  const { cli } = options;
+  if (!cli.ready) throw new Error(`agent CLI ${cli.name} is not installed: ${cli.reason}`);
+  const result = await runProcess(cli.command, [...cli.args, "session", "list", "--format", "json"], {
+    cwd: options.cwd,
+    env: openCodeEnv(options.home),
+    timeoutMs: options.timeoutMs ?? 60_000,
+  });
+  if (result.code !== 0)
+    throw new Error(`opencode session list failed (${result.code}): ${result.stderr.slice(-500)}`);
+  // An empty database prints nothing rather than `[]`.
+  if (result.stdout.trim() === "") return [];
+  const sessions = JSON.parse(result.stdout) as { id: string }[];
+  return sessions.map((session) => session.id).sort();
+}
+
+/**
+ * Runs `opencode run --format json <prompt>` (`--session <id>` to continue) in `cwd` against the
+ * chat mock at `baseUrl`. Its sessions land in the SQLite database
+ * `<home>/.local/share/opencode/opencode.db`.
+ */
+export async function runOpenCode(options: AgentRunOptions): Promise<AgentRunResult> {
+  await writeOpenCodeConfig(options.cwd, options.baseUrl);
+  const args = ["run", "--format", "json"];
+  if (options.resume !== undefined) args.push("--session", options.resume);
+  args.push(options.prompt);
+  return runAgentCli(options, args, OPENCODE_OFFLINE_ENV, ({ stdout }) => {
+    // Every JSON event of the run names its session.
+    for (const line of stdout.split("\n")) {
+      try {
+        const event = JSON.parse(line) as { sessionID?: unknown };
+        if (typeof event.sessionID === "string") return event.sessionID;
+      } catch {
+        // not an event line
+      }
+    }
+    return undefined;
+  });
+}
