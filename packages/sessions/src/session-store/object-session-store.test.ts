@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { SessionStore } from "@anthropic-ai/claude-agent-sdk";
 import { createMemoryObjectStore, type ObjectStore } from "@stowage/core";
 import { expectStowageError } from "@stowage/core/testing";
@@ -181,6 +182,33 @@ describe("createObjectSessionStore", () => {
       const rounds = loaded.filter((e) => e.w === w).map((e) => e.round as number);
       expect(rounds).toEqual([...rounds].sort((a, b) => a - b));
     }
+  });
+
+  it("recognizes a lost create race whose error comes from another copy of @stowage/core", async () => {
+    // Two versions of core in one install: the backend throws its copy's StowageError class.
+    const secondCopy = `${fileURLToPath(new URL("../../../core/src/errors.ts", import.meta.url))}?second-copy`;
+    const copy = (await import(/* @vite-ignore */ secondCopy)) as typeof import("@stowage/core");
+    const objects = createMemoryObjectStore();
+    const other = createObjectSessionStore({ store: objects });
+    let raced = false;
+    const foreignErrors: ObjectStore = {
+      ...objects,
+      put: async (objectKey, body, options) => {
+        // Another writer takes the part this one is about to create.
+        if (!raced) {
+          raced = true;
+          await other.append(key, [user("first")]);
+        }
+        try {
+          return await objects.put(objectKey, body, options);
+        } catch (err) {
+          throw new copy.StowageError("ALREADY_EXISTS", (err as Error).message);
+        }
+      },
+    };
+    const store = createObjectSessionStore({ store: foreignErrors });
+    await store.append(key, [user("second")]);
+    expect((await store.load(key))!.map((e) => e.uuid)).toEqual(["first", "second"]);
   });
 
   it("a part read while a compaction empties it is read again from the range", async () => {

@@ -88,8 +88,10 @@ function addUuids(uuids: Set<string>, lines: readonly string[]): void {
   }
 }
 
+// StowageError.is, not instanceof: a store built on another copy of @stowage/core (two versions in
+// one install) throws errors of that copy's class, and a lost create race must still be recognized.
 function isAlreadyExists(err: unknown): boolean {
-  return err instanceof StowageError && err.code === "ALREADY_EXISTS";
+  return StowageError.is(err, "ALREADY_EXISTS");
 }
 
 const encoder = new TextEncoder();
