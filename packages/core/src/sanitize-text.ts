@@ -161,8 +161,15 @@ function applyUnicodeRules(text: string): string {
  * sanitized again unchanged.
  */
 export function sanitizeText(text: string): string {
+  // Most text has nothing to act on: one scan says so, instead of one per rule.
+  if (!ANYTHING_TO_ACT_ON.test(text)) return text;
   return applyUnicodeRules(removeControls(text));
 }
+
+/** {@link CONTROL} and {@link UNICODE_CANDIDATE} in one character class. */
+const ANYTHING_TO_ACT_ON =
+  // biome-ignore lint/suspicious/noMisleadingCharacterClass: variation selectors are listed on their own on purpose
+  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufe00-\ufe0f\ufeff\ufff9-\ufffb\ud800-\udfff]/;
 
 /** The control-character part of {@link sanitizeText}. */
 function removeControls(text: string): string {

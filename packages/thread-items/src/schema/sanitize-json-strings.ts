@@ -33,11 +33,18 @@ export function sanitizeJsonStrings<T>(value: T): T {
       }
       const record = current as Record<string, unknown>;
       const keys = Object.keys(record);
-      const entries = keys.map((name) => [sanitizeText(name), walk(record[name], name)] as const);
-      const changed = entries.some(
-        ([name, clean], index) => name !== keys[index] || clean !== record[keys[index]!],
-      );
-      return changed ? Object.fromEntries(entries) : current;
+      // Entries are built only once something changed: most records are clean, and a pair per
+      // property of every record was most of this walk's garbage.
+      let entries: [string, unknown][] | undefined;
+      for (let index = 0; index < keys.length; index++) {
+        const name = keys[index]!;
+        const cleanName = sanitizeText(name);
+        const clean = walk(record[name], name);
+        if (entries === undefined && cleanName === name && clean === record[name]) continue;
+        entries ??= keys.slice(0, index).map((kept) => [kept, record[kept]]);
+        entries.push([cleanName, clean]);
+      }
+      return entries ? Object.fromEntries(entries) : current;
     } finally {
       ancestors.delete(current);
     }
