@@ -15,7 +15,8 @@ export function stowageVitestConfig(overrides: { testTimeout?: number } = {}) {
     ssr: { resolve: { conditions, externalConditions: ["@stowage/source"] } },
     test: {
       include: ["src/**/*.test.ts", "test/**/*.test.ts"],
-      testTimeout: overrides.testTimeout ?? 30_000,
+      // 60 s: real processes and servers share 2 cores with the other packages' suites in CI.
+      testTimeout: overrides.testTimeout ?? 60_000,
       hookTimeout: 60_000,
       pool: "forks",
     },

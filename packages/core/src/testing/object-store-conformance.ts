@@ -23,7 +23,7 @@ export interface ObjectStoreConformanceOptions {
   skip?: string;
   /** Keys written by the pagination test; must exceed one 1,000-key page. Default 1,050. */
   paginationKeys?: number;
-  /** Per-test timeout in ms. Default 60,000. */
+  /** Per-test timeout in ms, also for `destroyStore` after each test. Default 60,000. */
   timeoutMs?: number;
   /**
    * Runs the direct-transfer block (signed upload and download URLs), which every store with
@@ -89,9 +89,10 @@ export function describeObjectStoreConformance(options: ObjectStoreConformanceOp
       store = await options.createStore(namespace);
     });
 
+    // destroyStore empties what a test wrote (1,050 keys after the pagination test): same bound as a test.
     afterEach(async () => {
       await options.destroyStore?.(store, namespace);
-    });
+    }, timeoutMs);
 
     const test = (title: string, body: () => Promise<void>) => it(title, body, timeoutMs);
 

@@ -4,8 +4,9 @@ import { FEED_STORES } from "../../test/support/feed-stores.js";
 import { textItem } from "../builders/build-items.js";
 import { createThreadFeeds } from "./thread-feeds.js";
 
-const ITEMS = 10_000;
-const PAGE = 250;
+// 2,000 items, 20 pages: enough to show a page never reads the whole thread, and quick on a busy disk.
+const ITEMS = 2_000;
+const PAGE = 100;
 
 /** `store` with every list and get recorded, so a test can see how much one page reads. */
 function recordingStore(store: ObjectStore) {
