@@ -10,8 +10,9 @@ import {
 } from "@stowage/agent-clis";
 import { filesUnder, tempDirectory } from "@stowage/test-support";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { captureSession, fromTransport, restoreSession, toTransport } from "../src/index.js";
+import { captureSession, restoreSession } from "../src/index.js";
 import { stowageJson } from "./agent-stowage-cli.js";
+import { overTheWire } from "./over-the-wire.js";
 
 // Capture → wipe the container → restore into a new one → resume, with the real Claude Code
 // against a mock Anthropic API: the resumed request must carry the earlier conversation.
@@ -19,11 +20,6 @@ const cli = await installAgentCli("claude-code");
 const root = await tempDirectory("stowage-e2e-claude-");
 
 const FACT = "the launch code is ZEBRA-1187";
-
-/** The session as a container hands it over: through the JSON transport, as the HTTP API carries it. */
-function overTheWire(captured: Awaited<ReturnType<typeof captureSession>>) {
-  return fromTransport(JSON.parse(JSON.stringify(toTransport(captured))));
-}
 
 function messagesText(request: AnthropicRequest): string {
   return JSON.stringify(request.messages ?? []);

@@ -9,14 +9,9 @@ import {
 } from "@stowage/agent-clis";
 import { tempDirectory } from "@stowage/test-support";
 import { describe, expect, it, onTestFinished } from "vitest";
-import {
-  type CapturedSession,
-  captureSession,
-  fromTransport,
-  restoreSession,
-  toTransport,
-} from "../src/index.js";
+import { captureSession, restoreSession } from "../src/index.js";
 import { stowageJson } from "./agent-stowage-cli.js";
+import { overTheWire } from "./over-the-wire.js";
 
 // Capture → wipe the container → restore into a new one → resume, with the real Codex CLI
 // against a mock Responses API: the resumed request must carry the earlier conversation.
@@ -25,11 +20,6 @@ const root = await tempDirectory("stowage-e2e-codex-");
 
 /** Real CLI runs take seconds each, many more on a loaded machine. */
 const TIMEOUT_MS = 240_000;
-
-/** The session as a container hands it over: through the JSON transport, as the HTTP API carries it. */
-function overTheWire(captured: CapturedSession) {
-  return fromTransport(JSON.parse(JSON.stringify(toTransport(captured))));
-}
 
 /** The rollouts below `<home>/.codex/sessions`, as `YYYY/MM/DD/rollout-….jsonl` paths. */
 async function rollouts(home: string): Promise<string[]> {

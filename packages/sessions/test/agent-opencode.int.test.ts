@@ -19,14 +19,13 @@ import { describe, expect, it, onTestFinished } from "vitest";
 import {
   type CapturedSession,
   captureSession,
-  fromTransport,
   type OpencodeCliOptions,
   restoreSession,
-  toTransport,
   verifySessionBlob,
 } from "../src/index.js";
 import { stowageJson } from "./agent-stowage-cli.js";
 import { buildArchive } from "./build-archive.js";
+import { overTheWire } from "./over-the-wire.js";
 
 // Capture → wipe the container → restore into a new one → continue, with the real OpenCode CLI
 // against a mock chat completions API: the continued request must carry the earlier conversation.
@@ -68,11 +67,6 @@ function capturedOnce(): Promise<{ captured: CapturedSession; cwd: string }> {
     }
   })();
   return captured;
-}
-
-/** The session as a container hands it over: through the JSON transport, as the HTTP API carries it. */
-function overTheWire(captured: CapturedSession) {
-  return fromTransport(JSON.parse(JSON.stringify(toTransport(captured))));
 }
 
 /** How Stowage runs the same OpenCode binary against one container's database. */
