@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { ObjectStore } from "@stowage/core";
 import { expectStowageError } from "@stowage/core/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -24,7 +25,6 @@ export interface RestampingBackend {
   gc: { graceMs: number; timestampSlackMs?: number };
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const bytes = (text: string) => new TextEncoder().encode(text);
 
 /**

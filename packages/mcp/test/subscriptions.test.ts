@@ -1,5 +1,6 @@
 // Subscriptions that poll: threads whose notifier does not reach the poster (another process on
 // the same store), and the cost of a tick with many watches.
+import { setTimeout as sleep } from "node:timers/promises";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { createMemoryNotifier } from "@stowage/core";
 import { tempDirectory } from "@stowage/test-support";
@@ -12,8 +13,6 @@ const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
   await Promise.all(closers.splice(0).map((close) => close()));
 });
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('threadUpdates: "poll"', () => {
   it("notifies a thread posted to by feeds whose notifier the server never hears", async () => {

@@ -5,12 +5,12 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
+import { setTimeout as sleep } from "node:timers/promises";
 import { expectStowageError } from "@stowage/core/testing";
 import { createFsObjectStore, type FsObjectStore, SHA256_HEADER } from "@stowage/storage-fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const SECRET = "a-test-secret-that-is-at-least-32-bytes-long";
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function toRequest(req: IncomingMessage): Request {
   const headers = new Headers();

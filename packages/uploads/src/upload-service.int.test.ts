@@ -1,6 +1,7 @@
 // `artifacts` in paths and keys below is the design document's wire name (the API paths and the
 // S3 layout `sessions/<user|org>/<id>/<sessionId>/artifacts/<file>`).
 import { randomBytes, randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import { StowageError, sha256Hex } from "@stowage/core";
 import { expectStowageError } from "@stowage/core/testing";
 import { afterAll, describe, expect, it } from "vitest";
@@ -57,8 +58,6 @@ async function upload(grant: UploadGrant, body: Uint8Array): Promise<void> {
   const response = await put(grant.url, body, grant.headers);
   expect(response).toEqual({ status: 200, text: "" });
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe.skipIf(rgwSkipReason !== undefined)("uploads on Ceph RGW", () => {
   const uploads = uploadsWith();

@@ -1,10 +1,10 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { createMemoryObjectStore } from "@stowage/core";
 import { expectStowageError } from "@stowage/core/testing";
 import { beforeEach, describe, expect, it } from "vitest";
 import { type BlobStore, createBlobStore } from "../blob-store.js";
 import { collectGarbage } from "./collect-garbage.js";
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const bytes = (text: string) => new TextEncoder().encode(text);
 
 describe("collectGarbage", () => {

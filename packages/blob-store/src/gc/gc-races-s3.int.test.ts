@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { ObjectStore } from "@stowage/core";
 import { seededRandom } from "@stowage/core/testing";
 import { createS3Client, createS3ObjectStore } from "@stowage/storage-s3";
@@ -14,7 +15,6 @@ import { collectGarbage } from "./collect-garbage.js";
 // real move, with code injected before store operations and inside the move, between its copy
 // and its delete (an SDK middleware on the DeleteObject request).
 const env = s3TestEnv("blob-store garbage collection races");
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const bytes = (text: string) => new TextEncoder().encode(text);
 
 const client = createS3Client({

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { type ContentStore, createMemoryObjectStore, type ObjectStore } from "@stowage/core";
 import { expectStowageError } from "@stowage/core/testing";
 import { beforeEach, describe, expect, it } from "vitest";
@@ -8,7 +9,6 @@ import { type BlobStore, createBlobStore } from "../blob-store.js";
 import { createOwnedBlobStore } from "../owned-blob-store.js";
 import { collectGarbage } from "./collect-garbage.js";
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const bytes = (text: string) => new TextEncoder().encode(text);
 const now = { graceMs: 0, timestampSlackMs: 0 };
 

@@ -1,6 +1,7 @@
 import { mkdir, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
+import { setTimeout as sleep } from "node:timers/promises";
 import { brotliCompressSync, createBrotliDecompress, gzipSync } from "node:zlib";
 import { createMemoryObjectStore } from "@stowage/core";
 import { expectStowageError } from "@stowage/core/testing";
@@ -16,7 +17,6 @@ const dir = await tempDirectory("stowage-ref-scan-");
 const hash = (n: number) => n.toString(16).padStart(64, "0");
 const ref = (n: number) => `blob:sha256:${hash(n)}`;
 const bytes = (text: string) => new TextEncoder().encode(text);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function collect(source: AsyncIterable<string>): Promise<string[]> {
   const found = new Set<string>();

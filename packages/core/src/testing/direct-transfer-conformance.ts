@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { ObjectStore, SignedRequest } from "../object-store.js";
 import { sha256Hex } from "../sha256.js";
 import { loadVitest } from "./load-vitest.js";
@@ -16,7 +17,6 @@ interface Attempt {
   bytes: Uint8Array;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const SIGNED_SIZE_HEADERS = new Set(["content-type", "content-length"]);
 /** The status of an attempt the client itself refused to send (a body that contradicts its length header). */
 const NOT_SENT = 499;

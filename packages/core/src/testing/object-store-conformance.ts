@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import { StowageError } from "../errors.js";
 import type { ObjectStore } from "../object-store.js";
 import { compareUtf8 } from "../utf8.js";
@@ -63,8 +64,6 @@ function unevenStream(bytes: Uint8Array): ReadableStream<Uint8Array> {
     },
   });
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * The shared behaviour every ObjectStore must have. Call it from a driver's test file; the

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, readdir, readFile, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { expectStowageError } from "@stowage/core/testing";
 import { spawnChild, tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
@@ -15,7 +16,6 @@ const sessionId = "1b2c3d4e-5f60-4718-8293-a4b5c6d7e8f9";
 const projectKey = "-workspace-app";
 const text = (value: string) => new TextEncoder().encode(value);
 const file = (path: string, content: string): RawFile => ({ path, content: text(content) });
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function withOldCopy(): Promise<{ configDir: string; projectDir: string }> {
   const configDir = await mkdtemp(join(base, "config-"));

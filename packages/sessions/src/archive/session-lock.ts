@@ -1,5 +1,6 @@
 import { open, rm, stat, utimes } from "node:fs/promises";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { errnoOf, StowageError, throwIfAborted } from "@stowage/core";
 import { TEMP_FILE_PREFIX } from "@stowage/core/fs";
 
@@ -7,8 +8,6 @@ import { TEMP_FILE_PREFIX } from "@stowage/core/fs";
 const RESTORE_LOCK_TIMEOUT_MS = 30_000;
 /** A lock file older than this was left by a crashed process and is taken over. */
 const RESTORE_LOCK_STALE_MS = 60_000;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Runs `action` holding a lock file in `directory` for `name`, so that two processes restoring
