@@ -254,6 +254,20 @@ describe("createObjectSessionStore", () => {
       new TextEncoder().encode('{"type":"user"}'),
     );
     await expectStowageError(store.load({ ...key, sessionId: "s2" }), "INTEGRITY");
+    // An entry line that is not JSON (written by something else): INTEGRITY, not a bare SyntaxError.
+    await objects.put(
+      `session-store/-workspace-app/s3/${partName(1, 1)}`,
+      new TextEncoder().encode('{"stowageSessionPart":1,"counts":[1]}\n{"type":"user",\n'),
+    );
+    await expectStowageError(store.load({ ...key, sessionId: "s3" }), "INTEGRITY");
+  });
+
+  it("loads text outside ASCII exactly, line by line (lines are decoded one at a time)", async () => {
+    const store = createObjectSessionStore({ store: createMemoryObjectStore() });
+    const entries = [user("ascii only"), user("é → 日本語 🙂"), user("next line"), user("\u2028 and \u0000")];
+    await store.append(key, entries.slice(0, 2));
+    await store.append(key, entries.slice(2));
+    expect(await store.load(key)).toEqual(entries);
   });
 
   it("checks its options", async () => {

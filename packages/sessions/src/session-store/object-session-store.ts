@@ -94,8 +94,6 @@ function isAlreadyExists(err: unknown): boolean {
   return StowageError.is(err, "ALREADY_EXISTS");
 }
 
-const encoder = new TextEncoder();
-
 /**
  * The Claude Agent SDK's `SessionStore` over any ObjectStore. Each append is one immutable part
  * object, `<prefix>/<projectKey>/<sessionId>[/<subpath>]/part-<seq>-<seq>.jsonl`, written
@@ -211,7 +209,7 @@ export function createObjectSessionStore(options: ObjectSessionStoreOptions): Ob
     };
     const rangeKey = directory + partName(first, last);
     try {
-      await store.put(rangeKey, encoder.encode(encodePart(header, body.lines)), { ifNoneMatch: "*", signal });
+      await store.put(rangeKey, encodePart(header, body.lines), { ifNoneMatch: "*", signal });
     } catch (err) {
       // Another compaction of the same parts got there first: its range holds the same entries.
       if (!isAlreadyExists(err)) throw err;
@@ -294,7 +292,7 @@ export function createObjectSessionStore(options: ObjectSessionStoreOptions): Ob
       };
       try {
         throwIfAborted(signal, `session store append ${describeSessionKey(stored)}`);
-        await store.put(directory + partName(seq, seq), encoder.encode(encodePart(header, lines)), {
+        await store.put(directory + partName(seq, seq), encodePart(header, lines), {
           ifNoneMatch: "*",
           contentType: "application/x-ndjson",
           signal,
@@ -341,9 +339,14 @@ export function createObjectSessionStore(options: ObjectSessionStoreOptions): Ob
 
     async load(key, { signal } = {}) {
       const stored = toKey(key);
-      const read = await readTranscript(store, directoryOf(stored), 0, signal);
-      if (read === null) return null;
-      return read.lines.map((line) => JSON.parse(line) as SessionStoreEntry);
+      const read = await readTranscript(
+        store,
+        directoryOf(stored),
+        0,
+        signal,
+        (line) => JSON.parse(line) as SessionStoreEntry,
+      );
+      return read === null ? null : read.lines;
     },
 
     async listSessions(projectKey, { signal } = {}) {

@@ -1,4 +1,5 @@
 import { StowageError } from "@stowage/core";
+import { encodeJsonLines } from "./json-lines.js";
 import type { SessionSummaryEntry } from "./types.js";
 
 /**
@@ -46,10 +47,9 @@ export interface PartHeader {
   summary?: SessionSummaryEntry;
 }
 
-/** A part's text: the header line, then one JSON line per entry, each ending in `\n`. */
-export function encodePart(header: PartHeader, lines: readonly string[]): string {
-  const head = JSON.stringify(header);
-  return lines.length === 0 ? `${head}\n` : `${head}\n${lines.join("\n")}\n`;
+/** A part's bytes: the header line, then one JSON line per entry, each ending in `\n`. */
+export function encodePart(header: PartHeader, lines: readonly string[]): Uint8Array {
+  return encodeJsonLines([JSON.stringify(header), ...lines]);
 }
 
 function corrupt(key: string, why: string): StowageError {
@@ -77,12 +77,36 @@ export function parseHeader(key: string, line: string, span: number): PartHeader
   return header;
 }
 
-/** Splits a part's text into its header and its entry lines (kept as JSON text). */
-export function decodePart(key: string, text: string, span: number): { header: PartHeader; lines: string[] } {
-  const lines = text.split("\n");
-  if (lines.at(-1) !== "") throw corrupt(key, "it does not end with a newline (a cut write?)");
-  lines.pop();
-  const header = parseHeader(key, lines.shift() ?? "", span);
+const NEWLINE = 0x0a;
+
+/**
+ * Splits a part's bytes into its header and its entry lines, each turned into what `decodeLine`
+ * makes of its JSON text (the text itself by default). Lines are decoded one by one, not as one
+ * string split afterwards: one character outside ASCII makes a whole decoded part a two-byte
+ * string, and every line sliced from it stays two bytes a character, which doubled what decoding
+ * and parsing a part cost. A newline byte never sits inside a UTF-8 sequence, so the text is the same.
+ */
+export function decodePart<Line = string>(
+  key: string,
+  bytes: Uint8Array,
+  span: number,
+  decodeLine: (line: string) => Line = (line) => line as Line,
+): { header: PartHeader; lines: Line[] } {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (buffer.byteLength === 0 || buffer[buffer.byteLength - 1] !== NEWLINE)
+    throw corrupt(key, "it does not end with a newline (a cut write?)");
+  const headerEnd = buffer.indexOf(NEWLINE);
+  const header = parseHeader(key, buffer.toString("utf8", 0, headerEnd), span);
+  const lines: Line[] = [];
+  for (let start = headerEnd + 1; start < buffer.byteLength; ) {
+    const end = buffer.indexOf(NEWLINE, start);
+    try {
+      lines.push(decodeLine(buffer.toString("utf8", start, end)));
+    } catch (err) {
+      throw corrupt(key, `its entry line ${lines.length + 1} is not readable (${(err as Error).message})`);
+    }
+    start = end + 1;
+  }
   const total = header.counts.reduce((sum, count) => sum + count, 0);
   if (total !== lines.length)
     throw corrupt(key, `its header counts ${total} entries, it holds ${lines.length}`);

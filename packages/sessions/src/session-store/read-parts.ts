@@ -5,6 +5,19 @@ import type { SessionSummaryEntry } from "./types.js";
 /** Part objects fetched at once by a load (S3 round trips overlap; the SDK's reference uses 16). */
 export const READ_CONCURRENCY = 16;
 /**
+ * Bytes of parts a load fetches at once, about: small parts go 16 at a time, large ones (compacted
+ * ranges, batches of hundreds of entries) fewer, so that a load's memory in flight stays bounded.
+ * Measured on RGW with 1 MB parts, 4 at a time loaded 50,000 entries in 655 ms, 16 at a time in
+ * 1,055 ms: past a few, parallel GETs of large parts only compete with decoding for the CPU.
+ */
+const READ_BYTES_IN_FLIGHT = 4 * 1024 * 1024;
+
+/** How many of these parts to fetch at once: {@link READ_BYTES_IN_FLIGHT} over their mean size. */
+function readConcurrency(parts: readonly PartRef[]): number {
+  const meanSize = parts.reduce((sum, part) => sum + part.size, 0) / Math.max(1, parts.length);
+  return Math.max(1, Math.min(READ_CONCURRENCY, Math.floor(READ_BYTES_IN_FLIGHT / Math.max(1, meanSize))));
+}
+/**
  * Times a read starts over when the parts changed under it (a compaction tombstoned a part it
  * listed; a listing caught a compaction half done). Each retry sees a newer state.
  */
@@ -51,9 +64,9 @@ function hasGap(selected: readonly PartRef[]): boolean {
   return false;
 }
 
-export interface TranscriptRead {
-  /** Entry lines (JSON text) of every sequence after `afterSeq`, in order. */
-  lines: string[];
+export interface TranscriptRead<Line = string> {
+  /** Entry lines of every sequence after `afterSeq`, in order: JSON text, or what `decodeLine` made of it. */
+  lines: Line[];
   /** Lines per sequence number, from `firstSeq`. */
   counts: number[];
   firstSeq: number;
@@ -68,13 +81,29 @@ export interface TranscriptRead {
 /**
  * Reads a transcript's parts after sequence `afterSeq` (0: all of it), or null when it has no
  * part. Starts over when a part it listed is gone (a concurrent compaction), bounded.
+ * `decodeLine` turns each entry line into what the caller keeps (a load parses them); it runs as
+ * each part arrives, so that decoding overlaps the GETs still in flight.
  */
 export async function readTranscript(
   store: ObjectStore,
   directory: string,
   afterSeq: number,
   signal?: AbortSignal,
-): Promise<TranscriptRead | null> {
+): Promise<TranscriptRead | null>;
+export async function readTranscript<Line>(
+  store: ObjectStore,
+  directory: string,
+  afterSeq: number,
+  signal: AbortSignal | undefined,
+  decodeLine: (line: string) => Line,
+): Promise<TranscriptRead<Line> | null>;
+export async function readTranscript<Line>(
+  store: ObjectStore,
+  directory: string,
+  afterSeq: number,
+  signal?: AbortSignal,
+  decodeLine?: (line: string) => Line,
+): Promise<TranscriptRead<Line | string> | null> {
   for (let attempt = 1; ; attempt++) {
     const parts = await listParts(store, directory, signal);
     if (parts.length === 0) return null;
@@ -89,18 +118,17 @@ export async function readTranscript(
     // (a delete racing a writer in another process), and what is left is read.
     if (hasGap(selected) && attempt < READ_ATTEMPTS) continue;
     const wanted = selected.filter((part) => part.last > afterSeq);
-    const texts = await mapConcurrent(
+    const decodedParts = await mapConcurrent(
       wanted,
-      READ_CONCURRENCY,
+      readConcurrency(wanted),
       async (part) => {
         const bytes = await store.get(part.key, { signal });
-        return bytes === null || bytes.byteLength === 0
-          ? null
-          : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
+        if (bytes === null || bytes.byteLength === 0) return null;
+        return decodePart<Line | string>(part.key, bytes, part.last - part.first + 1, decodeLine);
       },
       signal,
     );
-    if (texts.some((text) => text === null)) {
+    if (decodedParts.some((decoded) => decoded === null)) {
       if (attempt < READ_ATTEMPTS) continue;
       throw new StowageError(
         "CONFLICT",
@@ -108,13 +136,13 @@ export async function readTranscript(
         { reason: "PARTS_CHANGING" },
       );
     }
-    const lines: string[] = [];
+    const lines: (Line | string)[] = [];
     const counts: number[] = [];
     let covered = afterSeq;
     let summary: SessionSummaryEntry | undefined;
     const firstSeq = Math.max(afterSeq + 1, wanted[0]?.first ?? afterSeq + 1);
     for (const [index, part] of wanted.entries()) {
-      const decoded = decodePart(part.key, texts[index]!, part.last - part.first + 1);
+      const decoded = decodedParts[index]!;
       // Sequences no part holds (a gap that stayed) count as empty, so counts[i] is seq firstSeq + i.
       for (let seq = Math.max(covered + 1, firstSeq); seq < part.first; seq++) counts.push(0);
       let line = 0;
