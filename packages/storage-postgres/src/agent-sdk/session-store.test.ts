@@ -166,6 +166,22 @@ describeBackends("postgres SessionStore", (backend) => {
     expect(await ours.load(key)).toEqual(batch);
   });
 
+  it("compresses entries with lz4 where the server has it (PostgreSQL), else keeps pglz (PGlite)", async () => {
+    const [column] = (
+      await backend.connection().db.execute(sql`
+        SELECT attcompression FROM pg_attribute
+        WHERE attrelid = 'session_store_entries'::regclass AND attname = 'entry'`)
+    ).rows as { attcompression: string }[];
+    // 'l' is lz4; '' is the server's default_toast_compression (pglz unless configured).
+    expect(column!.attcompression).toBe(backend.name === "PostgreSQL" ? "l" : "");
+    const ours = store();
+    const key = { projectKey: "proj-lz4", sessionId: randomUUID() };
+    // Large enough to be compressed (over 2 KB), and read back exactly.
+    const batch = [{ type: "assistant", uuid: "big", text: "stored compressed, read back whole ".repeat(400) }];
+    await ours.append(key, batch);
+    expect(await ours.load(key)).toEqual(batch);
+  });
+
   if (backend.name === "PostgreSQL") {
     it("four processes appending to one session: every entry once, each writer's order kept, summary folded in commit order", async () => {
       const projectKey = "proj-processes";
