@@ -8,6 +8,8 @@ export type BenchTarget = { kind: "speed"; min: number } | { kind: "time"; max: 
 export interface BenchCase {
   name: string;
   target: BenchTarget;
+  /** An absolute target besides the ratio: our median must stay under this many milliseconds. */
+  maxOursMs?: number;
   /** Work units per run (bytes or operations) for the printed figure; default 1 run. */
   units?: { count: number; label: "B" | "ops" };
   /** Rounds; each round runs both sides once, in alternating order. Default 7. */
@@ -28,6 +30,7 @@ interface CaseResult {
   baselineMs: number;
   ratio: number;
   target: BenchTarget;
+  maxOursMs: number | undefined;
   met: boolean;
   units: BenchCase["units"];
 }
@@ -54,6 +57,11 @@ function figure(ms: number, units: BenchCase["units"]): string {
 
 function targetText(target: BenchTarget): string {
   return target.kind === "speed" ? `speed >= ${target.min}x` : `time <= ${target.max}x`;
+}
+
+function targetsText(result: CaseResult): string {
+  const ratio = targetText(result.target);
+  return result.maxOursMs === undefined ? ratio : `${ratio}, ours < ${result.maxOursMs} ms`;
 }
 
 /**
@@ -85,13 +93,15 @@ export async function runBenchmarks(title: string, cases: BenchCase[]): Promise<
     const oursMs = median(ours);
     const baselineMs = median(baseline);
     const ratio = bench.target.kind === "speed" ? baselineMs / oursMs : oursMs / baselineMs;
-    const met = bench.target.kind === "speed" ? ratio >= bench.target.min : ratio <= bench.target.max;
+    const ratioMet = bench.target.kind === "speed" ? ratio >= bench.target.min : ratio <= bench.target.max;
+    const met = ratioMet && (bench.maxOursMs === undefined || oursMs < bench.maxOursMs);
     const result = {
       name: bench.name,
       oursMs,
       baselineMs,
       ratio,
       target: bench.target,
+      maxOursMs: bench.maxOursMs,
       met,
       units: bench.units,
     };
@@ -112,7 +122,7 @@ function printResult(result: CaseResult): void {
       `- ${result.name}`,
       `    ours     ${figure(result.oursMs, result.units).padStart(16)}   (${result.oursMs.toFixed(1)} ms median)`,
       `    baseline ${figure(result.baselineMs, result.units).padStart(16)}   (${result.baselineMs.toFixed(1)} ms median)`,
-      `    ${kind} ratio ${result.ratio.toFixed(2)}x   target ${targetText(result.target)}   ${result.met ? "met" : "MISSED"}`,
+      `    ${kind} ratio ${result.ratio.toFixed(2)}x   target ${targetsText(result)}   ${result.met ? "met" : "MISSED"}`,
     ].join("\n"),
   );
 }

@@ -6,15 +6,24 @@ interface BytePairCore {
   tokenSplitRegex: RegExp;
   getBpeRankFromString(piece: string): number | undefined;
   getBpeRankFromBytes(bytes: Uint8Array): number | undefined;
-  bytePairEncode(piece: string): number[];
+  bytePairMerge(bytes: Uint8Array): number[];
 }
 
 /**
- * Pieces up to this many UTF-16 units go through gpt-tokenizer's own merge (with its cache);
- * longer ones, which only runs without a break produce (a long word, repeated characters,
- * punctuation), through {@link countMergedParts}, which gives the same count in O(n log n).
+ * Pieces up to this many UTF-16 units go through gpt-tokenizer's own merge; longer ones, which
+ * only runs without a break produce (a long word, repeated characters, punctuation), through
+ * {@link countMergedParts}, which gives the same count in O(n log n).
  */
 const LIBRARY_MERGE_MAX_CHARS = 128;
+/**
+ * Short pieces whose count is remembered. Not gpt-tokenizer's own cache (`bytePairEncode`'s): it
+ * evicts its oldest entry through `map.keys().next()`, which walks past every entry deleted
+ * before it, so text of many distinct pieces (1 MiB of random mixed-case letters) took 1.4 s,
+ * then 4.5 s once the cache was full. This one is emptied when full: one cheap step, and a text's
+ * frequent pieces are back in it after a few lines.
+ */
+const PIECE_COUNT_CACHE_SIZE = 100_000;
+const pieceCounts = new Map<string, number>();
 
 const encoder = new TextEncoder();
 
@@ -36,7 +45,7 @@ function o200kCore(): BytePairCore {
     !(loaded?.tokenSplitRegex instanceof RegExp) ||
     typeof loaded.getBpeRankFromString !== "function" ||
     typeof loaded.getBpeRankFromBytes !== "function" ||
-    typeof loaded.bytePairEncode !== "function"
+    typeof loaded.bytePairMerge !== "function"
   ) {
     throw new Error(
       "gpt-tokenizer's o200k_base encoding does not have the shape this version of hot-state counts with",
@@ -78,6 +87,15 @@ function countLongPiece(bpe: BytePairCore, piece: string): number {
   return countMergedParts(bytes.length, rankOf, pairCache);
 }
 
+function countShortPiece(bpe: BytePairCore, piece: string): number {
+  const known = pieceCounts.get(piece);
+  if (known !== undefined) return known;
+  const count = bpe.bytePairMerge(encoder.encode(piece)).length;
+  if (pieceCounts.size >= PIECE_COUNT_CACHE_SIZE) pieceCounts.clear();
+  pieceCounts.set(piece, count);
+  return count;
+}
+
 /**
  * The o200k_base token count of `text` with special-token markers counted as the plain text they
  * are: the same pre-tokenizer and the same merges as gpt-tokenizer's `countTokens`, so the same
@@ -88,7 +106,7 @@ export function countO200kTokens(text: string): number {
   let count = 0;
   for (const [piece] of text.matchAll(bpe.tokenSplitRegex)) {
     if (bpe.getBpeRankFromString(piece) !== undefined) count++;
-    else if (piece.length <= LIBRARY_MERGE_MAX_CHARS) count += bpe.bytePairEncode(piece).length;
+    else if (piece.length <= LIBRARY_MERGE_MAX_CHARS) count += countShortPiece(bpe, piece);
     else count += countLongPiece(bpe, piece);
   }
   return count;

@@ -79,6 +79,19 @@ describe("exact counting of long unbroken runs", () => {
     expect(countTokensExact(text)).toBe(tiktokenCount(text));
   });
 
+  it("counts right past the short-piece cache's capacity (it is emptied when full)", () => {
+    // 120,000 distinct words: more pieces than the cache holds (100,000), so it fills and empties.
+    const word = (n: number) => {
+      let letters = "";
+      for (let rest = n + 26 * 27; rest > 0; rest = Math.floor(rest / 26)) letters += "abcdefghijklmnopqrstuvwxyz"[rest % 26];
+      return letters;
+    };
+    const text = Array.from({ length: 120_000 }, (_, n) => word(n)).join(" ");
+    const expected = tiktokenCount(text);
+    expect(countTokensExact(text)).toBe(expected);
+    expect(countTokensExact(text)).toBe(expected);
+  });
+
   const real = realTranscripts("hot-state exact token counts");
   it.skipIf(!real.present)(
     "gives the same count as js-tiktoken on every real transcript",
