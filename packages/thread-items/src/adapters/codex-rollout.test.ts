@@ -263,6 +263,46 @@ describe("convertCodexRollout", () => {
     for (const item of items) expect(isThreadItem(item)).toBe(true);
   });
 
+  it("reads token_count totals from the line's text, and parses any line not in Codex's exact shape", () => {
+    // Hand-written as Codex writes them (codex-rs/protocol, serde field order), then variants.
+    const started = [
+      '{"timestamp":"2025-11-04T16:00:00.000Z","type":"event_msg","payload":{"type":"task_started","model_context_window":272000}}',
+      '{"timestamp":"2025-11-04T16:00:00.000Z","type":"event_msg","payload":{"type":"user_message","message":"go","kind":"plain"}}',
+      '{"timestamp":"2025-11-04T16:00:00.500Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"done"}]}}',
+    ].join("\n");
+    const complete = (at: string) =>
+      `{"timestamp":"2025-11-04T16:00:0${at}.000Z","type":"event_msg","payload":{"type":"task_complete","last_agent_message":null}}`;
+    const totals = '{"input_tokens":3000,"cached_input_tokens":1000,"output_tokens":40,"reasoning_output_tokens":0,"total_tokens":3040}';
+    const codexShape = `{"timestamp":"2025-11-04T16:00:01.000Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":${totals},"last_token_usage":${totals},"model_context_window":272000},"rate_limits":{"primary":{"used_percent":4.0,"window_minutes":300,"resets_in_seconds":1200},"secondary":null}}}`;
+    const otherOrder = `{"type":"event_msg","timestamp":"2025-11-04T16:00:01.000Z","payload":{"info":{"last_token_usage":${totals},"total_token_usage":${totals}},"type":"token_count"}}`;
+    const spaced = codexShape.replace('"total_token_usage":{', '"total_token_usage": {');
+    const noInfo = '{"timestamp":"2025-11-04T16:00:01.000Z","type":"event_msg","payload":{"type":"token_count","info":null,"rate_limits":null}}';
+    const stats = (tokenLine: string) => {
+      const { items, problems } = convertCodexRollout([started, tokenLine, complete("2")].join("\n"));
+      expect(problems).toEqual([]);
+      return items.find((item) => item.metadata?.type === "turn_end")?.metadata;
+    };
+    const counted = {
+      type: "turn_end",
+      stats: { input_tokens: 3000, input_tokens_cached: 1000, output_tokens: 40, duration_ms: 2000 },
+    };
+    expect(stats(codexShape)).toEqual(counted);
+    expect(stats(otherOrder)).toEqual(counted);
+    expect(stats(spaced)).toEqual(counted);
+    expect(stats(noInfo)).toEqual({
+      type: "turn_end",
+      stats: { input_tokens: null, input_tokens_cached: null, output_tokens: null, duration_ms: 2000 },
+    });
+    // Cut lines are never skimmed: they do not end in "}", so they are parsed and reported.
+    const cutCount = codexShape.slice(0, 150);
+    const cutMessage = '{"timestamp":"2025-11-04T16:00:01.000Z","type":"event_msg","payload":{"type":"agent_message","message":"half';
+    const { problems } = convertCodexRollout([started, cutCount, cutMessage, complete("2")].join("\n"));
+    expect(problems.map((problem) => [problem.line, problem.message.slice(0, 14)])).toEqual([
+      [4, "not valid JSON"],
+      [5, "not valid JSON"],
+    ]);
+  });
+
   it.each<[string, string, string]>([
     ["not JSON", "{", "not valid JSON"],
     ["no type", '{"payload":{}}', "no string type"],

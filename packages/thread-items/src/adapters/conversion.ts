@@ -75,6 +75,12 @@ export function uniqueToolResults(): (
  */
 export function lineConverter(handler: {
   record(record: Record<string, unknown>, line: number): ThreadItem[];
+  /**
+   * Handles a line from its text alone, without parsing all of it, and returns its items; or
+   * undefined to have it parsed and given to `record`. For lines a format writes often and an
+   * adapter reads little of.
+   */
+  skim?(line: string): ThreadItem[] | undefined;
   end(): ThreadItem[];
   sessionId(): string | undefined;
 }): LineConverter {
@@ -86,7 +92,10 @@ export function lineConverter(handler: {
     push(text) {
       number++;
       const line = text.endsWith("\r") ? text.slice(0, -1) : text;
-      if (line.trim() === "") return [];
+      // A record starts with "{": only a line that does not is looked at for being blank.
+      if (line.charCodeAt(0) !== 0x7b && line.trim() === "") return [];
+      const skimmed = handler.skim?.(line);
+      if (skimmed !== undefined) return skimmed;
       let record: unknown;
       try {
         record = JSON.parse(line);
@@ -131,8 +140,10 @@ export function convertLines(input: string | Uint8Array, converter: LineConverte
   while (start <= text.length) {
     const newline = text.indexOf("\n", start);
     const end = newline === -1 ? text.length : newline;
-    if (newline !== -1 || end > start)
-      for (const item of converter.push(text.slice(start, end))) items.push(item);
+    if (newline !== -1 || end > start) {
+      const converted = converter.push(text.slice(start, end));
+      for (let index = 0; index < converted.length; index++) items.push(converted[index]!);
+    }
     if (newline === -1) break;
     start = newline + 1;
   }

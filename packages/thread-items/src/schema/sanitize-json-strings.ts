@@ -12,48 +12,50 @@ function notSerializable(why: string, cause?: unknown): StowageError {
  * touching the input. Throws INVALID_INPUT for a cycle or nesting too deep to serialize.
  */
 export function sanitizeJsonStrings<T>(value: T): T {
-  const ancestors = new Set<object>();
-  function walk(current: unknown, key: string): unknown {
-    if (typeof current === "string") return sanitizeText(current);
-    if (typeof current !== "object" || current === null) return current;
-    const { toJSON } = current as { toJSON?: unknown };
-    if (typeof toJSON === "function") return walk(toJSON.call(current, key), key);
-    if (ancestors.has(current)) throw notSerializable(`it holds a cycle (at ${JSON.stringify(key)})`);
-    ancestors.add(current);
-    try {
-      if (Array.isArray(current)) {
-        let copy: unknown[] | undefined;
-        for (let index = 0; index < current.length; index++) {
-          const clean = walk(current[index], String(index));
-          if (clean === current[index]) continue;
-          copy ??= current.slice();
-          copy[index] = clean;
-        }
-        return copy ?? current;
-      }
-      const record = current as Record<string, unknown>;
-      const keys = Object.keys(record);
-      // Entries are built only once something changed: most records are clean, and a pair per
-      // property of every record was most of this walk's garbage.
-      let entries: [string, unknown][] | undefined;
-      for (let index = 0; index < keys.length; index++) {
-        const name = keys[index]!;
-        const cleanName = sanitizeText(name);
-        const clean = walk(record[name], name);
-        if (entries === undefined && cleanName === name && clean === record[name]) continue;
-        entries ??= keys.slice(0, index).map((kept) => [kept, record[kept]]);
-        entries.push([cleanName, clean]);
-      }
-      return entries ? Object.fromEntries(entries) : current;
-    } finally {
-      ancestors.delete(current);
-    }
-  }
   try {
-    return walk(value, "") as T;
+    return walk(value, "", new Set<object>()) as T;
   } catch (err) {
     if (err instanceof RangeError) throw notSerializable(`nested too deeply (${err.message})`, err);
     if (StowageError.is(err)) throw err;
     throw notSerializable(`reading it threw ${describeValue(err)}`, err);
+  }
+}
+
+// At module level, not a closure inside sanitizeJsonStrings: every item built calls it, and a
+// closure made per call was a measurable share of converting a transcript.
+function walk(current: unknown, key: string, ancestors: Set<object>): unknown {
+  if (typeof current === "string") return sanitizeText(current);
+  if (typeof current !== "object" || current === null) return current;
+  const { toJSON } = current as { toJSON?: unknown };
+  if (typeof toJSON === "function") return walk(toJSON.call(current, key), key, ancestors);
+  if (ancestors.has(current)) throw notSerializable(`it holds a cycle (at ${JSON.stringify(key)})`);
+  ancestors.add(current);
+  try {
+    if (Array.isArray(current)) {
+      let copy: unknown[] | undefined;
+      for (let index = 0; index < current.length; index++) {
+        const clean = walk(current[index], String(index), ancestors);
+        if (clean === current[index]) continue;
+        copy ??= current.slice();
+        copy[index] = clean;
+      }
+      return copy ?? current;
+    }
+    const record = current as Record<string, unknown>;
+    const keys = Object.keys(record);
+    // Entries are built only once something changed: most records are clean, and a pair per
+    // property of every record was most of this walk's garbage.
+    let entries: [string, unknown][] | undefined;
+    for (let index = 0; index < keys.length; index++) {
+      const name = keys[index]!;
+      const cleanName = sanitizeText(name);
+      const clean = walk(record[name], name, ancestors);
+      if (entries === undefined && cleanName === name && clean === record[name]) continue;
+      entries ??= keys.slice(0, index).map((kept) => [kept, record[kept]]);
+      entries.push([cleanName, clean]);
+    }
+    return entries ? Object.fromEntries(entries) : current;
+  } finally {
+    ancestors.delete(current);
   }
 }
