@@ -1,3 +1,12 @@
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+
+// A full collection before each case, so that garbage an earlier case left (hundreds of MiB in
+// some) is not collected during this one's runs. Within a case, each side still pays for its own
+// garbage, and the alternating order shares what a run leaves to the next.
+setFlagsFromString("--expose-gc");
+const collectGarbage = runInNewContext("gc") as () => void;
+
 /**
  * How a case's ratio is judged. `speed`: baseline time / our time, must be at least `min`
  * (">= 0.8x the baseline"). `time`: our time / baseline time, must be at most `max`
@@ -73,6 +82,7 @@ export async function runBenchmarks(title: string, cases: BenchCase[]): Promise<
   const results: CaseResult[] = [];
   for (const bench of cases) {
     const rounds = bench.rounds ?? 7;
+    collectGarbage();
     if (bench.warmup ?? true) {
       // One untimed run of each side warms the JIT and the page cache.
       await timeOnce(bench, bench.baseline);
