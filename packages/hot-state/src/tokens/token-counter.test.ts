@@ -83,7 +83,8 @@ describe("exact counting of long unbroken runs", () => {
     // 120,000 distinct words: more pieces than the cache holds (100,000), so it fills and empties.
     const word = (n: number) => {
       let letters = "";
-      for (let rest = n + 26 * 27; rest > 0; rest = Math.floor(rest / 26)) letters += "abcdefghijklmnopqrstuvwxyz"[rest % 26];
+      for (let rest = n + 26 * 27; rest > 0; rest = Math.floor(rest / 26))
+        letters += "abcdefghijklmnopqrstuvwxyz"[rest % 26];
       return letters;
     };
     const text = Array.from({ length: 120_000 }, (_, n) => word(n)).join(" ");

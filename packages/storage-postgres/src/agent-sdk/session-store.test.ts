@@ -9,6 +9,7 @@ import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { describeBackends } from "../../test/backends.js";
 import { storeEntries } from "../../test/store-entries.js";
+import { rowsOf } from "../database.js";
 import { createPostgresSessionStore } from "./session-store.js";
 
 // The SDK reads CLAUDE_CONFIG_DIR once per process; vitest runs this file in its own fork.
@@ -167,17 +168,19 @@ describeBackends("postgres SessionStore", (backend) => {
   });
 
   it("compresses entries with lz4 where the server has it (PostgreSQL), else keeps pglz (PGlite)", async () => {
-    const [column] = (
+    const [column] = rowsOf(
       await backend.connection().db.execute(sql`
         SELECT attcompression FROM pg_attribute
-        WHERE attrelid = 'session_store_entries'::regclass AND attname = 'entry'`)
-    ).rows as { attcompression: string }[];
+        WHERE attrelid = 'session_store_entries'::regclass AND attname = 'entry'`),
+    );
     // 'l' is lz4; '' is the server's default_toast_compression (pglz unless configured).
-    expect(column!.attcompression).toBe(backend.name === "PostgreSQL" ? "l" : "");
+    expect(column?.attcompression).toBe(backend.name === "PostgreSQL" ? "l" : "");
     const ours = store();
     const key = { projectKey: "proj-lz4", sessionId: randomUUID() };
     // Large enough to be compressed (over 2 KB), and read back exactly.
-    const batch = [{ type: "assistant", uuid: "big", text: "stored compressed, read back whole ".repeat(400) }];
+    const batch = [
+      { type: "assistant", uuid: "big", text: "stored compressed, read back whole ".repeat(400) },
+    ];
     await ours.append(key, batch);
     expect(await ours.load(key)).toEqual(batch);
   });

@@ -272,11 +272,13 @@ describe("convertCodexRollout", () => {
     ].join("\n");
     const complete = (at: string) =>
       `{"timestamp":"2025-11-04T16:00:0${at}.000Z","type":"event_msg","payload":{"type":"task_complete","last_agent_message":null}}`;
-    const totals = '{"input_tokens":3000,"cached_input_tokens":1000,"output_tokens":40,"reasoning_output_tokens":0,"total_tokens":3040}';
+    const totals =
+      '{"input_tokens":3000,"cached_input_tokens":1000,"output_tokens":40,"reasoning_output_tokens":0,"total_tokens":3040}';
     const codexShape = `{"timestamp":"2025-11-04T16:00:01.000Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":${totals},"last_token_usage":${totals},"model_context_window":272000},"rate_limits":{"primary":{"used_percent":4.0,"window_minutes":300,"resets_in_seconds":1200},"secondary":null}}}`;
     const otherOrder = `{"type":"event_msg","timestamp":"2025-11-04T16:00:01.000Z","payload":{"info":{"last_token_usage":${totals},"total_token_usage":${totals}},"type":"token_count"}}`;
     const spaced = codexShape.replace('"total_token_usage":{', '"total_token_usage": {');
-    const noInfo = '{"timestamp":"2025-11-04T16:00:01.000Z","type":"event_msg","payload":{"type":"token_count","info":null,"rate_limits":null}}';
+    const noInfo =
+      '{"timestamp":"2025-11-04T16:00:01.000Z","type":"event_msg","payload":{"type":"token_count","info":null,"rate_limits":null}}';
     const stats = (tokenLine: string) => {
       const { items, problems } = convertCodexRollout([started, tokenLine, complete("2")].join("\n"));
       expect(problems).toEqual([]);
@@ -295,7 +297,8 @@ describe("convertCodexRollout", () => {
     });
     // Cut lines are never skimmed: they do not end in "}", so they are parsed and reported.
     const cutCount = codexShape.slice(0, 150);
-    const cutMessage = '{"timestamp":"2025-11-04T16:00:01.000Z","type":"event_msg","payload":{"type":"agent_message","message":"half';
+    const cutMessage =
+      '{"timestamp":"2025-11-04T16:00:01.000Z","type":"event_msg","payload":{"type":"agent_message","message":"half';
     const { problems } = convertCodexRollout([started, cutCount, cutMessage, complete("2")].join("\n"));
     expect(problems.map((problem) => [problem.line, problem.message.slice(0, 14)])).toEqual([
       [4, "not valid JSON"],
