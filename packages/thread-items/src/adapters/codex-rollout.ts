@@ -4,9 +4,10 @@ import {
   textItem,
   thinkingItem,
   toolCallItem,
+  toolCallItemOfJson,
   toolResultItem,
 } from "../builders/build-items.js";
-import type { ThreadItem } from "../schema/thread-item-schema.js";
+import type { ThreadItem, ToolCallItem } from "../schema/thread-item-schema.js";
 import { withBrief, withTotalLines, writeStdinBrief } from "./codex-briefs.js";
 import { codexImage, partsText, typedText } from "./codex-content.js";
 import { failedOutput, readToolOutput } from "./codex-tool-output.js";
@@ -182,8 +183,8 @@ export function createCodexRolloutConverter(options: CodexRolloutOptions = {}): 
     return prompt(text, typed, "event", timestamp);
   }
 
-  function toolCall(name: string, invocationId: string, input: unknown): ThreadItem {
-    const item = toolCallItem({ name, invocationId, input });
+  function toolCall(name: string, invocationId: string, input: unknown, built?: ToolCallItem): ThreadItem {
+    const item = built ?? toolCallItem({ name, invocationId, input });
     names.set(invocationId, name);
     const brief = name === "write_stdin" ? writeStdinBrief(input) : undefined;
     return brief ? withBrief(item, brief) : item;
@@ -243,17 +244,19 @@ export function createCodexRolloutConverter(options: CodexRolloutOptions = {}): 
       }
       case "function_call": {
         const name = toolName(payload, "function_call");
-        let input: unknown = payload.arguments;
-        if (typeof input === "string") {
-          try {
-            input = JSON.parse(input);
-          } catch {
-            // Arguments that are not JSON are kept as the model wrote them.
-          }
-        }
         const id = callId(payload, "function_call");
         activity(timestamp);
-        return [toolCall(name, id, input ?? {})];
+        const { arguments: args } = payload;
+        if (typeof args !== "string") return [toolCall(name, id, args ?? {})];
+        let input: unknown;
+        try {
+          input = JSON.parse(args);
+        } catch {
+          // Arguments that are not JSON are kept as the model wrote them.
+          return [toolCall(name, id, args)];
+        }
+        if (input === null) return [toolCall(name, id, {})];
+        return [toolCall(name, id, input, toolCallItemOfJson({ name, invocationId: id, input, json: args }))];
       }
       case "custom_tool_call": {
         const name = toolName(payload, "custom_tool_call");

@@ -10,6 +10,7 @@ import {
   textItem,
   thinkingItem,
   toolCallItem,
+  toolCallItemOfJson,
   toolResultItem,
   turnEndItem,
 } from "./build-items.js";
@@ -327,6 +328,34 @@ describe("briefs and tool outputs are sanitized (issue 15, item 6)", () => {
     const plain = "naïve 日本語 😀\tcol\nline";
     expect(toolResultItem({ invocationId: "t", output: plain }).metadata.tool.output).toBe(plain);
     expect(brief(textItem(plain))).toBe(plain);
+  });
+});
+
+describe("a tool call from JSON text is sanitized exactly as from the value", () => {
+  // Hand-written arguments as an agent writes them: the text as given, the value parsed from it.
+  it.each<[string, string]>([
+    ["clean", '{"command":["bash","-lc","ls -la"],"workdir":"/repo"}'],
+    ["an escaped ESC sequence", '{"cmd":"printf \\u001b[31mred\\u001b[0m"}'],
+    ["an escaped carriage return", '{"cmd":"a\\rb"}'],
+    ["an escaped backspace and form feed", '{"cmd":"a\\bb\\fc"}'],
+    ["a raw zero width space", '{"cmd":"rm\u200b -rf"}'],
+    ["a raw bidi override in a key", '{"c\u202emd":"x"}'],
+    ["an escaped backslash before u (not an escape of u)", '{"path":"C:\\\\users"}'],
+    ["a raw C1 control", '{"keys":"y\u009b"}'],
+    ["newlines and tabs kept", '{"patch":"a\\n\\tb"}'],
+  ])("%s", (_, json) => {
+    const input = JSON.parse(json) as unknown;
+    const fromJson = toolCallItemOfJson({ name: "shell", invocationId: "call_1", input, json });
+    expect(fromJson).toEqual(toolCallItem({ name: "shell", invocationId: "call_1", input }));
+    expect(isThreadItem(fromJson)).toBe(true);
+  });
+
+  it("keeps a clean value as it is, without a copy", () => {
+    const json = '{"command":["bash","-lc","ls"]}';
+    const input = JSON.parse(json) as unknown;
+    expect(
+      toolCallItemOfJson({ name: "shell", invocationId: "call_1", input, json }).metadata.tool.input,
+    ).toBe(input);
   });
 });
 

@@ -84,6 +84,39 @@ export interface ToolCallInput extends ItemIdentity {
 
 /** A tool invocation; brief `<Name> → <summary>` (`Bash → npm test`), or just the name. */
 export function toolCallItem({ name, invocationId, input, id }: ToolCallInput): ToolCallItem {
+  return toolCall(name, invocationId, input, sanitizeJsonStrings(input), id);
+}
+
+/**
+ * JSON escapes whose characters `sanitizeText` acts on (`\b`, `\f`, `\r`, any `\uXXXX`); `\n`,
+ * `\t`, `\"`, `\\` and `\/` give characters it keeps.
+ */
+const ESCAPE_SANITIZING_ACTS_ON = /\\[bfru]/;
+
+/**
+ * A tool invocation whose input the agent wrote as JSON text (Codex's `arguments`), given with
+ * `input` parsed from it. When the text holds nothing `sanitizeText` acts on, raw or escaped, no
+ * string parsed from it does either, so `input` is not walked again: for Codex's many small
+ * calls, that walk was about a fifteenth of converting a rollout.
+ */
+export function toolCallItemOfJson({
+  name,
+  invocationId,
+  input,
+  json,
+  id,
+}: ToolCallInput & { json: string }): ToolCallItem {
+  const clean = sanitizeText(json) === json && !ESCAPE_SANITIZING_ACTS_ON.test(json);
+  return toolCall(name, invocationId, input, clean ? input : sanitizeJsonStrings(input), id);
+}
+
+function toolCall(
+  name: string,
+  invocationId: string,
+  input: unknown,
+  cleanInput: unknown,
+  id: string | undefined,
+): ToolCallItem {
   requireString(name, "tool name", true);
   requireString(invocationId, "tool invocation id", true);
   const summary = summarizeToolInput(name, input);
@@ -94,7 +127,7 @@ export function toolCallItem({ name, invocationId, input, id }: ToolCallInput): 
       tool: {
         name: sanitizeText(name),
         invocation_id: sanitizeText(invocationId),
-        input: sanitizeJsonStrings(input),
+        input: cleanInput,
       },
     },
     { id },
