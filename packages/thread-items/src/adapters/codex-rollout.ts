@@ -7,7 +7,7 @@ import {
   toolCallItemOfJson,
   toolResultItem,
 } from "../builders/build-items.js";
-import type { ThreadItem, ToolCallItem } from "../schema/thread-item-schema.js";
+import type { ThreadItem } from "../schema/thread-item-schema.js";
 import { withBrief, withTotalLines, writeStdinBrief } from "./codex-briefs.js";
 import { codexImage, partsText, typedText } from "./codex-content.js";
 import { failedOutput, readToolOutput } from "./codex-tool-output.js";
@@ -183,8 +183,12 @@ export function createCodexRolloutConverter(options: CodexRolloutOptions = {}): 
     return prompt(text, typed, "event", timestamp);
   }
 
-  function toolCall(name: string, invocationId: string, input: unknown, built?: ToolCallItem): ThreadItem {
-    const item = built ?? toolCallItem({ name, invocationId, input });
+  /** A tool call; `json` is the text `input` was parsed from, when it was (Codex's `arguments`). */
+  function toolCall(name: string, invocationId: string, input: unknown, json?: string): ThreadItem {
+    const item =
+      json === undefined
+        ? toolCallItem({ name, invocationId, input })
+        : toolCallItemOfJson({ name, invocationId, input, json });
     names.set(invocationId, name);
     const brief = name === "write_stdin" ? writeStdinBrief(input) : undefined;
     return brief ? withBrief(item, brief) : item;
@@ -256,7 +260,7 @@ export function createCodexRolloutConverter(options: CodexRolloutOptions = {}): 
           return [toolCall(name, id, args)];
         }
         if (input === null) return [toolCall(name, id, {})];
-        return [toolCall(name, id, input, toolCallItemOfJson({ name, invocationId: id, input, json: args }))];
+        return [toolCall(name, id, input, args)];
       }
       case "custom_tool_call": {
         const name = toolName(payload, "custom_tool_call");
