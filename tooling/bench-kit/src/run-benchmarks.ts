@@ -64,13 +64,9 @@ function figure(ms: number, units: BenchCase["units"]): string {
   return `${Math.round(perSecond).toLocaleString("en-US")} ops/s`;
 }
 
-function targetText(target: BenchTarget): string {
-  return target.kind === "speed" ? `speed >= ${target.min}x` : `time <= ${target.max}x`;
-}
-
-function targetsText(result: CaseResult): string {
-  const ratio = targetText(result.target);
-  return result.maxOursMs === undefined ? ratio : `${ratio}, ours < ${result.maxOursMs} ms`;
+function targetText({ target, maxOursMs }: CaseResult): string {
+  const ratio = target.kind === "speed" ? `speed >= ${target.min}x` : `time <= ${target.max}x`;
+  return maxOursMs === undefined ? ratio : `${ratio}, ours < ${maxOursMs} ms`;
 }
 
 /**
@@ -132,7 +128,7 @@ function printResult(result: CaseResult): void {
       `- ${result.name}`,
       `    ours     ${figure(result.oursMs, result.units).padStart(16)}   (${result.oursMs.toFixed(1)} ms median)`,
       `    baseline ${figure(result.baselineMs, result.units).padStart(16)}   (${result.baselineMs.toFixed(1)} ms median)`,
-      `    ${kind} ratio ${result.ratio.toFixed(2)}x   target ${targetsText(result)}   ${result.met ? "met" : "MISSED"}`,
+      `    ${kind} ratio ${result.ratio.toFixed(2)}x   target ${targetText(result)}   ${result.met ? "met" : "MISSED"}`,
     ].join("\n"),
   );
 }
