@@ -17,7 +17,8 @@ export function stowageVitestConfig(overrides: { testTimeout?: number } = {}) {
       include: ["src/**/*.test.ts", "test/**/*.test.ts"],
       // 60 s: real processes and servers share 2 cores with the other packages' suites in CI.
       testTimeout: overrides.testTimeout ?? 60_000,
-      hookTimeout: 60_000,
+      // Set-up hooks start the same servers and processes the tests do: the same bound.
+      hookTimeout: Math.max(60_000, overrides.testTimeout ?? 0),
       pool: "forks",
     },
   });

@@ -84,7 +84,7 @@ describe("the app's garbage-collection roots", () => {
 
   beforeAll(async () => {
     app = await startTestApp();
-  }, 60_000);
+  });
   afterAll(() => app.close());
 
   /** A fresh blob named for the place that will reference it; its hash. */

@@ -22,7 +22,7 @@ describe.skipIf(!postgres.ready)("stowage mcp beside a server on PostgreSQL", ()
       sessionId,
       encodePng(1, 1, () => [1, 2, 3]),
     );
-  }, 120_000);
+  });
   afterAll(() => app?.close());
 
   it("notifies a thread subscription of each post the server makes", async () => {
@@ -46,5 +46,5 @@ describe.skipIf(!postgres.ready)("stowage mcp beside a server on PostgreSQL", ()
     } finally {
       await client.close();
     }
-  }, 60_000);
+  });
 });

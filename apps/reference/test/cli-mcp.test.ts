@@ -32,7 +32,7 @@ beforeAll(async () => {
   await mkdir(workspace);
   await writeFile(join(workspace, "shot.png"), PNG);
   env = { STOWAGE_DATA_DIR: app.dataDir };
-}, 120_000);
+});
 afterAll(() => app.close());
 
 describe("stowage mcp", () => {
@@ -127,7 +127,7 @@ describe("stowage mcp", () => {
     } finally {
       await client.close();
     }
-  }, 60_000);
+  });
 
   it("tells a subscriber of the threads the server posts to, and of artifacts written meanwhile", async () => {
     const client: Client = await connectStowageMcp(["--session", sessionId, "--user", "alice"], {
@@ -153,7 +153,7 @@ describe("stowage mcp", () => {
     } finally {
       await client.close();
     }
-  }, 60_000);
+  });
 
   it("offers no upload_artifact without --upload-root, and refuses a key of another principal", async () => {
     const client = await connectStowageMcp(["--session", sessionId, "--user", "alice"], {
@@ -184,7 +184,7 @@ describe("stowage mcp", () => {
       }),
       "UNAUTHORIZED",
     );
-  }, 60_000);
+  });
 
   it("answers NOT_FOUND for another principal's session, and needs --session", async () => {
     await expectStowageError(

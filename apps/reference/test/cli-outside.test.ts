@@ -34,7 +34,7 @@ describe("stowage run from the user's directory", () => {
     const help = await spawnStowage(["--help"], { cwd: home, env });
     expect(help.code).toBe(0);
     expect(help.stdout).toContain("Usage: stowage [options] [command]");
-  }, 60_000);
+  });
 
   it("stores the file the user named, relative to the user's directory, and writes --out there", async () => {
     const put = await spawnStowage(["blob", "put", "README.md"], { cwd: home, env });
@@ -52,7 +52,7 @@ describe("stowage run from the user's directory", () => {
     // Without --out, stdout has the bytes alone.
     const cat = await spawnStowage(["blob", "get", sha256("the user's own README\n")], { cwd: home, env });
     expect(cat).toMatchObject({ code: 0, stdout: "the user's own README\n" });
-  }, 60_000);
+  });
 
   it("through the workspace script (`pnpm -s stowage` runs in the repository root), uses INIT_CWD", async () => {
     const put = await spawnStowage(["blob", "put", "--json", "README.md"], {
@@ -64,7 +64,7 @@ describe("stowage run from the user's directory", () => {
     expect(JSON.parse(put.stdout)).toMatchObject([
       { file: "README.md", hash: sha256("the user's own README\n") },
     ]);
-  }, 60_000);
+  });
 
   it("the published bin never reads INIT_CWD: a user's npm script named `stowage` that cds means where it went", async () => {
     // `"stowage": "cd sub && stowage blob put file.txt"`, run with `npm run stowage` from home.
@@ -77,7 +77,7 @@ describe("stowage run from the user's directory", () => {
     });
     expect(put.code, put.stderr).toBe(0);
     expect(JSON.parse(put.stdout)).toMatchObject([{ file: "file.txt", hash: sha256("the file in sub\n") }]);
-  }, 60_000);
+  });
 
   it("the documented `pnpm -s stowage` prints no banner and reads files from where it is typed", async () => {
     // In a sub-directory of the workspace (`-w`: the root's script), with a file of that directory.
@@ -115,7 +115,7 @@ describe("stowage run from the user's directory", () => {
     });
     expect(code).toBe(0);
     expect(JSON.parse(stdout)).toMatchObject([{ file: "package.json", hash: expected }]);
-  }, 120_000);
+  });
 
   it("verifies blobs on an empty data directory without a database, a signing secret or server settings", async () => {
     const empty = join(home, "empty");
@@ -146,14 +146,14 @@ describe("stowage run from the user's directory", () => {
       reason: "INVALID_SETTING",
       details: { settings: ["STOWAGE_PORT"] },
     });
-  }, 60_000);
+  });
 
   it("prints the API key alone on stdout, so that $(stowage keys create …) is the key", async () => {
     const created = await spawnStowage(["keys", "create", "--user", "alice"], { cwd: home, env });
     expect(created.code).toBe(0);
     expect(created.stdout).toMatch(/^stw_[A-Za-z0-9_-]+\n$/);
     expect(created.stderr).toContain("only its hash is kept");
-  }, 60_000);
+  });
 
   it("leaves nothing at --out when the blob is corrupted, exit status 1", async () => {
     await writeFile(join(home, "fragile.txt"), "fragile bytes\n");
@@ -174,7 +174,7 @@ describe("stowage run from the user's directory", () => {
     });
     expect(get.stderr).not.toContain("blobs/");
     expect(await readdir(join(home, "out"))).toEqual([]);
-  }, 60_000);
+  });
 
   it("answers a wrong command line with exit status 2 and a failed command with 1", async () => {
     const unknown = await spawnStowage(["blob", "put", "--nope", "README.md"], { cwd: home, env });
@@ -185,7 +185,7 @@ describe("stowage run from the user's directory", () => {
     expect(missing.code).toBe(1);
     expect(JSON.parse(missing.stderr)).toMatchObject({ code: "NOT_FOUND", reason: "INPUT_FILE_MISSING" });
     expect(missing.stderr).toContain("missing.txt");
-  }, 60_000);
+  });
 
   it("names the user's file, never a store key, when an input file cannot be read", async () => {
     // Reading /proc/self/mem at offset 0 fails with EIO after open and stat succeeded: the read
@@ -216,7 +216,7 @@ describe("stowage run from the user's directory", () => {
       ]);
       expect(JSON.parse(upload.stderr)).toMatchObject({ code });
     }
-  }, 120_000);
+  });
 });
 
 describe("what a command loads", () => {
@@ -239,7 +239,7 @@ describe("what a command loads", () => {
     expect(urls.filter((url) => /\/packages\/(storage-|hot-state|blob-store|sessions)/.test(url))).toEqual(
       [],
     );
-  }, 60_000);
+  });
 
   // What a command on stored data must not load: a database or its ORM, the server, the cloud SDK,
   // or a package it does not use (thread-items, hot-state and sessions pull in zod). Their settings
@@ -276,5 +276,5 @@ describe("what a command loads", () => {
     for (const heavy of NOT_FOR_STORED_DATA) expect(installedPackages(urls)).not.toContain(heavy);
     expect(urls.filter((url) => NOT_FOR_STORED_DATA_SOURCES.test(url))).toEqual([]);
     expect(urls.some((url) => /\/packages\/artifacts\/src\//.test(url))).toBe(true);
-  }, 60_000);
+  });
 });

@@ -185,7 +185,45 @@ describe("deleting a session (DELETE /agents/sessions/:id)", () => {
       usedBytes: 0,
       objects: 0,
     });
-  }, 60_000);
+  });
+
+  it("deletes only its own stored sessions: another session stored for the same request stays", async () => {
+    const bobKey = await app.keyFor({ kind: "user", id: "bob" });
+    const [doomed, neighbour] = [randomUUID(), randomUUID()];
+    const requestId = `req-${randomUUID()}`;
+    const store = async (apiKey: string, sessionId: string) => {
+      const sample = sampleSessionBlob({ sessionId });
+      const stored = await app.call(`/requests/${requestId}/session-blobs`, {
+        key: apiKey,
+        json: toTransport(sample),
+      });
+      expect(stored.status).toBe(201);
+      return sample;
+    };
+    // Two sessions of the designer stored for one request, and bob's session of the doomed id
+    // stored for a request of the same id.
+    for (const sessionId of [doomed, neighbour]) await register(sessionId);
+    expect((await app.call("/agents/sessions", { key: bobKey, json: { sessionId: doomed } })).status).toBe(
+      201,
+    );
+    await store(key, doomed);
+    const kept = await store(key, neighbour);
+    await store(bobKey, doomed);
+
+    const deleted = await app.call(`/agents/sessions/${doomed}`, { key, method: "DELETE" });
+    expect(deleted.status).toBe(200);
+    expect(await deleted.json()).toMatchObject({ sessionId: doomed, sessionBlobs: 1 });
+    expect((await app.call(`/session-blobs/${doomed}`, { key })).status).toBe(404);
+    // The neighbour's stored session is still the request's, blob and all.
+    const latest = await app.call(`/requests/${requestId}/session-blobs/latest`, { key });
+    expect(latest.status).toBe(200);
+    expect(await latest.json()).toMatchObject({ ...toTransport(kept), agentType: "claude-code" });
+    expect((await app.call(`/session-blobs/${neighbour}`, { key })).status).toBe(200);
+    // Bob's session of the same id and request is another principal's: untouched.
+    const bobs = await app.call(`/session-blobs/${doomed}`, { key: bobKey });
+    expect(bobs.status).toBe(200);
+    expect(await bobs.json()).toMatchObject({ sessionId: doomed, requestId });
+  });
 });
 
 describe("an app configured away from the defaults", () => {
@@ -197,7 +235,7 @@ describe("an app configured away from the defaults", () => {
       STOWAGE_SWEEP_INTERVAL_SECONDS: "1",
       ARTIFACT_MAX_FILE_SIZE_MB: "3",
     });
-  }, 120_000);
+  });
   afterAll(() => configured?.close());
 
   it("the UploadArtifact tool states and checks the live policy the app enforces", async () => {
@@ -241,7 +279,7 @@ describe("an app configured away from the defaults", () => {
       await new Promise((r) => setTimeout(r, 250));
     expect(await listing()).toEqual([]);
     expect(await configured.server.services.uploads.usage(owner, sessionId)).toMatchObject({ usedBytes: 0 });
-  }, 90_000);
+  });
 });
 
 describe("thread items (document 003)", () => {

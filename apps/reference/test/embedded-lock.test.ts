@@ -23,7 +23,7 @@ describe("two processes on one embedded data directory", () => {
       ),
     ) as Record<string, string>;
     server = await startReplica(dir, { ...embedded, ISSUE_KEY_FOR: "user:locked" });
-  }, 120_000);
+  });
   afterAll(async () => {
     await server?.stop();
     await rm(dir, { recursive: true, force: true });
@@ -61,5 +61,5 @@ describe("two processes on one embedded data directory", () => {
       headers: { authorization: `Bearer ${server.key}` },
     });
     expect(latest.status).toBe(200);
-  }, 120_000);
+  });
 });

@@ -10,7 +10,7 @@ describe.skipIf(!postgres.ready)("hot state and prompt metrics through the app o
   let app: TestApp;
   beforeAll(async () => {
     app = await startTestApp({ DATABASE_URL: postgres.values.DATABASE_URL! });
-  }, 60_000);
+  });
   afterAll(() => app.close());
 
   it("keeps the metrics in the prompt_metrics table, under the caller's namespace", async () => {

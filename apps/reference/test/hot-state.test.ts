@@ -12,7 +12,7 @@ beforeAll(async () => {
   alice = await app.keyFor({ kind: "user", id: "alice" });
   bob = await app.keyFor({ kind: "user", id: "bob" });
   expect((await app.call("/agents/sessions", { key: alice, json: { sessionId } })).status).toBe(201);
-}, 60_000);
+});
 afterAll(() => app.close());
 
 /** An entry of the metrics log as the app answers it, for the assertions below. */
@@ -353,5 +353,5 @@ describe("hot state over HTTP with STOWAGE_HOT_STATE_KEEP_VERSIONS", () => {
     } finally {
       await pruning.close();
     }
-  }, 60_000);
+  });
 });

@@ -113,7 +113,7 @@ describe("the app's MCP route with an API key", () => {
     app = await startTestApp();
     key = await app.keyFor(alice);
     await seedMcpSession(app.server.services.tenant(alice), SESSION_ID, PNG);
-  }, 120_000);
+  });
   afterAll(() => app?.close());
 
   it.skipIf(!claude.ready)(

@@ -49,7 +49,7 @@ describe.skipIf(!ready)("two app processes on PostgreSQL and S3", () => {
     key = a.key!;
     const registered = await call(b, "/agents/sessions", { sessionId });
     expect(registered.status).toBe(201);
-  }, 120_000);
+  });
 
   afterAll(async () => {
     await Promise.all([a?.stop(), b?.stop()]);
@@ -123,7 +123,7 @@ describe.skipIf(!ready)("two app processes on PostgreSQL and S3", () => {
     // And either process reads the thread.
     const read = (await (await call(b, thread)).json()) as { entries: unknown[] };
     expect(JSON.stringify(read.entries)).toContain("from process a");
-  }, 60_000);
+  });
 
   it("a same-length upload with other bytes is refused at completion and never served (S3_VERIFIES_UPLOAD_CHECKSUMS unset)", async () => {
     // A session of its own: the quota test above has reserved all of the first one's bytes.
@@ -154,7 +154,7 @@ describe.skipIf(!ready)("two app processes on PostgreSQL and S3", () => {
     };
     expect(listed.artifacts.map((upload) => upload.filename)).not.toContain("tampered.png");
     expect((await call(b, `/agents/${fresh}/artifacts/tampered.png/download`)).status).toBe(404);
-  }, 60_000);
+  });
 
   it("failed keys from one address are counted once across both processes (the limits live in PostgreSQL)", async () => {
     const address = `10.${randomBytes(3).join(".")}`;

@@ -13,7 +13,7 @@ beforeAll(async () => {
   app = await startTestApp();
   alice = await app.keyFor({ kind: "user", id: "alice" });
   bob = await app.keyFor({ kind: "org", id: "bobs" });
-}, 60_000);
+});
 afterAll(() => app.close());
 
 interface Listed {

@@ -238,6 +238,23 @@ describe("session blobs", () => {
     expect((await app.call("/requests/req-raw-bad/session-blobs/latest", { key })).status).toBe(404);
   });
 
+  it("refuses a gzip bomb that records a small raw size once it passes that size", async () => {
+    // 64 MiB of zeros, 64 KiB gzipped, posted as a 100-byte transcript: refused at byte 101 of
+    // the decompression (INTEGRITY), not after the server inflated it to its 256 MiB limit.
+    const response = await app.call("/requests/req-bomb/session-blobs", {
+      key,
+      body: gzipSync(Buffer.alloc(64 * 1024 * 1024)),
+      headers: {
+        "content-type": "application/octet-stream",
+        "x-stowage-session-id": "bomb-1",
+        "x-stowage-session-raw-size-bytes": "100",
+      },
+    });
+    expect(response.status).toBe(422);
+    expect(await response.json()).toMatchObject({ code: "INTEGRITY", reason: "RAW_SIZE_MISMATCH" });
+    expect((await app.call("/requests/req-bomb/session-blobs/latest", { key })).status).toBe(404);
+  });
+
   it("answers the JSON form only up to the JSON body limit: larger blobs come raw", async () => {
     const small = await startTestApp({ STOWAGE_BODY_LIMIT_MB: String(64 / 1024) });
     try {

@@ -134,7 +134,7 @@ beforeAll(async () => {
       json: { agentSessionId: sessionId, filename: "notes.txt" },
     }),
   );
-}, 60_000);
+});
 afterAll(() => app.close());
 
 /** What alice can see of her own things, before and after bob tries. */
@@ -573,7 +573,7 @@ describe("authentication and rate limits", () => {
           return verify(...args);
         },
       };
-    }, 60_000);
+    });
     afterAll(() => limited?.close());
 
     const from = (address: string, key: string | undefined, path = "/sessions") =>

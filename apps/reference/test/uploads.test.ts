@@ -186,6 +186,35 @@ describe("artifact uploads over HTTP (embedded signer)", () => {
     expect(hers.artifacts.length).toBeGreaterThan(0);
   });
 
+  it("concurrent registrations of one id answer like one registration and its repeats, for each principal", async () => {
+    // Two principals register the same ids at once: to each, its own session, registered once.
+    const racers = [
+      { kind: "user", id: "racer" },
+      { kind: "org", id: "rivals" },
+    ] as const;
+    const keys = await Promise.all(racers.map((principal) => app.keyFor(principal)));
+    for (let round = 0; round < 5; round++) {
+      const sessionId = `race-${randomUUID()}`;
+      const calls = Array.from({ length: 8 }, (_, i) => i % 2);
+      const answers = await Promise.all(
+        calls.map(async (racer) => {
+          const response = await app.call("/agents/sessions", { key: keys[racer], json: { sessionId } });
+          return { racer, status: response.status, body: await response.json() };
+        }),
+      );
+      for (const [racer, principal] of racers.entries()) {
+        const theirs = answers.filter((answer) => answer.racer === racer);
+        // The README: 201 when it was new, 200 when it was registered already; never 409.
+        expect(theirs.map((answer) => answer.status).sort()).toEqual([200, 200, 200, 201]);
+        for (const answer of theirs) expect(answer.body).toEqual({ sessionId, owner: principal });
+        const tenant = app.server.services.tenant(principal);
+        expect(await tenant.registeredSessions.has(sessionId)).toBe(true);
+        const files = (await tenant.agentSessions.list()).filter((file) => file.sessionId === sessionId);
+        expect(files).toHaveLength(1);
+      }
+    }
+  });
+
   it.each([
     ["ending in .jsonl (it would own another session's file)", "evil.jsonl"],
     ["with a path", "../evil"],

@@ -10,6 +10,7 @@ export { artifactsDirFor } from "./layout/session-dir.js";
 export { SESSION_FILE_EXTENSION } from "./layout/session-file-name.js";
 export { MAX_JSON_PATH_STEPS, MAX_QUERY_LENGTH } from "./read/json-extract.js";
 export {
+  type ByteRangeOptions,
   DEFAULT_MAX_READ_BYTES,
   type LineRange,
   MAX_READ_BYTES_LIMIT,
@@ -48,6 +49,7 @@ export {
 export type { ArtifactWriter } from "./store/artifact-writer.js";
 export type { AgentOutputRead, AgentOutputReadOptions } from "./store/read-agent-output.js";
 export type { ArtifactEntry, ArtifactRead, ArtifactReadOptions } from "./store/read-artifact.js";
+export type { ArtifactByteRangeOptions, ByteRangeRead } from "./store/read-bytes.js";
 export {
   openRunArtifacts,
   type RunArtifacts,
@@ -57,6 +59,8 @@ export {
 export { AGENT_SCHEME, ARTIFACT_SCHEME, MAX_INTERNAL_URL_LENGTH } from "./urls/internal-url.js";
 export {
   createInternalUrlRouter,
+  type InternalByteRange,
+  type InternalByteRangeOptions,
   type InternalReadOptions,
   type InternalResource,
   type InternalUrlRouter,

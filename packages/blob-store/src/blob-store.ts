@@ -116,12 +116,17 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b);
 }
 
-function collectedDuringPut(hash: string): StowageError {
-  return new StowageError(
-    "CONFLICT",
-    `blob ${hash} was taken by garbage collections ${MAX_PUT_ROUNDS} times while it was being stored; put it again`,
-    { reason: "COLLECTED_DURING_PUT", details: { hash } },
-  );
+/** A put that collections kept from storing its blob: by default, taken between write and check every round. */
+function collectedDuringPut(
+  hash: string,
+  what = `was taken by garbage collections ${MAX_PUT_ROUNDS} times while it was being stored`,
+  cause?: unknown,
+): StowageError {
+  return new StowageError("CONFLICT", `blob ${hash} ${what}; put it again`, {
+    reason: "COLLECTED_DURING_PUT",
+    details: { hash },
+    ...(cause === undefined ? {} : { cause }),
+  });
 }
 
 function integrityError(hash: string, actual: string, key: string): StowageError {
@@ -223,6 +228,15 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
       moved = await objects.move(stagingKey, key, { signal });
     } catch (err) {
       await objects.delete(stagingKey).catch(() => {});
+      // The staged bytes were removed under the put (a collection with a `stagingGraceMs` shorter
+      // than the put's pause): the stream is consumed, so only the caller can put it again.
+      if (StowageError.is(err, "NOT_FOUND")) {
+        throw collectedDuringPut(
+          hash,
+          "was not stored: its staged bytes were removed by a garbage collection before they could be moved",
+          err,
+        );
+      }
       throw err;
     }
     const result = { hash, ref: formatBlobRef(hash), size, created: moved.created };

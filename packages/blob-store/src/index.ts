@@ -11,6 +11,7 @@ export {
   type CollectGarbageOptions,
   collectGarbage,
   DEFAULT_GC_GRACE_MS,
+  DEFAULT_STAGING_GRACE_MS,
   DEFAULT_TIMESTAMP_SLACK_MS,
   type GarbageCollectionReport,
 } from "./gc/collect-garbage.js";
@@ -19,7 +20,8 @@ export { type ScanObjectStoreOptions, scanObjectStoreForBlobRefs } from "./gc/ob
 export { type RefScanSource, scanBytesForBlobRefs } from "./gc/ref-scanner.js";
 export type { BlobRootSource, BlobRoots, BlobRootsOption } from "./gc/root-sources.js";
 export { scanSessionFilesForBlobRefs } from "./gc/session-file-refs.js";
-export { createOwnedBlobStore, type OwnedBlobStoreOptions } from "./owned-blob-store.js";
+export { createOwnedBlobStore, type OwnedBlobStore, type OwnedBlobStoreOptions } from "./owned-blob-store.js";
+export { MAX_ENTRY_DEPTH } from "./persistence/entry-walker.js";
 export {
   BLOB_EXTERNALIZE_THRESHOLD,
   DEFAULT_MAX_STRING_CHARS,

@@ -1,6 +1,7 @@
 import { createMemoryObjectStore, sha256Hex } from "@stowage/core";
 import { expectStowageError, HOSTILE_REFS } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
+import type { BlobLayout } from "./blob-layout.js";
 import { createBlobStore } from "./blob-store.js";
 import { createOwnedBlobStore } from "./owned-blob-store.js";
 
@@ -105,5 +106,77 @@ describe("createOwnedBlobStore", () => {
       () => createOwnedBlobStore({ blobs, marks: createMemoryObjectStore(), owner: "user:alice", ...bad }),
       "INVALID_INPUT",
     );
+  });
+
+  it("carries nothing that reaches the shared store: only its own methods and the logger", async () => {
+    const { objects, blobs, alice, bob } = setup();
+    const secret = bytes("alice's screenshot");
+    const { hash } = await alice.put(secret);
+    expect(Object.keys(bob).sort()).toEqual(
+      [
+        "delete",
+        "get",
+        "has",
+        "iterate",
+        "list",
+        "logger",
+        "put",
+        "stat",
+        "stream",
+        "streamVerified",
+        "uriFor",
+        "verify",
+      ].sort(),
+    );
+    for (const key of Reflect.ownKeys(bob)) {
+      const value = (bob as unknown as Record<PropertyKey, unknown>)[key];
+      expect(value === objects || value === blobs || value === blobs.objects).toBe(false);
+    }
+    expect(Object.isFrozen(bob)).toBe(true);
+    // Every read by the known hash still answers as if the blob did not exist.
+    expect(await bob.get(hash)).toBeNull();
+    expect(await bob.stat(hash)).toBeNull();
+  });
+
+  // What a view used to hand out from the shared store: each reached every owner's bytes or keys.
+  it.each(["objects", "keyFor", "layout", "prefix"])("has no %s", (member) => {
+    const { bob } = setup();
+    expect(member in bob).toBe(false);
+  });
+
+  // Marks in the blob store's own ObjectStore whose keys could be blob keys: `<marks prefix><owner>/<hash>`.
+  it.each<[string, BlobLayout, string, string | undefined]>([
+    ["flat blobs/, marks at the root (owner `blobs` marks `blobs/<hash>`)", "flat", "blobs/", undefined],
+    ["flat blobs/, marks under the blob prefix", "flat", "blobs/", "blobs/owners/"],
+    ["marks holding the blob prefix", "flat", "data/blobs/", "data/"],
+    ["the same prefix", "sharded", "blobs/", "blobs/"],
+    ["sharded with no prefix, marks at the root (owner `2d` marks `2d/<hash>`)", "sharded", "", undefined],
+    ["sharded with no prefix, marks under their own prefix", "sharded", "", "blob-owners/"],
+  ])("refuses overlapping marks: %s", async (_why, layout, blobPrefix, marksPrefix) => {
+    const shared = createMemoryObjectStore();
+    const blobs = createBlobStore({ store: shared, layout, prefix: blobPrefix });
+    await expectStowageError(
+      () =>
+        createOwnedBlobStore({
+          blobs,
+          owner: blobPrefix === "" ? "2d" : "blobs",
+          marks: shared,
+          ...(marksPrefix === undefined ? {} : { prefix: marksPrefix }),
+        }),
+      "INVALID_INPUT",
+    );
+  });
+
+  it("accepts marks beside the blobs in one store (the reference app's) or in a store of their own", async () => {
+    const shared = createMemoryObjectStore();
+    const blobs = createBlobStore({ store: shared, layout: "sharded", prefix: "blobs/" });
+    const alice = createOwnedBlobStore({ blobs, owner: "user:alice", marks: shared, prefix: "blob-owners/" });
+    const secret = bytes("alice's screenshot");
+    const { hash } = await alice.put(secret);
+    expect(await alice.get(hash)).toEqual(secret);
+    expect(await shared.head(`blob-owners/user:alice/${hash}`)).not.toBeNull();
+    const other = createBlobStore({ store: shared, layout: "sharded" });
+    const own = createOwnedBlobStore({ blobs: other, owner: "2d", marks: createMemoryObjectStore() });
+    expect(await own.get(hash)).toBeNull();
   });
 });

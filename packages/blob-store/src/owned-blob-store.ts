@@ -9,6 +9,36 @@ import {
 } from "@stowage/core";
 import type { BlobInfo, BlobStore } from "./blob-store.js";
 
+/**
+ * One owner's view of a shared blob store: a `BlobStore` without what reaches every owner's bytes
+ * (`objects`, `keyFor`) or says where they are kept (`layout`, `prefix`).
+ */
+export type OwnedBlobStore = Omit<BlobStore, "objects" | "keyFor" | "layout" | "prefix">;
+
+/** Marks a view (across duplicated package copies) so that `collectGarbage` can refuse one by name. */
+const OWNED_VIEW = Symbol.for("@stowage/blob-store.ownedView");
+
+/** True when `value` is a view made by {@link createOwnedBlobStore}. */
+export function isOwnedBlobStore(value: unknown): boolean {
+  return typeof value === "object" && value !== null && Object.hasOwn(value, OWNED_VIEW);
+}
+
+/**
+ * Refuses marks that could land on the blob store's own keys (a mark read or deleted as a blob):
+ * in the same ObjectStore, marks need a prefix of their own, outside the blob store's prefix
+ * and not holding it. An empty blob prefix spans every key (a sharded layout's `2d/` included).
+ */
+function assertMarksApart(blobs: BlobStore, marks: ObjectStore, prefix: string): void {
+  if (marks !== blobs.objects) return;
+  const blobPrefix = blobs.prefix;
+  if (prefix === "" || blobPrefix === "" || prefix.startsWith(blobPrefix) || blobPrefix.startsWith(prefix)) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `createOwnedBlobStore: marks in the blob store's own ObjectStore need a prefix apart from the blobs' prefix (neither inside the other, neither empty), got marks prefix ${describeValue(prefix)} and blob prefix ${describeValue(blobPrefix)}; use e.g. "blob-owners/" beside "blobs/", or another ObjectStore for the marks`,
+    );
+  }
+}
+
 /** Options of {@link createOwnedBlobStore}. */
 export interface OwnedBlobStoreOptions {
   /** The shared, deduplicated blob store the bytes live in. */
@@ -30,14 +60,20 @@ const EMPTY = new Uint8Array(0);
  * `delete` removes only the owner's mark (the bytes go when garbage collection finds them
  * unreferenced). `put`'s `created` is about the owner too: true when the blob is new *to this
  * owner*, whether or not another owner stored the same bytes, so that it never tells one owner
- * what another stored. The rest of the `BlobStore` (keys, layout, verification) is the shared
- * store's.
+ * what another stored. Verification and the logger are the shared store's; what reaches every
+ * owner's bytes (`objects`, `keyFor`) is not part of the view, and `collectGarbage` refuses a view
+ * (it needs the whole shared store).
+ *
+ * When `marks` is the blob store's own ObjectStore, `prefix` must be apart from the blob store's
+ * prefix (INVALID_INPUT otherwise), or a mark key could be a blob's key. Marks in another
+ * ObjectStore over the same keys (a second store on the same directory or bucket) cannot be
+ * told apart: keep their prefixes apart too.
  *
  * A hash alone grants nothing: a ref written into an owner's session or thread is not proof that
  * the owner has the bytes (a hash can leak, or be computed from guessable content), so an owner
  * that references a blob reads it only if the bytes were put through its view.
  */
-export function createOwnedBlobStore(options: OwnedBlobStoreOptions): BlobStore {
+export function createOwnedBlobStore(options: OwnedBlobStoreOptions): OwnedBlobStore {
   const { blobs, owner, marks, prefix = "" } = options ?? ({} as OwnedBlobStoreOptions);
   if (typeof blobs?.put !== "function" || typeof marks?.put !== "function") {
     throw new StowageError(
@@ -47,6 +83,7 @@ export function createOwnedBlobStore(options: OwnedBlobStoreOptions): BlobStore 
   }
   assertSafeId(owner, "owner");
   assertKeyDirectoryPrefix(prefix);
+  assertMarksApart(blobs, marks, prefix);
   const ownerPrefix = `${prefix}${owner}/`;
   const markKey = (hashOrRef: string) => `${ownerPrefix}${toBlobHash(hashOrRef)}`;
   const owns = async (hashOrRef: string, opts: OperationOptions) =>
@@ -65,8 +102,10 @@ export function createOwnedBlobStore(options: OwnedBlobStoreOptions): BlobStore 
     }
   }
 
-  return Object.freeze({
-    ...blobs,
+  // Built member by member, never spread from `blobs`: a view must not carry the shared store.
+  const view: OwnedBlobStore & { [OWNED_VIEW]: true } = {
+    [OWNED_VIEW]: true,
+    logger: blobs.logger,
     async put(body: Uint8Array | ReadableStream<Uint8Array>, opts: OperationOptions = {}) {
       const stored = await blobs.put(body, opts);
       // `created` from the owner's mark, never from the shared store: whether someone else had
@@ -119,5 +158,6 @@ export function createOwnedBlobStore(options: OwnedBlobStoreOptions): BlobStore 
       toBlobHash(hashOrRef);
       return undefined;
     },
-  });
+  };
+  return Object.freeze(view);
 }

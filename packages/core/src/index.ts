@@ -55,6 +55,7 @@ export {
   MAX_SEGMENT_BYTES,
   pathSegmentProblem,
 } from "./keys.js";
+export { largest, pushAll } from "./large-arrays.js";
 export { consoleLogger, type Logger } from "./logger.js";
 export { createMemoryObjectStore, type MemoryObjectStoreOptions } from "./memory-object-store.js";
 export {

@@ -410,5 +410,5 @@ describe("hot-state store: two processes", () => {
     }
     const expected = writers.flatMap((writer) => Array.from({ length: count }, (_, i) => `${writer}-${i}`));
     expect([...steps].sort()).toEqual(expected.sort());
-  }, 60_000);
+  });
 });

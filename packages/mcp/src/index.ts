@@ -23,7 +23,8 @@ export {
   type StowageMcpServerOptions,
 } from "./server/options.js";
 export { MAX_SUBSCRIPTIONS } from "./subscriptions/resource-subscriptions.js";
-export { MAX_SEARCH_MATCHES, MAX_SEARCH_SCANNED_BYTES } from "./tools/search-session.js";
+export { MAX_SEARCH_MATCHES } from "./tools/search-session.js";
+export { MAX_SEARCH_SCANNED_BYTES, MAX_SEARCH_SOURCE_BYTES } from "./tools/session-search.js";
 export {
   createMcpHttpSessions,
   DEFAULT_HTTP_SESSION_IDLE_MS,

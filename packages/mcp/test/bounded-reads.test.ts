@@ -307,5 +307,5 @@ describe("resources", () => {
       expect.stringMatching(/^content-ref:\/\/[0-9a-f]{64}$/),
       "hot-state://latest",
     ]);
-  }, 30_000);
+  });
 });

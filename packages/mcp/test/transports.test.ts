@@ -107,7 +107,7 @@ describe("the stowage-mcp bin's command line", () => {
     );
     expect(failed?.code).toBe(2);
     expect(failed?.stderr).toContain("usage: stowage-mcp");
-  }, 30_000);
+  });
 });
 
 describe("Streamable HTTP (createMcpHttpSessions)", () => {

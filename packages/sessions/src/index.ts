@@ -9,6 +9,7 @@ export {
   type OpencodeCaptureOptions,
 } from "./archive/capture-session.js";
 export type { SkippedFile } from "./archive/collect-files.js";
+export { MAX_JSONL_LINE_CHARS } from "./archive/jsonl-checker.js";
 export {
   DEFAULT_MAX_SESSION_BYTES,
   MAX_ARCHIVE_ENTRIES,

@@ -63,9 +63,15 @@ export interface FsObjectStoreWithDirectUrls extends FsObjectStore {
 /** Age after which `removeStaleTempFiles` treats an in-progress write as abandoned. */
 export const DEFAULT_STALE_TEMP_FILE_MS = 60 * 60 * 1000;
 
-/** Open flags of a file read below the root: never through a symbolic link. */
-const READ_NO_FOLLOW = constants.O_RDONLY | constants.O_NOFOLLOW;
+/**
+ * Open flags of a file read below the root: never through a symbolic link, and never blocking on
+ * a FIFO planted there (opened without O_NONBLOCK, it waits for a writer forever and holds one of
+ * libuv's four threads; four of them stop every file operation of the process).
+ */
+const READ_NO_FOLLOW = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 const MISSING = new Set(["ENOENT", "ENOTDIR"]);
+/** What opening or reading something other than a regular file fails with: a directory, a Unix socket, a FIFO with a writer. */
+const NOT_A_FILE_ERRNOS = new Set(["EISDIR", "ENXIO", "EAGAIN"]);
 const isMissing = (err: unknown) => MISSING.has(errnoOf(err) ?? "");
 
 /** The file at `path` (never followed if it is a link): its stat, or undefined when absent. */
@@ -81,13 +87,13 @@ async function fileInfo(path: string, lexical: string): Promise<Stats | undefine
   return info;
 }
 
-/** Opens a file for reading without following a link; null when it is absent or not a file. */
+/** Opens a file for reading without following a link; null when it is absent or not a regular file. */
 async function openForRead(path: string, lexical: string): Promise<FileHandle | null> {
   let handle: FileHandle;
   try {
     handle = await open(path, READ_NO_FOLLOW);
   } catch (err) {
-    if (isMissing(err)) return null;
+    if (isMissing(err) || NOT_A_FILE_ERRNOS.has(errnoOf(err) ?? "")) return null;
     if (errnoOf(err) === "ELOOP") throw symlinkRefused(lexical, { cause: err });
     throw err;
   }
@@ -238,15 +244,20 @@ export function createFsObjectStore(options: FsObjectStoreOptions): FsObjectStor
 
     async get(key) {
       return withLocation(key, false, async (location, path) => {
+        let buffer: Buffer;
         try {
-          // One readFile, as fast as an unchecked one: O_NOFOLLOW refuses a link at the key.
-          const buffer = await readFile(path, { flag: READ_NO_FOLLOW });
-          return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+          // One readFile, as fast as an unchecked one: O_NOFOLLOW refuses a link at the key, and
+          // O_NONBLOCK makes a FIFO read at once (empty without a writer, EAGAIN with one).
+          buffer = await readFile(path, { flag: READ_NO_FOLLOW });
         } catch (err) {
-          if (isMissing(err) || errnoOf(err) === "EISDIR") return null;
+          if (isMissing(err) || NOT_A_FILE_ERRNOS.has(errnoOf(err) ?? "")) return null;
           if (errnoOf(err) === "ELOOP") throw symlinkRefused(location.lexical, { cause: err });
           throw err;
         }
+        // Only a regular file is an object. Whatever else reads at once reads empty: checked then
+        // only, so a FIFO planted at the key is absent, as head() says, not an empty object.
+        if (buffer.byteLength === 0 && !(await fileInfo(path, location.lexical))?.isFile()) return null;
+        return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
       });
     },
 
@@ -385,8 +396,16 @@ export function createFsObjectStore(options: FsObjectStoreOptions): FsObjectStor
   if (transfer) {
     store = defineObjectStore({
       ...driver,
-      createUploadUrl: (request) => transfer.createUploadUrl(request),
-      createDownloadUrl: (request) => transfer.createDownloadUrl(request),
+      // A key the store refuses (a reserved temp-file segment) is refused when signing too, not
+      // by the upload the URL was handed out for.
+      createUploadUrl: async (request) => {
+        paths.pathFor(request.key);
+        return transfer.createUploadUrl(request);
+      },
+      createDownloadUrl: async (request) => {
+        paths.pathFor(request.key);
+        return transfer.createDownloadUrl(request);
+      },
     });
   }
 

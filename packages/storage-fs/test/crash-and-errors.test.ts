@@ -53,7 +53,7 @@ describe("two processes putting the same blobs at once", () => {
     expect(new Set(hashes).size).toBe(count);
     const files = await filesUnder(root);
     expect(files).toEqual(hashes.map((hash) => `${hash.slice(0, 2)}/${hash}`).sort());
-  }, 60_000);
+  });
 });
 
 describe("file-system errors map to typed errors", () => {

@@ -7,7 +7,12 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import { expectStowageError } from "@stowage/core/testing";
-import { createFsObjectStore, type FsObjectStore, SHA256_HEADER } from "@stowage/storage-fs";
+import {
+  createFsObjectStore,
+  type FsObjectStore,
+  SHA256_HEADER,
+  TEMP_FILE_PREFIX,
+} from "@stowage/storage-fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const SECRET = "a-test-secret-that-is-at-least-32-bytes-long";
@@ -292,6 +297,19 @@ describe("fs direct upload and download URLs over HTTP", () => {
       expect([400, 403, 404]).toContain(response.status);
     }
     expect((await readdir(root)).sort()).toEqual(["sessions"]);
+  });
+
+  it("refuses to sign a key the store refuses: the reserved temp-file segment", async () => {
+    for (const key of [`${TEMP_FILE_PREFIX}x`, `a/${TEMP_FILE_PREFIX}0123456789abcdef`]) {
+      const upload = store.createUploadUrl!({
+        key,
+        contentLength: 1,
+        contentType: "text/plain",
+        expiresInSeconds: 60,
+      });
+      expect((await expectStowageError(upload, "INVALID_INPUT")).message).toContain("reserved");
+      await expectStowageError(store.createDownloadUrl!({ key, expiresInSeconds: 60 }), "INVALID_INPUT");
+    }
   });
 
   it("serves unknown types as downloads, never as a page", async () => {

@@ -99,7 +99,7 @@ describe.skipIf(!env.ready)(`connectPostgres${env.ready ? "" : ` (skipped: ${env
         ),
       );
       // One row per migration in drizzle/meta/_journal.json.
-      expect(applied[0]?.n).toBe(7);
+      expect(applied[0]?.n).toBe(8);
       const again = await connectPostgres({ url, schema });
       await again.close();
       const tables = rowsOf(
@@ -137,5 +137,5 @@ describe.skipIf(!env.ready)(`connectPostgres${env.ready ? "" : ` (skipped: ${env
       await connection.db.execute(sql.raw(`DROP SCHEMA "${schema}" CASCADE`));
       await connection.close();
     }
-  }, 60_000);
+  });
 });

@@ -31,5 +31,5 @@ describe("committed migrations", () => {
     );
     expect(stdout + stderr).toMatch(/No schema changes/);
     expect((await readdir(out)).sort()).toEqual(before);
-  }, 60_000);
+  });
 });

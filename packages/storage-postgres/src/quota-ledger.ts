@@ -80,8 +80,10 @@ const tooBusy = (scope: string) =>
  * The first use of a scope lists the source; after that the rows change through `reserve`,
  * `commit`, `forget`, `reconcile` and the settling of reservations: one past its URL's expiry
  * plus grace is settled by a HEAD of its key (what the key holds then counts, nothing more);
- * near the limit, reservations whose upload already landed (a HEAD finds the reserved size,
- * written after the reservation) end too.
+ * near the limit, HEADs of the reserved keys record what already landed. A reservation ends only
+ * at that expiry (or its `release`): commits and deletions leave it, since a URL still valid may
+ * write its key again, and until then the key counts as the larger of what it holds and what was
+ * reserved.
  *
  * Each key's row carries when a commit, forget or HEAD last recorded it (`changed_at`, the
  * database's clock; a forgotten key keeps a row with no size). `reconcile` keeps the rows
@@ -132,7 +134,7 @@ export function createPostgresQuotaLedger(options: PostgresQuotaLedgerOptions): 
       }),
     );
 
-  /** HEADs `keys`: what each holds now (null: nothing) and when it was written. */
+  /** HEADs `keys`: what each holds now (null: nothing). */
   async function headAll(keys: readonly string[], source: QuotaUsageSource, signal?: AbortSignal) {
     const heads = await mapConcurrent(
       keys,
@@ -140,17 +142,17 @@ export function createPostgresQuotaLedger(options: PostgresQuotaLedgerOptions): 
       (key) => source.head(key, signal ? { signal } : {}),
       signal,
     );
-    return keys.map((key, i) => ({ key, size: heads[i]?.size ?? null, modified: heads[i]?.lastModified }));
+    return keys.map((key, i) => ({ key, size: heads[i]?.size ?? null }));
   }
 
-  /** HEADs `keys`, records what they hold, then ends the reservations `end` picks, under the scope's lock. */
+  /** HEADs `keys` and records what they hold, then runs `end` (if any), under the scope's lock. */
   async function settle(
     context: string,
     scope: string,
     keys: readonly string[],
     source: QuotaUsageSource,
     signal: AbortSignal | undefined,
-    end: (tx: Executor, heads: Awaited<ReturnType<typeof headAll>>) => Promise<unknown>,
+    end?: (tx: Executor) => Promise<unknown>,
   ) {
     const heads = await headAll(keys, source, signal);
     await change(context, signal, scope, async (tx) => {
@@ -159,7 +161,7 @@ export function createPostgresQuotaLedger(options: PostgresQuotaLedgerOptions): 
         scope,
         heads.map(({ key, size }) => ({ key, size })),
       );
-      await end(tx, heads);
+      await end?.(tx);
     });
   }
 
@@ -173,25 +175,18 @@ export function createPostgresQuotaLedger(options: PostgresQuotaLedgerOptions): 
           AND key IN (SELECT jsonb_array_elements_text(${JSON.stringify(keys)}::jsonb))`),
     );
 
-  /** Ends reservations whose upload has landed: the key holds the reserved size, written after it. */
+  /**
+   * Records what the reserved keys hold now, so that uploads that already landed count as objects
+   * rather than reservations. The reservations stay: a URL still valid may write its key again.
+   */
   async function settleSeen(scope: string, source: QuotaUsageSource, signal?: AbortSignal) {
     const pending = rowsOf(
       await runDatabase(`quota: read reservations of ${scope}`, signal, () =>
         db.execute(sql`SELECT key FROM quota_reservations WHERE scope = ${scope}`),
       ),
     ).map((row) => String(row.key));
-    if (pending.length === 0) return;
-    await settle(`quota: settle landed uploads of ${scope}`, scope, pending, source, signal, (tx, heads) => {
-      const landed = heads.flatMap(({ key, size, modified }) =>
-        size !== null && modified ? [{ key, size, modified: modified.toISOString() }] : [],
-      );
-      // Last-Modified has whole seconds and clocks drift: 2 s of tolerance.
-      return tx.execute(sql`
-        DELETE FROM quota_reservations r
-        USING jsonb_to_recordset(${JSON.stringify(landed)}::jsonb) AS h(key text, size bigint, modified timestamptz)
-        WHERE r.scope = ${scope} AND r.key = h.key AND r.bytes = h.size
-          AND h.modified >= r.issued_at - interval '2 seconds'`);
-    });
+    if (pending.length > 0)
+      await settle(`quota: see landed uploads of ${scope}`, scope, pending, source, signal);
   }
 
   async function readFigures(scope: string, signal?: AbortSignal): Promise<ScopeFigures | undefined> {
@@ -203,7 +198,9 @@ export function createPostgresQuotaLedger(options: PostgresQuotaLedgerOptions): 
               FROM quota_reservations r
               LEFT JOIN quota_objects o ON o.scope = r.scope AND o.key = r.key
               WHERE r.scope = s.scope) AS pending,
-            (SELECT count(*) FROM quota_reservations r WHERE r.scope = s.scope) AS uploads,
+            (SELECT count(*) FROM quota_reservations r
+              LEFT JOIN quota_objects o ON o.scope = r.scope AND o.key = r.key
+              WHERE r.scope = s.scope AND r.bytes > coalesce(o.size, 0)) AS uploads,
             (SELECT array_agg(r.key) FROM quota_reservations r
               WHERE r.scope = s.scope AND r.expires_at <= now()) AS expired
           FROM quota_scopes s WHERE s.scope = ${scope}`),
@@ -233,8 +230,8 @@ export function createPostgresQuotaLedger(options: PostgresQuotaLedgerOptions): 
         } else if (outcome === "expired") {
           await settleExpired(scope, figuresOf(row!).expired, source, signal);
         } else if (outcome === "exceeded") {
-          const { usage } = figuresOf(row!);
-          if (seenChecked || usage.pendingUploads === 0) throw quotaExceededError(request, usage);
+          // Even with nothing pending, a HEAD may find a reserved key now holding less than recorded.
+          if (seenChecked) throw quotaExceededError(request, figuresOf(row!).usage);
           seenChecked = true;
           await settleSeen(scope, source, signal);
         } else {
@@ -260,8 +257,9 @@ export function createPostgresQuotaLedger(options: PostgresQuotaLedgerOptions): 
       assertQuotaCommit(commit);
       const { scope, key, size } = commit;
       await change(`quota: commit ${key}`, signal, scope, async (tx) => {
+        // The reservation stays until its URLs expire: another URL for the key, or the same one
+        // again, may still write up to the reserved size.
         await applySizes(tx, scope, [{ key, size }]);
-        await tx.execute(sql`DELETE FROM quota_reservations WHERE scope = ${scope} AND key = ${key}`);
       });
     },
 

@@ -180,6 +180,19 @@ export function createPostgresSessionBlobs(options: PostgresSessionBlobsOptions)
       });
     },
 
+    async deleteForSession(owner, sessionId, { signal } = {}) {
+      assertOwner(owner);
+      assertSessionId(sessionId);
+      return runDatabase(`delete session blobs of session ${sessionId}`, signal, async () => {
+        // One statement on the (owner, session_id) index: only this session's rows, whatever request.
+        const rows = await db
+          .delete(agentSessions)
+          .where(and(eq(agentSessions.owner, owner), eq(agentSessions.sessionId, sessionId)))
+          .returning({ id: agentSessions.id });
+        return rows.length;
+      });
+    },
+
     async list(listOptions = {}) {
       const { afterId, limit } = resolveListSessionBlobsOptions(listOptions);
       return runDatabase("list session blobs", listOptions.signal, async () => {

@@ -108,6 +108,22 @@ describe("memory quota ledger, on its own clock", () => {
     );
   });
 
+  it("keeps a session whose committed upload's URL is valid, and may drop it once the URL expired", async () => {
+    ledger = createMemoryQuotaLedger({ now: () => clock, maxScopes: 2 });
+    await ledger.reserve(request("a.png", 80));
+    await ledger.commit({ scope: SCOPE, key: key("a.png"), size: 80 });
+    await ledger.usage("sessions/user/u1/b/", source);
+    await ledger.usage("sessions/user/u1/c/", source);
+    expect(await ledger.usage(SCOPE, source)).toMatchObject({ usedBytes: 80, pendingUploads: 0 });
+    expect(source.lists).toBe(3);
+    clock += 900_000 + RESERVATION_GRACE_MS;
+    await ledger.usage("sessions/user/u1/d/", source);
+    await ledger.usage("sessions/user/u1/e/", source);
+    // Dropped: its next use lists it again, which finds nothing (a.png never reached the store).
+    expect(await ledger.usage(SCOPE, source)).toMatchObject({ usedBytes: 0, pendingBytes: 0 });
+    expect(source.lists).toBe(6);
+  });
+
   it("rejects malformed options", async () => {
     for (const options of [
       { reservationGraceMs: -1 },

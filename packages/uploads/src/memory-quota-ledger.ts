@@ -19,19 +19,16 @@ import {
  * upload begun just before expiry can still land this much later.
  */
 const DEFAULT_RESERVATION_GRACE_MS = 10 * 60 * 1000;
-/** Scopes (sessions) whose usage is kept in memory; idle ones without reservations are dropped first. */
+/** Scopes (sessions) whose usage is kept in memory; idle ones without live reservations are dropped first. */
 const DEFAULT_MAX_CACHED_SCOPES = 10_000;
 /** HEAD requests in flight while settling reservations. */
 const QUOTA_HEAD_CONCURRENCY = 8;
-// Last-Modified has whole seconds and server clocks drift: an object modified this long before
-// a reservation was issued may still be that reservation's upload.
-const SEEN_TOLERANCE_MS = 2000;
 
 /** Options of {@link createMemoryQuotaLedger}. */
 export interface MemoryQuotaLedgerOptions {
   /** How long a reservation outlives its URL's expiry; default 10 minutes. */
   reservationGraceMs?: number;
-  /** Sessions whose usage is kept in memory; idle ones without reservations go first. Default 10,000. */
+  /** Sessions whose usage is kept in memory; idle ones without live reservations go first. Default 10,000. */
   maxScopes?: number;
   /** Clock in ms; default `Date.now`. */
   now?: () => number;
@@ -39,7 +36,7 @@ export interface MemoryQuotaLedgerOptions {
 
 interface Pending {
   bytes: number;
-  issuedAt: number;
+  /** When the last URL of the key stops counting (its expiry plus grace): the entry ends then, not before. */
   expiresAt: number;
   /** URLs this entry stands for; only a single-URL entry can be released. */
   holders: number;
@@ -59,6 +56,8 @@ interface ScopeState {
   pending: Map<string, Pending>;
   /** Σ over reserved keys of what the reservation holds beyond the key's object: kept as keys change. */
   pendingTotal: number;
+  /** Reserved keys whose reservation holds bytes beyond the key's object: kept with `pendingTotal`. */
+  pendingCount: number;
   /** The earliest `expiresAt` of the reservations (or later): none has expired before it. */
   nextExpiry: number;
   /** The prefix has been listed (or reconciled) since the scope entered memory. */
@@ -86,7 +85,9 @@ function nonNegativeMs(what: string, value: number | undefined, fallback: number
  * (paginated); after that its view changes only through `commit`, `forget`, `reconcile` (a
  * listing's findings) and the settling of reservations, never through a timer. It keeps each
  * key's size and the pending reservations, and serializes every operation per scope, so
- * concurrent requests in this process can never together pass the limit. A request costs
+ * concurrent requests in this process can never together pass the limit. A reservation lasts until
+ * the last URL signed for its key expires (plus grace), commits and deletions notwithstanding:
+ * until then the key counts as the larger of what it holds and what was reserved. A request costs
  * O(pending reservations of its session), not O(objects): HEADs happen only to settle expired
  * reservations, or, near the limit, to see uploads that already landed.
  *
@@ -114,9 +115,14 @@ export function createMemoryQuotaLedger(options: MemoryQuotaLedgerOptions = {}):
   /** Drops the least recently used scopes that hold nothing pending, down to 90% of the cap. */
   function evict(keep: ScopeState): void {
     const target = maxScopes - Math.floor(maxScopes / 10);
-    // A scope with reservations or a running operation must stay, or its reservations would vanish.
+    // A scope with live reservations or a running operation must stay, or its reservations would
+    // vanish. Expired ones may go: a fresh listing says what settling them by HEAD would.
+    const time = now();
     const idle = [...scopes].filter(
-      ([, state]) => state !== keep && state.pending.size === 0 && state.busy === 0,
+      ([, state]) =>
+        state !== keep &&
+        state.busy === 0 &&
+        [...state.pending.values()].every((pending) => pending.expiresAt <= time),
     );
     idle.sort(([, a], [, b]) => a.lastUsed - b.lastUsed);
     for (const [name] of idle) {
@@ -135,6 +141,7 @@ export function createMemoryQuotaLedger(options: MemoryQuotaLedgerOptions = {}):
         listedAt: Number.NEGATIVE_INFINITY,
         pending: new Map(),
         pendingTotal: 0,
+        pendingCount: 0,
         nextExpiry: Number.POSITIVE_INFINITY,
         loaded: false,
         queue: Promise.resolve(),
@@ -166,11 +173,13 @@ export function createMemoryQuotaLedger(options: MemoryQuotaLedgerOptions = {}):
     return pending ? Math.max(0, pending.bytes - (state.committed.get(key) ?? 0)) : 0;
   }
 
-  /** Runs `change` on one key's object or reservation, keeping the scope's pending total true. */
+  /** Runs `change` on one key's object or reservation, keeping the scope's pending figures true. */
   function changeKey(state: ScopeState, key: string, change: () => void): void {
-    state.pendingTotal -= excessOf(state, key);
+    const before = excessOf(state, key);
     change();
-    state.pendingTotal += excessOf(state, key);
+    const after = excessOf(state, key);
+    state.pendingTotal += after - before;
+    state.pendingCount += Number(after > 0) - Number(before > 0);
   }
 
   /** Records what `key` holds now (`undefined`: nothing), stamped with the ledger's clock. */
@@ -215,7 +224,12 @@ export function createMemoryQuotaLedger(options: MemoryQuotaLedgerOptions = {}):
     state.committed = committed;
     state.committedTotal = total;
     state.pendingTotal = 0;
-    for (const key of state.pending.keys()) state.pendingTotal += excessOf(state, key);
+    state.pendingCount = 0;
+    for (const key of state.pending.keys()) {
+      const excess = excessOf(state, key);
+      state.pendingTotal += excess;
+      if (excess > 0) state.pendingCount++;
+    }
     state.listedAt = listedAt;
     state.loaded = true;
   }
@@ -232,14 +246,8 @@ export function createMemoryQuotaLedger(options: MemoryQuotaLedgerOptions = {}):
     replaceCommitted(state, [...byKey.values()], listedAt);
   }
 
-  /** HEADs each key and records what it holds now; `settle` decides which reservations end. */
-  async function headAll(
-    state: ScopeState,
-    keys: string[],
-    source: QuotaUsageSource,
-    settle: (key: string, head: { size: number; lastModified: Date } | null) => boolean,
-    signal?: AbortSignal,
-  ) {
+  /** HEADs each key and records what it holds now. */
+  async function headAll(state: ScopeState, keys: string[], source: QuotaUsageSource, signal?: AbortSignal) {
     const heads = await mapConcurrent(
       keys,
       QUOTA_HEAD_CONCURRENCY,
@@ -247,9 +255,7 @@ export function createMemoryQuotaLedger(options: MemoryQuotaLedgerOptions = {}):
       signal,
     );
     keys.forEach((key, i) => {
-      const head = heads[i] ?? null;
-      setCommitted(state, key, head?.size);
-      if (settle(key, head)) endReservation(state, key);
+      setCommitted(state, key, heads[i]?.size);
     });
   }
 
@@ -258,30 +264,22 @@ export function createMemoryQuotaLedger(options: MemoryQuotaLedgerOptions = {}):
     // Most checks end here: nothing can have expired before the earliest expiry.
     if (time < state.nextExpiry) return;
     const expired = [...state.pending].filter(([, pending]) => pending.expiresAt <= time).map(([key]) => key);
-    if (expired.length > 0) await headAll(state, expired, source, () => true, signal);
+    if (expired.length > 0) {
+      await headAll(state, expired, source, signal);
+      for (const key of expired) endReservation(state, key);
+    }
     state.nextExpiry = Number.POSITIVE_INFINITY;
     for (const pending of state.pending.values())
       state.nextExpiry = Math.min(state.nextExpiry, pending.expiresAt);
   }
 
-  /** Ends reservations whose upload has landed: the object has the reserved size and is newer. */
+  /**
+   * Records what the reserved keys hold now, so that uploads that already landed count as objects
+   * rather than reservations. The reservations stay: a URL still valid may write its key again.
+   */
   async function settleSeen(state: ScopeState, source: QuotaUsageSource, signal?: AbortSignal) {
     const keys = [...state.pending.keys()];
-    if (keys.length === 0) return;
-    await headAll(
-      state,
-      keys,
-      source,
-      (key, head) => {
-        const pending = state.pending.get(key)!;
-        return (
-          head !== null &&
-          head.size === pending.bytes &&
-          head.lastModified.getTime() >= pending.issuedAt - SEEN_TOLERANCE_MS
-        );
-      },
-      signal,
-    );
+    if (keys.length > 0) await headAll(state, keys, source, signal);
   }
 
   function usageOf(state: ScopeState): QuotaUsage {
@@ -290,7 +288,7 @@ export function createMemoryQuotaLedger(options: MemoryQuotaLedgerOptions = {}):
       pendingBytes: state.pendingTotal,
       totalBytes: state.committedTotal + state.pendingTotal,
       objects: state.committed.size,
-      pendingUploads: state.pending.size,
+      pendingUploads: state.pendingCount,
     };
   }
 
@@ -318,21 +316,17 @@ export function createMemoryQuotaLedger(options: MemoryQuotaLedgerOptions = {}):
         if (!fits(state, key, bytes, limitBytes) && state.pending.size > 0)
           await settleSeen(state, source, signal);
         if (!fits(state, key, bytes, limitBytes)) throw quotaExceededError(request, usageOf(state));
-        const issuedAt = now();
         const expiresAt = urlExpiresAt.getTime() + graceMs;
         const previous = state.pending.get(key);
         let entry: Pending | undefined;
         changeKey(state, key, () => {
           if (previous) {
             // One entry per key: the largest outstanding size, held until the last URL expires.
-            if (bytes > previous.bytes) {
-              previous.bytes = bytes;
-              previous.issuedAt = issuedAt;
-            }
+            previous.bytes = Math.max(previous.bytes, bytes);
             previous.expiresAt = Math.max(previous.expiresAt, expiresAt);
             previous.holders++;
           } else if (bytes > 0) {
-            entry = { bytes, issuedAt, expiresAt, holders: 1 };
+            entry = { bytes, expiresAt, holders: 1 };
             state.pending.set(key, entry);
           }
         });
@@ -353,8 +347,9 @@ export function createMemoryQuotaLedger(options: MemoryQuotaLedgerOptions = {}):
       const state = stateOf(scope);
       return exclusive(state, async () => {
         throwIfAborted(signal, "quota commit");
+        // The reservation stays until its URLs expire: another URL for the key, or the same one
+        // again, may still write up to the reserved size.
         setCommitted(state, key, size);
-        endReservation(state, key);
       });
     },
 

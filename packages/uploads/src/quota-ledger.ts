@@ -27,7 +27,10 @@ export interface QuotaReservationRequest {
   bytes: number;
   /** The most `scope` may hold, reservations included. */
   limitBytes: number;
-  /** When the upload URL expires. */
+  /**
+   * When the upload URL expires: the key's reservation lasts until the latest such expiry of its
+   * URLs (plus the ledger's grace), commits and deletions notwithstanding.
+   */
   urlExpiresAt: Date;
   /** Where the real objects are read: see {@link usageSourceFromStore}. */
   source: QuotaUsageSource;
@@ -37,11 +40,12 @@ export interface QuotaReservationRequest {
 export interface QuotaUsage {
   /** Bytes of the objects under the scope. */
   usedBytes: number;
-  /** Bytes reserved by upload URLs not yet seen or expired, beyond what their keys hold now. */
+  /** Bytes reserved by upload URLs not yet expired, beyond what their keys hold now. */
   pendingBytes: number;
   /** What counts against the limit: used + pending. */
   totalBytes: number;
   objects: number;
+  /** Reserved keys whose reservation holds bytes beyond what the key holds now. */
   pendingUploads: number;
 }
 
@@ -77,9 +81,13 @@ export interface QuotaListing {
  * number of objects. Every method is atomic per scope **across processes** where the ledger is
  * shared (PostgreSQL); the memory ledger is race-free within one process only.
  *
- * Life of an upload: `reserve` (the URL is signed) → the bytes land → `commit` (verified) or the
+ * Life of an upload: `reserve` (the URL is signed) → the bytes land → `commit` (verified) → the
  * reservation expires (a reservation past `urlExpiresAt` plus grace is settled by looking at the
- * key: what it holds then counts, nothing more) → `forget` when the object is deleted. A listing
+ * key: what it holds then counts, nothing more); `forget` when the object is deleted. A reservation
+ * ends only by expiry or `release`, never by `commit` or `forget`: a URL can be used again until it
+ * expires, and several URLs for one key share one reservation of the largest size, so until the
+ * last of them expires the key counts as the larger of what it holds and what was reserved. Usage
+ * can then never pass the limit through any order of uploads, completions and deletions. A listing
  * of the scope (`reconcile`) replaces what the ledger believes the keys hold, except where the
  * ledger learnt something newer than the listing (see {@link QuotaLedger.reconcile}).
  *
@@ -94,9 +102,15 @@ export interface QuotaLedger {
    * new size replaces its current one, never adds to it. The first use of a scope lists `source`.
    */
   reserve(request: QuotaReservationRequest, options?: OperationOptions): Promise<QuotaReservation>;
-  /** A verified upload: the key now holds `size` bytes and its reservation ends. */
+  /**
+   * A verified upload: the key now holds `size` bytes. Its reservation stays until it expires (a
+   * URL still valid may write the key again); it adds only what it holds beyond `size`.
+   */
   commit(commit: QuotaCommit, options?: OperationOptions): Promise<void>;
-  /** `key` no longer holds anything (deleted, or refused after a failed verification). */
+  /**
+   * `key` no longer holds anything (deleted, or refused after a failed verification). Its
+   * reservation, if any, stays until it expires and counts in full meanwhile.
+   */
   forget(scope: string, key: string, options?: OperationOptions): Promise<void>;
   /**
    * What a listing of the scope found replaces the ledger's view of the objects, with two

@@ -8,9 +8,19 @@ export const MAX_UPLOAD_FILENAME_BYTES = 255;
 const PERCENT_ENCODED = /%[0-9A-Fa-f]{2}/;
 // Characters Windows forbids in file names; a user downloading the upload would hit them.
 const WINDOWS_RESERVED_CHARACTERS = /[<>:"|?*]/;
-// C1 controls, zero-width and text-direction characters: they hide or reorder what a reviewer
-// sees ("report\u202Egnp.exe" shows as "reportexe.png").
-const INVISIBLE_CHARACTERS = /[\u0080-\u009f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/;
+// Characters that hide or reorder what a reviewer sees ("report\u202Egnp.exe" shows as
+// "reportexe.png"), by Unicode category rather than a hand-picked list: controls (Cc), format
+// characters (Cf: zero-width, text-direction, tag characters, the byte order mark, the
+// Arabic letter mark…), private use (Co), line and paragraph separators; then the blank fillers
+// and invisible joiners that are letters or marks (a name of only U+3164 looks empty).
+// Variation selectors stay: emoji in real names carry U+FE0F.
+// (The fillers and joiners are an alternation: some are combining marks, which a character class
+// would pair with the character before them.)
+const INVISIBLE_CHARACTERS =
+  /[\p{Cc}\p{Cf}\p{Co}\p{Zl}\p{Zp}]|\u034f|\u115f|\u1160|\u17b4|\u17b5|\u180b|\u180c|\u180d|\u180f|\u2800|\u3164|\uffa0/u;
+// Slashes and backslashes from other blocks: no file system splits on them, but a name such as
+// "..\u2215..\u2215etc" reads as a path to whoever reviews it.
+const LOOKALIKE_SEPARATORS = /[\u2044\u2215\u29f8\u29f9\uff0f\uff3c]/;
 const WINDOWS_DEVICE_NAME = /^(con|prn|aux|nul|com[0-9]|lpt[0-9])(\.|$)/i;
 
 /** Why `name` is not a safe upload filename (a plain basename), or undefined when it is. */
@@ -25,6 +35,7 @@ export function uploadFilenameProblem(
   if (PERCENT_ENCODED.test(name)) return "must not contain percent-encoded characters such as %2e or %2f";
   if (WINDOWS_RESERVED_CHARACTERS.test(name)) return 'must not contain any of < > : " | ? *';
   if (INVISIBLE_CHARACTERS.test(name)) return "must not contain invisible or text-direction characters";
+  if (LOOKALIKE_SEPARATORS.test(name)) return "must not contain characters that look like / or \\";
   if (name.startsWith(".")) return "must not start with a dot";
   if (/^\s|\s$/.test(name)) return "must not start or end with whitespace";
   if (name.endsWith(".")) return "must not end with a dot";

@@ -3,6 +3,7 @@ import {
   mapConcurrent,
   type ObjectStore,
   type OperationOptions,
+  pushAll,
   StowageError,
   throwIfAborted,
 } from "@stowage/core";
@@ -199,7 +200,7 @@ export function createUploadRetention(options: {
         const gone = dryRun ? done.old : await deleteUnchanged(done.old, cutoff, signal);
         const swept = new Set(gone.map((upload) => upload.filename));
         const records = doomedRecords(done, swept, now, cutoff.getTime());
-        uploads.push(...gone);
+        pushAll(uploads, gone);
         deletedRecords += records.length;
         if (dryRun) return;
         for (const upload of gone) {

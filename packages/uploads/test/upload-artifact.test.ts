@@ -410,7 +410,7 @@ describe("the UploadArtifact tool and the live policy", () => {
     expect(live.description).toContain("Maximum file size: 100MB.");
     const output = await live.run({ filePath: big });
     expect(output.result).toMatchObject({ success: true, size: 60 * 1024 * 1024 });
-  }, 60_000);
+  });
 
   it("falls back to the environment's ARTIFACT_MAX_* when the server cannot say, and reports why", async () => {
     const warnings: RecordedWarning[] = [];

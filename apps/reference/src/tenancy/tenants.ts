@@ -1,5 +1,5 @@
 import { createSessionFiles, type SessionFiles } from "@stowage/artifacts";
-import { type BlobStore, createOwnedBlobStore } from "@stowage/blob-store";
+import { type BlobStore, createOwnedBlobStore, type OwnedBlobStore } from "@stowage/blob-store";
 import { type Notifier, type ObjectStore, type OperationOptions, StowageError } from "@stowage/core";
 import {
   type ContentRegistry,
@@ -46,7 +46,7 @@ export interface Tenant {
    */
   registry: ContentRegistry;
   /** The shared blob store as this tenant sees it: only the blobs it stored. */
-  blobs: BlobStore;
+  blobs: OwnedBlobStore;
   /** The dispatcher's hot state of each session, versioned, in the shared store under `hot-state/<kind>/<id>/`. */
   hotState: HotStateStore;
   /** Prompt metrics of each model call: the database's table when configured, else JSON Lines in the shared store. */
@@ -72,6 +72,11 @@ export interface TenantSessionBlobs {
   getBySessionId(sessionId: string, options?: OperationOptions): Promise<SessionBlobRecord | null>;
   /** Deletes the tenant's sessions of a request; NOT_FOUND when it stored none (another's look the same). */
   deleteForRequest(requestId: string, options?: OperationOptions): Promise<number>;
+  /**
+   * Deletes the tenant's records of one session id, whatever request they were stored for; 0 when
+   * there are none (deleting a session deletes whatever it has, and sending it again finds nothing).
+   */
+  deleteForSession(sessionId: string, options?: OperationOptions): Promise<number>;
   /** One page of the tenant's live stored sessions, without their blobs, in the order they were stored. */
   list(options?: ListSessionBlobsOptions): Promise<SessionBlobSummaryPage>;
 }
@@ -202,6 +207,7 @@ export function createServerTenants(options: ServerTenantsOptions): (principal: 
           }
           return deleted;
         },
+        deleteForSession: (sessionId, opts) => sessionBlobs.deleteForSession(owner, sessionId, opts),
       },
       uploads: {
         handle: (request) => uploads.handleUploadRequest(request, { principal: tenant.principal }),

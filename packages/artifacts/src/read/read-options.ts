@@ -27,6 +27,20 @@ export interface LineRange {
   totalLines?: number;
 }
 
+/** Options of a read of raw bytes (`readBytes`): a range from a byte position. */
+export interface ByteRangeOptions {
+  /** First byte to return, 0-based. Default 0; at most the file's size (which returns no bytes). */
+  start?: number;
+  /** Most bytes to return; default {@link DEFAULT_MAX_READ_BYTES}, at most {@link MAX_READ_BYTES_LIMIT}. */
+  maxBytes?: number;
+  signal?: AbortSignal;
+}
+
+export interface ByteRange {
+  start: number;
+  maxBytes: number;
+}
+
 export interface PageRequest {
   offset: number;
   limit: number;
@@ -37,23 +51,30 @@ export interface CheckedReadOptions {
   maxBytes: number;
 }
 
-function positiveInteger(value: unknown, name: string, max: number): number {
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1 || value > max) {
+function integerOption(value: unknown, name: string, min: number, max: number): number {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min || value > max) {
     throw new StowageError(
       "INVALID_INPUT",
-      `${name} must be an integer from 1 to ${max}, got ${describeValue(value)}`,
+      `${name} must be an integer from ${min} to ${max}, got ${describeValue(value)}`,
       { reason: "INVALID_READ_OPTION" },
     );
   }
   return value;
 }
 
+function positiveInteger(value: unknown, name: string, max: number): number {
+  return integerOption(value, name, 1, max);
+}
+
+function checkMaxBytes(value: unknown): number {
+  return value === undefined
+    ? DEFAULT_MAX_READ_BYTES
+    : positiveInteger(value, "maxBytes", MAX_READ_BYTES_LIMIT);
+}
+
 /** Validates `offset`, `limit` and `maxBytes`; `page` is set when either of the first two is. */
 export function checkReadOptions(options: ReadOptions): CheckedReadOptions {
-  const maxBytes =
-    options.maxBytes === undefined
-      ? DEFAULT_MAX_READ_BYTES
-      : positiveInteger(options.maxBytes, "maxBytes", MAX_READ_BYTES_LIMIT);
+  const maxBytes = checkMaxBytes(options.maxBytes);
   if (options.offset === undefined && options.limit === undefined) return { page: undefined, maxBytes };
   const offset =
     options.offset === undefined ? 1 : positiveInteger(options.offset, "offset", Number.MAX_SAFE_INTEGER);
@@ -62,4 +83,15 @@ export function checkReadOptions(options: ReadOptions): CheckedReadOptions {
       ? Number.MAX_SAFE_INTEGER
       : positiveInteger(options.limit, "limit", Number.MAX_SAFE_INTEGER);
   return { page: { offset, limit }, maxBytes };
+}
+
+/**
+ * Validates `start` (an integer from 0) and `maxBytes`; whether `start` is past the end is known
+ * only once the file is open (`readByteRange`).
+ */
+export function checkByteRangeOptions(options: ByteRangeOptions): ByteRange {
+  const maxBytes = checkMaxBytes(options.maxBytes);
+  const start =
+    options.start === undefined ? 0 : integerOption(options.start, "start", 0, Number.MAX_SAFE_INTEGER);
+  return { start, maxBytes };
 }

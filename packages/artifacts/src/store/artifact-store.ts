@@ -21,6 +21,7 @@ import {
   sanitizeToolType,
 } from "../layout/names.js";
 import { artifactsDirFor } from "../layout/session-dir.js";
+import type { ByteRangeOptions } from "../read/read-options.js";
 import { type ArtifactWriter, openArtifactWriter } from "./artifact-writer.js";
 import {
   type AgentOutputRead,
@@ -36,6 +37,12 @@ import {
   listArtifactEntries,
   readArtifact,
 } from "./read-artifact.js";
+import {
+  type ArtifactByteRangeOptions,
+  type ByteRangeRead,
+  readAgentOutputBytes,
+  readArtifactBytes,
+} from "./read-bytes.js";
 
 /**
  * Whether artifacts and agent outputs are fsynced before they are published. Off by default: a
@@ -100,6 +107,10 @@ export interface ArtifactStore {
   listAgentOutputs(options?: OperationOptions): Promise<string[]>;
   readArtifact(id: string | number, options?: ArtifactReadOptions): Promise<ArtifactRead>;
   readAgentOutput(id: string, options?: AgentOutputReadOptions): Promise<AgentOutputRead>;
+  /** Raw bytes of `artifact://<id>` from `start`, as the tool wrote them (neither decoded nor sanitized). */
+  readArtifactBytes(id: string | number, options?: ArtifactByteRangeOptions): Promise<ByteRangeRead>;
+  /** Raw bytes of `agent://<id>` from `start`. */
+  readAgentOutputBytes(id: string, options?: ByteRangeOptions): Promise<ByteRangeRead>;
 }
 
 function resolveDir(options: ArtifactStoreOptions): DirectoryAccess {
@@ -257,6 +268,10 @@ export function openArtifactStore(
       access.locate((location) => readArtifact(location, id, readOptions, artifactListing)),
     readAgentOutput: (id, readOptions) =>
       access.locate((location) => readAgentOutput(location, id, readOptions)),
+    readArtifactBytes: (id, rangeOptions = {}) =>
+      access.locate((location) => readArtifactBytes(location, id, rangeOptions, artifactListing)),
+    readAgentOutputBytes: (id, rangeOptions = {}) =>
+      access.locate((location) => readAgentOutputBytes(location, id, rangeOptions)),
   };
   return store;
 }

@@ -9,7 +9,7 @@ import {
 } from "../layout/listing.js";
 import { AGENT_OUTPUT_EXTENSION, assertAgentOutputId, parseAgentOutputFileName } from "../layout/names.js";
 import { extractJson, formatSteps, type JsonStep, parseJsonQuery, pathSteps } from "../read/json-extract.js";
-import { openRegularFile } from "../read/open-regular-file.js";
+import { type OpenedRegularFile, openRegularFile } from "../read/open-regular-file.js";
 import { readLines, readWhole } from "../read/read-lines.js";
 import { checkReadOptions, type LineRange, type ReadOptions } from "../read/read-options.js";
 
@@ -80,8 +80,28 @@ function extractionSteps(id: string, options: AgentOutputReadOptions): JsonStep[
 }
 
 /**
- * Reads `agent://<id>` from `dir` (`<id>.md`, opened without following links), optionally
- * extracting a JSON value by path or query, or a page of lines.
+ * Opens `agent://<id>` (`<id>.md` in `dir`) without following links; NOT_FOUND (reason
+ * `AGENT_OUTPUT_NOT_FOUND`, listing the available ids) when it does not exist. The caller closes
+ * the handle.
+ */
+export async function openAgentOutput(location: DirectoryLocation, id: string): Promise<OpenedRegularFile> {
+  const { path: dir } = location;
+  if (dir === null) throw noArtifactsDirectory();
+  const what = `agent output ${id}`;
+  const file = await openRegularFile(join(dir, `${id}${AGENT_OUTPUT_EXTENSION}`), what);
+  if (file) return file;
+  const names = await readDirectoryNames(dir, `read ${what}`);
+  if (names === null) throw noArtifactsDirectory();
+  const available = idsIn(names);
+  throw new StowageError("NOT_FOUND", `Not found: ${id}. Available: ${describeAvailable(available)}`, {
+    reason: "AGENT_OUTPUT_NOT_FOUND",
+    details: { id, available: available.slice(0, MAX_LISTED_IDS) },
+  });
+}
+
+/**
+ * Reads `agent://<id>` from `dir` (opened by {@link openAgentOutput}), optionally extracting a
+ * JSON value by path or query, or a page of lines.
  */
 export async function readAgentOutput(
   location: DirectoryLocation,
@@ -91,19 +111,8 @@ export async function readAgentOutput(
   const id = assertAgentOutputId(idValue);
   const steps = extractionSteps(id, options);
   const { page, maxBytes } = checkReadOptions(options);
-  const { path: dir } = location;
-  if (dir === null) throw noArtifactsDirectory();
   const what = `agent output ${id}`;
-  const file = await openRegularFile(join(dir, `${id}${AGENT_OUTPUT_EXTENSION}`), what);
-  if (!file) {
-    const names = await readDirectoryNames(dir, `read ${what}`);
-    if (names === null) throw noArtifactsDirectory();
-    const available = idsIn(names);
-    throw new StowageError("NOT_FOUND", `Not found: ${id}. Available: ${describeAvailable(available)}`, {
-      reason: "AGENT_OUTPUT_NOT_FOUND",
-      details: { id, available: available.slice(0, MAX_LISTED_IDS) },
-    });
-  }
+  const file = await openAgentOutput(location, id);
   const { handle, size } = file;
   try {
     if (steps === undefined) {

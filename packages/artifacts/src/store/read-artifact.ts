@@ -9,7 +9,7 @@ import {
 } from "../layout/listing.js";
 import { DirectoryListingCache } from "../layout/listing-cache.js";
 import { assertArtifactId, parseArtifactFileName } from "../layout/names.js";
-import { openRegularFile } from "../read/open-regular-file.js";
+import { type OpenedRegularFile, openRegularFile } from "../read/open-regular-file.js";
 import { readLines, readWhole } from "../read/read-lines.js";
 import { checkReadOptions, type LineRange, type ReadOptions } from "../read/read-options.js";
 
@@ -91,21 +91,24 @@ function notFound(id: string, entries: readonly ArtifactEntry[]): StowageError {
   );
 }
 
+/** A tool output found by id and open for reading; the caller closes `file.handle`. */
+export interface OpenedArtifact {
+  entry: ArtifactEntry;
+  file: OpenedRegularFile;
+}
+
 /**
- * Reads `artifact://<id>` from `dir`: found by exact file name (`<id>.<toolType>.log`), never by
- * prefix; opened without following links. A page (`offset`/`limit`) is read by scanning lines
- * (of the raw file), never by loading the file. The text is sanitized unless `raw`. `listing` is
- * the store's kept listing: the directory is listed again only when it changed (or a listed file
- * could not be opened).
+ * Finds `artifact://<id>` in `dir` by exact file name (`<id>.<toolType>.log`), never by prefix,
+ * and opens it without following links. One still being written is UNAVAILABLE (reason
+ * `ARTIFACT_INCOMPLETE`) unless `allowIncomplete`. `listing` is the store's kept listing: the
+ * directory is listed again only when it changed (or a listed file could not be opened).
  */
-export async function readArtifact(
+export async function openArtifact(
   location: DirectoryLocation,
-  idValue: unknown,
-  options: ArtifactReadOptions = {},
-  listing: DirectoryListingCache<ArtifactEntry[]> = createArtifactListing(),
-): Promise<ArtifactRead> {
-  const id = assertArtifactId(idValue);
-  const { page, maxBytes } = checkReadOptions(options);
+  id: string,
+  options: { allowIncomplete?: boolean; signal?: AbortSignal | undefined },
+  listing: DirectoryListingCache<ArtifactEntry[]>,
+): Promise<OpenedArtifact> {
   const { path: dir } = location;
   if (dir === null) throw noArtifactsDirectory();
   const what = `artifact ${id}`;
@@ -134,24 +137,42 @@ export async function readArtifact(
       );
     }
     const file = await openRegularFile(join(dir, target.fileName), what);
-    if (!file) continue; // renamed (published) or removed since the listing: look again
-    try {
-      const result: ArtifactRead = { id, toolType: target.toolType, complete: target.complete, text: "" };
-      const show = (bytes: Uint8Array) =>
-        options.raw === true ? decoder.decode(bytes) : sanitizeText(decoder.decode(bytes));
-      if (page) {
-        const read = await readLines(file.handle, page, maxBytes, what, options.signal);
-        result.text = show(read.bytes);
-        result.lines = read.lines;
-      } else {
-        result.text = show(await readWhole(file.handle, maxBytes, what, options.signal, file.size));
-      }
-      return result;
-    } finally {
-      await file.handle.close().catch(() => {});
-    }
+    if (file) return { entry: target, file };
+    // Renamed (published) or removed since the listing: look again.
   }
   throw new StowageError("UNAVAILABLE", `${what} kept changing while it was being opened; try again`, {
     reason: "ARTIFACT_CHANGING",
   });
+}
+
+/**
+ * Reads `artifact://<id>` from `dir` (found and opened by {@link openArtifact}). A page
+ * (`offset`/`limit`) is read by scanning lines (of the raw file), never by loading the file. The
+ * text is sanitized unless `raw`.
+ */
+export async function readArtifact(
+  location: DirectoryLocation,
+  idValue: unknown,
+  options: ArtifactReadOptions = {},
+  listing: DirectoryListingCache<ArtifactEntry[]> = createArtifactListing(),
+): Promise<ArtifactRead> {
+  const id = assertArtifactId(idValue);
+  const { page, maxBytes } = checkReadOptions(options);
+  const what = `artifact ${id}`;
+  const { entry, file } = await openArtifact(location, id, options, listing);
+  try {
+    const result: ArtifactRead = { id, toolType: entry.toolType, complete: entry.complete, text: "" };
+    const show = (bytes: Uint8Array) =>
+      options.raw === true ? decoder.decode(bytes) : sanitizeText(decoder.decode(bytes));
+    if (page) {
+      const read = await readLines(file.handle, page, maxBytes, what, options.signal);
+      result.text = show(read.bytes);
+      result.lines = read.lines;
+    } else {
+      result.text = show(await readWhole(file.handle, maxBytes, what, options.signal, file.size));
+    }
+    return result;
+  } finally {
+    await file.handle.close().catch(() => {});
+  }
 }

@@ -3,6 +3,7 @@ import { createMemoryObjectStore } from "@stowage/core";
 import { expectStowageError } from "@stowage/core/testing";
 import { beforeEach, describe, expect, it } from "vitest";
 import { type BlobStore, createBlobStore } from "../blob-store.js";
+import { createOwnedBlobStore } from "../owned-blob-store.js";
 import { collectGarbage } from "./collect-garbage.js";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
@@ -147,6 +148,25 @@ describe("collectGarbage", () => {
     expect(await blobs.has(unreferenced)).toBe(true);
   });
 
+  it("refuses an owner's view: it would delete bytes other owners stored", async () => {
+    const shared = createMemoryObjectStore();
+    const store = createBlobStore({ store: shared, layout: "sharded", prefix: "blobs/" });
+    const view = (owner: string) =>
+      createOwnedBlobStore({ blobs: store, owner, marks: shared, prefix: "blob-owners/" });
+    const alice = view("user:alice");
+    const bob = view("user:bob");
+    const alices = await alice.put(bytes("alice's screenshot"));
+    await bob.put(bytes("bob's own"));
+    await sleep(5);
+    await expectStowageError(
+      // @ts-expect-error a view is not the whole BlobStore a collection needs
+      collectGarbage({ blobs: bob, roots: [], graceMs: 0, timestampSlackMs: 0 }),
+      "INVALID_INPUT",
+    );
+    expect(await alice.get(alices.hash)).toEqual(bytes("alice's screenshot"));
+    expect(await store.has(alices.hash)).toBe(true);
+  });
+
   it("rejects a root that is neither a hash nor a ref, deleting nothing", async () => {
     await expectStowageError(
       collectGarbage({
@@ -163,9 +183,23 @@ describe("collectGarbage", () => {
   it("removes abandoned staging objects of interrupted streamed puts", async () => {
     await blobs.objects.put(".staging/interrupted", bytes("partial"));
     await sleep(5);
-    const report = await collectGarbage({ blobs, roots: [kept], graceMs: 0, timestampSlackMs: 0 });
+    // Kept while younger than stagingGraceMs (an hour by default), whatever graceMs says.
+    const young = await collectGarbage({ blobs, roots: [kept], graceMs: 0, timestampSlackMs: 0 });
+    expect(young.staleStaging).toBe(0);
+    expect(await blobs.objects.head(".staging/interrupted")).not.toBeNull();
+    const report = await collectGarbage({
+      blobs,
+      roots: [kept],
+      graceMs: 0,
+      stagingGraceMs: 0,
+      timestampSlackMs: 0,
+    });
     expect(report.staleStaging).toBe(1);
     expect(await blobs.objects.head(".staging/interrupted")).toBeNull();
+  });
+
+  it("refuses a negative stagingGraceMs", async () => {
+    await expectStowageError(collectGarbage({ blobs, roots: [kept], stagingGraceMs: -1 }), "INVALID_INPUT");
   });
 
   it("by default keeps blobs stamped within a second before the run (whole-second backends)", async () => {

@@ -1,10 +1,17 @@
 import { describeValue, isSha256Hex, StowageError, throwIfAborted } from "@stowage/core";
 import { GC_ASIDE_SEGMENT, STAGING_SEGMENT, TOUCH_RECORD_SEGMENT } from "../blob-layout.js";
 import type { BlobInfo, BlobStore } from "../blob-store.js";
+import { isOwnedBlobStore } from "../owned-blob-store.js";
 import { type BlobRootsOption, readRoots, rootSources } from "./root-sources.js";
 
 /** Blobs younger than this are never collected: a writer may not have persisted its ref yet. */
 export const DEFAULT_GC_GRACE_MS = 24 * 60 * 60 * 1000;
+/**
+ * Staging objects this old are taken for the leftovers of interrupted streamed puts. Apart from
+ * `graceMs`: a collection run with `graceMs: 0` must not take the bytes of a put still streaming
+ * (a staging object is stamped by its last write, then moved at once).
+ */
+export const DEFAULT_STAGING_GRACE_MS = 60 * 60 * 1000;
 
 /**
  * Blobs stamped up to this long before the run started are also kept: backends that keep whole
@@ -28,6 +35,8 @@ export interface CollectGarbageOptions {
   graceMs?: number;
   /** Default {@link DEFAULT_TIMESTAMP_SLACK_MS}. */
   timestampSlackMs?: number;
+  /** Staging objects of streamed puts younger than this are kept. Default {@link DEFAULT_STAGING_GRACE_MS}. */
+  stagingGraceMs?: number;
   /** Report what would be deleted without deleting (or moving) anything. Default false. */
   dryRun?: boolean;
   signal?: AbortSignal;
@@ -98,11 +107,18 @@ interface AsideBlob {
  */
 export async function collectGarbage(options: CollectGarbageOptions): Promise<GarbageCollectionReport> {
   const { blobs, dryRun = false, signal } = options;
+  if (isOwnedBlobStore(blobs)) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      "blobs must be the whole shared BlobStore, got one owner's view (createOwnedBlobStore): a collection moves and deletes bytes every owner shares, so it runs on the store the views were made from",
+    );
+  }
   if (typeof blobs?.iterate !== "function" || typeof blobs.objects?.move !== "function") {
     throw new StowageError("INVALID_INPUT", `blobs must be a BlobStore, got ${describeValue(blobs)}`);
   }
   const graceMs = nonNegative(options.graceMs, "graceMs", DEFAULT_GC_GRACE_MS);
   const slackMs = nonNegative(options.timestampSlackMs, "timestampSlackMs", DEFAULT_TIMESTAMP_SLACK_MS);
+  const stagingGraceMs = nonNegative(options.stagingGraceMs, "stagingGraceMs", DEFAULT_STAGING_GRACE_MS);
   const sources = rootSources(options.roots);
   const objects = blobs.objects;
   const asidePrefix = `${blobs.prefix}${GC_ASIDE_SEGMENT}/`;
@@ -110,6 +126,7 @@ export async function collectGarbage(options: CollectGarbageOptions): Promise<Ga
   const started = Date.now();
   // Anything stamped at or after this is young: written during the run or within the grace period.
   const youngSince = started - graceMs - slackMs;
+  const stagingYoungSince = started - stagingGraceMs - slackMs;
   const isYoung = (lastModified: Date) => lastModified.getTime() >= youngSince;
   // Declared by the store, not probed: where it is false (S3's move is a copy, or a store that does
   // not say) writers leave touch records, and those are the check.
@@ -251,7 +268,7 @@ export async function collectGarbage(options: CollectGarbageOptions): Promise<Ga
 
   const stagingPrefix = `${blobs.prefix}${STAGING_SEGMENT}/`;
   for await (const item of objects.iterate({ prefix: stagingPrefix, signal })) {
-    if (isYoung(item.lastModified)) continue;
+    if (item.lastModified.getTime() >= stagingYoungSince) continue;
     if (!dryRun) await objects.delete(item.key, { signal });
     report.staleStaging++;
   }

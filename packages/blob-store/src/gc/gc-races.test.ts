@@ -84,6 +84,39 @@ describe("garbage collection racing writers (injected timing)", () => {
     expect(await blobs.get(old)).toEqual(bytes("an old screenshot"));
   });
 
+  // A streamed put stages its bytes, then moves them under their hash: a collection in between.
+  const streamOf = (text: string) => new Blob([bytes(text)]).stream();
+  const whenStaged = (step: () => Promise<void>) => {
+    let done = false;
+    hooks.move = async (key) => {
+      if (done || !key.startsWith(".staging/")) return;
+      done = true;
+      await step();
+    };
+  };
+
+  it("a collection with graceMs 0 leaves the staged bytes of a streamed put still running", async () => {
+    let report: Awaited<ReturnType<typeof collectGarbage>> | undefined;
+    whenStaged(async () => {
+      await sleep(5);
+      report = await collectGarbage({ blobs, roots, ...now });
+    });
+    const put = await blobs.put(streamOf("a screenshot still arriving"));
+    expect(report?.staleStaging).toBe(0);
+    expect(new TextDecoder().decode((await blobs.get(put.hash))!)).toBe("a screenshot still arriving");
+  });
+
+  it("staged bytes taken by a collection fail the put with COLLECTED_DURING_PUT, never a bare NOT_FOUND", async () => {
+    whenStaged(async () => {
+      await sleep(5); // stamped before the run started
+      await collectGarbage({ blobs, roots, ...now, stagingGraceMs: 0 });
+    });
+    const err = await expectStowageError(blobs.put(streamOf("a screenshot paused too long")), "CONFLICT");
+    expect(err.reason).toBe("COLLECTED_DURING_PUT");
+    expect(err.message).toMatch(/staged bytes were removed by a garbage collection.*put it again/);
+    expect((await objects.list({ prefix: ".staging/" })).items).toEqual([]);
+  });
+
   it("a writer that stores the blob after it was moved aside keeps its copy; the aside copy goes", async () => {
     hooks.head = once(
       () => `.gc/${old}`,

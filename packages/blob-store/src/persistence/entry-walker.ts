@@ -1,5 +1,13 @@
 import { parseDataUrl } from "@stowage/core";
 
+/**
+ * How many objects and arrays deep the walker descends into an entry; anything deeper is kept as
+ * it is (not externalized, not cut, refs not resolved). Image locations are a handful of levels
+ * deep (`message.content[i].content[j].source.data`); the bound keeps a hostile line from
+ * exhausting the stack, which JSON itself does not guard against at this depth.
+ */
+export const MAX_ENTRY_DEPTH = 512;
+
 /** A base64 payload found in a session entry: an image, or a document (PDF) sent the same way. */
 interface ImagePayload {
   /** The base64 text (of a data URL: the part after its comma), or a blob ref where one was stored before. */
@@ -23,6 +31,8 @@ interface EntryVisitor {
   dropField?(field: string, place: ObjectPlace): boolean;
   /** Called when an object was rewritten, to fix fields derived from others. */
   rewrittenObject?(original: Record<string, unknown>, rewritten: Record<string, unknown>): void;
+  /** Called for each object or array below {@link MAX_ENTRY_DEPTH}, which is kept as it is. */
+  tooDeep?(): void;
 }
 
 type JsonObject = Record<string, unknown>;
@@ -93,6 +103,22 @@ function imageRuleFor(block: JsonObject): ImageRule | undefined {
  * URLs, in any string that is one.
  */
 export function rewriteEntry<T>(entry: T, visitor: EntryVisitor): T {
+  /** Objects and arrays entered on the way to the current value. */
+  let depth = 0;
+  /** `walk(container)`, or `container` untouched (reported) when it lies below {@link MAX_ENTRY_DEPTH}. */
+  function within<C>(container: C, walk: (container: C) => C): C {
+    if (depth >= MAX_ENTRY_DEPTH) {
+      visitor.tooDeep?.();
+      return container;
+    }
+    depth++;
+    try {
+      return walk(container);
+    } finally {
+      depth--;
+    }
+  }
+
   /** The string itself when it is an image data URL; otherwise the visitor's ordinary string. */
   function visitString(value: string, field: string | undefined, owner: JsonObject | undefined): string {
     if (visitor.image) {
@@ -125,6 +151,10 @@ export function rewriteEntry<T>(entry: T, visitor: EntryVisitor): T {
   }
 
   function visitArray(array: unknown[], element: (child: unknown) => unknown): unknown[] {
+    return within(array, () => visitElements(array, element));
+  }
+
+  function visitElements(array: unknown[], element: (child: unknown) => unknown): unknown[] {
     let copy: unknown[] | undefined;
     for (let i = 0; i < array.length; i++) {
       const child = array[i];
@@ -165,6 +195,10 @@ export function rewriteEntry<T>(entry: T, visitor: EntryVisitor): T {
   }
 
   function visitObject(object: JsonObject, place: ObjectPlace, rule: ImageRule | undefined): JsonObject {
+    return within(object, () => visitFields(object, place, rule));
+  }
+
+  function visitFields(object: JsonObject, place: ObjectPlace, rule: ImageRule | undefined): JsonObject {
     let copy: JsonObject | undefined;
     for (const field of Object.keys(object)) {
       if (visitor.dropField?.(field, place)) {

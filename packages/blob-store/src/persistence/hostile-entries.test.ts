@@ -3,7 +3,9 @@ import { seededRandom } from "@stowage/core/testing";
 import { encodePng } from "@stowage/test-support";
 import { beforeEach, describe, expect, it } from "vitest";
 import { type BlobStore, createBlobStore } from "../blob-store.js";
+import { MAX_ENTRY_DEPTH } from "./entry-walker.js";
 import { prepareEntryForPersistence } from "./prepare-entry.js";
+import { resolveBlobRefs } from "./resolve-refs.js";
 import { TRUNCATION_NOTICE } from "./truncate-string.js";
 
 const LIMIT = 1000;
@@ -48,6 +50,20 @@ const under = (...fields: string[]): Placement => ({
     ),
   read: (prepared) =>
     fields.reduce<unknown>((outer, field) => (outer as Record<string, unknown>)[field], prepared),
+});
+
+/** An image block `levels` objects down a chain of `a` fields (built without recursion). */
+const nestedBlock = (levels: number): Placement => ({
+  entry: (value) => {
+    let entry: unknown = { content: [{ type: "image", data: value, mimeType: "image/png" }] };
+    for (let i = 0; i < levels; i++) entry = { a: entry };
+    return entry;
+  },
+  read: (prepared) => {
+    let object = prepared as { a: unknown };
+    for (let i = 0; i < levels; i++) object = object.a as { a: unknown };
+    return (object as unknown as { content: [{ data: string }] }).content[0].data;
+  },
 });
 
 // Each row: what an attacker (or a misbehaving tool) writes, where, and what the line must hold.
@@ -107,6 +123,18 @@ const HOSTILE_ENTRIES: [string, Placement, string, Outcome][] = [
     `data:image/png;base64,${png}`,
     { kind: "externalized", header: "data:image/png;base64," },
   ],
+  [
+    "an image block 100 objects deep (within the walker's depth)",
+    nestedBlock(100),
+    png,
+    { kind: "externalized", header: "" },
+  ],
+  [
+    "an image block 10,000 objects deep (past the depth JSON.parse takes, not the stack of a walker)",
+    nestedBlock(10_000),
+    png,
+    { kind: "kept whole" },
+  ],
   // Residual, by design: base64 that decodes and starts like an image is image data as far as a
   // byte-level check can tell, so it is never cut; at a known image place it moves to the store.
   [
@@ -153,5 +181,32 @@ describe("hostile entries for prepareEntryForPersistence", () => {
         expect(blobCount).toBe(1);
         break;
     }
+  });
+});
+
+describe("deeply nested entries", () => {
+  it("are prepared and resolved without throwing: shallow images move, the part past the bound stays as it is", async () => {
+    const blobs = createBlobStore({ store: createMemoryObjectStore() });
+    const warnings: unknown[] = [];
+    const logger = { warn: (details: unknown) => warnings.push(details) };
+    const bottom = { content: [{ type: "image", data: png, mimeType: "image/png" }] };
+    let chain: unknown = bottom;
+    for (let i = 0; i < 10_000; i++) chain = { content: [chain] };
+    const entry = { message: { content: [{ type: "image", data: png, mimeType: "image/png" }, chain] } };
+
+    const prepared = await prepareEntryForPersistence(entry, { blobs, logger });
+    const [shallow, deep] = prepared.message.content as [{ data: string }, unknown];
+    expect(shallow.data).toMatch(/^blob:sha256:[0-9a-f]{64}$/);
+    expect((await blobs.list()).items).toHaveLength(1);
+    // Nothing changed below the shallow image: the chain is handed back as it is, the same objects,
+    // its image (past the bound) not externalized.
+    expect(deep).toBe(chain);
+    expect(bottom.content[0]!.data).toBe(png);
+    expect(warnings).toEqual([{ maxDepth: MAX_ENTRY_DEPTH }]);
+
+    const [resolved] = await resolveBlobRefs([prepared], { blobs, logger });
+    const [shallowBack, deepBack] = resolved!.message.content as [{ data: string }, unknown];
+    expect(shallowBack.data).toBe(png);
+    expect(deepBack).toBe(chain);
   });
 });

@@ -10,7 +10,7 @@ import {
 import type { BlobStore } from "../blob-store.js";
 import { decodeBase64, isBase64Image } from "./base64.js";
 import { embeddedBase64Images } from "./embedded-images.js";
-import { rewriteEntry } from "./entry-walker.js";
+import { MAX_ENTRY_DEPTH, rewriteEntry } from "./entry-walker.js";
 import { truncateForPersistence } from "./truncate-string.js";
 
 /** Strings longer than this many UTF-16 units are cut before persisting. */
@@ -86,7 +86,8 @@ function isSignedBlock(owner: Record<string, unknown>): boolean {
  * URLs anywhere) and however the base64 is written (canonical, line-wrapped, URL-safe, unpadded);
  * other strings over `maxStringChars` are cut with a notice; transient streaming fields are dropped.
  * An image payload is never cut: one that cannot be externalized stays whole and is reported to
- * the logger. Returns a new entry (the input is not mutated) once every blob it references is
+ * the logger. Parts nested deeper than {@link MAX_ENTRY_DEPTH} objects and arrays are kept as they
+ * are (one warning per entry). Returns a new entry (the input is not mutated) once every blob it references is
  * durably stored.
  */
 export async function prepareEntryForPersistence<T>(entry: T, options: PrepareEntryOptions): Promise<T> {
@@ -109,7 +110,11 @@ export async function prepareEntryForPersistence<T>(entry: T, options: PrepareEn
     );
 
   const pending: { bytes: Uint8Array; hash: string }[] = [];
+  let tooDeep = false;
   const prepared = rewriteEntry(entry, {
+    tooDeep() {
+      tooDeep = true;
+    },
     image({ payload, field }) {
       const chars = payload.length;
       if (chars < threshold || isBlobRef(payload)) return undefined;
@@ -154,6 +159,13 @@ export async function prepareEntryForPersistence<T>(entry: T, options: PrepareEn
       }
     },
   });
+
+  if (tooDeep) {
+    logger.warn(
+      { maxDepth: MAX_ENTRY_DEPTH },
+      `session entry nested deeper than ${MAX_ENTRY_DEPTH} levels: its deeper parts are kept as they are`,
+    );
+  }
 
   // The entry is returned only after every blob it references is stored.
   await mapConcurrent(

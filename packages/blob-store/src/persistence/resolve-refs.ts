@@ -28,7 +28,8 @@ export interface ResolveBlobRefsOptions {
 /**
  * Turns the `blob:sha256:` refs of image payloads back into base64, reading each distinct blob
  * once with bounded concurrency. A missing or corrupted blob logs a warning and its ref stays in
- * place, so loading a session never fails on it. Returns new entries; the input is not mutated.
+ * place, so loading a session never fails on it. Refs nested deeper than `MAX_ENTRY_DEPTH` objects
+ * and arrays (where `prepareEntryForPersistence` never puts one) stay as they are. Returns new entries; the input is not mutated.
  */
 export async function resolveBlobRefs<T>(
   entries: readonly T[],

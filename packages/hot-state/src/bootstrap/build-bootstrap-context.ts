@@ -1,6 +1,7 @@
 import {
   assertSafeKey,
   describeValue,
+  largest,
   mapConcurrent,
   type OperationOptions,
   StowageError,
@@ -263,6 +264,6 @@ export async function buildBootstrapContext(
     files: results.map(({ result }) => result),
     refFiles: count("ref"),
     skippedFiles: count("skipped"),
-    largestInlineChars: inline.length === 0 ? 0 : Math.max(...inline),
+    largestInlineChars: largest(inline, 0),
   };
 }

@@ -1,4 +1,4 @@
-import { consoleLogger, describeValue, type Logger, StowageError } from "@stowage/core";
+import { consoleLogger, describeValue, type Logger, pushAll, StowageError } from "@stowage/core";
 import { type ContextBudget, resolveBudget } from "../budget/context-budget.js";
 import type { ContentRef, HotState } from "../schemas/hot-state-schema.js";
 import { HotStateSchema } from "../schemas/hot-state-schema.js";
@@ -111,7 +111,7 @@ export function buildHotState(input: unknown, options: BuildHotStateOptions = {}
   let minimal = false;
   if (measured.tokens > limit) {
     const fitted = shedToFit(state, measured, limit, measure);
-    shed.push(...fitted.shed);
+    pushAll(shed, fitted.shed);
     state = fitted.state;
     measured = fitted.measured;
     if (measured.tokens > limit) {
@@ -179,7 +179,7 @@ function shedToFit(
     if (units === 0) continue;
     const fewest = fewestUnitsThatFit(step, state, units, limit, measure);
     state = fewest.applied.state;
-    shed.push(...fewest.applied.shed);
+    pushAll(shed, fewest.applied.shed);
     measured = fewest.measured;
     if (measured.tokens <= limit) break;
   }

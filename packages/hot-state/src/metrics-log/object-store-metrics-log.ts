@@ -6,6 +6,7 @@ import {
   mapConcurrent,
   type ObjectStore,
   type OperationOptions,
+  pushAll,
   StowageError,
 } from "@stowage/core";
 import { assertAtomicStore } from "../store/atomic-store.js";
@@ -148,7 +149,7 @@ export function createPromptMetricsLog(options: PromptMetricsLogOptions): Prompt
         if (read.some((bytes) => bytes === null)) return; // cannot happen while turns are kept; skip
         lines = read as Uint8Array[];
       }
-      parts.push(...lines);
+      pushAll(parts, lines);
       try {
         await store.put(segmentKey(session, to), concat(parts), { ...op, ifNoneMatch: "*" });
       } catch (err) {

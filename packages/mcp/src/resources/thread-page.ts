@@ -1,5 +1,5 @@
 import { Buffer } from "node:buffer";
-import { StowageError } from "@stowage/core";
+import { pushAll, StowageError } from "@stowage/core";
 import type { ThreadFeeds, ThreadItem } from "@stowage/thread-items";
 
 /** Items in one page of a `thread://` read when the URI gives no `limit`. */
@@ -56,7 +56,7 @@ export async function readThreadPage(
       fitting++;
     }
     if (fitting === step.items.length) {
-      items.push(...step.items);
+      pushAll(items, step.items);
       cursor = step.cursor;
       if (cursor === undefined) break;
       continue;
@@ -64,7 +64,7 @@ export async function readThreadPage(
     if (fitting > 0) {
       // The same listing cut after the items that fit (a skipped unreadable item only makes it shorter).
       const part = await list(fitting);
-      items.push(...part.items);
+      pushAll(items, part.items);
       cursor = part.cursor;
     }
     break;

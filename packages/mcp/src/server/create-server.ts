@@ -43,7 +43,8 @@ function checkOptions(options: StowageMcpServerOptions): void {
   if (
     typeof session?.sessionId !== "string" ||
     typeof session.artifacts?.listArtifacts !== "function" ||
-    typeof session.router?.read !== "function"
+    typeof session.router?.read !== "function" ||
+    typeof session.router.readBytes !== "function"
   ) {
     throw new StowageError(
       "INVALID_INPUT",

@@ -1,19 +1,19 @@
-import { Buffer } from "node:buffer";
-import { StowageError } from "@stowage/core";
 import type { ThreadFeeds } from "@stowage/thread-items";
 import { z } from "zod";
 import { THREAD_SCHEME } from "../resources/resource-uris.js";
 import type { McpSession } from "../server/options.js";
+import {
+  MAX_SEARCH_SCANNED_BYTES,
+  MAX_SEARCH_SOURCE_BYTES,
+  type PartialSource,
+  SessionSearch,
+} from "./session-search.js";
 import { inputSchemaOf, type McpTool, parseArgs, textResult } from "./tool.js";
 
-/** Most bytes one search reads across artifacts, agent outputs and thread items. */
-export const MAX_SEARCH_SCANNED_BYTES = 32 * 1024 * 1024;
 /** Most matches one search returns. */
 export const MAX_SEARCH_MATCHES = 100;
-/** Characters of a matching line shown around the match. */
-const EXCERPT_CHARS = 200;
-/** Lines read per page while scanning an artifact. */
-const SCAN_PAGE_LINES = 5000;
+
+const MIB = 1024 * 1024;
 
 const SearchSessionInput = z.strictObject({
   text: z
@@ -24,18 +24,42 @@ const SearchSessionInput = z.strictObject({
   limit: z.int().min(1).max(MAX_SEARCH_MATCHES).optional().describe("Most matches to return (default 20)."),
 });
 
-interface Match {
-  uri: string;
-  line?: number;
-  /** The thread item's id, for a match in a thread. */
-  item?: string;
-  excerpt: string;
+/** Where to read on in a source the search read only in part. */
+function readOnHint({ uri, line }: PartialSource): string {
+  const [scheme, id] = uri.split("://") as [string, string];
+  const tool = scheme === "artifact" ? "read_artifact" : "query_agent_output";
+  return `${tool} with id ${JSON.stringify(id)} and offset=${line}`;
 }
 
-function excerptAround(line: string, at: number, length: number): string {
-  const start = Math.max(0, at - Math.floor((EXCERPT_CHARS - length) / 2));
-  const piece = line.slice(start, start + EXCERPT_CHARS);
-  return `${start > 0 ? "…" : ""}${piece}${start + EXCERPT_CHARS < line.length ? "…" : ""}`;
+/** The lines after the matches: everything the search did not look at, and how to look. */
+function footerOf(search: SessionSearch, limit: number): string[] {
+  const notes: string[] = [];
+  for (const source of search.partial) {
+    notes.push(
+      `[${source.uri}: searched only its first ${source.scannedBytes} of ${source.size} bytes, up to line ${source.line}; read on with ${readOnHint(source)}]`,
+    );
+  }
+  for (const { uri, scannedBytes } of search.incomplete) {
+    notes.push(`[${uri} is still being written: searched the ${scannedBytes} bytes written so far]`);
+  }
+  for (const { uri, code, reason } of search.skipped) {
+    const why = `${code}${reason === undefined ? "" : ` (${reason})`}`;
+    // A scheme alone stands for its listing: none of its sources could be looked at.
+    if (uri.endsWith("://")) notes.push(`[skipped every ${uri}: their listing cannot be read, ${why}]`);
+    else notes.push(`[skipped ${uri}: it cannot be read, ${why}]`);
+  }
+  if (search.skippedNotListed > 0)
+    notes.push(`[skipped ${search.skippedNotListed} more that cannot be read]`);
+  if (search.stopped === "limit") {
+    notes.push(
+      `[stopped at ${limit} matches: search for longer text, or pass a larger limit (at most ${MAX_SEARCH_MATCHES})]`,
+    );
+  } else if (search.stopped === "budget") {
+    notes.push(
+      `[stopped after reading ${search.scannedBytes} bytes, the most one search reads: what comes after was not searched; read it with read_artifact or query_agent_output]`,
+    );
+  }
+  return notes;
 }
 
 /** `search_session`: text across the session's artifacts, agent outputs and thread items, bounded. */
@@ -45,82 +69,22 @@ export function searchSessionTool(session: McpSession, threads: ThreadFeeds | un
       name: "search_session",
       description:
         "Find text (case-insensitive) across this session's tool outputs (artifact://), subagent outputs (agent://) " +
-        `and thread items. Returns up to limit matches with their URI and line; reads at most ${MAX_SEARCH_SCANNED_BYTES / 1024 / 1024} MiB, ` +
-        "and says when it stopped early. Read a match with read_artifact, query_agent_output or the resource URI.",
+        `and thread items. Returns up to limit matches with their URI and line; reads at most ${MAX_SEARCH_SCANNED_BYTES / MIB} MiB, ` +
+        `at most ${MAX_SEARCH_SOURCE_BYTES / MIB} MiB of one output, and says what it skipped, cut or stopped at. ` +
+        "Read a match with read_artifact, query_agent_output or the resource URI.",
       inputSchema: inputSchemaOf(SearchSessionInput),
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async call(args, signal) {
       const { text, limit = 20 } = parseArgs(SearchSessionInput, args, "search_session");
-      const needle = text.toLowerCase();
-      const matches: Match[] = [];
-      let scanned = 0;
-      let stopped: "limit" | "budget" | undefined;
-
-      /** Looks through one piece of text; false once the search must stop. */
-      const scan = (uri: string, body: string, firstLine: number | undefined, item?: string): boolean => {
-        scanned += Buffer.byteLength(body);
-        const lines = body.split("\n");
-        for (let index = 0; index < lines.length; index++) {
-          const line = lines[index]!;
-          const at = line.toLowerCase().indexOf(needle);
-          if (at === -1) continue;
-          if (matches.length >= limit) {
-            stopped = "limit";
-            return false;
-          }
-          matches.push({
-            uri,
-            ...(firstLine === undefined ? {} : { line: firstLine + index }),
-            ...(item === undefined ? {} : { item }),
-            excerpt: excerptAround(line, at, needle.length),
-          });
+      const search = new SessionSearch(text, limit, signal);
+      const searchAll = async (): Promise<void> => {
+        for (const entry of await search.listed("artifact", session.artifacts.listArtifacts({ signal }))) {
+          if (!(await search.searchFile(session.router, `artifact://${entry.id}`, true))) return;
         }
-        if (scanned >= MAX_SEARCH_SCANNED_BYTES) {
-          stopped = "budget";
-          return false;
-        }
-        return true;
-      };
-
-      const search = async (): Promise<void> => {
-        for (const entry of await session.artifacts.listArtifacts({ signal })) {
-          if (!entry.complete) continue;
-          const url = `artifact://${entry.id}`;
-          for (let offset = 1; ; ) {
-            const read = await session.router
-              .read(url, {
-                offset,
-                limit: SCAN_PAGE_LINES,
-                maxBytes: Math.max(1, MAX_SEARCH_SCANNED_BYTES - scanned),
-                signal,
-              })
-              .catch((err: unknown) => {
-                if (StowageError.is(err, "TOO_LARGE")) return null;
-                throw err;
-              });
-            if (read === null) {
-              stopped = "budget";
-              return;
-            }
-            if (!scan(url, read.text, offset)) return;
-            if (!read.lines?.hasMore) break;
-            offset = read.lines.last + 1;
-          }
-        }
-        for (const id of await session.artifacts.listAgentOutputs({ signal })) {
-          const url = `agent://${id}`;
-          const read = await session.router
-            .read(url, { offset: 1, maxBytes: Math.max(1, MAX_SEARCH_SCANNED_BYTES - scanned), signal })
-            .catch((err: unknown) => {
-              if (StowageError.is(err, "TOO_LARGE")) return null;
-              throw err;
-            });
-          if (read === null) {
-            stopped = "budget";
-            return;
-          }
-          if (!scan(url, read.text, 1)) return;
+        // Agent outputs are returned as written (not sanitized), so they are searched as written.
+        for (const id of await search.listed("agent", session.artifacts.listAgentOutputs({ signal }))) {
+          if (!(await search.searchFile(session.router, `agent://${id}`, false))) return;
         }
         if (!threads) return;
         let threadCursor: string | undefined;
@@ -135,7 +99,7 @@ export function searchSessionTool(session: McpSession, threads: ThreadFeeds | un
             do {
               const items = await threads.items(info, { ...(cursor ? { cursor } : {}), signal });
               for (const item of items.items) {
-                if (!scan(`${THREAD_SCHEME}${info.alias}`, JSON.stringify(item), undefined, item.id)) return;
+                if (!search.searchThreadItem(`${THREAD_SCHEME}${info.alias}`, item)) return;
               }
               cursor = items.cursor;
             } while (cursor !== undefined);
@@ -143,8 +107,8 @@ export function searchSessionTool(session: McpSession, threads: ThreadFeeds | un
           threadCursor = page.cursor;
         } while (threadCursor !== undefined);
       };
-      await search();
-
+      await searchAll();
+      const { matches } = search;
       const header =
         matches.length === 0
           ? `no match for ${JSON.stringify(text)}`
@@ -153,17 +117,16 @@ export function searchSessionTool(session: McpSession, threads: ThreadFeeds | un
         (m) =>
           `${m.uri}${m.line === undefined ? "" : ` line ${m.line}`}${m.item === undefined ? "" : ` item ${m.item}`}: ${m.excerpt}`,
       );
-      const footer =
-        stopped === "limit"
-          ? `\n[stopped at ${limit} matches: search for longer text, or pass a larger limit (at most ${MAX_SEARCH_MATCHES})]`
-          : stopped === "budget"
-            ? `\n[stopped after reading ${MAX_SEARCH_SCANNED_BYTES} bytes: search for longer text, or read the outputs with read_artifact]`
-            : "";
-      return textResult([header, ...lines].join("\n") + footer, {
+      const footer = footerOf(search, limit);
+      return textResult([header, ...lines].join("\n") + footer.map((note) => `\n${note}`).join(""), {
         matches,
-        complete: stopped === undefined,
-        ...(stopped ? { stopped } : {}),
-        scannedBytes: scanned,
+        complete: search.complete,
+        ...(search.stopped ? { stopped: search.stopped } : {}),
+        scannedBytes: search.scannedBytes,
+        ...(search.partial.length > 0 ? { partial: search.partial } : {}),
+        ...(search.incomplete.length > 0 ? { incomplete: search.incomplete } : {}),
+        ...(search.skipped.length > 0 ? { skipped: search.skipped } : {}),
+        ...(search.skippedNotListed > 0 ? { skippedNotListed: search.skippedNotListed } : {}),
       });
     },
   };

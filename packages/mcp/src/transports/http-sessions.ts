@@ -7,7 +7,7 @@ import type { StowageMcpServer } from "../server/create-server.js";
 export const DEFAULT_MAX_HTTP_SESSIONS = 256;
 /** Default most MCP sessions one owner keeps open; past it that owner's least recently used one is closed. */
 export const DEFAULT_MAX_HTTP_SESSIONS_PER_OWNER = 16;
-/** Default time an MCP session may stay unused before it is closed. */
+/** Default time an MCP session may stay unused (no request, no open notification stream) before it is closed. */
 export const DEFAULT_HTTP_SESSION_IDLE_MS = 30 * 60 * 1000;
 /** The header of the Streamable HTTP transport that names an MCP session. */
 export const MCP_SESSION_HEADER = "mcp-session-id";
@@ -20,6 +20,7 @@ export interface McpHttpSessionsOptions {
   maxSessions?: number;
   /** Most sessions of one owner; a new one past it closes that owner's least recently used session. */
   maxSessionsPerOwner?: number;
+  /** How long a session may stay unused (no request, no open GET notification stream) before it is closed. */
   idleMs?: number;
 }
 
@@ -47,7 +48,56 @@ interface Entry {
   scope: string;
   transport: WebStandardStreamableHTTPServerTransport;
   server: StowageMcpServer;
+  /** When its last request came, or its last notification stream closed. */
   lastUsed: number;
+  /** Its GET notification streams still open: while one is, the session is in use. */
+  openStreams: number;
+}
+
+/**
+ * The response of a session's GET notification stream, counted in `entry.openStreams` while it is
+ * open: a client listening for updates of its subscriptions uses its session however long it
+ * sends no request. The stream closes when the client goes away (the transport's keep-alive writes
+ * fail on a dead connection, and the app's server cancels the body) or the session closes; the
+ * session's idle time counts from then.
+ */
+function countWhileOpen(entry: Entry, response: Response): Response {
+  if (!response.ok || response.body === null) return response;
+  const source = response.body.getReader();
+  entry.openStreams++;
+  let open = true;
+  const closed = () => {
+    if (!open) return;
+    open = false;
+    entry.openStreams--;
+    entry.lastUsed = Date.now();
+  };
+  const body = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        try {
+          const { done, value } = await source.read();
+          if (done) {
+            closed();
+            controller.close();
+          } else controller.enqueue(value);
+        } catch (err) {
+          closed();
+          controller.error(err);
+        }
+      },
+      async cancel(reason) {
+        closed();
+        await source.cancel(reason);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  return new Response(body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
 }
 
 /** A JSON-RPC error answer carrying a StowageError's wire body as `data`. */
@@ -128,7 +178,8 @@ function positiveInteger(name: string, value: number, min: number): number {
  * the same 404 as for an id that never existed. Sessions hold subscriptions, so they are kept:
  * at most `maxSessionsPerOwner` per owner (its least recently used one makes room for its new
  * one), at most `maxSessions` in all (a new one is then refused: one owner's flood never closes
- * another owner's session), each closed after `idleMs` unused.
+ * another owner's session), each closed after `idleMs` unused: without a request and without its
+ * GET notification stream open.
  */
 export function createMcpHttpSessions(options: McpHttpSessionsOptions = {}): McpHttpSessions {
   const maxSessions = positiveInteger("maxSessions", options.maxSessions ?? DEFAULT_MAX_HTTP_SESSIONS, 1);
@@ -152,7 +203,9 @@ export function createMcpHttpSessions(options: McpHttpSessionsOptions = {}): Mcp
   const sweep = setInterval(
     () => {
       const now = Date.now();
-      for (const [id, entry] of sessions) if (now - entry.lastUsed > idleMs) void drop(id);
+      for (const [id, entry] of sessions) {
+        if (entry.openStreams === 0 && now - entry.lastUsed > idleMs) void drop(id);
+      }
     },
     Math.min(idleMs, 60_000),
   );
@@ -162,8 +215,13 @@ export function createMcpHttpSessions(options: McpHttpSessionsOptions = {}): Mcp
   function reserve(owner: string): () => void {
     const own = [...sessions].filter(([, entry]) => entry.owner === owner);
     if (own.length + (opening.get(owner) ?? 0) >= maxPerOwner) {
-      // The owner's own least recently used session goes; nobody else's ever does.
-      const oldest = own.sort((a, b) => a[1].lastUsed - b[1].lastUsed)[0];
+      // The owner's own least recently used session goes; nobody else's ever does. One holding its
+      // notification stream open is in use now: the owner's idle ones go first, and only when
+      // every one streams, the one whose last request is oldest.
+      const streaming = (entry: Entry) => (entry.openStreams > 0 ? 1 : 0);
+      const oldest = own.sort(
+        (a, b) => streaming(a[1]) - streaming(b[1]) || a[1].lastUsed - b[1].lastUsed,
+      )[0];
       if (!oldest) throw tooMany(`at most ${maxPerOwner} MCP sessions are being opened at once per caller`);
       void drop(oldest[0]);
     } else if (sessions.size + openingTotal >= maxSessions) {
@@ -194,6 +252,8 @@ export function createMcpHttpSessions(options: McpHttpSessionsOptions = {}): Mcp
         const entry = sessions.get(id);
         if (!entry || entry.owner !== owner || entry.scope !== scope) return sessionNotFound();
         entry.lastUsed = Date.now();
+        if (request.method === "GET")
+          return countWhileOpen(entry, await entry.transport.handleRequest(request));
         if (request.method !== "POST") return entry.transport.handleRequest(request);
         const message = await singleMessageOf(request);
         return message instanceof Response ? message : entry.transport.handleRequest(request, message);
@@ -212,7 +272,14 @@ export function createMcpHttpSessions(options: McpHttpSessionsOptions = {}): Mcp
         const transport = new WebStandardStreamableHTTPServerTransport({
           sessionIdGenerator: randomUUID,
           onsessioninitialized: (sessionId) => {
-            sessions.set(sessionId, { owner, scope, transport, server, lastUsed: Date.now() });
+            sessions.set(sessionId, {
+              owner,
+              scope,
+              transport,
+              server,
+              lastUsed: Date.now(),
+              openStreams: 0,
+            });
             release();
           },
           onsessionclosed: (sessionId) => void drop(sessionId),

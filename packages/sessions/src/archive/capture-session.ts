@@ -1,5 +1,4 @@
-import { readFile, stat } from "node:fs/promises";
-import { errnoOf, fromSystemError, StowageError, sha256Hex, throwIfAborted } from "@stowage/core";
+import { fromSystemError, StowageError, sha256Hex, throwIfAborted } from "@stowage/core";
 import { assertSessionAgent, DEFAULT_SESSION_AGENT, type SessionAgent } from "../agents/session-agent.js";
 import { assertSessionId } from "../agents/session-id.js";
 import { type ClaudeSessionLocationOptions, claudeSessionLocation } from "../claude/session-location.js";
@@ -14,7 +13,12 @@ import { codexRolloutLocation } from "../codex/rollout-location.js";
 import { opencodeExportFileName } from "../opencode/export-file.js";
 import { readOpencodeExport } from "../opencode/export-json.js";
 import { assertOpencodeCliOptions, type OpencodeCliOptions, runOpencode } from "../opencode/opencode-cli.js";
-import { collectSessionFiles, type SkippedFile } from "./collect-files.js";
+import {
+  collectSessionFiles,
+  notRegularFileReason,
+  readSessionFile,
+  type SkippedFile,
+} from "./collect-files.js";
 import {
   ARCHIVE_FORMAT_VERSION,
   DEFAULT_MAX_SESSION_BYTES,
@@ -65,8 +69,14 @@ export interface CapturedSession extends SessionArchive {
   skipped: SkippedFile[];
 }
 
-/** One file of the snapshot: read from disk, or already in memory (an OpenCode export). */
-export type SessionSource = { path: string; absolute: string } | { path: string; bytes: Uint8Array };
+/**
+ * One file of the snapshot: read from disk, or already in memory (an OpenCode export). Given
+ * `root` (the directory `path` is relative to), the directories between it and the file are
+ * opened without following a link.
+ */
+export type SessionSource =
+  | { path: string; absolute: string; root?: string }
+  | { path: string; bytes: Uint8Array };
 
 /** What a capture found: the session's files, and those it left out. */
 export interface CollectedSession {
@@ -116,6 +126,16 @@ async function collect(options: CaptureSessionOptions, maxBytes: number): Promis
   return { sessionId: location.sessionId, projectKey: location.projectKey, sources: files, skipped };
 }
 
+/** The main transcript (or rollout) gone or no longer a regular file once it is read. */
+function mainNotReadable(absolute: string, refused: "symlink" | "other" | "missing"): StowageError {
+  if (refused === "missing")
+    return new StowageError("NOT_FOUND", `session transcript not found: ${absolute}`);
+  return new StowageError(
+    "INVALID_INPUT",
+    `session transcript ${absolute} is not a regular file (symlinks are not followed)`,
+  );
+}
+
 /**
  * Reads what `collect` found (files once into memory, bounded by `maxBytes`) and compresses it
  * into one archive. Everything a capture does after finding the session; the bench times it
@@ -144,20 +164,23 @@ export async function archiveSession(
       bytes = source.bytes;
       mtimeMs = Date.now();
     } else {
-      try {
-        // The size is checked before reading, so one huge file fails without being loaded.
-        const info = await stat(source.absolute);
-        if (total + info.size > maxBytes) throw tooLarge(total + info.size);
-        mtimeMs = Math.round(info.mtimeMs);
-        bytes = await readFile(source.absolute, signal ? { signal } : {});
-      } catch (err) {
+      // Read as the file is now, not as it was listed: a link or FIFO swapped in since is refused.
+      const read = await readSessionFile(source, maxBytes - total, signal);
+      if ("refused" in read) {
+        if (index === 0) throw mainNotReadable(source.absolute, read.refused);
         // A companion file removed between listing and reading is simply not part of the snapshot.
-        if (errnoOf(err) === "ENOENT" && index > 0) {
-          skipped.push({ path: source.path, reason: "removed while capturing" });
-          continue;
-        }
-        throw err;
+        skipped.push({
+          path: source.path,
+          reason:
+            read.refused === "missing"
+              ? "removed while capturing"
+              : notRegularFileReason(source.path, read.refused === "symlink"),
+        });
+        continue;
       }
+      if ("oversize" in read) throw tooLarge(total + read.oversize);
+      bytes = read.bytes;
+      mtimeMs = Math.round(read.mtimeMs);
     }
     total += bytes.byteLength;
     if (total > maxBytes) throw tooLarge(total);

@@ -1,6 +1,14 @@
 import { StowageError } from "@stowage/core";
 
 /**
+ * The longest line (in characters) a session transcript may have. A line is held whole to be
+ * parsed, so without a bound one stream with no newline holds everything it decompresses to.
+ * Real lines stay far below: an Anthropic API request, which carries every message of a
+ * conversation, is at most 32 MB, and the longest line of the real transcripts tested is 157 KB.
+ */
+export const MAX_JSONL_LINE_CHARS = 32 * 1024 * 1024;
+
+/**
  * Checks, chunk by chunk, that bytes are a session's JSON Lines: UTF-8, every non-empty line one
  * JSON object, and no line whose `sessionId` names another session (Claude Code writes it on
  * every line). Used for a session blob in the compatibility format (one gzipped JSONL
@@ -12,6 +20,7 @@ export class JsonlChecker {
   readonly #decoder = new TextDecoder("utf-8", { fatal: true });
   /** The pieces of the line not yet ended (a long line arrives in many chunks). */
   #partial: string[] = [];
+  #partialChars = 0;
   #line = 0;
   #records = 0;
 
@@ -52,13 +61,16 @@ export class JsonlChecker {
   #take(text: string, last: boolean): void {
     const lines = text.split("\n");
     if (!last && lines.length === 1) {
-      this.#partial.push(text);
+      this.#keepPartial(text);
       return;
     }
     lines[0] = this.#partial.join("") + lines[0];
-    this.#partial = last ? [] : [lines.pop() ?? ""];
+    this.#partial = [];
+    this.#partialChars = 0;
+    if (!last) this.#keepPartial(lines.pop() ?? "");
     for (const line of lines) {
       this.#line++;
+      if (line.length > MAX_JSONL_LINE_CHARS) throw this.#lineTooLong(this.#line);
       if (line.trim() === "") continue;
       let value: unknown;
       try {
@@ -91,5 +103,20 @@ export class JsonlChecker {
       }
       this.#records++;
     }
+  }
+
+  /** Keeps the start of a line not yet ended, refusing it as soon as it passes the bound. */
+  #keepPartial(piece: string): void {
+    this.#partialChars += piece.length;
+    if (this.#partialChars > MAX_JSONL_LINE_CHARS) throw this.#lineTooLong(this.#line + 1);
+    this.#partial.push(piece);
+  }
+
+  #lineTooLong(line: number): StowageError {
+    return new StowageError(
+      "TOO_LARGE",
+      `session transcript line ${line} is longer than ${MAX_JSONL_LINE_CHARS} characters`,
+      { reason: "JSONL_LINE_TOO_LARGE", details: { line, limit: MAX_JSONL_LINE_CHARS } },
+    );
   }
 }

@@ -141,5 +141,5 @@ describe("restoreSession under concurrency and crashes", () => {
     await utimes(join(projectDir, leftovers[0]!), twoHoursAgo, twoHoursAgo);
     await restoreSession(small, { configDir, projectKey });
     expect((await readdir(projectDir)).filter((name) => name.startsWith(STAGING_PREFIX))).toEqual([]);
-  }, 60_000);
+  });
 });

@@ -497,7 +497,7 @@ describe("restoreSession refuses hostile or broken archives and leaves the targe
       // What restore refuses in the blob itself, a repository refuses when the blob is stored.
       if (hostile.plant) await expect(verified).resolves.toMatchObject({ format: "archive" });
       else await expectStowageError(verified, hostile.code);
-    }, 60_000);
+    });
   }
 
   it("a bomb restored into a config dir that did not exist leaves no directory behind", async () => {

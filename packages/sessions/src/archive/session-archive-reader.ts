@@ -40,9 +40,23 @@ export interface OpenedSessionArchive {
 }
 
 /**
+ * Whether the blob's decompressed size must be exactly the recorded one. It must, except for a
+ * gzip blob recorded with its own trailer's size: that is the last member's alone when the blob
+ * has several (see `readSessionEntry`), so the whole may be larger.
+ */
+function recordedSizeIsExact(archive: SessionArchive): boolean {
+  if (archive.codec !== "gzip") return true;
+  try {
+    return gzipTrailerSize(archive.blob) !== archive.rawSizeBytes;
+  } catch {
+    return true; // not gzip at all: decompression fails with CORRUPT_BLOB before any size matters
+  }
+}
+
+/**
  * Starts reading a blob: decompression streamed and counted (a bomb fails with TOO_LARGE past
- * `maxBytes`), the format told by the magic, the manifest read and checked. `agent` is what
- * the caller expects (INVALID_INPUT, reason `AGENT_MISMATCH`, when the manifest says another);
+ * `maxBytes`, and with INTEGRITY past a recorded size that must be exact), the format told by
+ * the magic, the manifest read and checked. `agent` is what the caller expects (INVALID_INPUT, reason `AGENT_MISMATCH`, when the manifest says another);
  * it is the agent of a `jsonl` blob, which records none (Claude Code is the only agent whose
  * session is one JSONL file that restores without more: `UNSUPPORTED_AGENT` otherwise).
  */
@@ -59,8 +73,13 @@ export async function openSessionArchive(
       { reason: "DECOMPRESSED_TOO_LARGE", details: { limit: maxBytes, declared: archive.rawSizeBytes } },
     );
   }
+  const recordedBytes = recordedSizeIsExact(archive) ? archive.rawSizeBytes : undefined;
   const reader = new ChunkReader(
-    decompressBounded(archive.blob, archive.codec, { maxBytes, ...(signal ? { signal } : {}) }),
+    decompressBounded(archive.blob, archive.codec, {
+      maxBytes,
+      ...(recordedBytes === undefined ? {} : { recordedBytes }),
+      ...(signal ? { signal } : {}),
+    }),
   );
   try {
     const start = await reader.peek(magicBytes.byteLength);
@@ -96,6 +115,18 @@ export async function openSessionArchive(
     }
     const manifestLength = readPreamble(await reader.readExactly(ARCHIVE_PREAMBLE_BYTES, "the preamble"));
     const manifest = parseManifest(await reader.readExactly(manifestLength, "the manifest"), maxBytes);
+    // The manifest gives the archive's whole size: a recorded size that differs is refused now,
+    // before its files are decompressed (the exception for a gzip trailer's size is for the
+    // compatibility format only; an archive is one stream written whole).
+    const size =
+      ARCHIVE_PREAMBLE_BYTES + manifestLength + manifest.files.reduce((sum, file) => sum + file.size, 0);
+    if (size !== archive.rawSizeBytes) {
+      throw new StowageError(
+        "INTEGRITY",
+        `session archive's manifest gives ${size} bytes decompressed, but it was recorded as ${archive.rawSizeBytes}`,
+        { reason: "RAW_SIZE_MISMATCH" },
+      );
+    }
     if (manifest.sessionId !== archive.sessionId) {
       throw new StowageError(
         "INVALID_INPUT",

@@ -1,3 +1,4 @@
+import { writeFileSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { openDirectoryBeneath } from "@stowage/core/fs";
@@ -49,6 +50,25 @@ describe("swapIntoPlace", () => {
     expect(await readFile(join(targetDir, "dir", "local"), "utf8")).toBe("not in the staged set");
     // The replaced files wait aside for the caller to remove.
     expect(Object.keys(await snapshotDirectory(asideDir)).sort()).toEqual(["0", "1"]);
+  });
+
+  it("never replaces a file that appeared after the check: CONFLICT, and every move undone", async () => {
+    const { targetDir, stagedDir, asideDir, target } = await setUp();
+    // Another process (another session's restore) writes dir/new/g once the check found it absent:
+    // here, as soon as the swap creates dir/new.
+    const theirs = join(targetDir, "dir", "new", "g");
+    const err = await swapIntoPlace({
+      target,
+      stagedDir,
+      asideDir,
+      paths: ["a.jsonl", "dir/new/g"],
+      overwrite: true,
+      onCreate: () => writeFileSync(theirs, "someone else's"),
+    }).catch((e: unknown) => e);
+    await expectStowageError(Promise.reject(err), "CONFLICT", "FILE_APPEARED");
+    expect(await readFile(theirs, "utf8")).toBe("someone else's");
+    expect(await readFile(join(targetDir, "a.jsonl"), "utf8")).toBe("old a");
+    expect(await readFile(join(stagedDir, "dir", "new", "g"), "utf8")).toBe("new g");
   });
 
   it("undoes the moves already made when a later one fails", async () => {

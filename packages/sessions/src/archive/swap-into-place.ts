@@ -1,4 +1,4 @@
-import { lstat, rename } from "node:fs/promises";
+import { link, lstat, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { describeValue, errnoOf, StowageError } from "@stowage/core";
 import { type OpenedDirectory, openDirectoryBeneath } from "@stowage/core/fs";
@@ -31,6 +31,25 @@ export interface SwapIntoPlaceOptions {
   checkReplaceable?: (path: string, existing: string) => Promise<void>;
   /** Called with the lexical path of each directory the swap creates, top first. */
   onCreate?: (lexicalPath: string) => void;
+}
+
+/**
+ * Puts the staged file at `destination`, which was found absent (or was just moved aside):
+ * linked, not renamed, so that a file another process put there since (another session's
+ * restore writing the same legacy agent file) is never replaced but refused.
+ */
+async function installNoReplace(staged: string, destination: string, path: string): Promise<void> {
+  try {
+    await link(staged, destination);
+  } catch (err) {
+    if (errnoOf(err) !== "EEXIST") throw err;
+    throw new StowageError(
+      "CONFLICT",
+      `restore found ${describeValue(path)} created by someone else while it was restoring; nothing was replaced`,
+      { reason: "FILE_APPEARED", details: { path }, cause: err },
+    );
+  }
+  await unlink(staged);
 }
 
 function split(path: string): { segments: string[]; name: string } {
@@ -129,7 +148,7 @@ export async function swapIntoPlace(options: SwapIntoPlaceOptions): Promise<stri
         await rename(destination, aside);
         step.aside = aside;
       }
-      await rename(join(stagedDir, ...path.split("/")), destination);
+      await installNoReplace(join(stagedDir, ...path.split("/")), destination, path);
       step.installed = true;
     }
   } catch (err) {

@@ -49,6 +49,12 @@ export async function compressChunks(
 export interface DecompressOptions {
   /** Fail with TOO_LARGE once more than this many bytes come out. */
   maxBytes: number;
+  /**
+   * The decompressed size the blob was recorded with, when the output must match it exactly:
+   * fail with INTEGRITY (reason `RAW_SIZE_MISMATCH`) as soon as more comes out. A small blob
+   * that records a small size then costs its size to refuse, not `maxBytes` of decompression.
+   */
+  recordedBytes?: number;
   signal?: AbortSignal;
 }
 
@@ -62,7 +68,7 @@ export async function* decompressBounded(
   codec: SessionCodec,
   options: DecompressOptions,
 ): AsyncGenerator<Uint8Array> {
-  const { maxBytes, signal } = options;
+  const { maxBytes, recordedBytes, signal } = options;
   const context = `decompress (${codec})`;
   throwIfAborted(signal, context);
   const decompressor = createDecompressStream(codec);
@@ -81,7 +87,24 @@ export async function* decompressBounded(
           { reason: "DECOMPRESSED_TOO_LARGE", details: { limit: maxBytes, codec } },
         );
       }
+      if (recordedBytes !== undefined && total > recordedBytes) {
+        throw new StowageError(
+          "INTEGRITY",
+          `session blob decompresses to more than the ${recordedBytes} bytes it was recorded as; refusing it`,
+          { reason: "RAW_SIZE_MISMATCH", details: { recorded: recordedBytes, codec } },
+        );
+      }
       yield asUint8Array(chunk);
+    }
+    // A decoder stops at the end of its data and ignores what follows (brotli anything, gzip
+    // zeros): bytes after it would be stored and served as part of a verified blob.
+    const consumed = (decompressor as unknown as { bytesWritten: number }).bytesWritten;
+    if (consumed !== blob.byteLength) {
+      throw new StowageError(
+        "INTEGRITY",
+        `session blob has ${blob.byteLength - consumed} bytes after its ${codec} data; refusing it`,
+        { reason: "CORRUPT_BLOB", details: { codec, trailingBytes: blob.byteLength - consumed } },
+      );
     }
   } catch (err) {
     if (StowageError.is(err)) throw err;

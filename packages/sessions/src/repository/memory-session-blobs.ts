@@ -115,6 +115,16 @@ export function createMemorySessionBlobRepository(
       }
       return deleted;
     },
+    async deleteForSession(owner, sessionId, { signal } = {}) {
+      assertOwner(owner);
+      assertSessionId(sessionId);
+      throwIfAborted(signal, "delete session blobs");
+      let deleted = 0;
+      for (const record of [...records.values()]) {
+        if (record.owner === owner && record.sessionId === sessionId && records.delete(record.id)) deleted++;
+      }
+      return deleted;
+    },
     async list(listOptions = {}) {
       const { afterId, limit } = resolveListSessionBlobsOptions(listOptions);
       throwIfAborted(listOptions.signal, "list session blobs");

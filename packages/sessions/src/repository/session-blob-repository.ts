@@ -107,6 +107,12 @@ export interface SessionBlobRepository {
   /** Deletes every record the owner stored for a request; returns how many were deleted. */
   deleteForRequest(owner: string, requestId: string, options?: RepositoryOperationOptions): Promise<number>;
   /**
+   * Deletes every record the owner stored of a session id, whatever request it was stored for and
+   * expired or not; returns how many were deleted. Another session stored for the same request
+   * stays: what deleting one session (and nothing else) needs.
+   */
+  deleteForSession(owner: string, sessionId: string, options?: RepositoryOperationOptions): Promise<number>;
+  /**
    * Every live (unexpired) record of every owner, a page at a time in id order: for maintenance
    * that must see all that is stored, such as the roots of blob garbage collection (each blob
    * decompressed and scanned for `blob:sha256:` refs). A record replaced by an upsert keeps its

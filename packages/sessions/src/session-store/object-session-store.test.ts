@@ -184,6 +184,56 @@ describe("createObjectSessionStore", () => {
     }
   });
 
+  describe.each([
+    ["memory", async () => createMemoryObjectStore()],
+    ["fs", async () => createFsObjectStore({ root: await tempDirectory("stowage-session-store-stale-") })],
+  ])("another process's view, on %s", (_name, createObjects) => {
+    it("an entry appended again after another process deleted the session is stored, not skipped as known", async () => {
+      const objects = await createObjects();
+      const a = createObjectSessionStore({ store: objects, compactAfterParts: 0 });
+      const b = createObjectSessionStore({ store: objects, compactAfterParts: 3 });
+      await a.append(key, [user("a-0")]);
+      await a.append(key, [user("a-1"), user("a-2")]);
+      await b.delete(key);
+      await a.append(key, [user("a-0")]);
+      expect((await b.load(key))?.map((e) => e.uuid)).toEqual(["a-0"]);
+      // Deleted and written again by the other process, under the sequence numbers the cache knew.
+      await b.delete(key);
+      await b.append(key, [user("b-0")]);
+      await b.append(key, [user("b-1")]);
+      await a.append(key, [user("a-0"), user("a-new")]);
+      expect((await a.load(key))?.map((e) => e.uuid)).toEqual(["b-0", "b-1", "a-0", "a-new"]);
+    });
+
+    it("a compaction by another process loses nothing and lets no entry in twice", async () => {
+      const objects = await createObjects();
+      const a = createObjectSessionStore({ store: objects, compactAfterParts: 3 });
+      const b = createObjectSessionStore({ store: objects, compactAfterParts: 0 });
+      for (let i = 0; i < 5; i++) await a.append(key, [user(`a-${i}`)]);
+      await b.compact(key);
+      await a.append(key, [user("a-1"), user("a-4"), user("a-5")]);
+      await a.append(key, [user("a-6")]);
+      await b.append(key, [user("a-6"), user("b-0")]);
+      await b.compact(key);
+      await a.append(key, [user("a-2"), user("b-0"), user("a-7")]);
+      const expected = ["a-0", "a-1", "a-2", "a-3", "a-4", "a-5", "a-6", "b-0", "a-7"];
+      expect((await a.load(key))?.map((e) => e.uuid)).toEqual(expected);
+      expect((await b.load(key))?.map((e) => e.uuid)).toEqual(expected);
+    });
+
+    it("a compaction after another process deleted the session does not bring the deleted entries back", async () => {
+      const objects = await createObjects();
+      const a = createObjectSessionStore({ store: objects, compactAfterParts: 3 });
+      const b = createObjectSessionStore({ store: objects, compactAfterParts: 0 });
+      await a.append(key, [user("gone-0")]);
+      await a.append(key, [user("gone-1")]);
+      await b.delete(key);
+      // The third single part: a compaction of what this process believes it wrote.
+      await a.append(key, [user("after")]);
+      expect((await b.load(key))?.map((e) => e.uuid)).toEqual(["after"]);
+    });
+  });
+
   it("recognizes a lost create race whose error comes from another copy of @stowage/core", async () => {
     // Two versions of core in one install: the backend throws its copy's StowageError class.
     const secondCopy = `${fileURLToPath(new URL("../../../core/src/errors.ts", import.meta.url))}?second-copy`;

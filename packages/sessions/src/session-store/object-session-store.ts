@@ -1,8 +1,10 @@
 import {
   describeValue,
   keyProblem,
+  largest,
   mapConcurrent,
   type ObjectStore,
+  pushAll,
   StowageError,
   throwIfAborted,
 } from "@stowage/core";
@@ -186,9 +188,9 @@ export function createObjectSessionStore(options: ObjectSessionStoreOptions): Ob
     state.lastSeq = read.lastSeq;
     state.summary = read.summary ?? state.summary;
     const selected = selectParts(read.parts.filter((part) => part.size > 0));
-    state.rangeEnd = Math.max(
+    state.rangeEnd = largest(
+      selected.filter((part) => part.last > part.first).map((part) => part.last),
       0,
-      ...selected.filter((part) => part.last > part.first).map((part) => part.last),
     );
     state.singles = selected.filter((part) => part.first > state.rangeEnd).length;
     return state;
@@ -226,6 +228,20 @@ export function createObjectSessionStore(options: ObjectSessionStoreOptions): Ob
     );
   }
 
+  /** True when every sequence `first..last` is still a non-empty single part. */
+  async function singlesStored(
+    directory: string,
+    first: number,
+    last: number,
+    signal: AbortSignal | undefined,
+  ): Promise<boolean> {
+    const live = new Set<number>();
+    for (const part of await listParts(store, directory, signal))
+      if (part.first === part.last && part.size > 0) live.add(part.first);
+    for (let seq = first; seq <= last; seq++) if (!live.has(seq)) return false;
+    return true;
+  }
+
   async function compactTail(
     directory: string,
     state: TranscriptState,
@@ -238,6 +254,9 @@ export function createObjectSessionStore(options: ObjectSessionStoreOptions): Ob
       state.own && state.own.counts.length === last - first + 1
         ? { ...state.own, summary: state.summary }
         : undefined;
+    // The lines this process wrote are only the tail while its parts are still there: after a
+    // delete by another process, a range made of them would bring the deleted entries back.
+    if (body && !(await singlesStored(directory, first, last, signal))) body = undefined;
     if (!body) {
       const read = await readTranscript(store, directory, state.rangeEnd, signal);
       if (read === null || read.firstSeq !== first || read.lastSeq !== last) return; // changed: next time
@@ -257,7 +276,16 @@ export function createObjectSessionStore(options: ObjectSessionStoreOptions): Ob
     signal: AbortSignal | undefined,
   ): Promise<void> {
     const directory = directoryOf(stored);
-    let state = states.get(directory) ?? (await refresh(directory, undefined, signal));
+    const cached = states.get(directory);
+    let state = cached ?? (await refresh(directory, undefined, signal));
+    // The cache alone may not drop an entry as stored: another process may have deleted the
+    // transcript since, or deleted and written it again under the same sequence numbers. Only
+    // an append that repeats a uuid pays for reading it again: an entry the cache does not know
+    // is written whatever else the cache says, and a stale sequence number at worst meets
+    // ALREADY_EXISTS and re-reads.
+    if (cached && serialized.some((entry) => entry.uuid !== null && cached.uuids.has(entry.uuid))) {
+      state = await refresh(directory, undefined, signal);
+    }
     for (let attempt = 1; ; attempt++) {
       const fresh: number[] = [];
       const inBatch = new Set<string>();
@@ -318,7 +346,7 @@ export function createObjectSessionStore(options: ObjectSessionStoreOptions): Ob
       state.summary = summary ?? state.summary;
       state.singles++;
       if (state.own && compactAfterParts > 0) {
-        state.own.lines.push(...lines);
+        pushAll(state.own.lines, lines);
         state.own.counts.push(lines.length);
       }
       remember(directory, state);

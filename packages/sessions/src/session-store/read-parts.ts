@@ -1,4 +1,4 @@
-import { mapConcurrent, type ObjectStore, StowageError } from "@stowage/core";
+import { largest, mapConcurrent, type ObjectStore, StowageError } from "@stowage/core";
 import { decodePart, type PartRef, parsePartName } from "./part-object.js";
 import type { SessionSummaryEntry } from "./types.js";
 
@@ -113,7 +113,10 @@ export async function readTranscript<Line>(
       if (attempt < READ_ATTEMPTS) continue;
       return null;
     }
-    const lastSeq = Math.max(...parts.map((part) => part.last));
+    const lastSeq = largest(
+      parts.map((part) => part.last),
+      0,
+    );
     // A gap is a listing that raced a compaction; a gap that stays is a part lost for good
     // (a delete racing a writer in another process), and what is left is read.
     if (hasGap(selected) && attempt < READ_ATTEMPTS) continue;

@@ -112,6 +112,7 @@ export function describeSessionBlobRepositoryConformance(
       expect(await repo.getLatestForRequest(OWNER, "req-none")).toBeNull();
       expect(await repo.getBySessionId(OWNER, randomUUID())).toBeNull();
       expect(await repo.deleteForRequest(OWNER, "req-none")).toBe(0);
+      expect(await repo.deleteForSession(OWNER, randomUUID())).toBe(0);
     });
 
     it("keeps what was stored even if the caller reuses its buffer", async () => {
@@ -202,6 +203,27 @@ export function describeSessionBlobRepositoryConformance(
       expect(await repo.deleteForRequest(OWNER, "req-delete")).toBe(3);
       expect(await repo.getLatestForRequest(OWNER, "req-delete")).toBeNull();
       expect((await repo.getLatestForRequest(OWNER, "req-keep"))?.sessionId).toBe(other.sessionId);
+    });
+
+    it("deleteForSession removes the owner's records of that session, whatever request, and nothing else", async () => {
+      const sessionId = randomUUID();
+      // The session stored for two requests (one record expired), beside another session of the first.
+      const first = input({ requestId: "req-session-a", sessionId });
+      await repo.create(first);
+      await repo.create(recaptured({ ...first, requestId: "req-session-b" }, "second request"));
+      const past = new Date(Date.now() - 60 * SECOND);
+      await repo.create(recaptured({ ...first, requestId: "req-session-c", expiresAt: past }, "expired"));
+      const neighbour = input({ requestId: "req-session-a" });
+      await repo.create(neighbour);
+      // Three records: the two live ones and the expired one, which a deleted session must not leave.
+      expect(await repo.deleteForSession(OWNER, sessionId)).toBe(3);
+      expect(await repo.getBySessionId(OWNER, sessionId)).toBeNull();
+      expect(await repo.getLatestForRequest(OWNER, "req-session-b")).toBeNull();
+      sameBytes((await repo.getLatestForRequest(OWNER, "req-session-a"))?.blob, neighbour.blob);
+      sameBytes((await repo.getBySessionId(OWNER, neighbour.sessionId))?.blob, neighbour.blob);
+      // Idempotent: nothing is left to delete, and that is no error.
+      expect(await repo.deleteForSession(OWNER, sessionId)).toBe(0);
+      expect(await repo.deleteForRequest(OWNER, "req-session-a")).toBe(1);
     });
 
     it("concurrent creates of one (request, session) leave one record holding a writer's blob", async () => {
@@ -299,6 +321,21 @@ export function describeSessionBlobRepositoryConformance(
         expect(await repo.getLatestForRequest(OTHER, "req-both")).toBeNull();
         sameBytes((await repo.getLatestForRequest(OWNER, "req-both"))?.blob, mine.blob);
         expect(await repo.deleteForRequest(OWNER, "req-both")).toBe(1);
+      });
+
+      it("deleteForSession deletes the owner's records of that session and leaves the other owner's", async () => {
+        const sessionId = randomUUID();
+        const mine = input({ requestId: "req-both-sessions", sessionId });
+        const theirs = input({ owner: OTHER, requestId: "req-both-sessions", sessionId });
+        await repo.create(mine);
+        await repo.create(theirs);
+        expect(await repo.deleteForSession(OTHER, sessionId)).toBe(1);
+        expect(await repo.getBySessionId(OTHER, sessionId)).toBeNull();
+        sameBytes((await repo.getBySessionId(OWNER, sessionId))?.blob, mine.blob);
+        // Another owner's session id reads as absent: 0, never an error.
+        expect(await repo.deleteForSession(OTHER, sessionId)).toBe(0);
+        sameBytes((await repo.getBySessionId(OWNER, sessionId))?.blob, mine.blob);
+        expect(await repo.deleteForSession(OWNER, sessionId)).toBe(1);
       });
 
       it("deleteExpired works across owners", async () => {
@@ -449,9 +486,11 @@ export function describeSessionBlobRepositoryConformance(
           await expectStowageError(repo.getLatestForRequest(OWNER, value as string), "INVALID_INPUT");
           await expectStowageError(repo.getBySessionId(OWNER, value as string), "INVALID_INPUT");
           await expectStowageError(repo.deleteForRequest(OWNER, value as string), "INVALID_INPUT");
+          await expectStowageError(repo.deleteForSession(OWNER, value as string), "INVALID_INPUT");
           await expectStowageError(repo.getLatestForRequest(value as string, "req-hostile"), "INVALID_INPUT");
           await expectStowageError(repo.getBySessionId(value as string, data.sessionId), "INVALID_INPUT");
           await expectStowageError(repo.deleteForRequest(value as string, "req-hostile"), "INVALID_INPUT");
+          await expectStowageError(repo.deleteForSession(value as string, data.sessionId), "INVALID_INPUT");
           expect(await repo.getLatestForRequest(OWNER, "req-hostile")).toBeNull();
         });
       }
@@ -492,7 +531,7 @@ export function describeSessionBlobRepositoryConformance(
       });
     });
 
-    it("an already-aborted signal fails with ABORTED and stores nothing", async () => {
+    it("an already-aborted signal fails with ABORTED and stores or deletes nothing", async () => {
       const controller = new AbortController();
       controller.abort(new Error("stop"));
       const { signal } = controller;
@@ -501,6 +540,10 @@ export function describeSessionBlobRepositoryConformance(
       await expectStowageError(repo.getLatestForRequest(OWNER, "req-abort", { signal }), "ABORTED");
       await expectStowageError(repo.deleteExpired({ signal }), "ABORTED");
       expect(await repo.getLatestForRequest(OWNER, "req-abort")).toBeNull();
+      const kept = input({ requestId: "req-abort-kept" });
+      await repo.create(kept);
+      await expectStowageError(repo.deleteForSession(OWNER, kept.sessionId, { signal }), "ABORTED");
+      sameBytes((await repo.getBySessionId(OWNER, kept.sessionId))?.blob, kept.blob);
     });
   });
 }

@@ -67,6 +67,11 @@ describe("toTransport / fromTransport", () => {
       [{ ...wire, sessionBlob: "YWJ" }, "INVALID_INPUT"],
       [{ ...wire, sessionBlob: "YW=j" }, "INVALID_INPUT"],
       [{ ...wire, sessionBlob: "ab-_" }, "INVALID_INPUT"],
+      [{ ...wire, sessionBlob: "A===" }, "INVALID_INPUT"],
+      [{ ...wire, sessionBlob: "====" }, "INVALID_INPUT"],
+      [{ ...wire, sessionBlob: "YWJj=YWJ" }, "INVALID_INPUT"],
+      [{ ...wire, sessionBlob: "YWJjZA=\u0000" }, "INVALID_INPUT"],
+      [{ ...wire, sessionBlob: `${"YWJj".repeat(100_000)}YW\u00e9=` }, "INVALID_INPUT"],
       [{ ...wire, sessionBlob: 42 }, "INVALID_INPUT"],
       [{ ...wire, sessionRawSizeBytes: 0 }, "INVALID_INPUT"],
       [{ ...wire, sessionRawSizeBytes: "10" }, "INVALID_INPUT"],
@@ -79,6 +84,16 @@ describe("toTransport / fromTransport", () => {
     for (const { value } of HOSTILE_IDS) {
       await expectStowageError(() => fromTransport({ ...wire, sessionId: value }), "INVALID_INPUT");
     }
+  });
+
+  it("takes a blob of tens of megabytes: the base64 check does not grow the stack with the length", () => {
+    // 48 MiB of arbitrary bytes, under the 64 MiB default: a whole-string pattern overflowed at about 3 MiB.
+    const bytes = new Uint8Array(48 * 1024 * 1024);
+    for (let i = 0; i < bytes.length; i += 4096) bytes[i] = i % 251;
+    const big = { ...archive, codec: "brotli" as const, blob: bytes };
+    const back = fromTransport(JSON.parse(JSON.stringify(toTransport(big))));
+    expect(back.blob.byteLength).toBe(bytes.byteLength);
+    expect(Buffer.from(back.blob).equals(Buffer.from(bytes))).toBe(true);
   });
 
   it("toTransport validates what it is given", async () => {

@@ -1,3 +1,4 @@
+import { sanitizeText } from "@stowage/core";
 import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
 import { isThreadItem } from "../schema/parse-thread-item.js";
@@ -328,6 +329,37 @@ describe("briefs and tool outputs are sanitized (issue 15, item 6)", () => {
     const plain = "naïve 日本語 😀\tcol\nline";
     expect(toolResultItem({ invocationId: "t", output: plain }).metadata.tool.output).toBe(plain);
     expect(brief(textItem(plain))).toBe(plain);
+  });
+
+  // Builders join pieces they cleaned into a brief without scanning it again: each raw place a
+  // hostile string can go, and the brief must still be one sanitizeText leaves as it is.
+  const HOSTILE = [
+    `${ESC}]0;title`,
+    `${ESC}[`,
+    "x\u009b",
+    "a\r\nb\u0000",
+    "\u202eevil\u2066",
+    "\ufe0f\ufe0fvs",
+    "cut \ud83d",
+    "\udc00lone",
+    `${" ".repeat(477)}ab😀`,
+  ];
+  it.each(HOSTILE)("a brief with %j in each raw place is already clean", (hostile) => {
+    const items = [
+      toolCallItem({ name: `Bash${hostile}`, invocationId: "t", input: { command: `${hostile} ls` } }),
+      toolCallItem({ name: hostile, invocationId: "t", input: { pattern: hostile, path: hostile } }),
+      toolCallItem({ name: "apply_patch", invocationId: "t", input: `*** Update File: ${hostile}\n` }),
+      toolCallItem({ name: "shell", invocationId: "t", input: { command: ["bash", "-lc", hostile] } }),
+      toolResultItem({ invocationId: "t", output: `${hostile}\nmore` }),
+      thinkingItem(`${hostile} then ${hostile}`),
+      textItem(hostile),
+      statusItem({ status: "api_retry", detail: hostile }),
+      statusItem({ status: "api_retry", brief: `Retry ${hostile}`, detail: hostile }),
+      pendingPromptItem({ promptId: "p", prompt: { kind: "approval", tool_name: hostile, input: {} } }),
+      pendingPromptItem({ promptId: "p", prompt: { kind: "text", text: hostile } }),
+      pendingPromptResolvedItem({ promptId: "p", kind: "text", outcome: "failed", detail: hostile }),
+    ];
+    for (const item of items) expect(brief(item)).toBe(sanitizeText(brief(item)));
   });
 });
 

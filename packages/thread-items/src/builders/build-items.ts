@@ -19,7 +19,14 @@ import {
   type ToolResultItem,
   type TurnEndItem,
 } from "../schema/thread-item-schema.js";
-import { codePointLength, countLines, firstLine, oneLine, THINKING_BRIEF_CHARS } from "./brief-text.js";
+import {
+  codePointLength,
+  countLines,
+  firstLine,
+  firstLineOfClean,
+  oneLineOfClean,
+  THINKING_BRIEF_CHARS,
+} from "./brief-text.js";
 import { summarizeToolInput } from "./tool-summary.js";
 
 /** Options every builder takes. */
@@ -53,26 +60,25 @@ const countOrNull = (value: unknown, what: string): number | null =>
   value === null ? null : requireCount(value, what);
 
 /**
- * An item with `brief` as its content. Every string of an item goes to people and models as it
- * is, so every one is sanitized (core's `sanitizeText`: escape sequences removed, control
+ * An item with `cleanBrief` as its content. Every string of an item goes to people and models as
+ * it is, so every one is sanitized (core's `sanitizeText`: escape sequences removed, control
  * characters but `\n` and `\t` dropped, `\r` made `\n`, invisible characters that hide or
- * reorder text dropped): the brief here, and each string of `metadata` (tool names, inputs,
- * outputs, thinking text, prompt payloads, object keys) by its builder, which knows which ones it
- * already cleaned — scanning a 100 MiB output twice would double the cost of building its item.
+ * reorder text dropped): each string of `metadata` (tool names, inputs, outputs, thinking text,
+ * prompt payloads, object keys) and the brief, by its builder, which knows which ones it already
+ * cleaned — scanning a 100 MiB output twice would double the cost of building its item. A brief
+ * made of clean pieces (a cleaned name, {@link firstLine}s, a tool summary) joined by plain text
+ * is clean as it is; a brief with any raw piece is passed through `sanitizeText` first.
  */
-function item<M>(brief: string, metadata: M, identity: ItemIdentity | undefined) {
-  const id = identity?.id;
-  if (id !== undefined) assertSafeId(id, "thread item id", MAX_ITEM_ID_LENGTH);
-  return {
-    ...(id === undefined ? {} : { id }),
-    content: [{ type: "text" as const, text: sanitizeText(brief) }],
-    metadata,
-  };
+function item<M>(cleanBrief: string, metadata: M, id: string | undefined) {
+  const content = [{ type: "text" as const, text: cleanBrief }];
+  if (id === undefined) return { content, metadata };
+  assertSafeId(id, "thread item id", MAX_ITEM_ID_LENGTH);
+  return { id, content, metadata };
 }
 
 /** The agent's user-facing text: the whole text is the brief; `metadata` holds only the type. */
 export function textItem(text: string, identity?: ItemIdentity): TextItem {
-  return item(requireString(text, "text"), { type: "text" as const }, identity);
+  return item(sanitizeText(requireString(text, "text")), { type: "text" as const }, identity?.id);
 }
 
 export interface ToolCallInput extends ItemIdentity {
@@ -119,18 +125,16 @@ function toolCall(
 ): ToolCallItem {
   requireString(name, "tool name", true);
   requireString(invocationId, "tool invocation id", true);
+  const cleanName = sanitizeText(name);
+  // A summary is made of sanitized pieces (tool-summary.ts): the brief needs no second scan.
   const summary = summarizeToolInput(name, input);
   return item(
-    summary ? `${name} → ${summary}` : name,
+    summary ? `${cleanName} → ${summary}` : cleanName,
     {
       type: "tool_call" as const,
-      tool: {
-        name: sanitizeText(name),
-        invocation_id: sanitizeText(invocationId),
-        input: cleanInput,
-      },
+      tool: { name: cleanName, invocation_id: sanitizeText(invocationId), input: cleanInput },
     },
-    { id },
+    id,
   );
 }
 
@@ -142,9 +146,12 @@ export interface ToolResultInput extends ItemIdentity {
 
 /** The brief of a tool result: `→ <first output line> (<N> lines)`. */
 export function toolResultBrief(output: string): string {
-  const lines = countLines(output);
+  return briefOfLines(firstLine(output), countLines(output));
+}
+
+function briefOfLines(first: string, lines: number): string {
   if (lines === 0) return "→ (no output)";
-  return `→ ${firstLine(output)} (${lines} ${lines === 1 ? "line" : "lines"})`;
+  return `→ ${first} (${lines} ${lines === 1 ? "line" : "lines"})`;
 }
 
 /**
@@ -166,12 +173,12 @@ export function toolResultItem({
   }
   const clean = sanitizeText(output);
   return item(
-    toolResultBrief(clean),
+    briefOfLines(firstLineOfClean(clean), countLines(clean)),
     {
       type: "tool_result" as const,
       tool: { invocation_id: sanitizeText(invocationId), is_error: isError, output: clean },
     },
-    { id },
+    id,
   );
 }
 
@@ -180,9 +187,9 @@ export function thinkingItem(text: string, identity?: ItemIdentity): ThinkingIte
   // Sanitized first, so that the length counts what the item holds.
   const clean = sanitizeText(requireString(text, "thinking text"));
   return item(
-    `[thinking] ${oneLine(clean, THINKING_BRIEF_CHARS)}`,
+    `[thinking] ${oneLineOfClean(clean, THINKING_BRIEF_CHARS)}`,
     { type: "thinking" as const, text: clean, full_text_length: codePointLength(clean) },
-    identity,
+    identity?.id,
   );
 }
 
@@ -205,12 +212,16 @@ export function statusItem({ status, detail, brief, id }: StatusInput): StatusIt
   if (detail !== undefined) requireString(detail, "status detail");
   if (brief !== undefined) requireString(brief, "status brief");
   const words = status.replaceAll("_", " ");
-  const fallback = `${words[0]!.toUpperCase()}${words.slice(1)}${detail ? `: ${firstLine(detail)}` : ""}`;
+  // The token's words and a first line are clean; a given brief is not.
+  const cleanBrief =
+    brief === undefined
+      ? `${words[0]!.toUpperCase()}${words.slice(1)}${detail ? `: ${firstLine(detail)}` : ""}`
+      : sanitizeText(brief);
   return item(
-    brief ?? fallback,
+    cleanBrief,
     // The token matched STATUS_TOKEN_PATTERN: nothing in it to clean.
     { type: "status" as const, status, ...(detail === undefined ? {} : { detail: sanitizeText(detail) }) },
-    { id },
+    id,
   );
 }
 
@@ -252,7 +263,7 @@ export function turnEndItem({
       `inputTokensCached (${inputTokensCached}) must not exceed inputTokens (${inputTokens}), which includes the cached part`,
     );
   }
-  return item("Turn complete", { type: "turn_end" as const, stats }, { id });
+  return item("Turn complete", { type: "turn_end" as const, stats }, id);
 }
 
 function promptBrief(prompt: Prompt): string {
@@ -281,14 +292,15 @@ export function pendingPromptItem({ promptId, prompt, id }: PendingPromptInput):
   requireString(promptId, "promptId", true);
   const problem = promptProblem(prompt);
   if (problem) throw new StowageError("INVALID_INPUT", `prompt is invalid at ${problem}`);
+  // The brief quotes the prompt's tool name as it is.
   return item(
-    promptBrief(prompt),
+    sanitizeText(promptBrief(prompt)),
     {
       type: "pending_prompt" as const,
       prompt_id: sanitizeText(promptId),
       prompt: sanitizeJsonStrings(prompt),
     },
-    { id },
+    id,
   );
 }
 
@@ -343,6 +355,7 @@ export function pendingPromptResolvedItem({
   const granted = isApproval && outcome === "answered" && approved === true;
   const brief = isApproval ? (granted ? "Approved" : "Denied") : OUTCOME_BRIEF[outcome];
   return item(
+    // Words of our own and a first line: clean.
     detail ? `${brief}: ${firstLine(detail)}` : brief,
     {
       type: "pending_prompt_resolved" as const,
@@ -353,7 +366,7 @@ export function pendingPromptResolvedItem({
       ...(response === undefined ? {} : { response: sanitizeJsonStrings(response) }),
       ...(detail === undefined ? {} : { detail: sanitizeText(detail) }),
     },
-    { id },
+    id,
   );
 }
 
@@ -362,5 +375,6 @@ export function plainPostItem(text: string, identity?: ItemIdentity): PlainPostI
   requireString(text, "post text");
   const id = identity?.id;
   if (id !== undefined) assertSafeId(id, "thread item id", MAX_ITEM_ID_LENGTH);
-  return { ...(id === undefined ? {} : { id }), content: [{ type: "text", text: sanitizeText(text) }] };
+  const content = [{ type: "text" as const, text: sanitizeText(text) }];
+  return id === undefined ? { content } : { id, content };
 }

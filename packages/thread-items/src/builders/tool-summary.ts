@@ -81,7 +81,9 @@ const GENERIC_KEYS = [
 
 /**
  * A one-line summary of a tool call's input for its brief: the command of a shell call, the path
- * of a file tool, the pattern of a search… "" when nothing short describes it.
+ * of a file tool, the pattern of a search… "" when nothing short describes it. Sanitized: it is
+ * made only of {@link firstLine}s, sanitized file names and words of its own, so a builder puts
+ * it in a brief without scanning it again.
  */
 export function summarizeToolInput(name: string, input: unknown): string {
   if (typeof input === "string") return name === "apply_patch" ? patchFiles(input) : firstLine(input);

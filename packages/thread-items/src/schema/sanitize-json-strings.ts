@@ -13,7 +13,7 @@ function notSerializable(why: string, cause?: unknown): StowageError {
  */
 export function sanitizeJsonStrings<T>(value: T): T {
   try {
-    return walk(value, "", new Set<object>()) as T;
+    return walk(value, "", []) as T;
   } catch (err) {
     if (err instanceof RangeError) throw notSerializable(`nested too deeply (${err.message})`, err);
     if (StowageError.is(err)) throw err;
@@ -22,14 +22,16 @@ export function sanitizeJsonStrings<T>(value: T): T {
 }
 
 // At module level, not a closure inside sanitizeJsonStrings: every item built calls it, and a
-// closure made per call was a measurable share of converting a transcript.
-function walk(current: unknown, key: string, ancestors: Set<object>): unknown {
+// closure made per call was a measurable share of converting a transcript. The objects being
+// walked are a stack, searched like JSON.stringify searches its own: a tool's input is a few
+// levels deep, and a Set made, grown and shrunk per input was most of this walk's garbage.
+function walk(current: unknown, key: string, ancestors: object[]): unknown {
   if (typeof current === "string") return sanitizeText(current);
   if (typeof current !== "object" || current === null) return current;
   const { toJSON } = current as { toJSON?: unknown };
   if (typeof toJSON === "function") return walk(toJSON.call(current, key), key, ancestors);
-  if (ancestors.has(current)) throw notSerializable(`it holds a cycle (at ${JSON.stringify(key)})`);
-  ancestors.add(current);
+  if (ancestors.includes(current)) throw notSerializable(`it holds a cycle (at ${JSON.stringify(key)})`);
+  ancestors.push(current);
   try {
     if (Array.isArray(current)) {
       let copy: unknown[] | undefined;
@@ -56,6 +58,6 @@ function walk(current: unknown, key: string, ancestors: Set<object>): unknown {
     }
     return entries ? Object.fromEntries(entries) : current;
   } finally {
-    ancestors.delete(current);
+    ancestors.pop();
   }
 }

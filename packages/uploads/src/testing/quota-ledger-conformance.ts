@@ -42,7 +42,7 @@ const hoursFromNow = (hours: number) => new Date(Date.now() + hours * HOUR);
 /**
  * The behaviour every uploads `QuotaLedger` must have, on the real clock: reserving within and
  * over a limit, a key's size replacing (never adding to) what it holds, release, commit, forget,
- * reconcile (including a commit that lands while a listing runs), expiry settled by a HEAD through
+ * a reservation outliving commits and deletions while a URL for its key is valid, reconcile (including a commit that lands while a listing runs), expiry settled by a HEAD through
  * the source, usage, 20 concurrent reservations against one limit, and hostile input. A shared
  * ledger adds its own cross-process tests.
  */
@@ -305,7 +305,7 @@ export function describeQuotaLedgerConformance(options: QuotaLedgerConformanceOp
         expect((await ledger.reserve(request("big.bin", 870))).usage.totalBytes).toBe(1000);
       });
 
-      it("near the limit, uploads that already landed end their reservations", async () => {
+      it("near the limit, a HEAD counts uploads that already landed as objects", async () => {
         await ledger.reserve(request("landed.bin", 600));
         await store.put(key("landed.bin"), bytes(600));
         await expectStowageError(ledger.reserve(request("next.bin", 500)), "QUOTA_EXCEEDED");
@@ -327,22 +327,29 @@ export function describeQuotaLedgerConformance(options: QuotaLedgerConformanceOp
     });
 
     describe("commit and forget", () => {
-      it("commit counts a verified upload at once and ends its reservation", async () => {
+      it("commit counts a verified upload at once; the reservation holds only what is beyond it", async () => {
         await ledger.reserve(request("shot.png", 400));
         expect(await ledger.usage(scope, source)).toMatchObject({ usedBytes: 0, pendingBytes: 400 });
-        await ledger.commit({ scope, key: key("shot.png"), size: 380 });
+        await ledger.commit({ scope, key: key("shot.png"), size: 400 });
         expect(await ledger.usage(scope, source)).toEqual({
-          usedBytes: 380,
+          usedBytes: 400,
           pendingBytes: 0,
-          totalBytes: 380,
+          totalBytes: 400,
           objects: 1,
           pendingUploads: 0,
         });
-        // The reservation is over: its room is free for another file, the object's is not.
-        await ledger.reserve(request("other.png", 620));
+        await ledger.reserve(request("other.png", 600));
         await expectStowageError(ledger.reserve(request("third.png", 1)), "QUOTA_EXCEEDED");
+        // Something smaller landed: the URL for 400 bytes is still valid, so 400 stay counted.
         await ledger.commit({ scope, key: key("shot.png"), size: 100 });
-        expect(await ledger.usage(scope, source)).toMatchObject({ usedBytes: 100, objects: 1 });
+        expect(await ledger.usage(scope, source)).toEqual({
+          usedBytes: 100,
+          pendingBytes: 900,
+          totalBytes: 1000,
+          objects: 1,
+          pendingUploads: 2,
+        });
+        await expectStowageError(ledger.reserve(request("third.png", 1)), "QUOTA_EXCEEDED");
       });
 
       it("forget frees what a key held, and keeps a reservation whose URL may still be used", async () => {
@@ -359,6 +366,89 @@ export function describeQuotaLedgerConformance(options: QuotaLedgerConformanceOp
         });
         await ledger.reserve(request("big.log", 800));
         await expectStowageError(ledger.reserve(request("more.log", 1)), "QUOTA_EXCEEDED");
+      });
+
+      it("a commit keeps room for a second, larger URL for the same key (audit: 150 B against 100)", async () => {
+        // Two URLs for q.png, 10 and 60 bytes: one reservation of 60.
+        await ledger.reserve(request("q.png", 10, 100));
+        expect((await ledger.reserve(request("q.png", 60, 100))).usage).toEqual({
+          usedBytes: 0,
+          pendingBytes: 60,
+          totalBytes: 60,
+          objects: 0,
+          pendingUploads: 1,
+        });
+        // The 10-byte upload lands and is committed; the 60-byte URL can still write 60.
+        await store.put(key("q.png"), bytes(10));
+        await ledger.commit({ scope, key: key("q.png"), size: 10 });
+        expect(await ledger.usage(scope, source)).toEqual({
+          usedBytes: 10,
+          pendingBytes: 50,
+          totalBytes: 60,
+          objects: 1,
+          pendingUploads: 1,
+        });
+        // 60 + 90 > 100: refused, where 150 bytes would have ended up stored.
+        await expectStowageError(ledger.reserve(request("r.png", 90, 100)), "QUOTA_EXCEEDED");
+        expect((await ledger.reserve(request("r.png", 40, 100))).usage.totalBytes).toBe(100);
+        await store.put(key("r.png"), bytes(40));
+        await ledger.commit({ scope, key: key("r.png"), size: 40 });
+        await store.put(key("q.png"), bytes(60));
+        await ledger.commit({ scope, key: key("q.png"), size: 60 });
+        expect(await ledger.usage(scope, source)).toEqual({
+          usedBytes: 100,
+          pendingBytes: 0,
+          totalBytes: 100,
+          objects: 2,
+          pendingUploads: 0,
+        });
+      });
+
+      it("a deleted object's valid URL keeps its room (audit: swept, then uploaded again, 170 B against 100)", async () => {
+        await ledger.reserve(request("a.png", 80, 100));
+        await store.put(key("a.png"), bytes(80));
+        await ledger.commit({ scope, key: key("a.png"), size: 80 });
+        expect(await ledger.usage(scope, source)).toEqual({
+          usedBytes: 80,
+          pendingBytes: 0,
+          totalBytes: 80,
+          objects: 1,
+          pendingUploads: 0,
+        });
+        // The retention sweep deletes a.png; its URL is still valid and may upload 80 bytes again.
+        await store.delete(key("a.png"));
+        await ledger.forget(scope, key("a.png"));
+        expect(await ledger.usage(scope, source)).toEqual({
+          usedBytes: 0,
+          pendingBytes: 80,
+          totalBytes: 80,
+          objects: 0,
+          pendingUploads: 1,
+        });
+        await expectStowageError(ledger.reserve(request("b.png", 90, 100)), "QUOTA_EXCEEDED");
+        await store.put(key("a.png"), bytes(80));
+        await ledger.commit({ scope, key: key("a.png"), size: 80 });
+        expect((await ledger.reserve(request("b.png", 20, 100))).usage).toEqual({
+          usedBytes: 80,
+          pendingBytes: 20,
+          totalBytes: 100,
+          objects: 1,
+          pendingUploads: 1,
+        });
+      });
+
+      it("once every URL for a key has expired, its reservation ends: what the key holds counts", async () => {
+        await ledger.reserve(expiredRequest("a.png", 80));
+        await ledger.commit({ scope, key: key("a.png"), size: 80 });
+        await ledger.forget(scope, key("a.png"));
+        expect(await ledger.usage(scope, source)).toEqual({
+          usedBytes: 0,
+          pendingBytes: 0,
+          totalBytes: 0,
+          objects: 0,
+          pendingUploads: 0,
+        });
+        expect((await ledger.reserve(request("b.png", 1000))).usage.totalBytes).toBe(1000);
       });
 
       it("commit and forget before a scope's first use do not replace its first listing", async () => {
@@ -566,7 +656,8 @@ export function describeQuotaLedgerConformance(options: QuotaLedgerConformanceOp
 
     it("keeps its totals true through any sequence of reserve, release, commit, forget and reconcile", async () => {
       // The model: what each key's object holds, and each key's reservation (the largest size asked
-      // for, and how many URLs stand for it); usage recomputed from it after every step. Listings
+      // for, and how many URLs stand for it; commits and forgets leave it, as its URLs are valid);
+      // usage recomputed from it after every step. Listings
       // start an hour apart in the future, so each replaces every record before it; a stale one
       // (started before the last) changes nothing.
       const random = seededRandom(20_261_123);
@@ -611,7 +702,6 @@ export function describeQuotaLedgerConformance(options: QuotaLedgerConformanceOp
           const landed = size();
           await ledger.commit({ scope, key: k, size: landed });
           objects.set(k, landed);
-          reserved.delete(k);
         } else if (roll < 0.85) {
           await ledger.forget(scope, k);
           objects.delete(k);
@@ -626,8 +716,11 @@ export function describeQuotaLedgerConformance(options: QuotaLedgerConformanceOp
         }
         const usedBytes = [...objects.values()].reduce((sum, held) => sum + held, 0);
         let pendingBytes = 0;
+        let pendingUploads = 0;
         for (const [reservedKey, entry] of reserved) {
-          pendingBytes += Math.max(0, entry.bytes - (objects.get(reservedKey) ?? 0));
+          const beyond = Math.max(0, entry.bytes - (objects.get(reservedKey) ?? 0));
+          pendingBytes += beyond;
+          if (beyond > 0) pendingUploads++;
         }
         expect({ step, ...(await ledger.usage(scope, source)) }).toEqual({
           step,
@@ -635,7 +728,7 @@ export function describeQuotaLedgerConformance(options: QuotaLedgerConformanceOp
           pendingBytes,
           totalBytes: usedBytes + pendingBytes,
           objects: objects.size,
-          pendingUploads: reserved.size,
+          pendingUploads,
         });
       }
     }, 120_000);

@@ -1,11 +1,7 @@
-import { StowageError } from "@stowage/core";
 import type { SessionDeletion } from "@stowage/uploads";
 import { Hono } from "hono";
 import type { ServerTenant } from "../../tenancy/tenants.js";
 import type { AppEnv } from "../context.js";
-
-/** Requests whose stored sessions one deletion removes at most (each holds one or more records). */
-const MAX_SESSION_BLOB_REQUESTS = 1000;
 
 /** What `DELETE /agents/sessions/:sessionId` removed. */
 export interface AgentSessionDeletion {
@@ -14,7 +10,10 @@ export interface AgentSessionDeletion {
   uploads: SessionDeletion;
   /** Threads of the job whose id is the session's (how the app keys a session's threads). */
   threads: number;
-  /** Stored sessions (session blobs) of the requests it was stored for, every record of each. */
+  /**
+   * Its stored sessions (session blobs): every record of its id, one per request it was stored
+   * for, expired ones too. Other sessions stored for the same requests stay.
+   */
   sessionBlobs: number;
   /** Whether this host had its session file (and artifacts). */
   sessionFile: boolean;
@@ -36,17 +35,7 @@ async function deleteAgentSession(
   const threads = await tenant.threads.deleteJob(sessionId, options);
   await tenant.hotState.deleteSession(sessionId, options);
   await tenant.promptMetrics.deleteSession(sessionId, options);
-  let sessionBlobs = 0;
-  for (let requests = 0; requests < MAX_SESSION_BLOB_REQUESTS; requests++) {
-    const stored = await tenant.sessionBlobs.getBySessionId(sessionId, options);
-    if (!stored) break;
-    try {
-      sessionBlobs += await tenant.sessionBlobs.deleteForRequest(stored.requestId, options);
-    } catch (err) {
-      // Deleted meanwhile by another request: look again.
-      if (!StowageError.is(err, "NOT_FOUND")) throw err;
-    }
-  }
+  const sessionBlobs = await tenant.sessionBlobs.deleteForSession(sessionId, options);
   const sessionFile = await tenant.agentSessions.delete(sessionId, options);
   await tenant.registeredSessions.unregister(sessionId, options);
   return { sessionId, uploads, threads, sessionBlobs, sessionFile };

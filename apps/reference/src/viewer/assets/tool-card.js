@@ -1,7 +1,8 @@
 // A tool call folded with its result: the briefs and any images stay visible; input and output sit
 // in a closed <details>, and a truncated side loads its full payload from the thread log.
-import { byteLength, formatBytes, h, replace } from "./dom.js";
+import { append, byteLength, formatBytes, h, replace } from "./dom.js";
 import { briefOf, fullItem, truncationNote } from "./item-parts.js";
+import { longRichText } from "./long-text.js";
 import { blobImages, richText } from "./rich-text.js";
 
 const tool = (item) => item?.metadata?.tool ?? {};
@@ -42,15 +43,10 @@ export function toolCard(entry, ctx) {
     render();
   }
 
-  function io() {
+  /** What the folded part shows once opened: the truncation note, the input and the output. */
+  function ioBody(output) {
     const truncated = [state.call, state.result].filter(isTruncated);
-    const output = state.result ? outputText(state.result) : undefined;
-    const details = h(
-      "details",
-      { class: "tool-io", open: state.open },
-      h("summary", {
-        text: output === undefined ? "Input" : `Input and output (${formatBytes(byteLength(output))})`,
-      }),
+    return [
       truncated.length > 0
         ? truncationNote(truncated, truncated.includes(state.result) ? "output" : "input", loadFull)
         : null,
@@ -58,18 +54,32 @@ export function toolCard(entry, ctx) {
       state.call
         ? [
             h("h4", { text: "Input" }),
-            h("pre", { class: "tool-input" }, richText(inputText(state.call), ctx)),
+            h("pre", { class: "tool-input" }, longRichText(inputText(state.call), ctx)),
           ]
         : null,
       output === undefined
         ? null
         : [
             h("h4", { text: "Output" }),
-            h("pre", { class: `tool-output ${statusOf(state.result)}` }, richText(output, ctx)),
+            h("pre", { class: `tool-output ${statusOf(state.result)}` }, longRichText(output, ctx)),
           ],
-    );
+    ];
+  }
+
+  // The input and output are in the page only while they are open: a folded card with a 2 MB
+  // output would otherwise keep 25,000 lines in the DOM, for every search and style pass to walk.
+  function io() {
+    const output = state.result ? outputText(state.result) : undefined;
+    const summary = h("summary", {
+      text: output === undefined ? "Input" : `Input and output (${formatBytes(byteLength(output))})`,
+    });
+    const details = h("details", { class: "tool-io", open: state.open }, summary);
+    if (state.open) append(details, ioBody(output));
     details.addEventListener("toggle", () => {
+      if (details.open === state.open) return;
       state.open = details.open;
+      if (details.open) append(details, ioBody(output));
+      else replace(details, [summary]);
     });
     return details;
   }
