@@ -96,7 +96,7 @@ describe.skipIf(!claude.ready)("Claude Code with `stowage mcp` (stdio)", () => {
         PATH: await binOnPath(join(root, "claude-cli"), "stowage", STOWAGE_BIN),
       },
     });
-    expect(run.code, run.stderr).toBe(0);
+    expect(run.code, run.report).toBe(0);
     const result = claudeToolResult(mock);
     expect(result).toContain(EXPECTED);
     expect(result).not.toContain('"is_error":true');
@@ -131,7 +131,7 @@ describe("the app's MCP route with an API key", () => {
         extraArgs: ["--allowedTools", CLAUDE_TOOL],
         env: { ENABLE_TOOL_SEARCH: "false", STOWAGE_API_KEY: key },
       });
-      expect(run.code, run.stderr).toBe(0);
+      expect(run.code, run.report).toBe(0);
       expect(claudeToolResult(mock)).toContain(EXPECTED);
     },
     180_000,
@@ -153,7 +153,7 @@ describe("the app's MCP route with an API key", () => {
         prompt: "How many tests pass in artifact://0?",
         env: { STOWAGE_API_KEY: key },
       });
-      expect(run.code, run.stderr).toBe(0);
+      expect(run.code, run.report).toBe(0);
       const outputs = codexToolOutputs(mock.requests);
       expect(outputs.length, "the tool's result went back to the model").toBeGreaterThan(0);
       expect(JSON.stringify(outputs[0]!.output)).toContain(EXPECTED);
@@ -177,7 +177,7 @@ describe("the app's MCP route with an API key", () => {
         prompt: "How many tests pass in artifact://0?",
         env: { STOWAGE_API_KEY: key },
       });
-      expect(run.code, run.stderr).toBe(0);
+      expect(run.code, run.report).toBe(0);
       const results = openCodeToolResults(mock.requests);
       expect(results.length, "the tool's result went back to the model").toBeGreaterThan(0);
       expect(JSON.stringify(results[0]!.content)).toContain(EXPECTED);

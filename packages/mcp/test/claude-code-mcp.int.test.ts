@@ -56,7 +56,7 @@ describe.skipIf(!cli.ready)("Claude Code as the MCP client of stowage-mcp", () =
       // model directly, as a scripted model needs.
       env: { ENABLE_TOOL_SEARCH: "false", PATH: await binOnPath(root, "stowage-mcp", STOWAGE_MCP_BIN) },
     });
-    expect(run.code, run.stderr).toBe(0);
+    expect(run.code, run.report).toBe(0);
 
     const messages = mock.requests.filter((request) => request.path === "/v1/messages");
     const offered = messages.filter((request) =>

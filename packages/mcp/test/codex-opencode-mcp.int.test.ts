@@ -54,7 +54,7 @@ describe.skipIf(!codex.ready)("Codex with stowage-mcp in config.toml", () => {
       prompt: "What is the release tag in artifact://0?",
       env: { PATH: await binOnPath(root, "stowage-mcp", STOWAGE_MCP_BIN) },
     });
-    expect(run.code, run.stderr).toBe(0);
+    expect(run.code, run.report).toBe(0);
     const outputs = codexToolOutputs(mock.requests);
     expect(outputs.length, "the tool's result went back to the model").toBeGreaterThan(0);
     expect(outputs[0]!.call_id).toBe("call_mock_0");
@@ -84,7 +84,7 @@ describe.skipIf(!opencode.ready)("OpenCode with stowage-mcp in opencode.json", (
       prompt: "What is the release tag in artifact://0?",
       env: { PATH: await binOnPath(root, "stowage-mcp", STOWAGE_MCP_BIN) },
     });
-    expect(run.code, run.stderr).toBe(0);
+    expect(run.code, run.report).toBe(0);
     const results = openCodeToolResults(mock.requests);
     expect(results.length, "the tool's result went back to the model").toBeGreaterThan(0);
     expect(JSON.stringify(results[0]!.content)).toContain(SECRET);

@@ -37,7 +37,7 @@ describe.skipIf(!cli.ready)(
       onTestFinished(() => mock.close());
       const first = await createAgentContainer(root, "fact-1");
       const told = await runClaude({ cli, baseUrl: mock.url, ...first, prompt: `Remember: ${FACT}.` });
-      expect(told.code, told.stderr).toBe(0);
+      expect(told.code, told.report).toBe(0);
       const sessionId = told.sessionId as string;
 
       const captured = await captureSession({
@@ -65,7 +65,7 @@ describe.skipIf(!cli.ready)(
         prompt: "What is the launch code?",
         resume: sessionId,
       });
-      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(resumed.code, resumed.report).toBe(0);
       expect(resumed.sessionId).toBe(sessionId);
       const after = mock.requests.slice(before);
       expect(requestsMention(after, "What is the launch code?")).toBe(true);
@@ -79,7 +79,7 @@ describe.skipIf(!cli.ready)(
       const dataDir = join(root, "stowage-data");
       const first = await createAgentContainer(root, "cli-1");
       const told = await runClaude({ cli, baseUrl: mock.url, ...first, prompt: `Remember: ${FACT}.` });
-      expect(told.code, told.stderr).toBe(0);
+      expect(told.code, told.report).toBe(0);
       const sessionId = told.sessionId as string;
 
       const stored = await stowageJson(dataDir, [
@@ -123,7 +123,7 @@ describe.skipIf(!cli.ready)(
         prompt: "What is the launch code?",
         resume: sessionId,
       });
-      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(resumed.code, resumed.report).toBe(0);
       expect(requestsMention(mock.requests.slice(before), FACT)).toBe(true);
     });
 
@@ -179,7 +179,7 @@ describe.skipIf(!cli.ready)(
         prompt: "Count, then delegate.",
         extraArgs: allowed,
       });
-      expect(ran.code, ran.stderr).toBe(0);
+      expect(ran.code, ran.report).toBe(0);
       const sessionId = ran.sessionId as string;
 
       const captured = await captureSession({
@@ -218,7 +218,7 @@ describe.skipIf(!cli.ready)(
         resume: sessionId,
         extraArgs: allowed,
       });
-      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(resumed.code, resumed.report).toBe(0);
       const after = mock.requests.slice(before).map((request) => request.body as AnthropicRequest);
       // The earlier turns came back: the subagent's hand-back and the persisted-output marker.
       expect(after.some((request) => messagesText(request).includes("subagent says HERON-5"))).toBe(true);

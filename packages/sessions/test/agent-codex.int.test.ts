@@ -41,7 +41,7 @@ describe.skipIf(!cli.ready)(
         ...first,
         prompt: "Remember: the launch code is ZEBRA-1187.",
       });
-      expect(told.code, told.stderr).toBe(0);
+      expect(told.code, told.report).toBe(0);
       const sessionId = told.sessionId as string;
       const [rollout] = await rollouts(first.home);
       const original = await readFile(join(first.home, ".codex", "sessions", rollout as string));
@@ -71,7 +71,7 @@ describe.skipIf(!cli.ready)(
         prompt: "What is the launch code?",
         resume: sessionId,
       });
-      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(resumed.code, resumed.report).toBe(0);
       expect(resumed.sessionId).toBe(sessionId);
       const after = mock.requests.slice(before);
       expect(requestsMention(after, "What is the launch code?")).toBe(true);
@@ -95,8 +95,8 @@ describe.skipIf(!cli.ready)(
         ...first,
         prompt: "Remember: the other word is LYNX-77.",
       });
-      expect(kept.code, kept.stderr).toBe(0);
-      expect(other.code, other.stderr).toBe(0);
+      expect(kept.code, kept.report).toBe(0);
+      expect(other.code, other.report).toBe(0);
       expect(other.sessionId).not.toBe(kept.sessionId);
       const both = await rollouts(first.home);
       expect(both).toHaveLength(2);
@@ -125,7 +125,7 @@ describe.skipIf(!cli.ready)(
         prompt: "Which word did I give you?",
         resume: kept.sessionId,
       });
-      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(resumed.code, resumed.report).toBe(0);
       const after = mock.requests.slice(before);
       expect(requestsMention(after, "OTTER-31")).toBe(true);
       expect(requestsMention(after, "LYNX-77")).toBe(false);
@@ -142,7 +142,7 @@ describe.skipIf(!cli.ready)(
         ...first,
         prompt: "Remember: the launch code is ZEBRA-1187.",
       });
-      expect(told.code, told.stderr).toBe(0);
+      expect(told.code, told.report).toBe(0);
       const sessionId = told.sessionId as string;
       const request = ["--user", "alice", "--request", "req-codex"];
 
@@ -179,7 +179,7 @@ describe.skipIf(!cli.ready)(
         prompt: "What is the launch code?",
         resume: sessionId,
       });
-      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(resumed.code, resumed.report).toBe(0);
       expect(requestsMention(mock.requests.slice(before), "ZEBRA-1187")).toBe(true);
     });
   },

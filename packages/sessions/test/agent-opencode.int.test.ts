@@ -53,7 +53,7 @@ function capturedOnce(): Promise<{ captured: CapturedSession; cwd: string }> {
         ...container,
         prompt: "Remember: the launch code is ZEBRA-1187.",
       });
-      expect(told.code, told.stderr).toBe(0);
+      expect(told.code, told.report).toBe(0);
       const session = await captureSession({
         agent: "opencode",
         sessionId: told.sessionId as string,
@@ -145,7 +145,7 @@ describe.skipIf(!cli.ready)(
         prompt: "What is the launch code?",
         resume: sessionId,
       });
-      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(resumed.code, resumed.report).toBe(0);
       expect(resumed.sessionId).toBe(sessionId);
       const after = answering(mock.requests.slice(before), "What is the launch code?");
       expect(after.length).toBeGreaterThan(0);
@@ -168,8 +168,8 @@ describe.skipIf(!cli.ready)(
         ...first,
         prompt: "Remember: the other word is LYNX-77.",
       });
-      expect(kept.code, kept.stderr).toBe(0);
-      expect(other.code, other.stderr).toBe(0);
+      expect(kept.code, kept.report).toBe(0);
+      expect(other.code, other.report).toBe(0);
       const keptId = kept.sessionId as string;
       expect(await listOpenCodeSessions({ cli, ...first })).toEqual([keptId, other.sessionId].sort());
 
@@ -192,7 +192,7 @@ describe.skipIf(!cli.ready)(
         prompt: "Which word did I give you?",
         resume: keptId,
       });
-      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(resumed.code, resumed.report).toBe(0);
       const after = mock.requests.slice(before);
       expect(requestsMention(answering(after, "Which word did I give you?"), "OTTER-31")).toBe(true);
       expect(requestsMention(after, "LYNX-77")).toBe(false);
@@ -321,7 +321,7 @@ describe.skipIf(!cli.ready)(
         ...first,
         prompt: "Remember: the launch code is ZEBRA-1187.",
       });
-      expect(told.code, told.stderr).toBe(0);
+      expect(told.code, told.report).toBe(0);
       const sessionId = told.sessionId as string;
       const request = ["--user", "alice", "--request", "req-opencode"];
       const opencode = ["--opencode", cli.command, "--cwd", first.cwd];
@@ -352,7 +352,7 @@ describe.skipIf(!cli.ready)(
         prompt: "What is the launch code?",
         resume: sessionId,
       });
-      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(resumed.code, resumed.report).toBe(0);
       expect(
         requestsMention(answering(mock.requests.slice(before), "What is the launch code?"), "ZEBRA-1187"),
       ).toBe(true);

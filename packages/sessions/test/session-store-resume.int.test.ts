@@ -56,7 +56,7 @@ describe.skipIf(!cli.ready || !s3.ready)(
       const step = (what: string) => console.error(`[resume test] ${new Date().toISOString()} ${what}`);
       step("first run");
       const first = await runClaude({ cli, baseUrl: mock.url, ...told, prompt: `Remember: ${FACT}.` });
-      expect(first.code, first.stderr).toBe(0);
+      expect(first.code, first.report).toBe(0);
       const sessionId = first.sessionId!;
       expect(requestsMention(mock.requests, "HERON-5521")).toBe(true);
 

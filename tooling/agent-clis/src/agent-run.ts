@@ -1,5 +1,8 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
 import type { AgentCli } from "./install-agent-cli.js";
 import { type ProcessResult, runProcess } from "./run-process.js";
+import { agentRunReport } from "./run-report.js";
 
 /** What every runner takes. */
 export interface AgentRunOptions {
@@ -28,6 +31,14 @@ export interface AgentRunOptions {
 /** How a run ended, with the session id the CLI reported (`undefined` when it reported none). */
 export interface AgentRunResult extends ProcessResult {
   sessionId: string | undefined;
+  /** Wall time from start to exit (or to the kill at the timeout). */
+  durationMs: number;
+  /**
+   * The message for an assertion on `code` (`expect(run.code, run.report).toBe(0)`): one line
+   * when the run exited 0; otherwise how it ended, its stderr and stdout tails and the tails of
+   * the newest `*.log` files under its HOME.
+   */
+  report: string;
 }
 
 const DEFAULT_RUN_TIMEOUT_MS = 120_000;
@@ -47,8 +58,19 @@ export function agentEnv(home: string, ...layers: (NodeJS.ProcessEnv | undefined
     XDG_CACHE_HOME: `${home}/.cache`,
     XDG_DATA_HOME: `${home}/.local/share`,
     XDG_STATE_HOME: `${home}/.local/state`,
+    // A container has its own /tmp. OpenCode shares `<tmpdir>/opencode` between its processes and
+    // leaves a 5.5 MB native library in the temp directory on every start: inside HOME, runs of
+    // parallel tests cannot meet there, and wiping the container removes it.
+    TMPDIR: containerTempDirectory(home),
   };
   return Object.assign(base, ...layers.filter(Boolean));
+}
+
+/** `<home>/tmp`, created when missing (a CLI fails to start without its temp directory). */
+function containerTempDirectory(home: string): string {
+  const directory = join(home, "tmp");
+  mkdirSync(directory, { recursive: true });
+  return directory;
 }
 
 /** Runs the CLI with `args` after its own leading arguments, bounded by the run's timeout. */
@@ -60,10 +82,13 @@ export async function runAgentCli(
 ): Promise<AgentRunResult> {
   const { cli } = options;
   if (!cli.ready) throw new Error(`agent CLI ${cli.name} is not installed: ${cli.reason}`);
+  const started = performance.now();
   const result = await runProcess(cli.command, [...cli.args, ...args, ...(options.extraArgs ?? [])], {
     cwd: options.cwd,
     env: agentEnv(options.home, env, options.env),
     timeoutMs: options.timeoutMs ?? DEFAULT_RUN_TIMEOUT_MS,
   });
-  return { ...result, sessionId: parseSessionId(result) };
+  const durationMs = Math.round(performance.now() - started);
+  const report = await agentRunReport(cli.name, result, durationMs, options.home);
+  return { ...result, sessionId: parseSessionId(result), durationMs, report };
 }

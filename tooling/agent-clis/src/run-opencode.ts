@@ -34,9 +34,13 @@ export async function writeOpenCodeConfig(cwd: string, baseUrl: string): Promise
 /**
  * What OpenCode would fetch from the network on every start, turned off: the models.dev
  * catalogue (a failed fetch costs seconds offline), default plugins (installed from npm),
- * language-server downloads, updates and sharing.
+ * language-server downloads, updates and sharing. `npm_config_offline` makes the install of
+ * `@opencode-ai/plugin` into the config directory, which OpenCode starts in the background on
+ * every run, fail at once from the empty npm cache instead of asking the registry: the runs are
+ * offline, whatever the network does.
  */
 const OPENCODE_OFFLINE_ENV = {
+  npm_config_offline: "true",
   OPENCODE_DISABLE_MODELS_FETCH: "1",
   OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
   OPENCODE_DISABLE_LSP_DOWNLOAD: "1",

@@ -31,7 +31,7 @@ describe.skipIf(!cli.ready)("Claude Code against the Anthropic mock", () => {
       cwd,
       prompt: "Remember: the code word is PELICAN-42.",
     });
-    expect(first.code, first.stderr).toBe(0);
+    expect(first.code, first.report).toBe(0);
     expect(first.sessionId).toMatch(/^[0-9a-f-]{36}$/);
     const firstCount = mock.requests.length;
     expect(firstCount).toBeGreaterThan(0);
@@ -45,7 +45,7 @@ describe.skipIf(!cli.ready)("Claude Code against the Anthropic mock", () => {
       prompt: "What was the code word?",
       resume: first.sessionId,
     });
-    expect(second.code, second.stderr).toBe(0);
+    expect(second.code, second.report).toBe(0);
     expect(second.sessionId).toBe(first.sessionId);
     const resumed = mock.requests.slice(firstCount);
     expect(requestsMention(resumed, "What was the code word?")).toBe(true);
@@ -74,7 +74,7 @@ describe.skipIf(!cli.ready)("Claude Code against the Anthropic mock", () => {
       prompt: "Read secret.txt",
       extraArgs: ["--allowedTools", "Read"],
     });
-    expect(run.code, run.stderr).toBe(0);
+    expect(run.code, run.report).toBe(0);
     const withResult = mock.requests.filter(
       (request) =>
         request.path === "/v1/messages" &&

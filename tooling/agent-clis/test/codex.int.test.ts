@@ -26,7 +26,7 @@ describe.skipIf(!cli.ready)("Codex against the Responses mock", () => {
       cwd,
       prompt: "Remember: the code word is PELICAN-42.",
     });
-    expect(first.code, first.stderr).toBe(0);
+    expect(first.code, first.report).toBe(0);
     expect(first.sessionId).toMatch(/^[0-9a-f-]{36}$/);
     expect(first.stdout).toContain("mock reply 0: received");
     const firstCount = mock.requests.length;
@@ -46,7 +46,7 @@ describe.skipIf(!cli.ready)("Codex against the Responses mock", () => {
       prompt: "What was the code word?",
       resume: first.sessionId,
     });
-    expect(second.code, second.stderr).toBe(0);
+    expect(second.code, second.report).toBe(0);
     expect(second.sessionId).toBe(first.sessionId);
     const resumed = mock.requests.slice(firstCount);
     expect(requestsMention(resumed, "What was the code word?")).toBe(true);

@@ -26,7 +26,7 @@ describe.skipIf(!cli.ready)("OpenCode against the chat completions mock", () => 
       cwd,
       prompt: "Remember: the code word is PELICAN-42.",
     });
-    expect(first.code, first.stderr).toBe(0);
+    expect(first.code, first.report).toBe(0);
     // OpenCode's session ids are `ses_` + base62, not UUIDs.
     expect(first.sessionId).toMatch(/^ses_[0-9A-Za-z]+$/);
     expect(existsSync(join(home, ".local", "share", "opencode", "opencode.db"))).toBe(true);
@@ -42,7 +42,7 @@ describe.skipIf(!cli.ready)("OpenCode against the chat completions mock", () => 
       prompt: "What was the code word?",
       resume: first.sessionId,
     });
-    expect(second.code, second.stderr).toBe(0);
+    expect(second.code, second.report).toBe(0);
     expect(second.sessionId).toBe(first.sessionId);
     const answering = mock.requests
       .slice(firstCount)
