@@ -58,9 +58,9 @@ export function agentEnv(home: string, ...layers: (NodeJS.ProcessEnv | undefined
     XDG_CACHE_HOME: `${home}/.cache`,
     XDG_DATA_HOME: `${home}/.local/share`,
     XDG_STATE_HOME: `${home}/.local/state`,
-    // A container has its own /tmp. OpenCode shares `<tmpdir>/opencode` between its processes and
-    // leaves a 5.5 MB native library in the temp directory on every start: inside HOME, runs of
-    // parallel tests cannot meet there, and wiping the container removes it.
+    // A container has its own /tmp. OpenCode shares `<tmpdir>/opencode` between its processes, and
+    // `opencode run` leaves a 5.5 MB native library in the temp directory each time: inside HOME,
+    // runs of parallel tests cannot meet there, and wiping the container removes it.
     TMPDIR: containerTempDirectory(home),
   };
   return Object.assign(base, ...layers.filter(Boolean));
