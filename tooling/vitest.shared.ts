@@ -1,9 +1,12 @@
 import { defineConfig } from "vitest/config";
 
+const DEFAULT_TEST_TIMEOUT_MS = 120_000;
+
 /**
  * One test configuration for every package: tests run against `src/` through the
  * `@stowage/source` export condition, so `pnpm test` needs no build.
  */
+
 export function stowageVitestConfig(overrides: { testTimeout?: number } = {}) {
   // Vitest hands these conditions to Node for external packages too, so only add what Node's own
   // resolution would: "module" would pick ESM builds Node cannot load (the AWS SDK's dist-es), and
@@ -15,10 +18,12 @@ export function stowageVitestConfig(overrides: { testTimeout?: number } = {}) {
     ssr: { resolve: { conditions, externalConditions: ["@stowage/source"] } },
     test: {
       include: ["src/**/*.test.ts", "test/**/*.test.ts"],
-      // 60 s: real processes and servers share 2 cores with the other packages' suites in CI.
-      testTimeout: overrides.testTimeout ?? 60_000,
+      // 120 s: real processes and servers share 2 cores with the other packages' suites in CI,
+      // where a test of 30 s on a quiet run took twice that on a loaded one. The bound only
+      // catches hangs: a passing test never waits for it.
+      testTimeout: overrides.testTimeout ?? DEFAULT_TEST_TIMEOUT_MS,
       // Set-up hooks start the same servers and processes the tests do: the same bound.
-      hookTimeout: Math.max(60_000, overrides.testTimeout ?? 0),
+      hookTimeout: Math.max(DEFAULT_TEST_TIMEOUT_MS, overrides.testTimeout ?? 0),
       pool: "forks",
     },
   });

@@ -1,3 +1,3 @@
 import { stowageVitestConfig } from "../../tooling/vitest.shared.ts";
 
-export default stowageVitestConfig({ testTimeout: 60_000 });
+export default stowageVitestConfig();

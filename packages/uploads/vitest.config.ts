@@ -1,7 +1,7 @@
 import { defineConfig } from "vitest/config";
 import { stowageVitestConfig } from "../../tooling/vitest.shared.ts";
 
-const shared = stowageVitestConfig({ testTimeout: 60_000 });
+const shared = stowageVitestConfig();
 
 export default defineConfig({
   ...shared,

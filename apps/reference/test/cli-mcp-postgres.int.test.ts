@@ -42,7 +42,7 @@ describe.skipIf(!postgres.ready)("stowage mcp beside a server on PostgreSQL", ()
         expect(posted.status).toBe(201);
       }
       // One notification per post: LISTEN/NOTIFY tells each, where polling would fold them.
-      await expect.poll(() => updated, { timeout: 15_000 }).toEqual(["thread://main", "thread://main"]);
+      await expect.poll(() => updated, { timeout: 30_000 }).toEqual(["thread://main", "thread://main"]);
     } finally {
       await client.close();
     }

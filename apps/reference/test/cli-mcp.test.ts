@@ -147,9 +147,9 @@ describe("stowage mcp", () => {
         json: textItem("posted over the API"),
       });
       expect(posted.status).toBe(201);
-      await expect.poll(() => updated, { timeout: 15_000 }).toEqual(["thread://main"]);
+      await expect.poll(() => updated, { timeout: 30_000 }).toEqual(["thread://main"]);
       await seeded.session.artifacts.saveArtifact("bash", "later\n");
-      await expect.poll(() => updated, { timeout: 15_000 }).toEqual(["thread://main", "artifact://1"]);
+      await expect.poll(() => updated, { timeout: 30_000 }).toEqual(["thread://main", "artifact://1"]);
     } finally {
       await client.close();
     }

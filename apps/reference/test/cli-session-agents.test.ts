@@ -21,12 +21,6 @@ async function stowage(...argv: string[]): Promise<{ stdout: string; stderr: str
   return run(argv, { cwd: dir, env });
 }
 
-/**
- * Capture and restore open the embedded database (PGlite) as the server does: seconds each, many
- * more while CI runs every suite at once on two cores.
- */
-const OPENS_DATABASE = { timeout: 120_000 };
-
 const codexId = "019e1625-789d-76c0-80ab-3724b5ddb799";
 const rolloutPath = `sessions/2026/11/23/rollout-2026-11-23T04-00-00-${codexId}.jsonl`;
 /** Rollout lines as Codex writes them: `{ timestamp, type, payload }`. */
@@ -47,57 +41,53 @@ const rollout = [
   .concat("\n");
 
 describe("stowage session capture|restore --agent", () => {
-  it(
-    "captures a Codex rollout and restores it under the same path in a fresh Codex home",
-    OPENS_DATABASE,
-    async () => {
-      const codexHome = join(dir, "codex-home");
-      await mkdir(join(codexHome, "sessions", "2026", "11", "23"), { recursive: true });
-      await writeFile(join(codexHome, rolloutPath), rollout);
-      const captured = await stowage(
-        "session",
-        "capture",
-        "--agent",
-        "codex",
-        "--codex-home",
-        "codex-home",
-        "--session",
-        codexId,
-        "--request",
-        "cli-codex",
-        "--user",
-        "cli",
-        "--json",
-      );
-      expect(JSON.parse(captured.stdout)).toMatchObject({ sessionId: codexId, agentType: "codex", files: 1 });
-      const restored = await stowage(
-        "session",
-        "restore",
-        "--codex-home",
-        "fresh-codex",
-        "--request",
-        "cli-codex",
-        "--user",
-        "cli",
-        "--json",
-      );
-      expect(JSON.parse(restored.stdout)).toMatchObject({
-        sessionId: codexId,
-        agentType: "codex",
-        directory: join(dir, "fresh-codex", "sessions", "2026", "11", "23"),
-      });
-      expect(await readFile(join(dir, "fresh-codex", rolloutPath), "utf8")).toBe(rollout);
-      expect(restored.stderr).toContain(`codex exec resume ${codexId}`);
-      // Asked to restore it as a Claude Code session, it is refused.
-      await expectStowageError(
-        stowage("session", "restore", "--agent", "claude-code", "--request", "cli-codex", "--user", "cli"),
-        "INVALID_INPUT",
-        "AGENT_MISMATCH",
-      );
-    },
-  );
+  it("captures a Codex rollout and restores it under the same path in a fresh Codex home", async () => {
+    const codexHome = join(dir, "codex-home");
+    await mkdir(join(codexHome, "sessions", "2026", "11", "23"), { recursive: true });
+    await writeFile(join(codexHome, rolloutPath), rollout);
+    const captured = await stowage(
+      "session",
+      "capture",
+      "--agent",
+      "codex",
+      "--codex-home",
+      "codex-home",
+      "--session",
+      codexId,
+      "--request",
+      "cli-codex",
+      "--user",
+      "cli",
+      "--json",
+    );
+    expect(JSON.parse(captured.stdout)).toMatchObject({ sessionId: codexId, agentType: "codex", files: 1 });
+    const restored = await stowage(
+      "session",
+      "restore",
+      "--codex-home",
+      "fresh-codex",
+      "--request",
+      "cli-codex",
+      "--user",
+      "cli",
+      "--json",
+    );
+    expect(JSON.parse(restored.stdout)).toMatchObject({
+      sessionId: codexId,
+      agentType: "codex",
+      directory: join(dir, "fresh-codex", "sessions", "2026", "11", "23"),
+    });
+    expect(await readFile(join(dir, "fresh-codex", rolloutPath), "utf8")).toBe(rollout);
+    expect(restored.stderr).toContain(`codex exec resume ${codexId}`);
+    // Asked to restore it as a Claude Code session, it is refused.
+    await expectStowageError(
+      stowage("session", "restore", "--agent", "claude-code", "--request", "cli-codex", "--user", "cli"),
+      "INVALID_INPUT",
+      "AGENT_MISMATCH",
+    );
+  });
 
-  it("captures and restores an OpenCode session through the CLI it is given", OPENS_DATABASE, async () => {
+  it("captures and restores an OpenCode session through the CLI it is given", async () => {
     // The sessions package's stand-in for `opencode`, with the contract of OpenCode's own commands.
     await writeFakeOpencode(join(dir, "tools"));
     const sessionId = "ses_df96f1435ffed9ABkI498J7iJN";

@@ -31,12 +31,6 @@ async function expectUsageError(promise: Promise<unknown>): Promise<void> {
   await expect(promise).rejects.toBeInstanceOf(CommanderError);
 }
 
-/**
- * Commands that open the embedded database (PGlite) as the server does take seconds each, many
- * more while CI runs every package's suite at once on two cores.
- */
-const OPENS_EVERYTHING = { timeout: 120_000 };
-
 describe("stowage --help", () => {
   it("documents every command and subcommand", async () => {
     await expect(stowage("--help")).rejects.toMatchObject({ code: "commander.helpDisplayed", exitCode: 0 });
@@ -122,7 +116,7 @@ describe("stowage --help", () => {
 });
 
 describe("stowage uploads sweep", () => {
-  it("reports what a retention sweep would delete, and refuses a bad age", OPENS_EVERYTHING, async () => {
+  it("reports what a retention sweep would delete, and refuses a bad age", async () => {
     expect(await stowage("uploads", "sweep", "--older-than-days", "30", "--dry-run")).toMatch(
       /^would delete 0 uploads \(0 bytes\) last modified before \d{4}-/m,
     );
@@ -161,7 +155,7 @@ describe("stowage keys create", () => {
 });
 
 describe("stowage blob", () => {
-  it("puts, gets, verifies and garbage-collects blobs", OPENS_EVERYTHING, async () => {
+  it("puts, gets, verifies and garbage-collects blobs", async () => {
     await writeFile(join(dir, "shot.png"), demoScreenshot());
     await writeFile(join(dir, "orphan.bin"), "nobody references me");
     // Relative paths are the user's: resolved against the directory the command runs in.
@@ -259,7 +253,7 @@ describe("stowage session", () => {
     }
   });
 
-  it("lists, captures and restores a Claude Code session", OPENS_EVERYTHING, async () => {
+  it("lists, captures and restores a Claude Code session", async () => {
     const configDir = join(dir, "container", ".claude");
     const cwd = join(dir, "workspace");
     await mkdir(cwd, { recursive: true });
@@ -327,7 +321,7 @@ describe("stowage session", () => {
 });
 
 describe("stowage artifact read and stowage upload", () => {
-  it("reads agent:// with a query and uploads files through a running server", OPENS_EVERYTHING, async () => {
+  it("reads agent:// with a query and uploads files through a running server", async () => {
     const app = await startTestApp();
     try {
       const uploader = { kind: "user", id: "uploader" } as const;

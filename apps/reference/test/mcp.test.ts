@@ -90,7 +90,7 @@ describe("MCP over Streamable HTTP at /mcp/sessions/:id", () => {
       json: textItem("posted over the API"),
     });
     expect(posted.status).toBe(201);
-    await expect.poll(() => updated, { timeout: 10_000 }).toEqual(["thread://main"]);
+    await expect.poll(() => updated, { timeout: 30_000 }).toEqual(["thread://main"]);
   });
 
   it("refuses hostile ids exactly as the HTTP API does", async () => {

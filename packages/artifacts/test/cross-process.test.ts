@@ -69,7 +69,7 @@ describe("two processes sharing an artifacts directory", () => {
         expect(text).toMatch(new RegExp(`^${name}:\\d+:${i}\\n$`));
       }
     }
-  }, 120_000);
+  });
 
   it("allocate 2,000 distinct agent output indexes and overwrite nothing", async () => {
     const dir = join(base, "agents");
@@ -82,7 +82,7 @@ describe("two processes sharing an artifacts directory", () => {
     for (const [i, id] of bash.entries()) {
       expect((await store.readAgentOutput(id)).text).toMatch(new RegExp(`^bash:\\d+:${i}\\n$`));
     }
-  }, 120_000);
+  });
 });
 
 describe("a tool killed mid-write", () => {

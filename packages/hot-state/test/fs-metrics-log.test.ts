@@ -163,7 +163,7 @@ describe("prompt metrics log on the file system", () => {
       expect(mine.map((entry) => entry.turn)).toEqual(told);
       expect(mine.map((entry) => entry.record.sys_chars)).toEqual(Array.from({ length: count }, (_, i) => i));
     }
-  }, 120_000);
+  });
 });
 
 describe("prompt metrics log on the file system: hostile inputs", () => {

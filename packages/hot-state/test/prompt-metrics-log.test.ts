@@ -323,5 +323,5 @@ describe("prompt metrics log: two processes", () => {
       // The turn each append returned is where the entry is read back.
       expect(mine.map((entry) => entry.turn)).toEqual(children[index]!.stdout.trim().split(" ").map(Number));
     }
-  }, 120_000);
+  });
 });

@@ -83,12 +83,12 @@ describe("idle expiry of Streamable HTTP sessions", () => {
     const stream = await listening.openStream();
     // Opened after the listening one's last request: idle for less time than it when swept.
     await connect("user:alice");
-    await expect.poll(() => servers[1]!.closed, { timeout: 15_000 }).toBe(true);
+    await expect.poll(() => servers[1]!.closed, { timeout: 30_000 }).toBe(true);
     expect(servers[0]!.closed).toBe(false);
     expect((await listening.client.listTools()).tools.length).toBeGreaterThan(0);
 
     await stream.cancel();
-    await expect.poll(() => servers[0]!.closed, { timeout: 15_000 }).toBe(true);
+    await expect.poll(() => servers[0]!.closed, { timeout: 30_000 }).toBe(true);
     await expect(listening.client.listTools()).rejects.toThrow();
   });
 

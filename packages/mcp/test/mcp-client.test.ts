@@ -367,7 +367,7 @@ describe("subscriptions", () => {
     );
     await writer.write(new TextEncoder().encode("done\n"));
     await writer.publish();
-    await expect.poll(() => updated, { timeout: 5000 }).toEqual([uri]);
+    await expect.poll(() => updated, { timeout: 30_000 }).toEqual([uri]);
     expect((await client.readResource({ uri })).contents[0]).toMatchObject({ text: "done\n" });
     await client.unsubscribeResource({ uri });
   });
@@ -380,7 +380,7 @@ describe("subscriptions", () => {
     });
     await client.subscribeResource({ uri: "thread://main" });
     await threads.post(thread, textItem("third"), { author: "user:alice" });
-    await expect.poll(() => updated, { timeout: 5000 }).toEqual(["thread://main"]);
+    await expect.poll(() => updated, { timeout: 30_000 }).toEqual(["thread://main"]);
     await client.unsubscribeResource({ uri: "thread://main" });
     await threads.post(thread, textItem("fourth"), { author: "user:alice" });
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -395,7 +395,7 @@ describe("subscriptions", () => {
     });
     await client.subscribeResource({ uri: "hot-state://latest" });
     await dispatcher.update((state) => ({ ...state, risk_level: "low" }));
-    await expect.poll(() => updated, { timeout: 5000 }).toEqual(["hot-state://latest"]);
+    await expect.poll(() => updated, { timeout: 30_000 }).toEqual(["hot-state://latest"]);
   });
 
   it("refuses to subscribe to a hostile URI", async () => {

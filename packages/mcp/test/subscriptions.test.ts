@@ -35,17 +35,17 @@ describe('threadUpdates: "poll"', () => {
     await sleep(100);
     expect(updated).toEqual([]);
     await poster.post({ jobId: SESSION_ID, alias: "main" }, textItem("third"), { author: "user:alice" });
-    await expect.poll(() => updated, { timeout: 5000 }).toEqual(["thread://main"]);
+    await expect.poll(() => updated, { timeout: 30_000 }).toEqual(["thread://main"]);
     // A thread that had no post yet is told of its first one.
     await poster.post({ jobId: SESSION_ID, alias: "later" }, textItem("first"), { author: "user:alice" });
-    await expect.poll(() => updated, { timeout: 5000 }).toEqual(["thread://main", "thread://later"]);
+    await expect.poll(() => updated, { timeout: 30_000 }).toEqual(["thread://main", "thread://later"]);
     // Ten more posts in one go are told, and then quiet.
     for (let n = 0; n < 10; n++) {
       await poster.post({ jobId: SESSION_ID, alias: "main" }, textItem(`more ${n}`), {
         author: "user:alice",
       });
     }
-    await expect.poll(() => updated.length, { timeout: 5000 }).toBeGreaterThan(2);
+    await expect.poll(() => updated.length, { timeout: 30_000 }).toBeGreaterThan(2);
     await sleep(150);
     const settled = updated.length;
     await sleep(150);

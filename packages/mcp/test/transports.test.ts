@@ -61,7 +61,7 @@ describe("stdio (the stowage-mcp bin in a child process)", () => {
     // Another process (this one) writes the artifact the server's client subscribed to.
     await client.subscribeResource({ uri: "artifact://2" });
     await fixture.session.artifacts.saveArtifact("bash", numberedLines(2));
-    await expect.poll(() => updated, { timeout: 10_000 }).toEqual(["artifact://2"]);
+    await expect.poll(() => updated, { timeout: 30_000 }).toEqual(["artifact://2"]);
   });
 
   it("serves a session named by its session file", async () => {
@@ -90,7 +90,7 @@ describe("stdio (the stowage-mcp bin in a child process)", () => {
     });
     const client = new Client({ name: "stdio-test", version: "1.0.0" });
     await expect(client.connect(transport)).rejects.toThrow();
-    await expect.poll(() => stderr, { timeout: 10_000 }).toContain("usage: stowage-mcp");
+    await expect.poll(() => stderr, { timeout: 30_000 }).toContain("usage: stowage-mcp");
   });
 });
 
@@ -167,7 +167,7 @@ describe("Streamable HTTP (createMcpHttpSessions)", () => {
     });
     await client.subscribeResource({ uri: "thread://main" });
     await fixture.threads.post(fixture.thread, textItem("over HTTP"), { author: "user:alice" });
-    await expect.poll(() => updated, { timeout: 10_000 }).toEqual(["thread://main"]);
+    await expect.poll(() => updated, { timeout: 30_000 }).toEqual(["thread://main"]);
   });
 
   it("answers another principal presenting a session id as if it did not exist", async () => {

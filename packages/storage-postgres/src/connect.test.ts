@@ -65,7 +65,7 @@ describe("connectEmbedded", () => {
     );
     expect(rowsOf(await second.db.execute(sql`SELECT current_schema() AS s`))[0]?.s).toBe("stowage");
     await second.close();
-  }, 120_000);
+  });
 
   it("tells its logger, and closes, when its data directory lock is removed by hand", async () => {
     const dataDir = join(base, "lost-lock");
@@ -76,13 +76,13 @@ describe("connectEmbedded", () => {
     for (let i = 0; i < 100 && warnings.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
     expect(warnings.map((warning) => warning.details)).toEqual([{ reason: "DATA_DIR_LOCK_LOST" }]);
     await connection.close();
-  }, 120_000);
+  });
 
   it("creates a dataDir whose parents do not exist yet (a fresh project's ./.stowage/pg)", async () => {
     const connection = await connectEmbedded({ dataDir: join(base, "fresh", ".stowage", "pg") });
     expect(rowsOf(await connection.db.execute(sql`SELECT 1 AS one`))[0]?.one).toBe(1);
     await connection.close();
-  }, 120_000);
+  });
 });
 
 const env = integrationEnv("PostgreSQL", ["DATABASE_URL"]);
@@ -123,7 +123,7 @@ describe.skipIf(!env.ready)(`connectPostgres${env.ready ? "" : ` (skipped: ${env
       await connections[0]!.db.execute(sql.raw(`DROP SCHEMA "${schema}" CASCADE`));
       await Promise.all(connections.map((connection) => connection.close()));
     }
-  }, 120_000);
+  });
 
   it("maps database errors: a missing table is INTERNAL with a hint, a unique violation ALREADY_EXISTS", async () => {
     const schema = uniqueSchema("errors");

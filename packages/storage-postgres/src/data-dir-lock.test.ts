@@ -40,7 +40,7 @@ describe("connectEmbedded locks its data directory", () => {
     await first.close();
     const second = await connectEmbedded({ dataDir });
     await second.close();
-  }, 120_000);
+  });
 
   it("a second process fails loudly, naming the holder; after the holder exits or is killed, it opens, no row lost", async () => {
     const dataDir = join(base, "two-processes");

@@ -28,7 +28,7 @@ export function describeBackends(title: string, body: (backend: BackendContext) 
     let connection: StowageConnection | undefined;
     beforeAll(async () => {
       connection = await connectEmbedded();
-    }, 120_000);
+    });
     afterAll(async () => {
       await connection?.close();
     });
@@ -53,7 +53,7 @@ export function describeBackends(title: string, body: (backend: BackendContext) 
     let connection: StowageConnection | undefined;
     beforeAll(async () => {
       connection = await connectPostgres({ url, schema });
-    }, 120_000);
+    });
     afterAll(async () => {
       if (!connection) return;
       await connection.db.execute(sql.raw(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`));

@@ -69,5 +69,5 @@ describeBackends("ephemeral container run, end to end", (backend) => {
       expect(bytes.equals(Buffer.from(content)), path).toBe(true);
     }
     await repo.deleteForRequest("user:alice", requestId);
-  }, 120_000);
+  });
 });

@@ -57,5 +57,5 @@ describe.skipIf(s3SkipReason !== undefined)("a writer killed mid-upload", () => 
     expect(await store.head("video.mp4")).toBeNull();
     expect((await store.list()).items).toEqual([]);
     expect((await uploadsUnderPrefix()).map((upload) => upload.Key)).toEqual([`${prefix}video.mp4`]);
-  }, 90_000);
+  });
 });

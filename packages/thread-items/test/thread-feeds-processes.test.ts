@@ -67,5 +67,5 @@ describe("two processes posting to one thread on a shared store and notifier", (
     expect(warnings).toEqual([]);
     await feeds.close();
     await notifier.close();
-  }, 120_000);
+  });
 });

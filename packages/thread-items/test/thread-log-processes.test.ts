@@ -39,7 +39,7 @@ describe("two processes appending to one thread log", () => {
     expect(text.endsWith("\n")).toBe(true);
     expect(text.split("\n").filter((line) => line !== "")).toHaveLength(2 * count);
     expect(await log.read("b-70")).toEqual(appendedItem("b", 70));
-  }, 120_000);
+  });
 });
 
 describe("a process killed while appending", () => {
@@ -92,5 +92,5 @@ describe("a process killed while appending", () => {
     for await (const record of log.records()) afterIds.push(record.id);
     expect(afterIds.at(-1)).toBe("after");
     expect(afterIds[0]).toBe("before");
-  }, 120_000);
+  });
 });

@@ -500,5 +500,5 @@ describe.skipIf(rgwSkipReason !== undefined)("uploads on Ceph RGW", () => {
     await request(50 * KIB);
     expect((await limited.usage(alice, sessionId)).objects).toBe(1050);
     expect(await limited.listUploads(alice, sessionId)).toHaveLength(1050);
-  }, 120_000);
+  });
 });

@@ -161,7 +161,7 @@ describe("OutputSink past the spill threshold", () => {
         const partial = await router.read("artifact://0", { allowIncomplete: true });
         expect(partial).toMatchObject({ complete: false, text: "first part of the output\n" });
       },
-      { timeout: 10_000, interval: 10 },
+      { timeout: 30_000, interval: 10 },
     );
     const err = await router.read("artifact://0").catch((error: unknown) => error);
     expect(StowageError.is(err, "UNAVAILABLE")).toBe(true);

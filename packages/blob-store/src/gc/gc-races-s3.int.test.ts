@@ -119,5 +119,5 @@ describe.skipIf(!env.ready)("garbage collection against concurrent writers on S3
     expect(restored).toBeGreaterThan(0);
     expect(missing).toBe(0);
     for (const hash of current.values()) expect(await blobs.get(hash)).not.toBeNull();
-  }, 90_000);
+  });
 });

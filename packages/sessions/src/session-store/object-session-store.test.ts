@@ -366,5 +366,5 @@ describe("createObjectSessionStore", () => {
       const ns = loaded.filter((e) => e.worker === worker).map((e) => e.n as number);
       expect(ns).toEqual(Array.from({ length: 300 }, (_, i) => i + 1));
     }
-  }, 120_000);
+  });
 });

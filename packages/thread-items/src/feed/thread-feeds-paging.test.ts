@@ -60,5 +60,5 @@ describe.each(FEED_STORES)("paging on the $name", ({ create }) => {
     expect(pages).toBe(ITEMS / PAGE);
     expect(ids).toHaveLength(ITEMS);
     expect(ids).toEqual(appended);
-  }, 120_000);
+  });
 });
