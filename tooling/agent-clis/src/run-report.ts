@@ -1,13 +1,12 @@
-import { readdir, readFile, stat } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { join, relative } from "node:path";
+import { filesUnder } from "@stowage/test-support";
 import type { ProcessResult } from "./run-process.js";
 
 /** How much of each stream and log file a report keeps: their ends, where a failure shows. */
 const TAIL_CHARS = 4000;
 /** The CLI's own log files a report quotes, newest first. */
 const LOG_FILES_QUOTED = 3;
-/** How deep under HOME log files are looked for (OpenCode's is `.local/share/opencode/log/*.log`). */
-const LOG_SEARCH_DEPTH = 6;
 /** Directories under HOME that hold packages, not logs. */
 const SKIPPED_DIRECTORIES = new Set(["node_modules", ".npm"]);
 
@@ -43,21 +42,21 @@ function tailSection(title: string, text: string): string {
 }
 
 async function newestLogFiles(home: string): Promise<string[]> {
-  const found: { path: string; mtimeMs: number }[] = [];
-  async function walk(directory: string, depth: number): Promise<void> {
-    const entries = await readdir(directory, { withFileTypes: true }).catch(() => []);
-    for (const entry of entries) {
-      const path = join(directory, entry.name);
-      if (entry.isDirectory() && depth < LOG_SEARCH_DEPTH && !SKIPPED_DIRECTORIES.has(entry.name)) {
-        await walk(path, depth + 1);
-      } else if (entry.isFile() && entry.name.endsWith(".log")) {
-        const info = await stat(path).catch(() => undefined);
-        if (info) found.push({ path, mtimeMs: info.mtimeMs });
-      }
-    }
-  }
-  await walk(home, 0);
-  return found
+  // A HOME the test already removed has no logs; a file gone between listing and stat is skipped.
+  const listed = await filesUnder(home).catch(() => []);
+  const logs = listed.filter(
+    (path) => path.endsWith(".log") && !path.split("/").some((segment) => SKIPPED_DIRECTORIES.has(segment)),
+  );
+  const dated = await Promise.all(
+    logs.map((path) =>
+      stat(join(home, path)).then(
+        (info) => ({ path: join(home, path), mtimeMs: info.mtimeMs }),
+        () => undefined,
+      ),
+    ),
+  );
+  return dated
+    .filter((file) => file !== undefined)
     .sort((a, b) => b.mtimeMs - a.mtimeMs)
     .slice(0, LOG_FILES_QUOTED)
     .map((file) => file.path);
