@@ -93,6 +93,8 @@ export {
   MAX_ENTRY_BYTES,
   MAX_ENTRY_UUID_LENGTH,
   MAX_PROJECT_KEY_LENGTH,
+  MAX_SESSION_STORE_PREFIX_BYTES,
+  MAX_SUBPATH_BYTES,
   type ObjectSessionStore,
   type ObjectSessionStoreOptions,
   type SessionKey,

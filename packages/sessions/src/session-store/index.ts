@@ -3,6 +3,7 @@ export {
   createObjectSessionStore,
   DEFAULT_COMPACT_AFTER_PARTS,
   DEFAULT_SESSION_STORE_PREFIX,
+  MAX_SESSION_STORE_PREFIX_BYTES,
   type ObjectSessionStore,
   type ObjectSessionStoreOptions,
 } from "./object-session-store.js";
@@ -14,6 +15,7 @@ export {
   MAX_ENTRY_BYTES,
   MAX_ENTRY_UUID_LENGTH,
   MAX_PROJECT_KEY_LENGTH,
+  MAX_SUBPATH_BYTES,
   type SerializedEntry,
   type StoredSessionKey,
   serializeEntries,

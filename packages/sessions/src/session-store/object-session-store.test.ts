@@ -314,7 +314,12 @@ describe("createObjectSessionStore", () => {
 
   it("loads text outside ASCII exactly, line by line (lines are decoded one at a time)", async () => {
     const store = createObjectSessionStore({ store: createMemoryObjectStore() });
-    const entries = [user("ascii only"), user("é → 日本語 🙂"), user("next line"), user("\u2028 and \u0000")];
+    const entries = [
+      user("ascii only"),
+      user("é → 日本語 🙂"),
+      user("next line"),
+      user("u4", { text: "\u2028 and \u0000" }),
+    ];
     await store.append(key, entries.slice(0, 2));
     await store.append(key, entries.slice(2));
     expect(await store.load(key)).toEqual(entries);
@@ -327,6 +332,20 @@ describe("createObjectSessionStore", () => {
     for (const prefix of ["", "/abs", "a/../b", "trailing/"]) {
       await expectStowageError(() => createObjectSessionStore({ store, prefix }), "INVALID_INPUT");
     }
+    // 89 bytes: a prefix, the longest project key (255), session id (128) and subpath (512), a part
+    // name (36) and the four slashes between them make an object key of 1,024 bytes, no more.
+    await expectStowageError(
+      () => createObjectSessionStore({ store, prefix: "p".repeat(90) }),
+      "INVALID_INPUT",
+    );
+    const longest = createObjectSessionStore({ store, prefix: "p".repeat(89) });
+    const longestKey = {
+      projectKey: "k".repeat(255),
+      sessionId: "s".repeat(128),
+      subpath: `${"a".repeat(255)}/${"b".repeat(254)}/c`,
+    };
+    await longest.append(longestKey, [user("u")]);
+    expect(await longest.load(longestKey)).toEqual([user("u")]);
     for (const compactAfterParts of [-1, 1.5, Number.NaN]) {
       await expectStowageError(() => createObjectSessionStore({ store, compactAfterParts }), "INVALID_INPUT");
     }

@@ -2,17 +2,28 @@ import {
   describeValue,
   keyProblem,
   largest,
+  MAX_KEY_BYTES,
+  MAX_SAFE_ID_LENGTH,
   mapConcurrent,
   type ObjectStore,
   pushAll,
   StowageError,
   throwIfAborted,
 } from "@stowage/core";
-import { encodePart, MAX_PART_SEQ, type PartHeader, parsePartName, partName } from "./part-object.js";
+import {
+  encodePart,
+  MAX_PART_SEQ,
+  PART_NAME_LENGTH,
+  type PartHeader,
+  parsePartName,
+  partName,
+} from "./part-object.js";
 import { listParts, READ_CONCURRENCY, readTranscript, selectParts } from "./read-parts.js";
 import {
   assertSessionStoreProjectKey,
   describeSessionKey,
+  MAX_PROJECT_KEY_LENGTH,
+  MAX_SUBPATH_BYTES,
   type SerializedEntry,
   type StoredSessionKey,
   serializeEntries,
@@ -30,6 +41,14 @@ import type {
 
 /** Where transcripts go when no prefix is given. */
 export const DEFAULT_SESSION_STORE_PREFIX = "session-store";
+/**
+ * Longest prefix, in UTF-8 bytes (89): with the longest project key, session id and subpath a
+ * SessionStore accepts and a part name, every object key stays within core's `MAX_KEY_BYTES`, so
+ * this store never refuses a key that another backend takes.
+ */
+export const MAX_SESSION_STORE_PREFIX_BYTES =
+  MAX_KEY_BYTES -
+  (MAX_PROJECT_KEY_LENGTH + MAX_SAFE_ID_LENGTH + MAX_SUBPATH_BYTES + PART_NAME_LENGTH + "////".length);
 /**
  * Single parts after which an append compacts them into one range part: 0, never. Compaction
  * writes every byte a second time, which halved append throughput on RGW (bandwidth-bound), and
@@ -113,7 +132,11 @@ export function createObjectSessionStore(options: ObjectSessionStoreOptions): Ob
   }
   const { store } = options;
   const prefix = options.prefix ?? DEFAULT_SESSION_STORE_PREFIX;
-  const prefixProblem = keyProblem(prefix);
+  const prefixProblem =
+    keyProblem(prefix) ??
+    (Buffer.byteLength(prefix) > MAX_SESSION_STORE_PREFIX_BYTES
+      ? `must be at most ${MAX_SESSION_STORE_PREFIX_BYTES} UTF-8 bytes`
+      : undefined);
   if (prefixProblem) {
     throw new StowageError("INVALID_INPUT", `prefix ${prefixProblem}, got ${describeValue(prefix)}`);
   }

@@ -26,6 +26,8 @@ export interface PartRef {
 
 export const partName = (first: number, last: number) =>
   `part-${String(first).padStart(SEQ_DIGITS, "0")}-${String(last).padStart(SEQ_DIGITS, "0")}.jsonl`;
+/** Every part name has this many characters (ASCII). */
+export const PART_NAME_LENGTH = partName(1, 1).length;
 
 /** The part named by the last segment of `key`, or undefined when it is not a part name. */
 export function parsePartName(name: string): { first: number; last: number } | undefined {

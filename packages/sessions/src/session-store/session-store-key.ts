@@ -1,4 +1,4 @@
-import { assertSafeId, describeValue, keyProblem, StowageError } from "@stowage/core";
+import { assertSafeId, describeValue, isWellFormedUnicode, keyProblem, StowageError } from "@stowage/core";
 import type { SessionKey, SessionStoreEntry } from "./types.js";
 
 /** Most entries one `append` call accepts (the SDK sends batches of up to 500 by default). */
@@ -11,6 +11,11 @@ export const MAX_APPEND_BYTES = 256 * 1024 * 1024;
 export const MAX_ENTRY_UUID_LENGTH = 255;
 /** Longest project key accepted. */
 export const MAX_PROJECT_KEY_LENGTH = 255;
+/**
+ * Longest subpath accepted, in UTF-8 bytes (the SDK's are `subagents/agent-<id>`). Bounded so that
+ * every key accepted here fits in an object key on every backend, not only in a database column.
+ */
+export const MAX_SUBPATH_BYTES = 512;
 
 /** A validated key: `subpath` is `""` for the main transcript. */
 export interface StoredSessionKey {
@@ -55,11 +60,18 @@ export function toSessionScope(key: unknown): { projectKey: string; sessionId: s
   return { projectKey, sessionId };
 }
 
-/** Validates a SessionKey: a scope as {@link toSessionScope}, and a safe relative subpath or none. */
+/**
+ * Validates a SessionKey: a scope as {@link toSessionScope}, and a safe relative subpath of at most
+ * {@link MAX_SUBPATH_BYTES} or none.
+ */
 export function toStoredSessionKey(key: SessionKey): StoredSessionKey {
   const scope = toSessionScope(key);
   if (key.subpath !== undefined) {
-    const problem = keyProblem(key.subpath);
+    const problem =
+      keyProblem(key.subpath) ??
+      (Buffer.byteLength(key.subpath) > MAX_SUBPATH_BYTES
+        ? `must be at most ${MAX_SUBPATH_BYTES} UTF-8 bytes`
+        : undefined);
     if (problem) {
       throw new StowageError(
         "INVALID_INPUT",
@@ -78,6 +90,23 @@ export interface SerializedEntry {
   uuid: string | null;
   /** The entry as one line of JSON (JSON never contains a raw newline). */
   json: string;
+}
+
+/** C0 control characters (NUL included) and DEL. */
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+
+/**
+ * Why `uuid` cannot be an entry's uuid, or undefined when it can: 1 to {@link MAX_ENTRY_UUID_LENGTH}
+ * characters of well-formed Unicode without control characters. The rule every backend shares:
+ * PostgreSQL's text holds no NUL and JSON text no lone surrogate, so an object store, which would
+ * hold both, takes neither; a stored uuid that breaks it is corrupt.
+ */
+export function entryUuidProblem(uuid: unknown): string | undefined {
+  if (typeof uuid !== "string" || uuid.length === 0 || uuid.length > MAX_ENTRY_UUID_LENGTH)
+    return `must be a non-empty string of at most ${MAX_ENTRY_UUID_LENGTH} characters`;
+  if (CONTROL_CHARACTER.test(uuid)) return "must not contain control characters or NUL";
+  if (!isWellFormedUnicode(uuid)) return "must be well-formed Unicode (no lone surrogates)";
+  return undefined;
 }
 
 /** UTF-8 bytes of `text`, counted only when its length alone cannot prove it under `limit`. */
@@ -114,13 +143,11 @@ export function serializeEntries(entries: unknown): SerializedEntry[] {
       );
     }
     const { uuid } = entry;
-    if (
-      uuid !== undefined &&
-      (typeof uuid !== "string" || uuid.length === 0 || uuid.length > MAX_ENTRY_UUID_LENGTH)
-    ) {
+    const problem = uuid === undefined ? undefined : entryUuidProblem(uuid);
+    if (problem) {
       throw new StowageError(
         "INVALID_INPUT",
-        `entries[${index}].uuid must be a non-empty string of at most ${MAX_ENTRY_UUID_LENGTH} characters, got ${describeValue(uuid)}`,
+        `entries[${index}].uuid ${problem}, got ${describeValue(uuid)}`,
       );
     }
     let json: string;

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { mkdir, realpath } from "node:fs/promises";
 import { join } from "node:path";
 import { expectStowageError, HOSTILE_KEYS, loadVitest } from "@stowage/core/testing";
-import { MAX_APPEND_ENTRIES } from "../session-store/session-store-key.js";
+import { MAX_APPEND_ENTRIES, MAX_SUBPATH_BYTES } from "../session-store/session-store-key.js";
 import { loadSummaryFold } from "../session-store/summary-fold.js";
 import type { CompleteSessionStore, SessionKey, SessionStoreEntry } from "../session-store/types.js";
 import { HOSTILE_IDS } from "./hostile-ids.js";
@@ -314,9 +314,17 @@ export function describeSessionStoreConformance(options: SessionStoreConformance
           await expectStowageError(store.listSessionSummaries(value as string), "INVALID_INPUT");
         }
         await expectStowageError(store.load({ projectKey: "proj", sessionId: "-rf" }), "INVALID_INPUT");
-        for (const { value } of [...HOSTILE_KEYS.filter(({ value }) => value !== undefined), { value: "" }]) {
+        for (const { value } of [
+          ...HOSTILE_KEYS.filter(({ value }) => value !== undefined),
+          { value: "" },
+          // One byte over MAX_SUBPATH_BYTES (512), in segments a file system takes: a database
+          // column would hold it, an object key of 1,024 bytes with the rest of the key would not.
+          { value: `${"a".repeat(255)}/${"b".repeat(255)}/c` },
+          { value: `${"é".repeat(127)}/${"é".repeat(127)}/éa` },
+        ]) {
           await expectStowageError(store.append(sub(value as string), [entry("user")]), "INVALID_INPUT");
           await expectStowageError(store.load(sub(value as string)), "INVALID_INPUT");
+          await expectStowageError(store.delete(sub(value as string)), "INVALID_INPUT");
         }
         const cyclic: Record<string, unknown> = { type: "user" };
         cyclic.self = cyclic;
@@ -329,6 +337,20 @@ export function describeSessionStoreConformance(options: SessionStoreConformance
           [{ type: "user", uuid: 42 }],
           [{ type: "user", uuid: "" }],
           [{ type: "user", uuid: "x".repeat(256) }],
+          // What one backend cannot store, none accepts: PostgreSQL's text holds no NUL and JSON
+          // text no lone surrogate, so an object store must not take them either.
+          [{ type: "user", uuid: "a\u0000b" }],
+          [{ type: "user", uuid: "\ud800" }],
+          [{ type: "user", uuid: "x\udc00y" }],
+          [{ type: "user", uuid: "\udc00\ud800" }],
+          [{ type: "user", uuid: "a\u0007b" }],
+          [{ type: "user", uuid: "line\nbreak" }],
+          [{ type: "user", uuid: "a\u001b[31m" }],
+          [{ type: "user", uuid: "del\u007f" }],
+          [
+            { type: "user", uuid: "ok" },
+            { type: "user", uuid: "\u0000" },
+          ],
           [{ type: "user", big: 10n }],
           [cyclic],
           Array.from({ length: MAX_APPEND_ENTRIES + 1 }, () => ({ type: "user" })),
@@ -337,6 +359,38 @@ export function describeSessionStoreConformance(options: SessionStoreConformance
         }
         expect(await store.load(main)).toBeNull();
         expect(await store.listSessions(main.projectKey)).toEqual([]);
+      });
+
+      it("entry uuids are opaque text, stored and matched exactly: any well-formed string without control characters", async () => {
+        const uuids = [
+          "0f6c3a52-1b7e-4c1a-9d55-3c2b8f7e9a10",
+          "😀 emoji",
+          "\u00e9 precomposed",
+          "e\u0301 decomposed", // not the same uuid as the one above
+          "  spaces  ",
+          'quote " backslash \\ slash /',
+          "line\u2028separator",
+          "x".repeat(255),
+          "😀".repeat(127), // 254 UTF-16 units
+        ];
+        const stored = uuids.map((uuid, n) => entry("user", { uuid, n }));
+        await store.append(main, stored);
+        await store.append(main, [...stored].reverse()); // every one known: nothing new
+        expect(await store.load(main)).toEqual(stored);
+      });
+
+      it(`the limits of a key are the same on every backend: a ${MAX_SUBPATH_BYTES}-byte subpath under the longest project key and session id`, async () => {
+        const key: SessionKey = {
+          projectKey: "p".repeat(255),
+          sessionId: "s".repeat(128),
+          // 512 UTF-8 bytes in segments of at most 255 bytes, two bytes a character in the last.
+          subpath: `${"a".repeat(255)}/${"b".repeat(127)}/${"é".repeat(64)}`,
+        };
+        await store.append(key, [entry("user", { uuid: "u" })]);
+        expect(await store.load(key)).toEqual([entry("user", { uuid: "u" })]);
+        expect(await store.listSubkeys(key)).toEqual([key.subpath]);
+        await store.delete(key);
+        expect(await store.load(key)).toBeNull();
       });
 
       it("an aborted signal fails with ABORTED and writes nothing", async () => {
