@@ -6,6 +6,7 @@ export {
   openDirectoryBeneath,
   symlinkRefused,
 } from "./open-beneath.js";
+export { type OpenedFile, type OpenFileBeneathOptions, openFileBeneath } from "./open-file-beneath.js";
 export {
   ensureDirectory,
   fsyncDirectory,

@@ -107,7 +107,7 @@ function held(fd: number, lexicalPath: string): OpenedDirectory {
 const unheld = (path: string): OpenedDirectory => ({ path, lexicalPath: path, close() {} });
 
 /** One path component: not empty, `.` or `..`, no `/` and no NUL. */
-function assertSegment(segment: unknown): asserts segment is string {
+export function assertSegment(segment: unknown): asserts segment is string {
   if (
     typeof segment !== "string" ||
     segment === "" ||
