@@ -79,6 +79,13 @@ describe("uploadFile against real HTTP servers", () => {
     await mkdir(join(dir, "inside"));
     await writeFile(join(dir, "inside", "page.png"), bytes);
     await symlink(join(dir, "shot.png"), join(dir, "inside", "link.png"));
+    // Links below a root are never followed, wherever they lead: out, or back inside.
+    await symlink(dir, join(dir, "inside", "out-dir"));
+    await mkdir(join(dir, "inside", "sub"));
+    await writeFile(join(dir, "inside", "sub", "page.png"), bytes);
+    await symlink(join(dir, "inside", "sub"), join(dir, "inside", "alias"));
+    // The root itself may be a link: its owner chose it.
+    await symlink(join(dir, "inside"), join(dir, "inside-link"));
     // What an agent can plant in its workspace: a FIFO (an open for reading waits for a writer,
     // for good), a hard link to a file outside, a link to the file system's root.
     execFileSync("mkfifo", [join(dir, "pipe.png")]);
@@ -447,8 +454,23 @@ describe("uploadFile against real HTTP servers", () => {
       // Under a root (the tool's, wherever a model picks the path), nothing outside it is read.
       [{ root: join(dir, "inside"), filePath: "../shot.png" }, "FORBIDDEN", "OUTSIDE_ROOT"],
       [{ root: join(dir, "inside"), filePath: join(dir, "shot.png") }, "FORBIDDEN", "OUTSIDE_ROOT"],
-      [{ root: join(dir, "inside"), filePath: "link.png" }, "FORBIDDEN", "OUTSIDE_ROOT"],
+      [{ root: join(dir, "inside"), filePath: "link.png" }, "FORBIDDEN", "SYMLINK_REFUSED"],
+      [{ root: join(dir, "inside"), filePath: "out-dir/shot.png" }, "FORBIDDEN", "SYMLINK_REFUSED"],
+      [{ root: join(dir, "inside"), filePath: "alias/page.png" }, "FORBIDDEN", "SYMLINK_REFUSED"],
+      [
+        { root: join(dir, "inside"), filePath: join(dir, "inside", "alias", "page.png") },
+        "FORBIDDEN",
+        "SYMLINK_REFUSED",
+      ],
+      [{ root: join(dir, "inside"), filePath: "sub/../../shot.png" }, "FORBIDDEN", "OUTSIDE_ROOT"],
+      [
+        { root: join(dir, "inside"), filePath: `${join(dir, "inside")}-other/page.png` },
+        "FORBIDDEN",
+        "OUTSIDE_ROOT",
+      ],
       [{ root: join(dir, "inside"), filePath: "." }, "FORBIDDEN", "OUTSIDE_ROOT"],
+      [{ root: join(dir, "inside"), filePath: "page.png/x.png" }, "NOT_FOUND", "ENOENT"],
+      [{ root: join(dir, "inside"), filePath: "no-dir/x.png" }, "NOT_FOUND", "ENOENT"],
       [{ root: join(dir, "inside"), filePath: "nope.png" }, "NOT_FOUND", "ENOENT"],
       [{ root: join(dir, "inside"), filePath: "pipe.png" }, "FORBIDDEN", "NOT_A_REGULAR_FILE"],
       [{ root: join(dir, "inside"), filePath: "hard.png" }, "FORBIDDEN", "HARD_LINKED"],
@@ -498,6 +520,18 @@ describe("uploadFile against real HTTP servers", () => {
   it("uploads a file inside its root, by a path relative to it", async () => {
     const result = await uploadFile(options({ root: join(dir, "inside"), filePath: "page.png" }));
     expect(result).toMatchObject({ success: true, filename: "page.png", size: bytes.byteLength });
+  });
+
+  it("uploads by an absolute path that spells the root as given or as its real path, and walks down", async () => {
+    const link = join(dir, "inside-link");
+    for (const filePath of [
+      join(link, "sub", "page.png"),
+      join(dir, "inside", "sub", "page.png"),
+      "sub/../sub/page.png",
+    ]) {
+      const result = await uploadFile(options({ root: link, filePath }));
+      expect({ filePath, ...result }).toMatchObject({ filePath, success: true, size: bytes.byteLength });
+    }
   });
 
   it("stores a file under the filename given, not its own name", async () => {

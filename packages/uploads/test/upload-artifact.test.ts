@@ -289,13 +289,18 @@ describe("the UploadArtifact tool", () => {
       success: true,
       filename: "notes.txt",
     });
-    for (const filePath of ["../secret.txt", join(dir, "secret.txt"), "escape.txt"]) {
-      const output = await tool.run({ filePath });
+    for (const [filePath, reason] of [
+      ["../secret.txt", "OUTSIDE_ROOT"],
+      [join(dir, "secret.txt"), "OUTSIDE_ROOT"],
+      // A link below the root is never followed, wherever it leads.
+      ["escape.txt", "SYMLINK_REFUSED"],
+    ]) {
+      const output = await tool.run({ filePath: filePath! });
       expect({ filePath, ...output.result }).toMatchObject({
         filePath,
         success: false,
         code: "FORBIDDEN",
-        reason: "OUTSIDE_ROOT",
+        reason,
         attempts: 0,
       });
     }

@@ -1,3 +1,4 @@
+export { type DirectorySwapper, startDirectorySwapper } from "./directory-swapper.js";
 export { inCi, isRoot } from "./environment.js";
 export { filesUnder } from "./files-under.js";
 export { type IsolatedImport, type IsolatedProject, isolatedSources } from "./isolated-sources.js";

@@ -1,107 +1,126 @@
-import { constants, type Stats } from "node:fs";
-import { type FileHandle, lstat, open, realpath } from "node:fs/promises";
-import { isAbsolute, relative, resolve, sep } from "node:path";
-import { describeValue, fromSystemError, StowageError } from "@stowage/core";
+import type { FileHandle } from "node:fs/promises";
+import { realpath } from "node:fs/promises";
+import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { describeValue, StowageError } from "@stowage/core";
+import { type OpenedDirectory, openDirectoryBeneath, openFileBeneath } from "@stowage/core/fs";
 
 /** A file of the root, opened and checked: a regular file with no other name, inside the root. */
 export interface OpenedInsideRoot {
   handle: FileHandle;
-  /** Its real path (every link resolved) when it was checked. */
+  /** Where it was opened: its path below the root's real path. */
   realPath: string;
   size: number;
 }
 
-/** Test seam: runs between the checks of the path and the open, where a swap would strike. */
-export interface OpenInsideRootHooks {
-  beforeOpen?: () => Promise<void>;
-}
-
-// O_NONBLOCK: opening a FIFO for reading otherwise waits for a writer, forever, holding a thread
-// of libuv's pool; with it the open returns and the descriptor's fstat refuses it.
-const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
-
-function forbidden(filePath: string, what: string, reason: string): StowageError {
-  return new StowageError("FORBIDDEN", `${describeValue(filePath)} ${what}`, { reason });
-}
-
-/** A failed system call about `filePath`, its code kept and the absolute path it named left out. */
-function unreachable(err: unknown, filePath: string): StowageError {
-  const mapped = fromSystemError(err, "upload");
-  if (mapped.code === "ABORTED" || mapped.reason === undefined) return mapped;
-  const what = mapped.code === "NOT_FOUND" ? "does not exist" : `cannot be read (${mapped.reason})`;
-  return new StowageError(mapped.code, `${describeValue(filePath)} ${what}`, {
-    reason: mapped.reason,
-    cause: err,
+function forbidden(filePath: string, what: string, reason: string, cause?: unknown): StowageError {
+  return new StowageError("FORBIDDEN", `${describeValue(filePath)} ${what}`, {
+    reason,
+    ...(cause === undefined ? {} : { cause }),
   });
 }
 
-function isInside(root: string, path: string): boolean {
-  const inside = relative(root, path);
-  return inside !== "" && inside !== ".." && !inside.startsWith(`..${sep}`) && !isAbsolute(inside);
+function invalidRoot(root: string, what: string, cause?: unknown): StowageError {
+  return new StowageError("INVALID_INPUT", `root ${describeValue(root)} ${what}`, {
+    reason: "INVALID_UPLOAD_ROOT",
+    ...(cause === undefined ? {} : { cause }),
+  });
 }
 
-/** FORBIDDEN unless `info` is a regular file with one name (a hard link could be a host file's other name). */
-function checkRegular(filePath: string, info: Stats): void {
-  if (!info.isFile()) throw forbidden(filePath, "is not a regular file", "NOT_A_REGULAR_FILE");
-  if (info.nlink > 1) {
-    throw forbidden(
-      filePath,
-      "has other names (hard links): it could be a file from outside the upload root",
-      "HARD_LINKED",
-    );
+/** The root held open, and its real path (read from the descriptor where the system names it). */
+async function openRoot(root: string): Promise<{ directory: OpenedDirectory; realRoot: string }> {
+  let directory: OpenedDirectory | null;
+  try {
+    directory = openDirectoryBeneath(root, []);
+  } catch (err) {
+    throw invalidRoot(root, "is not a directory that can be opened", err);
+  }
+  if (!directory) throw invalidRoot(root, "does not exist");
+  try {
+    const realRoot = await realpath(directory.path);
+    if (realRoot === sep) throw rootIsFilesystemRoot(root);
+    return { directory, realRoot };
+  } catch (err) {
+    directory.close();
+    throw StowageError.is(err) ? err : invalidRoot(root, "cannot be resolved", err);
   }
 }
 
 /**
- * Opens `filePath` (absolute, or relative to `root`) for reading when it is a regular file inside
- * `root`, links resolved: anything else is FORBIDDEN. The root is a workspace the model (or the
- * agent it drives) chooses paths in and can change meanwhile, so this is safe against that:
- * - the path is resolved (`realpath`) and must stay inside the root (`OUTSIDE_ROOT`);
- * - it must be a regular file before it is opened (a FIFO would block the open: `NOT_A_REGULAR_FILE`)
- *   and have no other name (`HARD_LINKED`: `realpath` cannot see where a hard link points);
- * - the open follows no link and does not block, and the descriptor must be the very file that was
- *   checked (same device and inode): a directory of the path swapped for a link between the check
- *   and the open (`CHANGED_WHILE_OPENED`) opens something else, which is refused.
+ * The names from the root down to `filePath`, worked out on the path's text alone: a relative
+ * path is taken from the root, an absolute one must lie lexically inside it (as the caller spells
+ * the root, or as its real path). `..` that climbs out, and the root itself, are `OUTSIDE_ROOT`.
  */
-export async function openInsideRoot(
-  root: string,
-  filePath: string,
-  hooks: OpenInsideRootHooks = {},
-): Promise<OpenedInsideRoot> {
+function segmentsInside(root: string, realRoot: string, filePath: string): string[] {
+  const bases = isAbsolute(filePath) ? [realRoot, resolve(root)] : [realRoot];
+  for (const base of bases) {
+    const inside = relative(base, resolve(base, filePath));
+    if (inside === "" || inside === ".." || inside.startsWith(`..${sep}`) || isAbsolute(inside)) continue;
+    return inside.split(sep);
+  }
+  throw forbidden(filePath, "is outside the upload root", "OUTSIDE_ROOT");
+}
+
+/** A refusal of core's opener, said about the path the caller gave (never the root's absolute path). */
+function refusal(err: unknown, filePath: string): unknown {
+  if (!StowageError.is(err)) return err;
+  switch (err.reason) {
+    case "SYMLINK_REFUSED":
+      return forbidden(
+        filePath,
+        "leads through a symbolic link; links below the upload root are never followed",
+        "SYMLINK_REFUSED",
+        err,
+      );
+    case "NOT_A_REGULAR_FILE":
+      return forbidden(filePath, "is not a regular file", "NOT_A_REGULAR_FILE", err);
+    case "HARD_LINKED":
+      return forbidden(
+        filePath,
+        "has other names (hard links): it could be a file from outside the upload root",
+        "HARD_LINKED",
+        err,
+      );
+  }
+  if (err.code === "ABORTED" || err.reason === undefined) return err;
+  return new StowageError(err.code, `${describeValue(filePath)} cannot be read (${err.reason})`, {
+    reason: err.reason,
+    cause: err,
+  });
+}
+
+/**
+ * Opens `filePath` (absolute, or relative to `root`) for reading when it is a regular file inside
+ * `root`: anything else is FORBIDDEN. The root is a workspace the model (or the agent it drives)
+ * chooses paths in and can change meanwhile, so this holds whatever happens to the workspace
+ * during the call:
+ * - the path is resolved on its text alone and must name something below the root
+ *   (`OUTSIDE_ROOT`; an absolute path must start with the root);
+ * - the file is opened by walking from the root's descriptor, one name at a time, never following
+ *   a link (`SYMLINK_REFUSED`, also for a link that stays inside): a directory of the path swapped
+ *   for a link is refused, or, swapped after it was opened, changes nothing;
+ * - the descriptor itself must be a regular file (`NOT_A_REGULAR_FILE`; a FIFO is opened without
+ *   waiting, then refused) with no other name (`HARD_LINKED`: a hard link could be a host file's
+ *   other name, which no walk can see).
+ * The root itself may be a link (the caller chose it); one that resolves to `/` is INVALID_INPUT.
+ */
+export async function openInsideRoot(root: string, filePath: string): Promise<OpenedInsideRoot> {
   if (filePath.includes("\u0000")) {
     throw new StowageError("INVALID_INPUT", "filePath must not contain NUL", { reason: "INVALID_PATH" });
   }
-  const realRoot = await realpath(root).catch((err: unknown) => {
-    throw new StowageError("INVALID_INPUT", `root ${describeValue(root)} cannot be resolved`, {
-      reason: "INVALID_UPLOAD_ROOT",
-      cause: err,
-    });
-  });
-  if (realRoot === sep) throw rootIsFilesystemRoot(root);
-  let realPath: string;
-  let checked: Stats;
+  const { directory, realRoot } = await openRoot(root);
   try {
-    realPath = await realpath(resolve(realRoot, filePath));
-    checked = await lstat(realPath);
-  } catch (err) {
-    throw unreachable(err, filePath);
-  }
-  if (!isInside(realRoot, realPath)) throw forbidden(filePath, "is outside the upload root", "OUTSIDE_ROOT");
-  checkRegular(filePath, checked);
-  await hooks.beforeOpen?.();
-  const handle = await open(realPath, OPEN_FLAGS).catch((err: unknown) => {
-    throw unreachable(err, filePath);
-  });
-  try {
-    const opened = await handle.stat();
-    checkRegular(filePath, opened);
-    if (opened.dev !== checked.dev || opened.ino !== checked.ino) {
-      throw forbidden(filePath, "changed while it was opened", "CHANGED_WHILE_OPENED");
+    const segments = segmentsInside(root, realRoot, filePath);
+    const opened = await openFileBeneath(directory, segments, { refuseHardLinks: true }).catch(
+      (err: unknown) => {
+        throw refusal(err, filePath);
+      },
+    );
+    if (!opened) {
+      throw new StowageError("NOT_FOUND", `${describeValue(filePath)} does not exist`, { reason: "ENOENT" });
     }
-    return { handle, realPath, size: opened.size };
-  } catch (err) {
-    await handle.close();
-    throw err;
+    return { handle: opened.handle, realPath: join(realRoot, ...segments), size: opened.stats.size };
+  } finally {
+    directory.close();
   }
 }
 

@@ -54,12 +54,13 @@ export interface UploadFileOptions {
   sessionId: string;
   filePath: string;
   /**
-   * Only files inside this directory are uploaded (links resolved first); a relative `filePath`
-   * is taken from it. Anything outside is FORBIDDEN (`OUTSIDE_ROOT`), and so is a file with other
-   * names (`HARD_LINKED`) or one swapped while it is opened (`CHANGED_WHILE_OPENED`); a root that
-   * is the file system's `/` is INVALID_INPUT (`INVALID_UPLOAD_ROOT`). Give it wherever a model
-   * chooses the path. Default: none, any file this process can read (a relative path is taken
-   * from the process's directory).
+   * Only files inside this directory are uploaded, opened by walking down from it one name at a
+   * time without following a link; a relative `filePath` is taken from it, an absolute one must
+   * start with it. Anything outside is FORBIDDEN (`OUTSIDE_ROOT`), and so is a path through a
+   * symbolic link below the root, wherever it leads (`SYMLINK_REFUSED`), and a file with other
+   * names (`HARD_LINKED`); a root that is the file system's `/` is INVALID_INPUT
+   * (`INVALID_UPLOAD_ROOT`). Give it wherever a model chooses the path. Default: none, any file
+   * this process can read (a relative path is taken from the process's directory).
    */
   root?: string;
   /** The name to store the file under; default the base name of `filePath`. */
