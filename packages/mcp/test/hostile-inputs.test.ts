@@ -16,6 +16,8 @@ execFileSync("mkfifo", [join(fixture.workspace, "pipe.txt")]);
 await writeFile(join(base, "host-secret.txt"), "SERVER SECRET\n");
 await link(join(base, "host-secret.txt"), join(fixture.workspace, "linked.txt"));
 await mkdir(join(fixture.workspace, "folder"));
+// A link below the workspace is never followed, wherever it leads.
+await symlink(base, join(fixture.workspace, "out-dir"));
 
 // The same URLs the HTTP API refuses (GET /sessions/:id/artifact/:n, …/agent/*), with the same codes.
 const HOSTILE_INTERNAL_URLS: [string, StowageErrorCode, string][] = [
@@ -164,6 +166,7 @@ describe("hostile tool arguments", () => {
     ["upload_artifact", { filePath: "pipe.txt" }, "FORBIDDEN", "NOT_A_REGULAR_FILE"],
     ["upload_artifact", { filePath: "linked.txt" }, "FORBIDDEN", "HARD_LINKED"],
     ["upload_artifact", { filePath: "folder" }, "FORBIDDEN", "NOT_A_REGULAR_FILE"],
+    ["upload_artifact", { filePath: "out-dir/host-secret.txt" }, "FORBIDDEN", "SYMLINK_REFUSED"],
     ["upload_artifact", { filePath: "/dev/zero" }, "FORBIDDEN", "OUTSIDE_ROOT"],
     ["rm_rf", {}, "INVALID_INPUT", "UNKNOWN_TOOL"],
   ] as const)("%s %j is %s", async (name, args, code, reason) => {
@@ -175,7 +178,7 @@ describe("hostile tool arguments", () => {
     await expectStowageError(
       stowageErrorOf(client.callTool({ name: "upload_artifact", arguments: { filePath: "host.txt" } })),
       "FORBIDDEN",
-      "OUTSIDE_ROOT",
+      "SYMLINK_REFUSED",
     );
   });
 

@@ -1,13 +1,13 @@
 // upload_artifact against a workspace its agent controls: FIFOs, hard links, a directory swapped
 // for a link between the check and the open, the file system's root; and the policy and quota.
 import { execFileSync } from "node:child_process";
-import { link, mkdir, rename, symlink, writeFile } from "node:fs/promises";
+import { link, mkdir, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { expectStowageError } from "@stowage/core/testing";
-import { tempDirectory } from "@stowage/test-support";
+import { startDirectorySwapper, tempDirectory } from "@stowage/test-support";
 import { createUploadPolicy } from "@stowage/uploads";
 import { afterEach, describe, expect, it } from "vitest";
-import { createStowageMcpServer } from "../src/index.js";
+import { createStowageMcpServer, errorFromMcp } from "../src/index.js";
 import {
   ALICE,
   connectedFixture,
@@ -53,35 +53,36 @@ describe("upload_artifact in a hostile workspace", () => {
     expect(await uploaded()).toEqual([]);
   });
 
-  it("never uploads the host file while the agent swaps a directory back and forth", async () => {
+  it("never uploads the host file while the agent swaps a directory for a link and back", async () => {
     const { workspace, upload, service } = await setUp();
     const outside = join(base, `outside-${Math.random()}`);
     await mkdir(outside);
     await writeFile(join(outside, "notes.txt"), "HOST FILE\n");
-    await mkdir(join(workspace, "real"));
-    await writeFile(join(workspace, "real", "notes.txt"), "workspace notes\n");
-    await symlink(join(workspace, "real"), join(workspace, "sub"));
-    let swapping = true;
-    const swapper = (async () => {
-      for (let n = 0; swapping; n++) {
-        await rename(join(workspace, "sub"), join(workspace, "old"));
-        await symlink(n % 2 === 0 ? outside : join(workspace, "real"), join(workspace, "sub"));
-        await import("node:fs/promises").then((fs) => fs.unlink(join(workspace, "old")));
+    await mkdir(join(workspace, "sub"));
+    await writeFile(join(workspace, "sub", "notes.txt"), "workspace notes\n");
+    // On a worker thread, beside the calls: `sub` steps aside, a link to `outside` takes its name.
+    const swapper = startDirectorySwapper({ directory: join(workspace, "sub"), outside });
+    const outcomes: Record<string, number> = {};
+    const hostSizes: number[] = [];
+    try {
+      const until = Date.now() + 5_000;
+      for (let calls = 0; calls < 1_000 && Date.now() < until; calls++) {
+        const result = await upload("sub/notes.txt");
+        const outcome = result.isError ? String(errorFromMcp(result)?.reason ?? "refused") : "uploaded";
+        outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
+        if (!result.isError && (result.structuredContent as { size: number }).size === "HOST FILE\n".length) {
+          hostSizes.push(calls);
+        }
       }
-    })();
-    const results: string[] = [];
-    const until = Date.now() + 1500;
-    while (Date.now() < until) {
-      const result = await upload("sub/notes.txt");
-      results.push(result.isError ? "refused" : "uploaded");
+    } finally {
+      const swaps = await swapper.stop();
+      console.info(`upload_artifact under ${swaps} swaps:`, outcomes);
     }
-    swapping = false;
-    await swapper;
+    expect(hostSizes).toEqual([]);
     // Whatever got through is the workspace's file, never the host's.
-    for (const info of await service.listUploads(ALICE, SESSION_ID)) {
-      expect(info.size).toBe("workspace notes\n".length);
-    }
-    expect(results.length).toBeGreaterThan(0);
+    const stored = await service.listUploads(ALICE, SESSION_ID);
+    for (const info of stored) expect(info.size).toBe("workspace notes\n".length);
+    expect(outcomes.uploaded ?? 0).toBeGreaterThan(0);
   });
 
   it("refuses the file system's root as the workspace, also behind a link", async () => {

@@ -11,7 +11,7 @@ const UploadArtifactInput = z.strictObject({
     .min(1)
     .max(4096)
     .describe(
-      "The file to upload: absolute, or relative to the workspace. Files outside the workspace are refused.",
+      "The file to upload: absolute, or relative to the workspace. Files outside the workspace, and paths through a symbolic link, are refused.",
     ),
   filename: z
     .string()
@@ -23,7 +23,8 @@ const UploadArtifactInput = z.strictObject({
 /**
  * `upload_artifact`: a file of the workspace into the session's uploads, through the upload API
  * (`@stowage/uploads/agent`'s `uploadFile` under `uploads.root`: the file must be a regular file
- * inside the root with one name, opened once and checked, and that descriptor is what is sent;
+ * inside the root with one name, opened by walking down from the root without following a link,
+ * its descriptor checked, and that descriptor is what is sent;
  * the policy checked locally and by the server, the quota, a signed PUT streamed from disk, a
  * verified completion, retries).
  */
