@@ -39,7 +39,7 @@ const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
 describe("readSessionFile", () => {
   it("refuses a symlink, a FIFO and a file below a directory swapped for a link", async () => {
     const { location, secret, secretDir, target } = await session();
-    const file = { path: `${sessionId}/tool-results/x.txt`, absolute: target, root: location.projectDir };
+    const file = { root: location.projectDir, segments: [sessionId, "tool-results", "x.txt"] };
     expect(text(((await readSessionFile(file, 100)) as { bytes: Uint8Array }).bytes)).toBe("harmless\n");
 
     await rm(target);
@@ -58,8 +58,8 @@ describe("readSessionFile", () => {
   });
 
   it("does not read a file over the limit, and reads one more byte than the limit at most", async () => {
-    const { location, target } = await session();
-    const file = { path: `${sessionId}/tool-results/x.txt`, absolute: target, root: location.projectDir };
+    const { location } = await session();
+    const file = { root: location.projectDir, segments: [sessionId, "tool-results", "x.txt"] };
     expect(await readSessionFile(file, 8)).toEqual({ oversize: 9 });
     expect(await readSessionFile(file, 9)).toMatchObject({ bytes: new TextEncoder().encode("harmless\n") });
   });

@@ -17,6 +17,7 @@ import {
   collectSessionFiles,
   notRegularFileReason,
   readSessionFile,
+  type SessionFile,
   type SkippedFile,
 } from "./collect-files.js";
 import {
@@ -70,13 +71,10 @@ export interface CapturedSession extends SessionArchive {
 }
 
 /**
- * One file of the snapshot: read from disk, or already in memory (an OpenCode export). Given
- * `root` (the directory `path` is relative to), the directories between it and the file are
- * opened without following a link.
+ * One file of the snapshot: read from disk (reached from `root` through `segments`, never through
+ * a link), or already in memory (an OpenCode export).
  */
-export type SessionSource =
-  | { path: string; absolute: string; root?: string }
-  | { path: string; bytes: Uint8Array };
+export type SessionSource = SessionFile | { path: string; bytes: Uint8Array };
 
 /** What a capture found: the session's files, and those it left out. */
 export interface CollectedSession {
@@ -96,7 +94,16 @@ async function collect(options: CaptureSessionOptions, maxBytes: number): Promis
     });
     return {
       sessionId: location.sessionId,
-      sources: [{ path: location.relativePath, absolute: location.rolloutPath }],
+      // Read from Codex's home down, one name at a time: a day folder swapped for a link since
+      // it was found is refused, never read through.
+      sources: [
+        {
+          path: location.relativePath,
+          absolute: location.rolloutPath,
+          root: location.codexHome,
+          segments: ["sessions", ...location.relativePath.split("/")],
+        },
+      ],
       skipped: [],
     };
   }

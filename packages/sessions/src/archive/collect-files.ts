@@ -1,6 +1,6 @@
-import { constants, type Dirent } from "node:fs";
-import { type FileHandle, lstat, open, readdir } from "node:fs/promises";
-import { join } from "node:path";
+import type { Dirent } from "node:fs";
+import { lstat, readdir } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import {
   concatBytes,
   errnoOf,
@@ -9,7 +9,12 @@ import {
   StowageError,
   throwIfAborted,
 } from "@stowage/core";
-import { type OpenedDirectory, openDirectoryBeneath } from "@stowage/core/fs";
+import {
+  type OpenedDirectory,
+  type OpenedFile,
+  openDirectoryBeneath,
+  openFileBeneath,
+} from "@stowage/core/fs";
 import type { ClaudeSessionLocation } from "../claude/session-location.js";
 import { LEGACY_AGENT_FILE_PATTERN } from "./entry-path.js";
 import { MAX_ARCHIVE_ENTRIES } from "./manifest.js";
@@ -21,11 +26,17 @@ export const LEGACY_OWNER_PROBE_BYTES = 64 * 1024;
 const READ_CHUNK_BYTES = 1024 * 1024;
 
 export interface SessionFile {
-  /** Relative to the project directory, `/`-separated. */
+  /** Its path in the archive, `/`-separated: relative to the project directory (Codex: its sessions). */
   path: string;
+  /** For messages; never opened. */
   absolute: string;
-  /** The project directory: `path`'s directories are opened beneath it, never through a link. */
+  /**
+   * Where the walk to the file starts: the directory the caller gave (Claude Code's config
+   * directory, Codex's home), where a link is followed; the caller chose it.
+   */
   root: string;
+  /** The names from `root` down to the file, each opened beneath the one above, never through a link. */
+  segments: readonly string[];
 }
 
 export interface SkippedFile {
@@ -83,40 +94,34 @@ export function legacyAgentOwner(head: Uint8Array): string | undefined {
 }
 
 /**
- * Opens `path` for reading without following a link at its last component and without blocking
- * on a FIFO; `symlink` or `other` instead of a handle when it is not a regular file.
+ * Opens `root/segments…` for reading without following a link anywhere below `root` and without
+ * blocking on a FIFO; `symlink` or `other` instead of a file when it is not a regular one, null
+ * when it is gone.
  */
-async function openRegularFile(
-  path: string,
-): Promise<{ handle: FileHandle; mtimeMs: number; size: number } | { refused: "symlink" | "other" }> {
-  let handle: FileHandle;
+async function openSessionFile(
+  root: string | OpenedDirectory,
+  segments: readonly string[],
+): Promise<OpenedFile | { refused: "symlink" | "other" } | null> {
   try {
-    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    return await openFileBeneath(root, segments);
   } catch (err) {
-    if (errnoOf(err) === "ELOOP") return { refused: "symlink" };
-    throw err;
-  }
-  try {
-    const info = await handle.stat();
-    if (!info.isFile()) {
-      await handle.close();
-      return { refused: "other" };
-    }
-    return { handle, mtimeMs: info.mtimeMs, size: info.size };
-  } catch (err) {
-    await handle.close();
+    if (StowageError.is(err, "FORBIDDEN") && err.reason === "SYMLINK_REFUSED") return { refused: "symlink" };
+    if (StowageError.is(err, "FORBIDDEN") && err.reason === "NOT_A_REGULAR_FILE") return { refused: "other" };
     throw err;
   }
 }
 
 /**
- * The session id written in the first line of the transcript at `path`, if one is found there;
- * undefined too when `path` is a link (never followed) or not a regular file (a FIFO is opened
- * without blocking, then refused).
+ * The session id written in the first line of the transcript `name` in `directory`, if one is
+ * found there; undefined too when it is a link (never followed), not a regular file (a FIFO is
+ * opened without blocking, then refused) or gone.
  */
-export async function transcriptOwner(path: string): Promise<string | undefined> {
-  const opened = await openRegularFile(path);
-  if ("refused" in opened) return undefined;
+export async function transcriptOwner(
+  directory: string | OpenedDirectory,
+  name: string,
+): Promise<string | undefined> {
+  const opened = await openSessionFile(directory, [name]);
+  if (opened === null || "refused" in opened) return undefined;
   try {
     const buffer = new Uint8Array(LEGACY_OWNER_PROBE_BYTES);
     const { bytesRead } = await opened.handle.read(buffer, 0, buffer.byteLength, 0);
@@ -132,56 +137,27 @@ export type SessionFileRead =
   | { oversize: number }
   | { refused: "symlink" | "other" | "missing" };
 
-/** Opens the directory `path` is in beneath `root`, a link on the way refused; null when gone. */
-function openParentBeneath(root: string, path: string): OpenedDirectory | "symlink" | null {
-  const segments = path.split("/").slice(0, -1);
-  try {
-    return openDirectoryBeneath(root, segments);
-  } catch (err) {
-    if (StowageError.is(err, "FORBIDDEN")) return "symlink";
-    // A file now where one of its directories was: the file itself is gone.
-    if (StowageError.is(err, "CONFLICT")) return null;
-    throw err;
-  }
-}
-
 /**
- * Reads one file of a session as it is now, whatever was listed: a link (at the file or, given
- * `root`, at any directory between `root` and it) is never followed and a FIFO or device is
- * never read, since the agent may swap them in at any time. A file over `limit` bytes is not read
- * (`oversize`, its size); one that grows while read is read up to `limit + 1` bytes, so that the
- * caller sees it pass the limit.
+ * Reads one file of a session as it is now, whatever was listed: it is opened by walking from
+ * `root` one name at a time, so a link (at the file or at any directory between `root` and it) is
+ * never followed and a FIFO or device is never read, since the agent may swap them in at any
+ * time. A file over `limit` bytes is not read (`oversize`, its size); one that grows while read is
+ * read up to `limit + 1` bytes, so that the caller sees it pass the limit.
  */
 export async function readSessionFile(
-  file: { path: string; absolute: string; root?: string },
+  file: Pick<SessionFile, "root" | "segments">,
   limit: number,
   signal?: AbortSignal,
 ): Promise<SessionFileRead> {
-  let directory: OpenedDirectory | null = null;
-  let opened: Awaited<ReturnType<typeof openRegularFile>>;
-  try {
-    let at = file.absolute;
-    if (file.root !== undefined && file.path.includes("/")) {
-      const parent = openParentBeneath(file.root, file.path);
-      if (parent === null) return { refused: "missing" };
-      if (parent === "symlink") return { refused: "symlink" };
-      directory = parent;
-      at = `${parent.path}/${file.path.slice(file.path.lastIndexOf("/") + 1)}`;
-    }
-    opened = await openRegularFile(at);
-  } catch (err) {
-    if (errnoOf(err) === "ENOENT") return { refused: "missing" };
-    throw err;
-  } finally {
-    directory?.close();
-  }
+  const opened = await openSessionFile(file.root, file.segments);
+  if (opened === null) return { refused: "missing" };
   if ("refused" in opened) return opened;
-  const { handle, mtimeMs, size } = opened;
+  const { handle, stats } = opened;
   try {
-    if (size > limit) return { oversize: size };
+    if (stats.size > limit) return { oversize: stats.size };
     const chunks: Uint8Array[] = [];
     let total = 0;
-    let want = Math.min(size, limit) + 1;
+    let want = Math.min(stats.size, limit) + 1;
     while (total <= limit) {
       throwIfAborted(signal, "capture session");
       const buffer = new Uint8Array(Math.min(want, limit + 1 - total));
@@ -191,7 +167,7 @@ export async function readSessionFile(
       total += bytesRead;
       want = READ_CHUNK_BYTES;
     }
-    return { bytes: concatBytes(chunks, total), mtimeMs };
+    return { bytes: concatBytes(chunks, total), mtimeMs: stats.mtimeMs };
   } finally {
     await handle.close();
   }
@@ -213,26 +189,85 @@ function openSubdirectory(
   }
 }
 
+/** NOT_FOUND: the session's transcript (or the directory it should be in) is not there. */
+function transcriptNotFound(transcriptPath: string, cause?: unknown): StowageError {
+  return new StowageError("NOT_FOUND", `session transcript not found: ${transcriptPath}`, {
+    ...(cause === undefined ? {} : { cause }),
+  });
+}
+
+/** Where Claude Code's project directory is reached from: the config directory, then `projects/<key>`. */
+function projectWalk(location: ClaudeSessionLocation): { root: string; segments: string[] } {
+  const root = dirname(dirname(location.projectDir));
+  const segments = ["projects", location.projectKey];
+  if (join(root, ...segments) !== location.projectDir) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `the project directory ${location.projectDir} is not <configDir>/projects/${location.projectKey}`,
+    );
+  }
+  return { root, segments };
+}
+
+/**
+ * The project directory, opened beneath the config directory (a link at `projects` or at the
+ * project's own directory is FORBIDDEN, `SYMLINK_REFUSED`: never followed), held for the whole
+ * listing.
+ */
+function openProjectDirectory(location: ClaudeSessionLocation, walk: { root: string; segments: string[] }) {
+  let opened: OpenedDirectory | null;
+  try {
+    opened = openDirectoryBeneath(walk.root, walk.segments);
+  } catch (err) {
+    // A file where a directory of the path should be: there is no such project.
+    if (StowageError.is(err, "CONFLICT")) throw transcriptNotFound(location.transcriptPath, err);
+    throw err;
+  }
+  if (!opened) throw transcriptNotFound(location.transcriptPath);
+  return opened;
+}
+
 /**
  * The files that make up a session: the main transcript, every regular file under the companion
  * directory, and (unless turned off) legacy `agent-*.jsonl` files whose lines name this session.
- * Symlinks and other non-regular files are never followed; they are reported as skipped.
+ * Everything is reached from the config directory one name at a time, through the project
+ * directory held open: symlinks and other non-regular files are never followed; they are
+ * reported as skipped (a link on the way to the project directory is FORBIDDEN).
  */
 export async function collectSessionFiles(
   location: ClaudeSessionLocation,
   options: { includeLegacyAgents: boolean; signal?: AbortSignal },
 ): Promise<{ files: SessionFile[]; skipped: SkippedFile[] }> {
-  const { sessionId, projectDir, transcriptPath, companionDir } = location;
+  const walkToProject = projectWalk(location);
+  const project = openProjectDirectory(location, walkToProject);
+  try {
+    return await collectInProject(location, project, walkToProject, options);
+  } finally {
+    project.close();
+  }
+}
+
+async function collectInProject(
+  location: ClaudeSessionLocation,
+  project: OpenedDirectory,
+  { root, segments: projectSegments }: { root: string; segments: string[] },
+  options: { includeLegacyAgents: boolean; signal?: AbortSignal },
+): Promise<{ files: SessionFile[]; skipped: SkippedFile[] }> {
+  const { sessionId, projectDir, transcriptPath } = location;
   const files: SessionFile[] = [];
   const skipped: SkippedFile[] = [];
+  const fileAt = (path: string, absolute: string): SessionFile => ({
+    path,
+    absolute,
+    root,
+    segments: [...projectSegments, ...path.split("/")],
+  });
   const main = `${sessionId}.jsonl`;
   let mainInfo: Awaited<ReturnType<typeof lstat>>;
   try {
-    mainInfo = await lstat(transcriptPath);
+    mainInfo = await lstat(`${project.path}/${main}`);
   } catch (err) {
-    if (isMissing(err)) {
-      throw new StowageError("NOT_FOUND", `session transcript not found: ${transcriptPath}`, { cause: err });
-    }
+    if (isMissing(err)) throw transcriptNotFound(transcriptPath, err);
     throw err;
   }
   if (!mainInfo.isFile()) {
@@ -241,7 +276,7 @@ export async function collectSessionFiles(
       `session transcript ${transcriptPath} is not a regular file (symlinks are not followed)`,
     );
   }
-  files.push({ path: main, absolute: transcriptPath, root: projectDir });
+  files.push(fileAt(main, transcriptPath));
 
   // Each directory is held open while its entries are read and its subdirectories are opened
   // beneath it: one swapped for a link after it was listed is refused, never walked through.
@@ -262,19 +297,19 @@ export async function collectSessionFiles(
           }
         }
       } else if (entry.isFile()) {
-        files.push({ path, absolute: join(directory.lexicalPath, entry.name), root: projectDir });
+        files.push(fileAt(path, join(directory.lexicalPath, entry.name)));
       } else skipped.push({ path, reason: notRegularFileReason(path, entry.isSymbolicLink()) });
       if (files.length > MAX_ARCHIVE_ENTRIES) {
         throw new StowageError("TOO_LARGE", `session has more than ${MAX_ARCHIVE_ENTRIES} files`);
       }
     }
   };
-  const companion = await lstat(companionDir).catch((err: unknown) => {
+  const companion = await lstat(`${project.path}/${sessionId}`).catch((err: unknown) => {
     if (isMissing(err)) return undefined;
     throw err;
   });
   const companionOpened = companion?.isDirectory()
-    ? openSubdirectory(projectDir, sessionId)
+    ? openSubdirectory(project, sessionId)
     : companion && "symlink";
   if (companionOpened === "symlink") {
     skipped.push({ path: sessionId, reason: "companion path is not a directory" });
@@ -287,24 +322,20 @@ export async function collectSessionFiles(
   }
 
   if (options.includeLegacyAgents) {
-    for (const entry of (await readdirOrEmpty(projectDir)).sort(byName)) {
+    for (const entry of (await readdirOrEmpty(project.path)).sort(byName)) {
       if (!LEGACY_AGENT_FILE_PATTERN.test(entry.name)) continue;
       if (!entry.isFile()) {
         skipped.push({ path: entry.name, reason: notRegularFileReason(entry.name, entry.isSymbolicLink()) });
         continue;
       }
-      const absolute = join(projectDir, entry.name);
-      const owner = await transcriptOwner(absolute).catch((err: unknown) => {
-        if (isMissing(err)) return undefined;
-        throw err;
-      });
+      const owner = await transcriptOwner(project, entry.name);
       if (owner === undefined) {
         skipped.push({
           path: entry.name,
           reason: "legacy agent transcript names no session in its first line",
         });
       } else if (owner === sessionId) {
-        files.push({ path: entry.name, absolute, root: projectDir });
+        files.push(fileAt(entry.name, join(projectDir, entry.name)));
       }
     }
   }

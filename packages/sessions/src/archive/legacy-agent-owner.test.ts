@@ -61,7 +61,7 @@ describe("a legacy agent file on disk", () => {
 
   it("belongs to its first line's top-level session, not one a nested object names first", async () => {
     const { projectDir } = await legacySession(sessionId, nestedFirst);
-    expect(await transcriptOwner(join(projectDir, "agent-x1.jsonl"))).toBe("other-session");
+    expect(await transcriptOwner(projectDir, "agent-x1.jsonl")).toBe("other-session");
   });
 
   it("is left out of the capture of the session a nested object names", async () => {

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, open, rm, utimes } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { concatBytes, describeValue, fromSystemError, StowageError, throwIfAborted } from "@stowage/core";
 import { fsyncDirectory, type OpenedDirectory, openDirectoryBeneath } from "@stowage/core/fs";
 import type { SessionAgent } from "../agents/session-agent.js";
@@ -163,7 +163,8 @@ async function assertOwnLegacyFile(
   existing: string,
 ): Promise<void> {
   if (manifest.agent !== "claude-code" || !LEGACY_AGENT_FILE_PATTERN.test(path)) return;
-  const owner = await transcriptOwner(existing);
+  // `existing` is in a directory held open (`/proc/self/fd/<fd>/<name>` on Linux).
+  const owner = await transcriptOwner(dirname(existing), basename(existing));
   if (owner === manifest.sessionId) return;
   throw new StowageError(
     "INVALID_INPUT",
