@@ -1,10 +1,6 @@
-import { constants } from "node:fs";
-import { type FileHandle, open } from "node:fs/promises";
-import { errnoOf, fromSystemError, StowageError } from "@stowage/core";
-
-// O_NOFOLLOW: a symbolic link planted in the session directory is refused, never followed out of
-// it. O_NONBLOCK: opening a FIFO planted there returns at once instead of hanging the reader.
-const READ_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+import type { FileHandle } from "node:fs/promises";
+import { StowageError } from "@stowage/core";
+import { type OpenedFile, openFileBeneath } from "@stowage/core/fs";
 
 /** A regular file open for reading, with its size when it was opened (a hint: a writer may still be growing it). */
 export interface OpenedRegularFile {
@@ -13,33 +9,35 @@ export interface OpenedRegularFile {
 }
 
 /**
- * Opens a regular file for reading without following a symbolic link in its last component;
- * null when it does not exist. A link, FIFO, device or directory is FORBIDDEN (reason
- * `NOT_A_REGULAR_FILE`).
+ * Opens the regular file `name` of the artifacts directory `dir` (held open: see
+ * `directoryAccess`) for reading, with core's `openFileBeneath`: a symbolic link planted there is
+ * refused, never followed out of it, and a FIFO is opened without waiting for a writer, then
+ * refused. Null when it does not exist. A link, FIFO, socket, device or directory is FORBIDDEN
+ * (reason `NOT_A_REGULAR_FILE`), said about `what` (`artifact 3`), never a path.
  */
-export async function openRegularFile(path: string, what: string): Promise<OpenedRegularFile | null> {
-  let handle: FileHandle;
+export async function openRegularFile(
+  dir: string,
+  name: string,
+  what: string,
+): Promise<OpenedRegularFile | null> {
+  let opened: OpenedFile | null;
   try {
-    handle = await open(path, READ_FLAGS);
+    opened = await openFileBeneath(dir, [name]);
   } catch (err) {
-    const errno = errnoOf(err);
-    if (errno === "ENOENT" || errno === "ENOTDIR") return null;
-    if (errno === "ELOOP") {
+    if (StowageError.is(err, "FORBIDDEN") && err.reason === "SYMLINK_REFUSED") {
       throw new StowageError(
         "FORBIDDEN",
         `${what} is a symbolic link; links are not followed, so reads stay inside the session directory`,
         { cause: err, reason: "NOT_A_REGULAR_FILE" },
       );
     }
-    throw fromSystemError(err, `open ${what}`);
+    if (StowageError.is(err, "FORBIDDEN") && err.reason === "NOT_A_REGULAR_FILE") {
+      throw new StowageError("FORBIDDEN", `${what} is not a regular file`, {
+        cause: err,
+        reason: "NOT_A_REGULAR_FILE",
+      });
+    }
+    throw err;
   }
-  try {
-    const info = await handle.stat();
-    if (info.isFile()) return { handle, size: info.size };
-  } catch (err) {
-    await handle.close().catch(() => {});
-    throw fromSystemError(err, `open ${what}`);
-  }
-  await handle.close().catch(() => {});
-  throw new StowageError("FORBIDDEN", `${what} is not a regular file`, { reason: "NOT_A_REGULAR_FILE" });
+  return opened && { handle: opened.handle, size: opened.stats.size };
 }

@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import { describeValue, StowageError } from "@stowage/core";
 import type { DirectoryLocation } from "../layout/directory-access.js";
 import {
@@ -88,7 +87,7 @@ export async function openAgentOutput(location: DirectoryLocation, id: string): 
   const { path: dir } = location;
   if (dir === null) throw noArtifactsDirectory();
   const what = `agent output ${id}`;
-  const file = await openRegularFile(join(dir, `${id}${AGENT_OUTPUT_EXTENSION}`), what);
+  const file = await openRegularFile(dir, `${id}${AGENT_OUTPUT_EXTENSION}`, what);
   if (file) return file;
   const names = await readDirectoryNames(dir, `read ${what}`);
   if (names === null) throw noArtifactsDirectory();

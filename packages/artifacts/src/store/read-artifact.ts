@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import { StowageError, sanitizeText, throwIfAborted } from "@stowage/core";
 import type { DirectoryLocation } from "../layout/directory-access.js";
 import {
@@ -136,7 +135,7 @@ export async function openArtifact(
         { reason: "ARTIFACT_INCOMPLETE", details: { id } },
       );
     }
-    const file = await openRegularFile(join(dir, target.fileName), what);
+    const file = await openRegularFile(dir, target.fileName, what);
     if (file) return { entry: target, file };
     // Renamed (published) or removed since the listing: look again.
   }
