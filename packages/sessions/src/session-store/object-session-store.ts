@@ -10,20 +10,14 @@ import {
   StowageError,
   throwIfAborted,
 } from "@stowage/core";
-import {
-  encodePart,
-  MAX_PART_SEQ,
-  PART_NAME_LENGTH,
-  type PartHeader,
-  parsePartName,
-  partName,
-} from "./part-object.js";
-import { listParts, READ_CONCURRENCY, readTranscript, selectParts } from "./read-parts.js";
+import { encodePart, MAX_PART_SEQ, PART_NAME_LENGTH, parsePartName, partName } from "./part-object.js";
+import { listParts, READ_CONCURRENCY, readSummary, readTranscript, selectParts } from "./read-parts.js";
 import {
   assertSessionStoreProjectKey,
   describeSessionKey,
   MAX_PROJECT_KEY_LENGTH,
   MAX_SUBPATH_BYTES,
+  parseStoredEntry,
   type SerializedEntry,
   type StoredSessionKey,
   serializeEntries,
@@ -102,12 +96,13 @@ const emptyState = (): TranscriptState => ({
   own: { lines: [], counts: [] },
 });
 
-function addUuids(uuids: Set<string>, lines: readonly string[]): void {
-  for (const line of lines) {
-    const uuid = (JSON.parse(line) as SessionStoreEntry).uuid;
-    if (typeof uuid === "string") uuids.add(uuid);
-  }
-}
+/** What an append needs of a stored entry line: its uuid, once the line is checked as a load checks it. */
+const storedUuid = (line: string): string | null => parseStoredEntry(line).uuid ?? null;
+/** A stored entry line checked, kept as its text: a compaction must not copy a corrupt line into a range. */
+const checkedLine = (line: string): string => {
+  parseStoredEntry(line);
+  return line;
+};
 
 // StowageError.is, not instanceof: a store built on another copy of @stowage/core (two versions in
 // one install) throws errors of that copy's class, and a lost create race must still be recognized.
@@ -200,14 +195,14 @@ export function createObjectSessionStore(options: ObjectSessionStoreOptions): Ob
     known: TranscriptState | undefined,
     signal: AbortSignal | undefined,
   ): Promise<TranscriptState> {
-    const read = await readTranscript(store, directory, known?.lastSeq ?? 0, signal);
+    const read = await readTranscript(store, directory, known?.lastSeq ?? 0, signal, storedUuid);
     // Gone or rewritten since (a delete, from another process): start from what is there now.
     if (read === null) return emptyState();
     if (known && read.lastSeq < known.lastSeq) return refresh(directory, undefined, signal);
     const state: TranscriptState = known
       ? { ...known, uuids: known.uuids, own: undefined }
       : { ...emptyState(), own: undefined };
-    addUuids(state.uuids, read.lines);
+    for (const uuid of read.lines) if (uuid !== null) state.uuids.add(uuid);
     state.lastSeq = read.lastSeq;
     state.summary = read.summary ?? state.summary;
     const selected = selectParts(read.parts.filter((part) => part.size > 0));
@@ -227,14 +222,9 @@ export function createObjectSessionStore(options: ObjectSessionStoreOptions): Ob
     body: { lines: string[]; counts: number[]; summary: SessionSummaryEntry | undefined },
     signal: AbortSignal | undefined,
   ): Promise<void> {
-    const header: PartHeader = {
-      stowageSessionPart: 1,
-      counts: body.counts,
-      ...(body.summary ? { summary: body.summary } : {}),
-    };
     const rangeKey = directory + partName(first, last);
     try {
-      await store.put(rangeKey, encodePart(header, body.lines), { ifNoneMatch: "*", signal });
+      await store.put(rangeKey, encodePart(rangeKey, body, body.lines), { ifNoneMatch: "*", signal });
     } catch (err) {
       // Another compaction of the same parts got there first: its range holds the same entries.
       if (!isAlreadyExists(err)) throw err;
@@ -246,7 +236,12 @@ export function createObjectSessionStore(options: ObjectSessionStoreOptions): Ob
     await mapConcurrent(
       replaced,
       READ_CONCURRENCY,
-      (part) => store.put(part.key, new Uint8Array(0), { signal }),
+      async (part) => {
+        const { created } = await store.put(part.key, new Uint8Array(0), { signal });
+        // A delete from another process removed the part since it was listed: an empty part where
+        // there was none would read as entries lost, so it goes too.
+        if (created) await store.delete(part.key, { signal });
+      },
       signal,
     );
   }
@@ -281,7 +276,7 @@ export function createObjectSessionStore(options: ObjectSessionStoreOptions): Ob
     // delete by another process, a range made of them would bring the deleted entries back.
     if (body && !(await singlesStored(directory, first, last, signal))) body = undefined;
     if (!body) {
-      const read = await readTranscript(store, directory, state.rangeEnd, signal);
+      const read = await readTranscript(store, directory, state.rangeEnd, signal, checkedLine);
       if (read === null || read.firstSeq !== first || read.lastSeq !== last) return; // changed: next time
       body = { lines: read.lines, counts: read.counts, summary: read.summary };
     }
@@ -336,14 +331,10 @@ export function createObjectSessionStore(options: ObjectSessionStoreOptions): Ob
             )
           : undefined;
       const lines = fresh.map((index) => serialized[index]!.json);
-      const header: PartHeader = {
-        stowageSessionPart: 1,
-        counts: [lines.length],
-        ...(summary ? { summary } : {}),
-      };
+      const partKey = directory + partName(seq, seq);
       try {
         throwIfAborted(signal, `session store append ${describeSessionKey(stored)}`);
-        await store.put(directory + partName(seq, seq), encodePart(header, lines), {
+        await store.put(partKey, encodePart(partKey, { counts: [lines.length], summary }, lines), {
           ifNoneMatch: "*",
           contentType: "application/x-ndjson",
           signal,
@@ -390,13 +381,7 @@ export function createObjectSessionStore(options: ObjectSessionStoreOptions): Ob
 
     async load(key, { signal } = {}) {
       const stored = toKey(key);
-      const read = await readTranscript(
-        store,
-        directoryOf(stored),
-        0,
-        signal,
-        (line) => JSON.parse(line) as SessionStoreEntry,
-      );
+      const read = await readTranscript(store, directoryOf(stored), 0, signal, parseStoredEntry);
       return read === null ? null : read.lines;
     },
 
@@ -411,7 +396,7 @@ export function createObjectSessionStore(options: ObjectSessionStoreOptions): Ob
         sessions,
         READ_CONCURRENCY,
         async ([sessionId, { mtime }]) => {
-          const summary = await summaryOf(sessionDirectory(projectKey, sessionId), signal);
+          const summary = await readSummary(store, sessionDirectory(projectKey, sessionId), signal);
           // The sidecar's time is the storage's, the clock listSessions reads (the SDK compares them).
           return summary ? { sessionId, mtime, data: summary.data } : undefined;
         },
@@ -457,7 +442,7 @@ export function createObjectSessionStore(options: ObjectSessionStoreOptions): Ob
       const stored = toKey(key);
       const directory = directoryOf(stored);
       await serialize(directory, async () => {
-        const read = await readTranscript(store, directory, 0, signal);
+        const read = await readTranscript(store, directory, 0, signal, checkedLine);
         if (read === null || read.parts.filter((part) => part.size > 0).length <= 1) return;
         await writeRange(directory, read.firstSeq, read.lastSeq, read, signal);
         forget(directory);
@@ -480,46 +465,5 @@ export function createObjectSessionStore(options: ObjectSessionStoreOptions): Ob
       if (!seen || mtime > seen.mtime) sessions.set(sessionId, { mtime });
     }
     return sessions;
-  }
-
-  /** The summary in the header of a main transcript's last part. */
-  async function summaryOf(
-    directory: string,
-    signal: AbortSignal | undefined,
-  ): Promise<SessionSummaryEntry | undefined> {
-    for (let attempt = 1; attempt <= 8; attempt++) {
-      const parts = selectParts((await listParts(store, directory, signal)).filter((part) => part.size > 0));
-      const last = parts.at(-1);
-      if (!last) return undefined;
-      const head = await readFirstLine(store, last.key, signal);
-      if (head === null) continue; // compacted meanwhile
-      return (JSON.parse(head) as PartHeader).summary;
-    }
-    return undefined;
-  }
-}
-
-/** The first line of an object without reading the rest of it; null when it is gone or empty. */
-async function readFirstLine(
-  store: ObjectStore,
-  key: string,
-  signal: AbortSignal | undefined,
-): Promise<string | null> {
-  const stream = await store.stream(key, { signal });
-  if (stream === null) return null;
-  const reader = stream.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      text += decoder.decode(value, { stream: true });
-      const newline = text.indexOf("\n");
-      if (newline >= 0) return text.slice(0, newline);
-    }
-    return text.length > 0 ? text : null;
-  } finally {
-    await reader.cancel().catch(() => {});
   }
 }

@@ -1,5 +1,6 @@
-import { StowageError } from "@stowage/core";
+import { StowageError, sha256Hex } from "@stowage/core";
 import { encodeJsonLines } from "./json-lines.js";
+import { isStoredSummary } from "./session-store-key.js";
 import type { SessionSummaryEntry } from "./types.js";
 
 /**
@@ -9,7 +10,8 @@ import type { SessionSummaryEntry } from "./types.js";
  * range part that supersedes every part inside its range, then empties those parts (zero-byte
  * tombstones): their names stay taken, so a writer in another process whose view is older than
  * the compaction still meets ALREADY_EXISTS and re-reads, and never writes a sequence number a
- * range already holds.
+ * range already holds. A zero-byte part that no range covers is never written, so a reader takes
+ * it, like a sequence number no part holds between two that do, for entries lost.
  */
 export const PART_NAME_PATTERN = /^part-(\d{12})-(\d{12})\.jsonl$/;
 const SEQ_DIGITS = 12;
@@ -38,65 +40,123 @@ export function parsePartName(name: string): { first: number; last: number } | u
   return first >= 1 && last >= first ? { first, last } : undefined;
 }
 
+/** The part format this version writes; it reads no other. */
+export const PART_FORMAT = 2;
+
 /**
- * A part's first line: how many entry lines each sequence number holds (so a reader can skip the
- * sequences an overlapping range already gave it) and, for a main transcript, the session summary
- * as of the part's last sequence.
+ * A part's first line: its format, the SHA-256 of its own object key (so that a part copied under
+ * another key — another session, span, subpath or prefix — is refused), how many entry lines each
+ * sequence number holds (so a reader can skip the sequences an overlapping range already gave it)
+ * and, for a main transcript, the session summary as of the part's last sequence.
  */
 export interface PartHeader {
-  stowageSessionPart: 1;
+  stowageSessionPart: typeof PART_FORMAT;
+  keySha256: string;
   counts: number[];
   summary?: SessionSummaryEntry;
 }
 
-/** A part's bytes: the header line, then one JSON line per entry, each ending in `\n`. */
-export function encodePart(header: PartHeader, lines: readonly string[]): Uint8Array {
+/** What a writer puts in a part's header; the format and the key binding are added here. */
+export interface PartContent {
+  counts: number[];
+  summary?: SessionSummaryEntry | undefined;
+}
+
+/** A part's bytes for the object `key`: the header line, then one JSON line per entry, each ending in `\n`. */
+export function encodePart(key: string, content: PartContent, lines: readonly string[]): Uint8Array {
+  const header: PartHeader = {
+    stowageSessionPart: PART_FORMAT,
+    keySha256: sha256Hex(key),
+    counts: content.counts,
+    ...(content.summary ? { summary: content.summary } : {}),
+  };
   return encodeJsonLines([JSON.stringify(header), ...lines]);
 }
 
-function corrupt(key: string, why: string): StowageError {
-  return new StowageError("INTEGRITY", `session store part ${key} is not readable: ${why}`, {
-    reason: "CORRUPT_PART",
-  });
+/** Why a stored part cannot be read: `INTEGRITY` with the part's key and the byte offset of the fault. */
+function unreadable(
+  reason: "CORRUPT_PART" | "FOREIGN_PART" | "UNSUPPORTED_PART_FORMAT",
+  key: string,
+  offset: number,
+  why: string,
+  cause?: unknown,
+): StowageError {
+  return new StowageError(
+    "INTEGRITY",
+    `session store part ${key} is not readable at byte ${offset}: ${why}`,
+    {
+      reason,
+      details: { key, offset },
+      ...(cause === undefined ? {} : { cause }),
+    },
+  );
 }
 
-/** Parses a part's header line, checked against the part's name. */
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** Parses a part's header line, checked against the part's key (its binding) and name (its span). */
 export function parseHeader(key: string, line: string, span: number): PartHeader {
-  let header: PartHeader;
+  let header: unknown;
   try {
-    header = JSON.parse(line) as PartHeader;
+    header = JSON.parse(line);
   } catch (err) {
-    throw corrupt(key, `its header is not JSON (${(err as Error).message})`);
+    throw unreadable("CORRUPT_PART", key, 0, `its header is not JSON (${(err as Error).message})`, err);
   }
+  if (!isObject(header) || typeof header.stowageSessionPart !== "number")
+    throw unreadable("CORRUPT_PART", key, 0, "its header is not a part header");
+  if (header.stowageSessionPart !== PART_FORMAT) {
+    // Format 1 bound a part to nothing, so any object could claim it: refused, never guessed at.
+    throw unreadable(
+      "UNSUPPORTED_PART_FORMAT",
+      key,
+      0,
+      `it is of format ${header.stowageSessionPart}, this version reads format ${PART_FORMAT} only (format 1, from before parts were bound to their key, is refused: delete the session and import it again)`,
+    );
+  }
+  const { keySha256, counts, summary } = header;
+  if (typeof keySha256 !== "string" || !SHA256_HEX.test(keySha256))
+    throw unreadable("CORRUPT_PART", key, 0, "its header has no key digest");
+  if (keySha256 !== sha256Hex(key))
+    throw unreadable(
+      "FOREIGN_PART",
+      key,
+      0,
+      "it was written under another key (another session, span or prefix)",
+    );
   if (
-    header?.stowageSessionPart !== 1 ||
-    !Array.isArray(header.counts) ||
-    header.counts.length !== span ||
-    !header.counts.every((count) => Number.isInteger(count) && count >= 0)
+    !Array.isArray(counts) ||
+    counts.length !== span ||
+    !counts.every((count) => Number.isInteger(count) && count >= 0)
   ) {
-    throw corrupt(key, "its header does not match its name");
+    throw unreadable("CORRUPT_PART", key, 0, "its header's counts do not match its name");
   }
-  return header;
+  if (summary !== undefined && !isStoredSummary(summary))
+    throw unreadable("CORRUPT_PART", key, 0, "its header's summary is not a session summary");
+  return header as unknown as PartHeader;
 }
 
 const NEWLINE = 0x0a;
 
 /**
  * Splits a part's bytes into its header and its entry lines, each turned into what `decodeLine`
- * makes of its JSON text (the text itself by default). Lines are decoded one by one, not as one
- * string split afterwards: one character outside ASCII makes a whole decoded part a two-byte
- * string, and every line sliced from it stays two bytes a character, which doubled what decoding
- * and parsing a part cost. A newline byte never sits inside a UTF-8 sequence, so the text is the same.
+ * makes of its JSON text; what `decodeLine` throws becomes `INTEGRITY` at that line's offset.
+ * Lines are decoded one by one, not as one string split afterwards: one character outside ASCII
+ * makes a whole decoded part a two-byte string, and every line sliced from it stays two bytes a
+ * character, which doubled what decoding and parsing a part cost. A newline byte never sits
+ * inside a UTF-8 sequence, so the text is the same.
  */
-export function decodePart<Line = string>(
+export function decodePart<Line>(
   key: string,
   bytes: Uint8Array,
   span: number,
-  decodeLine: (line: string) => Line = (line) => line as Line,
+  decodeLine: (line: string) => Line,
 ): { header: PartHeader; lines: Line[] } {
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (buffer.byteLength === 0 || buffer[buffer.byteLength - 1] !== NEWLINE)
-    throw corrupt(key, "it does not end with a newline (a cut write?)");
+    throw unreadable("CORRUPT_PART", key, buffer.byteLength, "it does not end with a newline (a cut write?)");
   const headerEnd = buffer.indexOf(NEWLINE);
   const header = parseHeader(key, buffer.toString("utf8", 0, headerEnd), span);
   const lines: Line[] = [];
@@ -105,12 +165,13 @@ export function decodePart<Line = string>(
     try {
       lines.push(decodeLine(buffer.toString("utf8", start, end)));
     } catch (err) {
-      throw corrupt(key, `its entry line ${lines.length + 1} is not readable (${(err as Error).message})`);
+      const why = `its entry line ${lines.length + 1} is not a stored entry (${(err as Error).message})`;
+      throw unreadable("CORRUPT_PART", key, start, why, err);
     }
     start = end + 1;
   }
   const total = header.counts.reduce((sum, count) => sum + count, 0);
   if (total !== lines.length)
-    throw corrupt(key, `its header counts ${total} entries, it holds ${lines.length}`);
+    throw unreadable("CORRUPT_PART", key, 0, `its header counts ${total} entries, it holds ${lines.length}`);
   return { header, lines };
 }

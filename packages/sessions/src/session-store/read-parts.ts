@@ -1,5 +1,5 @@
 import { largest, mapConcurrent, type ObjectStore, StowageError } from "@stowage/core";
-import { decodePart, type PartRef, parsePartName } from "./part-object.js";
+import { decodePart, type PartRef, parseHeader, parsePartName } from "./part-object.js";
 import type { SessionSummaryEntry } from "./types.js";
 
 /** Part objects fetched at once by a load (S3 round trips overlap; the SDK's reference uses 16). */
@@ -58,10 +58,75 @@ export function selectParts(parts: readonly PartRef[]): PartRef[] {
   return selected;
 }
 
-/** True when the selected parts leave a sequence number out between their first and last. */
-function hasGap(selected: readonly PartRef[]): boolean {
-  for (let i = 1; i < selected.length; i++) if (selected[i]!.first > selected[i - 1]!.last + 1) return true;
-  return false;
+/** Sequences `first..last` whose entries no part holds, and the key where that shows. */
+interface LostEntries {
+  key: string;
+  first: number;
+  last: number;
+}
+
+/**
+ * Where a listing shows entries lost, or undefined: a zero-byte part that no non-empty part's
+ * span covers (a compaction empties a part only once a range holds its entries), or sequence
+ * numbers that no part holds between two that do (create-only appends skip none). Sequences
+ * before the first part are not counted: that is what a delete racing a writer in another
+ * process leaves (the writer's later parts, alone).
+ */
+function lostEntries(directory: string, parts: readonly PartRef[]): LostEntries | undefined {
+  const live = parts.filter((part) => part.size > 0).sort((a, b) => a.first - b.first);
+  const tombstones = parts.filter((part) => part.size === 0).sort((a, b) => a.first - b.first);
+  // The furthest `last` of the live parts that start at or before the tombstone: it covers the
+  // tombstone when it reaches the tombstone's last sequence.
+  let reach = 0;
+  let next = 0;
+  for (const tombstone of tombstones) {
+    while (next < live.length && live[next]!.first <= tombstone.first)
+      reach = Math.max(reach, live[next++]!.last);
+    if (reach < tombstone.last) return { key: tombstone.key, first: tombstone.first, last: tombstone.last };
+  }
+  const selected = selectParts(live);
+  for (let i = 1; i < selected.length; i++) {
+    const before = selected[i - 1]!.last;
+    if (selected[i]!.first > before + 1)
+      return { key: directory, first: before + 1, last: selected[i]!.first - 1 };
+  }
+  return undefined;
+}
+
+function missingPart(lost: LostEntries): StowageError {
+  return new StowageError(
+    "INTEGRITY",
+    `session store ${lost.key}: the entries of sequences ${lost.first} to ${lost.last} are in no part (a part emptied or removed outside this store)`,
+    { reason: "MISSING_PART", details: { ...lost } },
+  );
+}
+
+/**
+ * The transcript's parts as one listing that loses no entry, or null when it has none. A listing
+ * that raced a compaction (a page listed before the range was written, the next one after its
+ * parts were emptied) or a delete is taken again, up to {@link READ_ATTEMPTS} times; entries that
+ * stay lost are `INTEGRITY` / `MISSING_PART`, never a transcript with a hole.
+ */
+async function listWholeTranscript(
+  store: ObjectStore,
+  directory: string,
+  signal: AbortSignal | undefined,
+): Promise<PartRef[] | null> {
+  for (let attempt = 1; ; attempt++) {
+    const parts = await listParts(store, directory, signal);
+    if (parts.length === 0) return null;
+    const lost = lostEntries(directory, parts);
+    if (!lost) return parts;
+    if (attempt >= READ_ATTEMPTS) throw missingPart(lost);
+  }
+}
+
+function partsChanging(directory: string): StowageError {
+  return new StowageError(
+    "CONFLICT",
+    `session store ${directory}: parts kept changing during ${READ_ATTEMPTS} reads; retry`,
+    { reason: "PARTS_CHANGING" },
+  );
 }
 
 export interface TranscriptRead<Line = string> {
@@ -81,45 +146,26 @@ export interface TranscriptRead<Line = string> {
 /**
  * Reads a transcript's parts after sequence `afterSeq` (0: all of it), or null when it has no
  * part. Starts over when a part it listed is gone (a concurrent compaction), bounded.
- * `decodeLine` turns each entry line into what the caller keeps (a load parses them); it runs as
- * each part arrives, so that decoding overlaps the GETs still in flight.
+ * `decodeLine` turns each entry line into what the caller keeps (a load parses them) and throws
+ * when the line is not a stored entry; it runs as each part arrives, so that decoding overlaps
+ * the GETs still in flight. Every fault of what is stored is `INTEGRITY` (see `decodePart`).
  */
-export async function readTranscript(
-  store: ObjectStore,
-  directory: string,
-  afterSeq: number,
-  signal?: AbortSignal,
-): Promise<TranscriptRead | null>;
 export async function readTranscript<Line>(
   store: ObjectStore,
   directory: string,
   afterSeq: number,
   signal: AbortSignal | undefined,
   decodeLine: (line: string) => Line,
-): Promise<TranscriptRead<Line> | null>;
-export async function readTranscript<Line>(
-  store: ObjectStore,
-  directory: string,
-  afterSeq: number,
-  signal?: AbortSignal,
-  decodeLine?: (line: string) => Line,
-): Promise<TranscriptRead<Line | string> | null> {
+): Promise<TranscriptRead<Line> | null> {
   for (let attempt = 1; ; attempt++) {
-    const parts = await listParts(store, directory, signal);
-    if (parts.length === 0) return null;
+    const parts = await listWholeTranscript(store, directory, signal);
+    if (parts === null) return null;
     // A zero-byte part is a tombstone: a compaction moved its entries into a range part.
     const selected = selectParts(parts.filter((part) => part.size > 0));
-    if (selected.length === 0) {
-      if (attempt < READ_ATTEMPTS) continue;
-      return null;
-    }
     const lastSeq = largest(
       parts.map((part) => part.last),
       0,
     );
-    // A gap is a listing that raced a compaction; a gap that stays is a part lost for good
-    // (a delete racing a writer in another process), and what is left is read.
-    if (hasGap(selected) && attempt < READ_ATTEMPTS) continue;
     const wanted = selected.filter((part) => part.last > afterSeq);
     const decodedParts = await mapConcurrent(
       wanted,
@@ -127,27 +173,21 @@ export async function readTranscript<Line>(
       async (part) => {
         const bytes = await store.get(part.key, { signal });
         if (bytes === null || bytes.byteLength === 0) return null;
-        return decodePart<Line | string>(part.key, bytes, part.last - part.first + 1, decodeLine);
+        return decodePart(part.key, bytes, part.last - part.first + 1, decodeLine);
       },
       signal,
     );
     if (decodedParts.some((decoded) => decoded === null)) {
       if (attempt < READ_ATTEMPTS) continue;
-      throw new StowageError(
-        "CONFLICT",
-        `session store ${directory}: parts kept changing during ${READ_ATTEMPTS} reads; retry`,
-        { reason: "PARTS_CHANGING" },
-      );
+      throw partsChanging(directory);
     }
-    const lines: (Line | string)[] = [];
+    const lines: Line[] = [];
     const counts: number[] = [];
     let covered = afterSeq;
     let summary: SessionSummaryEntry | undefined;
     const firstSeq = Math.max(afterSeq + 1, wanted[0]?.first ?? afterSeq + 1);
     for (const [index, part] of wanted.entries()) {
       const decoded = decodedParts[index]!;
-      // Sequences no part holds (a gap that stayed) count as empty, so counts[i] is seq firstSeq + i.
-      for (let seq = Math.max(covered + 1, firstSeq); seq < part.first; seq++) counts.push(0);
       let line = 0;
       for (let seq = part.first; seq <= part.last; seq++) {
         const count = decoded.header.counts[seq - part.first]!;
@@ -161,5 +201,50 @@ export async function readTranscript<Line>(
       summary = decoded.header.summary;
     }
     return { lines, counts, firstSeq, lastSeq, summary, parts };
+  }
+}
+
+/**
+ * The summary in the header of a transcript's last part, reading only that part's first line;
+ * undefined when it has none. The listing is checked as a load checks it.
+ */
+export async function readSummary(
+  store: ObjectStore,
+  directory: string,
+  signal: AbortSignal | undefined,
+): Promise<SessionSummaryEntry | undefined> {
+  for (let attempt = 1; attempt <= READ_ATTEMPTS; attempt++) {
+    const parts = await listWholeTranscript(store, directory, signal);
+    const last = selectParts((parts ?? []).filter((part) => part.size > 0)).at(-1);
+    if (!last) return undefined;
+    const head = await readFirstLine(store, last.key, signal);
+    if (head === null) continue; // compacted meanwhile
+    return parseHeader(last.key, head, last.last - last.first + 1).summary;
+  }
+  throw partsChanging(directory);
+}
+
+/** The first line of an object without reading the rest of it; null when it is gone or empty. */
+async function readFirstLine(
+  store: ObjectStore,
+  key: string,
+  signal: AbortSignal | undefined,
+): Promise<string | null> {
+  const stream = await store.stream(key, { signal });
+  if (stream === null) return null;
+  const reader = stream.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+      const newline = text.indexOf("\n");
+      if (newline >= 0) return text.slice(0, newline);
+    }
+    return text.length > 0 ? text : null;
+  } finally {
+    await reader.cancel().catch(() => {});
   }
 }

@@ -1,5 +1,5 @@
 import { assertSafeId, describeValue, isWellFormedUnicode, keyProblem, StowageError } from "@stowage/core";
-import type { SessionKey, SessionStoreEntry } from "./types.js";
+import type { SessionKey, SessionStoreEntry, SessionSummaryEntry } from "./types.js";
 
 /** Most entries one `append` call accepts (the SDK sends batches of up to 500 by default). */
 export const MAX_APPEND_ENTRIES = 10_000;
@@ -107,6 +107,38 @@ export function entryUuidProblem(uuid: unknown): string | undefined {
   if (CONTROL_CHARACTER.test(uuid)) return "must not contain control characters or NUL";
   if (!isWellFormedUnicode(uuid)) return "must be well-formed Unicode (no lone surrogates)";
   return undefined;
+}
+
+/**
+ * A stored entry line parsed and checked as {@link serializeEntries} would have accepted it: an
+ * object with a string `type` and, when it has one, a `uuid` that passes {@link entryUuidProblem}.
+ * Throws a plain error saying what is wrong; the caller turns it into `INTEGRITY` with where the
+ * line was read (a part's key and offset, a row).
+ */
+export function parseStoredEntry(line: string): SessionStoreEntry {
+  const entry: unknown = JSON.parse(line);
+  if (typeof entry !== "object" || entry === null || Array.isArray(entry))
+    throw new Error(`an entry is a JSON object, got ${describeValue(line)}`);
+  const { type, uuid } = entry as Record<string, unknown>;
+  if (typeof type !== "string") throw new Error(`an entry's type is a string, got ${describeValue(type)}`);
+  const problem = uuid === undefined ? undefined : entryUuidProblem(uuid);
+  if (problem) throw new Error(`an entry's uuid ${problem}, got ${describeValue(uuid)}`);
+  return entry as SessionStoreEntry;
+}
+
+/** True when `value` has the shape of a stored session summary: an object whose `data` is an object. */
+export function isStoredSummary(value: unknown): value is SessionSummaryEntry {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const { data } = value as Record<string, unknown>;
+  return typeof data === "object" && data !== null && !Array.isArray(data);
+}
+
+/** A stored summary's JSON text parsed and checked; throws a plain error, as {@link parseStoredEntry}. */
+export function parseStoredSummary(text: string): SessionSummaryEntry {
+  const summary: unknown = JSON.parse(text);
+  if (!isStoredSummary(summary))
+    throw new Error(`a session summary is an object with an object "data", got ${describeValue(text)}`);
+  return summary;
 }
 
 /** UTF-8 bytes of `text`, counted only when its length alone cannot prove it under `limit`. */

@@ -185,6 +185,60 @@ describeBackends("postgres SessionStore", (backend) => {
     expect(await ours.load(key)).toEqual(batch);
   });
 
+  describe("rows written by hand that are not what the store writes are INTEGRITY on every read, with the key and the row", () => {
+    const db = () => backend.connection().db;
+    async function session(entries: string[], summary: string | null) {
+      const key = { projectKey: "proj-corrupt", sessionId: randomUUID() };
+      await db().execute(sql`
+        INSERT INTO session_store_keys (project_key, session_id, subpath, mtime, summary)
+        VALUES (${key.projectKey}, ${key.sessionId}, '', 1, ${summary})`);
+      const ids: number[] = [];
+      for (const entry of entries) {
+        const [row] = rowsOf(
+          await db().execute(sql`
+            INSERT INTO session_store_entries (project_key, session_id, subpath, uuid, entry)
+            VALUES (${key.projectKey}, ${key.sessionId}, '', NULL, ${entry}) RETURNING id`),
+        );
+        ids.push(Number(row!.id));
+      }
+      return { key, ids };
+    }
+    const good = '{"type":"user","uuid":"a"}';
+    const goodSummary = JSON.stringify({ sessionId: "x", mtime: 1, data: { customTitle: "T" } });
+
+    it.each([
+      ["not JSON", '{"type":"user",'],
+      ["a number", "42"],
+      ["null", "null"],
+      ["an array", "[]"],
+      ["an object without a type", '{"uuid":"x"}'],
+      ["a uuid that no backend accepts", '{"type":"user","uuid":"a\\u0000b"}'],
+    ])("an entry row that is %s: load", async (_what, text) => {
+      // An append reads no entry row (the unique index keeps uuids once): only load meets it.
+      const { key, ids } = await session([good, text], goodSummary);
+      const err = await expectStowageError(store().load(key), "INTEGRITY", "CORRUPT_ROW");
+      expect(err.details).toEqual({ key: `proj-corrupt/${key.sessionId}`, row: ids[1] });
+    });
+
+    it.each([
+      ["not JSON", "{"],
+      ["not an object", "5"],
+      ["an object without data", '{"sessionId":"x","mtime":1}'],
+    ])("a summary that is %s: listSessionSummaries and append", async (_what, text) => {
+      await db().execute(sql`DELETE FROM session_store_keys WHERE project_key = 'proj-corrupt'`);
+      const { key } = await session([good], text);
+      for (const action of [
+        () => store().listSessionSummaries(key.projectKey),
+        () => store().append(key, [{ type: "user", uuid: "b" }]),
+      ]) {
+        const err = await expectStowageError(action(), "INTEGRITY", "CORRUPT_ROW");
+        expect(err.details).toEqual({ key: `proj-corrupt/${key.sessionId}`, column: "summary" });
+      }
+      // Nothing was appended on top of it.
+      expect(await store().load(key)).toEqual([JSON.parse(good)]);
+    });
+  });
+
   if (backend.name === "PostgreSQL") {
     it("four processes appending to one session: every entry once, each writer's order kept, summary folded in commit order", async () => {
       const projectKey = "proj-processes";

@@ -1,16 +1,13 @@
-import { throwIfAborted } from "@stowage/core";
-import type {
-  CompleteSessionStore,
-  SessionKey,
-  SessionStoreEntry,
-  SessionSummaryEntry,
-} from "@stowage/sessions";
+import { StowageError, throwIfAborted } from "@stowage/core";
+import type { CompleteSessionStore, SessionKey, SessionStoreEntry } from "@stowage/sessions";
 import {
   assertAgentSdkInstalled,
   assertSessionStoreProjectKey,
   describeSessionKey,
   encodeJsonLines,
   loadSummaryFold,
+  parseStoredEntry,
+  parseStoredSummary,
   type StoredSessionKey,
   serializeEntries,
   toSessionScope,
@@ -37,6 +34,23 @@ const MAX_SPARE_BYTES = 16 * 1024 * 1024;
 
 const isViewOf = (view: Buffer, whole: Buffer) =>
   view.buffer === whole.buffer && view.byteOffset === whole.byteOffset;
+
+/**
+ * A stored entry or summary parsed and checked, or `INTEGRITY` / `CORRUPT_ROW` saying which
+ * transcript and which row or column: this store never writes anything else, so a row that is
+ * not one was changed outside it.
+ */
+function readRow<T>(parse: (text: string) => T, text: string, where: Record<string, unknown>): T {
+  try {
+    return parse(text);
+  } catch (err) {
+    throw new StowageError(
+      "INTEGRITY",
+      `session store row ${JSON.stringify(where)} is not readable: ${(err as Error).message}`,
+      { cause: err, reason: "CORRUPT_ROW", details: where },
+    );
+  }
+}
 
 /**
  * A batch as the append statement takes it, or undefined when it is empty: the entries serialized
@@ -131,7 +145,10 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
           }
           const previous =
             typeof result?.summary === "string"
-              ? (JSON.parse(result.summary) as SessionSummaryEntry)
+              ? readRow(parseStoredSummary, result.summary, {
+                  key: `${stored.projectKey}/${stored.sessionId}`,
+                  column: "summary",
+                })
               : undefined;
           const summary = fold(previous, key, fresh, { mtime: Number(result?.mtime) });
           await tx.execute(sql`
@@ -168,13 +185,14 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
       return runDatabase(`session store load ${describeSessionKey(stored)}`, signal, async () => {
         const rows = rowsOf(
           await db.execute(sql`
-            SELECT entry FROM ${entries}
+            SELECT id, entry FROM ${entries}
             WHERE project_key = ${stored.projectKey} AND session_id = ${stored.sessionId} AND subpath = ${stored.subpath}
             ORDER BY id`),
         );
         // No entries: a key never written (an empty append writes nothing either).
+        const key = describeSessionKey(stored);
         return rows.length > 0
-          ? rows.map((row) => JSON.parse(row.entry as string) as SessionStoreEntry)
+          ? rows.map((row) => readRow(parseStoredEntry, row.entry as string, { key, row: Number(row.id) }))
           : null;
       });
     },
@@ -194,9 +212,14 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
       return runDatabase(`session store listSessionSummaries ${projectKey}`, signal, async () =>
         rowsOf(
           await db.execute(sql`
-            SELECT summary FROM ${keys}
+            SELECT session_id, summary FROM ${keys}
             WHERE project_key = ${projectKey} AND subpath = '' AND summary IS NOT NULL`),
-        ).map((row) => JSON.parse(row.summary as string) as SessionSummaryEntry),
+        ).map((row) =>
+          readRow(parseStoredSummary, row.summary as string, {
+            key: `${projectKey}/${row.session_id as string}`,
+            column: "summary",
+          }),
+        ),
       );
     },
 
