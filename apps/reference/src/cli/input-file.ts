@@ -1,9 +1,18 @@
+import { constants } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import { errnoOf, StowageError } from "@stowage/core";
+import { descriptorPath } from "@stowage/core/fs";
 import { type CommandContext, resolvePath } from "./context.js";
 
 /** Bytes read from an input file at a time. */
 const READ_CHUNK_BYTES = 256 * 1024;
+
+/**
+ * O_NONBLOCK: a FIFO opens at once (then refused as not a file) instead of waiting for a writer.
+ * O_NOCTTY: a terminal named as input never becomes the process's controlling terminal. No
+ * O_NOFOLLOW: the CLI has no root, a link the user names is theirs to follow.
+ */
+const INPUT_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY;
 
 /** A file the user named, opened and checked before anything is stored. */
 export interface InputFile {
@@ -39,7 +48,7 @@ async function openInput(context: CommandContext, given: string): Promise<InputF
   const path = resolvePath(context, given);
   let handle: FileHandle;
   try {
-    handle = await open(path, "r");
+    handle = await open(path, INPUT_FLAGS);
   } catch (err) {
     const errno = errnoOf(err);
     if (errno === "ENOENT" || errno === "ENOTDIR") {
@@ -86,6 +95,15 @@ export async function inputFiles(context: CommandContext, given: readonly string
       await close();
     },
   };
+}
+
+/**
+ * A path that opens the very file that was opened and checked, for an API that takes a path
+ * (`uploadFile`): `/proc/self/fd/<fd>` on Linux, so that a path renamed or swapped for a link since
+ * changes nothing; the resolved path elsewhere.
+ */
+export function openedInputPath(file: InputFile): string {
+  return descriptorPath(file.handle.fd, file.path);
 }
 
 /**

@@ -1,7 +1,8 @@
+import { basename } from "node:path";
 import { StowageError } from "@stowage/core";
 import { Command } from "commander";
 import type { CommandContext } from "./context.js";
-import { inputFiles } from "./input-file.js";
+import { inputFiles, openedInputPath } from "./input-file.js";
 import { jsonOption, printResult } from "./output.js";
 import { uploadProgressBars } from "./upload-progress.js";
 
@@ -43,7 +44,9 @@ export function uploadCommand(context: CommandContext): Command {
           apiBase,
           apiKey,
           sessionId: options.session,
-          filePath: file.path,
+          // The file opened and checked above, whatever its path names now; stored under its name.
+          filePath: openedInputPath(file),
+          filename: basename(file.path),
           onProgress: progress.onProgress,
         })),
         { concurrency: 1 },
