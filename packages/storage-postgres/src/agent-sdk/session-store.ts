@@ -1,5 +1,10 @@
 import { StowageError, throwIfAborted } from "@stowage/core";
-import type { CompleteSessionStore, SessionKey, SessionStoreEntry } from "@stowage/sessions";
+import type {
+  CompleteSessionStore,
+  SessionKey,
+  SessionStoreEntry,
+  SessionSummaryEntry,
+} from "@stowage/sessions";
 import {
   assertAgentSdkInstalled,
   assertSessionStoreProjectKey,
@@ -72,6 +77,48 @@ function batchParameters(
     ),
     uuids: serialized.map((entry) => entry.uuid),
   };
+}
+
+/** A transcript's entries in append order, each checked as stored; null for a key never written. */
+async function loadEntries(
+  db: StowageDatabase,
+  stored: StoredSessionKey,
+  signal: AbortSignal | undefined,
+): Promise<SessionStoreEntry[] | null> {
+  const key = describeSessionKey(stored);
+  return runDatabase(`session store load ${key}`, signal, async () => {
+    const rows = rowsOf(
+      await db.execute(sql`
+        SELECT id, entry FROM ${entries}
+        WHERE project_key = ${stored.projectKey} AND session_id = ${stored.sessionId} AND subpath = ${stored.subpath}
+        ORDER BY id`),
+    );
+    // No entries: a key never written (an empty append writes nothing either).
+    return rows.length > 0
+      ? rows.map((row) => readRow(parseStoredEntry, row.entry as string, { key, row: Number(row.id) }))
+      : null;
+  });
+}
+
+/** The stored summaries of a project's main transcripts, each checked. */
+async function listSummaries(
+  db: StowageDatabase,
+  projectKey: string,
+  signal: AbortSignal | undefined,
+): Promise<SessionSummaryEntry[]> {
+  assertSessionStoreProjectKey(projectKey);
+  return runDatabase(`session store listSessionSummaries ${projectKey}`, signal, async () =>
+    rowsOf(
+      await db.execute(sql`
+        SELECT session_id, summary FROM ${keys}
+        WHERE project_key = ${projectKey} AND subpath = '' AND summary IS NOT NULL`),
+    ).map((row) =>
+      readRow(parseStoredSummary, row.summary as string, {
+        key: `${projectKey}/${row.session_id as string}`,
+        column: "summary",
+      }),
+    ),
+  );
 }
 
 /**
@@ -180,22 +227,8 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
       }
     },
 
-    async load(key, { signal } = {}) {
-      const stored = toStoredSessionKey(key);
-      return runDatabase(`session store load ${describeSessionKey(stored)}`, signal, async () => {
-        const rows = rowsOf(
-          await db.execute(sql`
-            SELECT id, entry FROM ${entries}
-            WHERE project_key = ${stored.projectKey} AND session_id = ${stored.sessionId} AND subpath = ${stored.subpath}
-            ORDER BY id`),
-        );
-        // No entries: a key never written (an empty append writes nothing either).
-        const key = describeSessionKey(stored);
-        return rows.length > 0
-          ? rows.map((row) => readRow(parseStoredEntry, row.entry as string, { key, row: Number(row.id) }))
-          : null;
-      });
-    },
+    // async: a key refused by the checks rejects the promise, it does not throw from the call.
+    load: async (key, { signal } = {}) => loadEntries(db, toStoredSessionKey(key), signal),
 
     async listSessions(projectKey, { signal } = {}) {
       assertSessionStoreProjectKey(projectKey);
@@ -207,21 +240,7 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
       );
     },
 
-    async listSessionSummaries(projectKey, { signal } = {}) {
-      assertSessionStoreProjectKey(projectKey);
-      return runDatabase(`session store listSessionSummaries ${projectKey}`, signal, async () =>
-        rowsOf(
-          await db.execute(sql`
-            SELECT session_id, summary FROM ${keys}
-            WHERE project_key = ${projectKey} AND subpath = '' AND summary IS NOT NULL`),
-        ).map((row) =>
-          readRow(parseStoredSummary, row.summary as string, {
-            key: `${projectKey}/${row.session_id as string}`,
-            column: "summary",
-          }),
-        ),
-      );
-    },
+    listSessionSummaries: (projectKey, { signal } = {}) => listSummaries(db, projectKey, signal),
 
     async delete(key, { signal } = {}) {
       const stored = toStoredSessionKey(key);
