@@ -2,7 +2,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { SessionStore } from "@anthropic-ai/claude-agent-sdk";
-import { createMemoryObjectStore, type ObjectStore } from "@stowage/core";
+import { createMemoryObjectStore, type ObjectStore, type StowageError } from "@stowage/core";
 import { expectStowageError } from "@stowage/core/testing";
 import { createFsObjectStore } from "@stowage/storage-fs";
 import { createS3Client, createS3ObjectStore } from "@stowage/storage-s3";
@@ -246,6 +246,32 @@ describe("createObjectSessionStore", () => {
       expect(await createObjectSessionStore({ store: objects }).load(key)).toEqual(sent);
     });
 
+    it("a load while another process deletes the session reads it whole, its end or nothing: never entries lost", async () => {
+      const objects = await createObjects();
+      const writer = createObjectSessionStore({ store: objects, compactAfterParts: 3 });
+      const sent = Array.from({ length: 20 }, (_, i) => user(`d-${i}`));
+      for (const entry of sent) await writer.append(key, [entry]);
+      // Every removal is followed by a load of another process, while the other removals run.
+      const seen: unknown[] = [];
+      const deleting: ObjectStore = {
+        ...objects,
+        delete: async (objectKey, options) => {
+          await objects.delete(objectKey, options);
+          seen.push(
+            await createObjectSessionStore({ store: objects })
+              .load(key)
+              .catch((err: StowageError) => `${err.code} ${err.reason}`),
+          );
+        },
+      };
+      await createObjectSessionStore({ store: deleting }).delete(key);
+      expect(seen.length).toBeGreaterThan(20);
+      for (const loaded of seen) {
+        if (loaded === null) continue;
+        expect(loaded).toEqual(sent.slice(sent.length - (loaded as SessionStoreEntry[]).length));
+      }
+    });
+
     it("a compaction after another process deleted the session does not bring the deleted entries back", async () => {
       const objects = await createObjects();
       const a = createObjectSessionStore({ store: objects, compactAfterParts: 3 });
@@ -284,6 +310,36 @@ describe("createObjectSessionStore", () => {
     const store = createObjectSessionStore({ store: foreignErrors });
     await store.append(key, [user("second")]);
     expect((await store.load(key))!.map((e) => e.uuid)).toEqual(["first", "second"]);
+  });
+
+  it("a listing with entries missing that keeps changing is CONFLICT (a delete still running), one that stays is INTEGRITY", async () => {
+    const objects = createMemoryObjectStore();
+    for (let i = 0; i < 4; i++)
+      await createObjectSessionStore({ store: objects }).append(key, [user(`u${i}`)]);
+    const second = `session-store/-workspace-app/s1/${partName(2, 2)}`;
+    const third = `session-store/-workspace-app/s1/${partName(3, 3)}`;
+    // Each listing misses another part in the middle, as while a delete removes 16 at a time.
+    let listings = 0;
+    const moving: ObjectStore = {
+      ...objects,
+      iterate: (options) => {
+        const hidden = listings++ % 2 === 0 ? second : third;
+        return (async function* () {
+          for await (const item of objects.iterate(options)) if (item.key !== hidden) yield item;
+        })();
+      },
+    };
+    await expectStowageError(
+      createObjectSessionStore({ store: moving }).load(key),
+      "CONFLICT",
+      "PARTS_CHANGING",
+    );
+    await objects.delete(third);
+    await expectStowageError(
+      createObjectSessionStore({ store: objects }).load(key),
+      "INTEGRITY",
+      "MISSING_PART",
+    );
   });
 
   it("a part read while a compaction empties it is read again from the range", async () => {

@@ -1,4 +1,5 @@
-import { largest, mapConcurrent, type ObjectStore, StowageError } from "@stowage/core";
+import { setTimeout as sleep } from "node:timers/promises";
+import { largest, mapConcurrent, type ObjectStore, StowageError, throwIfAborted } from "@stowage/core";
 import { decodePart, type PartRef, parseHeader, parsePartName } from "./part-object.js";
 import type { SessionSummaryEntry } from "./types.js";
 
@@ -101,23 +102,34 @@ function missingPart(lost: LostEntries): StowageError {
   );
 }
 
+/** What a listing saw, to tell a listing that stays from one that keeps changing. */
+const listingShape = (parts: readonly PartRef[]) =>
+  parts.map((part) => `${part.key} ${part.size}`).join("\n");
+
 /**
  * The transcript's parts as one listing that loses no entry, or null when it has none. A listing
  * that raced a compaction (a page listed before the range was written, the next one after its
- * parts were emptied) or a delete is taken again, up to {@link READ_ATTEMPTS} times; entries that
- * stay lost are `INTEGRITY` / `MISSING_PART`, never a transcript with a hole.
+ * parts were emptied) or a delete is taken again, up to {@link READ_ATTEMPTS} times, waiting 1, 2,
+ * 4 … 64 ms between them (only on this path). Entries still lost then are `INTEGRITY` /
+ * `MISSING_PART` when the last two listings agree, never a transcript with a hole; `CONFLICT` /
+ * `PARTS_CHANGING` when they differ (a delete of many parts still running: retry).
  */
 async function listWholeTranscript(
   store: ObjectStore,
   directory: string,
   signal: AbortSignal | undefined,
 ): Promise<PartRef[] | null> {
+  let previous: string | undefined;
   for (let attempt = 1; ; attempt++) {
     const parts = await listParts(store, directory, signal);
     if (parts.length === 0) return null;
     const lost = lostEntries(directory, parts);
     if (!lost) return parts;
-    if (attempt >= READ_ATTEMPTS) throw missingPart(lost);
+    const shape = listingShape(parts);
+    if (attempt >= READ_ATTEMPTS) throw shape === previous ? missingPart(lost) : partsChanging(directory);
+    previous = shape;
+    await sleep(2 ** (attempt - 1));
+    throwIfAborted(signal, `session store read ${directory}`);
   }
 }
 
