@@ -3,11 +3,10 @@ import { constants } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import { join } from "node:path";
 import { errnoOf, StowageError } from "@stowage/core";
-import { descriptorPath, type OpenedDirectory, openDirectoryBeneath, symlinkRefused } from "@stowage/core/fs";
+import { type OpenedDirectory, openDirectoryBeneath, symlinkRefused } from "@stowage/core/fs";
 
 const NEWLINE = 0x0a;
 const APPEND_NO_FOLLOW = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
-const READ_NO_FOLLOW = constants.O_RDONLY | constants.O_NOFOLLOW;
 
 export interface LineAppenderOptions {
   /** The directory the caller gave (the worker's home): a link there is followed, none below it. */
@@ -46,33 +45,6 @@ async function openFile(
     if (errnoOf(err) === "ELOOP") throw symlinkRefused(lexical, { cause: err });
     throw err;
   }
-}
-
-/**
- * Opens `root/relativePath` for reading without following a link below `root`, and returns a
- * path naming the open file itself (`/proc/self/fd/<fd>` on Linux), for readers that take a path;
- * null when it does not exist. Close it once read.
- */
-export async function openFileBelowRoot(
-  root: string,
-  relativePath: string,
-): Promise<{ path: string; close(): Promise<void> } | null> {
-  const { directories, name } = split(relativePath);
-  const directory = openDirectoryBeneath(root, directories);
-  if (!directory) return null;
-  let handle: FileHandle;
-  try {
-    handle = await openFile(directory, name, READ_NO_FOLLOW, join(root, relativePath));
-  } catch (err) {
-    if (errnoOf(err) === "ENOENT") return null;
-    throw err;
-  } finally {
-    directory.close();
-  }
-  return {
-    path: descriptorPath(handle.fd, join(root, relativePath)),
-    close: () => handle.close(),
-  };
 }
 
 // A crash can leave a last line without its newline; a new line must not be glued to it.

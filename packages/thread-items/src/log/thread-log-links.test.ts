@@ -1,4 +1,5 @@
 // Planted symbolic links below a worker's root: the thread log never writes or reads through one.
+import { execFileSync } from "node:child_process";
 import { mkdir, readdir, readFile, rename, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { expectStowageError } from "@stowage/core/testing";
@@ -71,5 +72,15 @@ describe("a symbolic link planted below the root", () => {
     const log = createThreadLog({ root: link, jobId: "job-1", alias: "main", fsync: false });
     const appended = await log.append(item());
     expect(await log.read(appended.id)).toEqual(appended.item);
+  });
+});
+
+describe("something other than a file planted as the log", () => {
+  it("a FIFO is refused at once (NOT_A_REGULAR_FILE), never waited on for a writer", async () => {
+    const { root, log } = await setup();
+    const logs = join(root, "jobs/job-1/threads/main/logs");
+    await mkdir(logs, { recursive: true });
+    execFileSync("mkfifo", [join(logs, "thread.log")]);
+    await expectStowageError(log.read("item-x"), "FORBIDDEN", "NOT_A_REGULAR_FILE");
   });
 });

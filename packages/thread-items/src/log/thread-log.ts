@@ -2,12 +2,13 @@ import { Buffer } from "node:buffer";
 import { randomUUID } from "node:crypto";
 import { basename, dirname } from "node:path";
 import { assertSafeId, describeValue, fromSystemError, StowageError, throwIfAborted } from "@stowage/core";
+import { descriptorPath, openFileBeneath } from "@stowage/core/fs";
 import { checkFitOptions, DEFAULT_BUDGET_BYTES, fitToBudget } from "../budget/fit-to-budget.js";
 import { MAX_ITEM_ID_LENGTH } from "../schema/item-id.js";
 import { parseThreadItem, threadItemProblem } from "../schema/parse-thread-item.js";
 import { sanitizeJsonStrings } from "../schema/sanitize-json-strings.js";
 import type { ThreadItem } from "../schema/thread-item-schema.js";
-import { createLineAppender, openFileBelowRoot } from "./line-appender.js";
+import { createLineAppender } from "./line-appender.js";
 import { type ScannedLine, type ScanOptions, scanLines } from "./line-scanner.js";
 import { assertThreadRef, jobsDirectoryOf, localLogPathOf, threadLogPathOf } from "./thread-layout.js";
 
@@ -116,14 +117,15 @@ export function createThreadLog(options: ThreadLogOptions): ThreadLog {
 
   /** The log's lines, read from the file opened below the root without following a link. */
   async function* lines(scan: ScanOptions): AsyncGenerator<ScannedLine> {
-    const file = await openFileBelowRoot(rootDirectory, relativePath).catch((err: unknown) => {
+    // A FIFO planted as the log is refused at once (NOT_A_REGULAR_FILE), never waited on.
+    const file = await openFileBeneath(rootDirectory, relativePath.split("/")).catch((err: unknown) => {
       throw fromSystemError(err, `read thread log ${path}`);
     });
     if (!file) return;
     try {
-      yield* scanLines(file.path, scan);
+      yield* scanLines(descriptorPath(file.handle.fd, path), scan);
     } finally {
-      await file.close();
+      await file.handle.close();
     }
   }
 
