@@ -52,6 +52,19 @@ export interface AppConfig {
   trustedProxies: number;
   bodyLimitBytes: number;
   sessionBlobLimitBytes: number;
+  /**
+   * `STOWAGE_MCP_MAX_SESSIONS`, `STOWAGE_MCP_MAX_SESSIONS_PER_PRINCIPAL`,
+   * `STOWAGE_MCP_SESSION_IDLE_MINUTES`: the caps of `/mcp/sessions/:id`'s session table
+   * (`createMcpHttpSessions` of `@stowage/mcp`); unset, the package's defaults (256, 16, 30 minutes).
+   */
+  mcpSessions: McpSessionsConfig;
+}
+
+/** The caps of the MCP session table; what is unset takes `@stowage/mcp`'s default. */
+export interface McpSessionsConfig {
+  maxSessions?: number;
+  maxSessionsPerOwner?: number;
+  idleMs?: number;
 }
 
 function invalidSetting(setting: string, message: string): StowageError {
@@ -167,6 +180,19 @@ export function loadStorageConfig(env: Env = process.env, cwd = process.cwd()): 
   return { dataDir: dataDirFrom(env, cwd), database, s3 };
 }
 
+/** The MCP session table's settings, each left out when unset (the package's default holds). */
+function mcpSessionsOf(
+  maxSessions: number | undefined,
+  maxSessionsPerOwner: number | undefined,
+  idleMinutes: number | undefined,
+): McpSessionsConfig {
+  return {
+    ...(maxSessions === undefined ? {} : { maxSessions }),
+    ...(maxSessionsPerOwner === undefined ? {} : { maxSessionsPerOwner }),
+    ...(idleMinutes === undefined ? {} : { idleMs: idleMinutes * 60_000 }),
+  };
+}
+
 /** `STOWAGE_SESSION_TTL_DAYS` (default 7) in ms: how long stored session blobs are kept. */
 function sessionTtlMsFrom(env: Env): number {
   return Math.round((envPositiveNumber(env, "STOWAGE_SESSION_TTL_DAYS") ?? 7) * 24 * 3600 * 1000);
@@ -203,6 +229,9 @@ export async function loadConfig(env: Env = process.env, cwd = process.cwd()): P
   const trustedProxies = read(() => trustedProxiesFrom(env));
   const bodyLimitMiB = read(() => envPositiveNumber(env, "STOWAGE_BODY_LIMIT_MB") ?? 16);
   const sessionBlobLimitMiB = read(() => envPositiveNumber(env, "STOWAGE_SESSION_BLOB_LIMIT_MB") ?? 256);
+  const mcpMaxSessions = read(() => envPositiveInteger(env, "STOWAGE_MCP_MAX_SESSIONS"));
+  const mcpMaxPerPrincipal = read(() => envPositiveInteger(env, "STOWAGE_MCP_MAX_SESSIONS_PER_PRINCIPAL"));
+  const mcpIdleMinutes = read(() => envPositiveInteger(env, "STOWAGE_MCP_SESSION_IDLE_MINUTES"));
   const database = read(() => postgresOptionsFromEnv(env));
   const uploadPolicy = read(() => createUploadPolicy(uploadPolicyOptionsFromEnv(env)));
   const bootstrap = read(() => bootstrapOptionsFromEnv(env));
@@ -243,6 +272,7 @@ export async function loadConfig(env: Env = process.env, cwd = process.cwd()): P
     trustedProxies,
     bodyLimitBytes: Math.floor(bodyLimitMiB * MIB),
     sessionBlobLimitBytes: Math.floor(sessionBlobLimitMiB * MIB),
+    mcpSessions: mcpSessionsOf(mcpMaxSessions, mcpMaxPerPrincipal, mcpIdleMinutes),
   };
 }
 

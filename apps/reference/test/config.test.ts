@@ -90,6 +90,25 @@ describe("configuration", () => {
     expect(describeConfig(config).join("\n")).toContain("X-Forwarded-For behind 2 proxies");
   });
 
+  it("reads the MCP session table's caps, leaving @stowage/mcp's defaults where unset", async () => {
+    expect((await loadConfig({}, dir)).mcpSessions).toEqual({});
+    const config = await loadConfig(
+      {
+        STOWAGE_MCP_MAX_SESSIONS: "64",
+        STOWAGE_MCP_MAX_SESSIONS_PER_PRINCIPAL: "4",
+        STOWAGE_MCP_SESSION_IDLE_MINUTES: "5",
+      },
+      dir,
+    );
+    expect(config.mcpSessions).toEqual({ maxSessions: 64, maxSessionsPerOwner: 4, idleMs: 5 * 60_000 });
+    const err = await expectStowageError(
+      loadConfig({ STOWAGE_MCP_MAX_SESSIONS: "0", STOWAGE_MCP_SESSION_IDLE_MINUTES: "1.5" }, dir),
+      "INVALID_INPUT",
+      "INVALID_SETTING",
+    );
+    expect(err.details?.settings).toEqual(["STOWAGE_MCP_MAX_SESSIONS", "STOWAGE_MCP_SESSION_IDLE_MINUTES"]);
+  });
+
   it("warns that PostgreSQL without S3 is one process only (uploads on this host's disk)", async () => {
     const single = await loadConfig({ DATABASE_URL: "postgres://db.internal/stowage" }, dir);
     expect(replicaWarnings(single)).toHaveLength(1);

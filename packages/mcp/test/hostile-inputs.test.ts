@@ -1,12 +1,16 @@
 import { execFileSync } from "node:child_process";
 import { link, mkdir, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ErrorCode, McpError, ResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { createBlobStore, createOwnedBlobStore } from "@stowage/blob-store";
 import { createMemoryObjectStore, type StowageErrorCode } from "@stowage/core";
 import { expectStowageError, HOSTILE_REFS } from "@stowage/core/testing";
 import { tempDirectory } from "@stowage/test-support";
 import { afterAll, describe, expect, it } from "vitest";
-import { connectInMemory, PNG_BYTES, sessionFixture, stowageErrorOf } from "./session-fixture.js";
+import { createMcpHttpSessions, createStowageMcpServer } from "../src/index.js";
+import { connectInMemory, PNG_BYTES, SESSION_ID, sessionFixture, stowageErrorOf } from "./session-fixture.js";
 
 const base = await tempDirectory("stowage-mcp-hostile-");
 const fixture = await sessionFixture(base);
@@ -18,6 +22,28 @@ await link(join(base, "host-secret.txt"), join(fixture.workspace, "linked.txt"))
 await mkdir(join(fixture.workspace, "folder"));
 // A link below the workspace is never followed, wherever it leads.
 await symlink(base, join(fixture.workspace, "out-dir"));
+
+/**
+ * What a hostile input gets back says what was wrong in a line: no validation dump (zod's issue
+ * JSON), no stack, no path of the server's (its checkout, the fixture's directory), so an error
+ * costs the caller's context a line and tells it nothing about the host.
+ */
+function expectShortMessage(message: string): void {
+  expect(message.length, message.slice(0, 400)).toBeLessThan(300);
+  expect(message).not.toMatch(/ZodError|invalid_type|"expected"|"code":|\n\s+at /);
+  expect(message).not.toContain("/work/");
+  expect(message).not.toContain(base);
+}
+
+/** Levels of a deep value: as deep as the SDK client's `JSON.stringify` still sends (about 4,000 overflow it). */
+const DEEP = 2000;
+
+/** `{ a: { a: … "x" } }`, `levels` deep. */
+function deep(levels: number): unknown {
+  let value: unknown = "x";
+  for (let level = 0; level < levels; level++) value = { a: value };
+  return value;
+}
 
 // The same URLs the HTTP API refuses (GET /sessions/:id/artifact/:n, …/agent/*), with the same codes.
 const HOSTILE_INTERNAL_URLS: [string, StowageErrorCode, string][] = [
@@ -89,14 +115,16 @@ describe("hostile resource URIs", () => {
   it.each(named(HOSTILE_INTERNAL_URLS))(
     "refuses %j as the HTTP API does",
     async (_name, uri, code, reason) => {
-      await expectStowageError(stowageErrorOf(client.readResource({ uri })), code, reason);
+      const err = await expectStowageError(stowageErrorOf(client.readResource({ uri })), code, reason);
+      expectShortMessage(err.message);
       // The router behind GET /sessions/:id/artifact/:n and …/agent/* answers the same.
       if (!uri.includes("offset=")) await expectStowageError(fixture.session.router.read(uri), code, reason);
     },
   );
 
   it.each(named(HOSTILE_OTHER_URIS))("refuses %j", async (_name, uri, code, reason) => {
-    await expectStowageError(stowageErrorOf(client.readResource({ uri })), code, reason);
+    const err = await expectStowageError(stowageErrorOf(client.readResource({ uri })), code, reason);
+    expectShortMessage(err.message);
   });
 
   it.each(HOSTILE_REFS.filter(([, ref]) => typeof ref === "string" && ref.startsWith("blob:")))(
@@ -170,7 +198,44 @@ describe("hostile tool arguments", () => {
     ["upload_artifact", { filePath: "/dev/zero" }, "FORBIDDEN", "OUTSIDE_ROOT"],
     ["rm_rf", {}, "INVALID_INPUT", "UNKNOWN_TOOL"],
   ] as const)("%s %j is %s", async (name, args, code, reason) => {
-    await expectStowageError(stowageErrorOf(client.callTool({ name, arguments: args })), code, reason);
+    const result = await client
+      .callTool({ name, arguments: args as Record<string, unknown> })
+      .catch((err) => err);
+    const err = await expectStowageError(stowageErrorOf(Promise.resolve(result)), code, reason);
+    expectShortMessage(err.message);
+    // What the model reads, when the error is a tool result.
+    if (!(result instanceof Error)) expectShortMessage((result.content as { text: string }[])[0]!.text);
+  });
+
+  it.each([
+    ["a deep id", "read_artifact", { id: deep(DEEP) }, "INVALID_TOOL_INPUT"],
+    [
+      "a 5,000-character unknown key",
+      "read_artifact",
+      { id: "0", ["k".repeat(5000)]: 1 },
+      "INVALID_TOOL_INPUT",
+    ],
+    [
+      "2,000 unknown keys",
+      "read_artifact",
+      Object.fromEntries(Array.from({ length: 2000 }, (_, n) => [`key${n}`, deep(50)])),
+      "INVALID_TOOL_INPUT",
+    ],
+    ["a deep query", "query_agent_output", { id: "1-Report", q: deep(DEEP) }, "INVALID_TOOL_INPUT"],
+    ["a text array", "search_session", { text: ["needle", "x".repeat(10_000)] }, "INVALID_TOOL_INPUT"],
+    ["a deep artifact_id", "artifacts_get", { artifact_id: deep(DEEP) }, undefined],
+    [
+      "a 5,000-character unknown key",
+      "artifacts_get",
+      { artifact_id: "a".repeat(64), ["k".repeat(5000)]: 1 },
+      undefined,
+    ],
+  ] as const)("%s in %s is INVALID_INPUT in one short line", async (_why, name, args, reason) => {
+    const result = await client.callTool({ name, arguments: args as Record<string, unknown> });
+    const err = await expectStowageError(stowageErrorOf(Promise.resolve(result)), "INVALID_INPUT", reason);
+    expectShortMessage(err.message);
+    expectShortMessage((result.content as { text: string }[])[0]!.text);
+    expect(JSON.stringify(result).length).toBeLessThan(2000);
   });
 
   it("refuses a link out of the workspace", async () => {
@@ -195,6 +260,69 @@ describe("hostile tool arguments", () => {
     );
     expect(read?.message).not.toMatch(/MCP error.*MCP error/);
   });
+});
+
+/**
+ * Requests whose params do not fit the method's schema, refused before any handler runs: -32602
+ * (InvalidParams), a message of one line. Deep values are `depth` levels deep.
+ */
+const hostileRequestParams = (depth: number): [string, string, Record<string, unknown>][] => [
+  ["a deep uri", "resources/read", { uri: deep(depth) }],
+  ["a numeric uri", "resources/read", { uri: 7 }],
+  ["a null uri", "resources/read", { uri: null }],
+  ["no uri", "resources/read", {}],
+  ["a uri array", "resources/read", { uri: ["artifact://0", "x".repeat(10_000)] }],
+  ["a deep uri", "resources/subscribe", { uri: deep(depth) }],
+  ["no uri", "resources/unsubscribe", { other: "x".repeat(10_000) }],
+  ["a deep cursor", "resources/list", { cursor: deep(depth) }],
+  ["a numeric cursor", "resources/templates/list", { cursor: 1 }],
+  ["a deep cursor", "tools/list", { cursor: deep(depth) }],
+  ["a deep tool name", "tools/call", { name: deep(depth) }],
+  ["no tool name", "tools/call", { arguments: { id: "0" } }],
+  ["string arguments", "tools/call", { name: "read_artifact", arguments: "id=0" }],
+  ["array arguments", "tools/call", { name: "read_artifact", arguments: ["0"] }],
+];
+
+/** The same server over the SDK's Streamable HTTP client, as the app serves it. */
+async function connectOverHttp(): Promise<Client> {
+  const sessions = createMcpHttpSessions();
+  afterAll(() => sessions.close());
+  const transport = new StreamableHTTPClientTransport(new URL("http://stowage.test/mcp"), {
+    fetch: async (input, init) =>
+      sessions.handle(new Request(input, init), {
+        owner: "user:alice",
+        scope: SESSION_ID,
+        createServer: async () => createStowageMcpServer(fixture.options),
+      }),
+  });
+  const http = new Client({ name: "hostile-http", version: "1.0.0" });
+  await http.connect(transport);
+  afterAll(() => http.close());
+  return http;
+}
+const httpClient = await connectOverHttp();
+
+// Over HTTP a body nested deeper than any request is refused as it is read (400, before JSON-RPC):
+// the rows there nest as deep as a body may, so their params reach the schema check.
+describe.each([
+  ["in memory", client, DEEP],
+  ["over Streamable HTTP", httpClient, 60],
+] as const)("hostile request params (%s)", (_transport, hostileClient, depth) => {
+  it.each(hostileRequestParams(depth))(
+    "%s in %s is -32602 with a short message",
+    async (_why, method, params) => {
+      const err = await hostileClient.request({ method, params } as never, ResultSchema).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(McpError);
+      expect((err as McpError).code).toBe(ErrorCode.InvalidParams);
+      expectShortMessage((err as McpError).message);
+      expect(JSON.stringify((err as McpError).data ?? null).length).toBeLessThan(600);
+      // The session still answers.
+      expect((await hostileClient.listTools()).tools.length).toBeGreaterThan(0);
+    },
+  );
 });
 
 describe("hostile resources/list cursors", () => {

@@ -1,5 +1,6 @@
 // Streamable HTTP sessions in use and idle: a session holding its GET notification stream open is
 // in use however long it sends nothing, both for the idle sweep and for the per-owner cap.
+// How a full table makes room between owners: http-session-limits.test.ts.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { tempDirectory } from "@stowage/test-support";
@@ -103,10 +104,10 @@ describe("idle expiry of Streamable HTTP sessions", () => {
     await expect(second.client.listTools()).rejects.toThrow();
     expect((await first.client.listTools()).tools.length).toBeGreaterThan(0);
 
-    // When every session streams, the cap still holds: the one whose last request is oldest goes.
+    // When every session streams, none is closed: the owner's new one is refused (429).
     await third.openStream();
     expect((await third.client.listTools()).tools.length).toBeGreaterThan(0);
-    await connect("user:alice");
-    expect(servers.map((server) => server.closed)).toEqual([true, true, false, false]);
+    await expect(connect("user:alice")).rejects.toThrow(/429|TOO_MANY_MCP_SESSIONS/);
+    expect(servers.map((server) => server.closed)).toEqual([false, true, false]);
   });
 });

@@ -12,9 +12,25 @@ const codes: ReadonlySet<string> = new Set(STOWAGE_ERROR_CODES);
 /** Takes server paths (the data directory) out of a wire body before it leaves, as the HTTP API does. */
 export type Redact = (text: string) => string;
 
-function redactBody(body: ErrorBody, redact: Redact): ErrorBody {
+/**
+ * Longest error message (and string in its details) that leaves the server. Messages name what
+ * was wrong and what is accepted in a line; one that quotes a caller's input at length (a source
+ * below that echoes a key of megabytes) is cut here, whatever it came from, keeping its end, where
+ * the way on is said.
+ */
+const MAX_ERROR_MESSAGE_CHARS = 240;
+/** Characters of a cut message's end kept. */
+const KEPT_END_CHARS = 80;
+
+function shortened(text: string): string {
+  if (text.length <= MAX_ERROR_MESSAGE_CHARS) return text;
+  return `${text.slice(0, MAX_ERROR_MESSAGE_CHARS - KEPT_END_CHARS - 1)}…${text.slice(-KEPT_END_CHARS)}`;
+}
+
+/** The wire body as it leaves: server paths redacted, every string bounded. */
+function outgoingBody(body: ErrorBody, redact: Redact): ErrorBody {
   const walk = (value: unknown): unknown => {
-    if (typeof value === "string") return redact(value);
+    if (typeof value === "string") return shortened(redact(value));
     if (Array.isArray(value)) return value.map(walk);
     if (typeof value === "object" && value !== null) {
       return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, walk(item)]));
@@ -37,7 +53,7 @@ function jsonRpcCodeOf(body: ErrorBody): number {
  */
 export function toMcpError(err: unknown, redact: Redact = (text) => text): McpError {
   if (err instanceof McpError) return err;
-  const body = redactBody(errorBody(err), redact);
+  const body = outgoingBody(errorBody(err), redact);
   const error = new McpError(jsonRpcCodeOf(body), body.error, body);
   // The SDK sends `message` as it is and the client's McpError prefixes it again: without this the
   // client reads "MCP error -32602: MCP error -32602: …".
@@ -50,7 +66,7 @@ export function toMcpError(err: unknown, redact: Redact = (text) => text): McpEr
  * text says the code and the message, `structuredContent` and `_meta` carry the wire body.
  */
 export function toolErrorResult(err: unknown, redact: Redact = (text) => text) {
-  const body = redactBody(errorBody(err), redact);
+  const body = outgoingBody(errorBody(err), redact);
   const reason = body.reason === undefined ? "" : ` (${body.reason})`;
   return {
     isError: true,

@@ -21,6 +21,7 @@ import { queryAgentOutputTool, readArtifactTool } from "../tools/read-tools.js";
 import { searchSessionTool } from "../tools/search-session.js";
 import type { McpTool } from "../tools/tool.js";
 import { uploadArtifactTool } from "../tools/upload-artifact.js";
+import { checkingRequests } from "./checked-requests.js";
 import { DEFAULT_POLL_INTERVAL_MS, type McpUploads, type StowageMcpServerOptions } from "./options.js";
 import { PACKAGE_VERSION } from "./version.js";
 
@@ -220,7 +221,7 @@ export function createStowageMcpServer(options: StowageMcpServerOptions): Stowag
   return {
     server,
     toolNames: tools.map((tool) => tool.definition.name),
-    connect: (transport) => server.connect(transport),
+    connect: (transport) => server.connect(checkingRequests(transport, (err) => toMcpError(err, redact))),
     close,
     [Symbol.asyncDispose]: close,
   };

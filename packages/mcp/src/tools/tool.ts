@@ -1,6 +1,7 @@
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { StowageError } from "@stowage/core";
 import { z } from "zod";
+import { describeIssue, describeIssues, SHOWN_ISSUES } from "../errors/issues.js";
 
 /** A tool as the server offers it: its `tools/list` entry and what a call does. */
 export interface McpTool {
@@ -15,14 +16,18 @@ export function inputSchemaOf(schema: z.ZodType): Tool["inputSchema"] {
   return json as Tool["inputSchema"];
 }
 
-/** Parses tool arguments; INVALID_INPUT (reason `INVALID_TOOL_INPUT`) naming every issue. */
+/**
+ * Parses tool arguments; INVALID_INPUT (reason `INVALID_TOOL_INPUT`) naming the first issues in a
+ * line: a hostile input (thousands of unknown keys, a key of megabytes) costs the model's context
+ * a line, not an echo of itself.
+ */
 export function parseArgs<T extends z.ZodType>(schema: T, args: unknown, tool: string): z.infer<T> {
   const parsed = schema.safeParse(args ?? {});
   if (parsed.success) return parsed.data;
-  const issues = parsed.error.issues.map((issue) => `${issue.path.join(".") || "(input)"}: ${issue.message}`);
-  throw new StowageError("INVALID_INPUT", `${tool} input: ${issues.slice(0, 5).join("; ")}`, {
+  const { issues } = parsed.error;
+  throw new StowageError("INVALID_INPUT", `${tool} input: ${describeIssues(issues)}`, {
     reason: "INVALID_TOOL_INPUT",
-    details: { issues },
+    details: { issues: issues.slice(0, SHOWN_ISSUES).map(describeIssue), issueCount: issues.length },
   });
 }
 

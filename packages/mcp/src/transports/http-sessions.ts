@@ -2,12 +2,13 @@ import { randomUUID } from "node:crypto";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { describeValue, errorBody, readStreamToBytes, StowageError } from "@stowage/core";
 import type { StowageMcpServer } from "../server/create-server.js";
+import { type Admission, admit, type HeldSession, isBusy } from "./session-admission.js";
 
-/** Default most MCP sessions kept open at once, all owners together; past it a new one is refused. */
+/** Default most MCP sessions kept open at once, all owners together; past it one makes room or a new one is refused. */
 export const DEFAULT_MAX_HTTP_SESSIONS = 256;
-/** Default most MCP sessions one owner keeps open; past it that owner's least recently used one is closed. */
+/** Default most MCP sessions one owner keeps open; past it that owner's least recently used idle one is closed. */
 export const DEFAULT_MAX_HTTP_SESSIONS_PER_OWNER = 16;
-/** Default time an MCP session may stay unused (no request, no open notification stream) before it is closed. */
+/** Default time an MCP session may stay idle (no request being answered, no open notification stream) before it is closed. */
 export const DEFAULT_HTTP_SESSION_IDLE_MS = 30 * 60 * 1000;
 /** The header of the Streamable HTTP transport that names an MCP session. */
 export const MCP_SESSION_HEADER = "mcp-session-id";
@@ -16,11 +17,14 @@ const MAX_REQUEST_BODY_BYTES = 4 * 1024 * 1024;
 
 /** Options of `createMcpHttpSessions`. */
 export interface McpHttpSessionsOptions {
-  /** Most sessions of all owners together; a new one past it is refused (RATE_LIMITED), nobody else's is closed. */
+  /**
+   * Most sessions of all owners together. Past it an idle session of the owner holding the most
+   * makes room (see `admit`); an owner holding its fair share of a table with none idle is refused.
+   */
   maxSessions?: number;
-  /** Most sessions of one owner; a new one past it closes that owner's least recently used session. */
+  /** Most sessions of one owner; past it that owner's least recently used idle session makes room, or it is refused. */
   maxSessionsPerOwner?: number;
-  /** How long a session may stay unused (no request, no open GET notification stream) before it is closed. */
+  /** How long a session may stay idle (no request being answered, no open GET notification stream) before it is closed. */
   idleMs?: number;
 }
 
@@ -43,51 +47,62 @@ export interface McpHttpSessions {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-interface Entry {
-  owner: string;
+interface Entry extends HeldSession {
   scope: string;
   transport: WebStandardStreamableHTTPServerTransport;
   server: StowageMcpServer;
-  /** When its last request came, or its last notification stream closed. */
   lastUsed: number;
+  requests: number;
   /** Its GET notification streams still open: while one is, the session is in use. */
-  openStreams: number;
+  streams: number;
 }
 
 /**
- * The response of a session's GET notification stream, counted in `entry.openStreams` while it is
- * open: a client listening for updates of its subscriptions uses its session however long it
- * sends no request. The stream closes when the client goes away (the transport's keep-alive writes
- * fail on a dead connection, and the app's server cancels the body) or the session closes; the
- * session's idle time counts from then.
+ * Counts one use of `entry` (a request, or a notification stream) until the returned release is
+ * called: a busy session is never closed for being idle, and makes room only for an owner under
+ * its fair share. A client listening for updates of its subscriptions uses its session however
+ * long it sends no request; its stream closes when the client goes away (the transport's
+ * keep-alive writes fail on a dead connection, and the app's server cancels the body) or the
+ * session closes, and the session's idle time counts from then.
  */
-function countWhileOpen(entry: Entry, response: Response): Response {
-  if (!response.ok || response.body === null) return response;
-  const source = response.body.getReader();
-  entry.openStreams++;
-  let open = true;
-  const closed = () => {
-    if (!open) return;
-    open = false;
-    entry.openStreams--;
+function holding(entry: Entry, use: "requests" | "streams"): () => void {
+  entry[use]++;
+  entry.lastUsed = Date.now();
+  let held = true;
+  return () => {
+    if (!held) return;
+    held = false;
+    entry[use]--;
     entry.lastUsed = Date.now();
   };
+}
+
+/**
+ * `response`, calling `finished` once its body has been sent, failed or been cancelled (at once when
+ * it has none): a request is answered when its answer, an SSE stream for a POST, has gone out.
+ */
+function afterBody(response: Response, finished: () => void): Response {
+  if (response.body === null) {
+    finished();
+    return response;
+  }
+  const source = response.body.getReader();
   const body = new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
         try {
           const { done, value } = await source.read();
           if (done) {
-            closed();
+            finished();
             controller.close();
           } else controller.enqueue(value);
         } catch (err) {
-          closed();
+          finished();
           controller.error(err);
         }
       },
       async cancel(reason) {
-        closed();
+        finished();
         await source.cancel(reason);
       },
     },
@@ -173,13 +188,37 @@ function positiveInteger(name: string, value: number, min: number): number {
 }
 
 /**
+ * Answers a request of the open session `entry`, counted as a use of it until its answer has gone
+ * out (a GET: its notification stream, for as long as it stays open).
+ */
+async function answerInSession(
+  entry: Entry,
+  request: Request,
+  isOpen: (entry: Entry) => boolean,
+): Promise<Response> {
+  const release = holding(entry, request.method === "GET" ? "streams" : "requests");
+  try {
+    if (request.method !== "POST") return afterBody(await entry.transport.handleRequest(request), release);
+    const message = await singleMessageOf(request);
+    if (message instanceof Response) return afterBody(message, release);
+    // Closed to make room while its body was read: the client starts a new session, as for any 404.
+    if (!isOpen(entry)) return afterBody(sessionNotFound(), release);
+    return afterBody(await entry.transport.handleRequest(request, message), release);
+  } catch (err) {
+    release();
+    throw err;
+  }
+}
+
+/**
  * The MCP sessions of a Streamable HTTP endpoint behind an app's own authentication. A session is
  * bound to the principal and the scope that opened it: another principal presenting its id gets
- * the same 404 as for an id that never existed. Sessions hold subscriptions, so they are kept:
- * at most `maxSessionsPerOwner` per owner (its least recently used one makes room for its new
- * one), at most `maxSessions` in all (a new one is then refused: one owner's flood never closes
- * another owner's session), each closed after `idleMs` unused: without a request and without its
- * GET notification stream open.
+ * the same 404 as for an id that never existed. Sessions hold subscriptions, so they are kept, and
+ * closed after `idleMs` idle: no request being answered and no GET notification stream open. The
+ * table is shared by every owner, so no set of owners may fill it for the others: an owner keeps
+ * at most `maxSessionsPerOwner` (its own idle ones make room; with none idle it is refused), and a
+ * full table (`maxSessions`) makes room from whoever holds the most (`admit`). A closed session's
+ * client gets 404 on its next request and, as the MCP specification says, starts a new one.
  */
 export function createMcpHttpSessions(options: McpHttpSessionsOptions = {}): McpHttpSessions {
   const maxSessions = positiveInteger("maxSessions", options.maxSessions ?? DEFAULT_MAX_HTTP_SESSIONS, 1);
@@ -192,7 +231,6 @@ export function createMcpHttpSessions(options: McpHttpSessionsOptions = {}): Mcp
   const sessions = new Map<string, Entry>();
   /** Sessions being opened (between the check and `initialize`'s answer), per owner: they count too. */
   const opening = new Map<string, number>();
-  let openingTotal = 0;
 
   const drop = async (id: string) => {
     const entry = sessions.get(id);
@@ -204,7 +242,7 @@ export function createMcpHttpSessions(options: McpHttpSessionsOptions = {}): Mcp
     () => {
       const now = Date.now();
       for (const [id, entry] of sessions) {
-        if (entry.openStreams === 0 && now - entry.lastUsed > idleMs) void drop(id);
+        if (!isBusy(entry) && now - entry.lastUsed > idleMs) void drop(id);
       }
     },
     Math.min(idleMs, 60_000),
@@ -213,27 +251,15 @@ export function createMcpHttpSessions(options: McpHttpSessionsOptions = {}): Mcp
 
   /** Makes room for one more session of `owner`, or refuses; the caller must `release` the slot. */
   function reserve(owner: string): () => void {
-    const own = [...sessions].filter(([, entry]) => entry.owner === owner);
-    if (own.length + (opening.get(owner) ?? 0) >= maxPerOwner) {
-      // The owner's own least recently used session goes; nobody else's ever does. One holding its
-      // notification stream open is in use now: the owner's idle ones go first, and only when
-      // every one streams, the one whose last request is oldest.
-      const streaming = (entry: Entry) => (entry.openStreams > 0 ? 1 : 0);
-      const oldest = own.sort(
-        (a, b) => streaming(a[1]) - streaming(b[1]) || a[1].lastUsed - b[1].lastUsed,
-      )[0];
-      if (!oldest) throw tooMany(`at most ${maxPerOwner} MCP sessions are being opened at once per caller`);
-      void drop(oldest[0]);
-    } else if (sessions.size + openingTotal >= maxSessions) {
-      throw tooMany(`the server holds its most MCP sessions (${maxSessions}); try again later`);
-    }
+    const admission = admit(owner, sessions.values(), opening, { maxSessions, maxPerOwner });
+    if (!admission.admitted) throw tooMany(admission, maxSessions);
+    // Removed from the table at once (the close itself finishes later): the place is free now.
+    if (admission.close !== undefined) void drop(admission.close);
     opening.set(owner, (opening.get(owner) ?? 0) + 1);
-    openingTotal++;
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      openingTotal--;
       const left = (opening.get(owner) ?? 1) - 1;
       if (left === 0) opening.delete(owner);
       else opening.set(owner, left);
@@ -251,12 +277,7 @@ export function createMcpHttpSessions(options: McpHttpSessionsOptions = {}): Mcp
       if (id !== null) {
         const entry = sessions.get(id);
         if (!entry || entry.owner !== owner || entry.scope !== scope) return sessionNotFound();
-        entry.lastUsed = Date.now();
-        if (request.method === "GET")
-          return countWhileOpen(entry, await entry.transport.handleRequest(request));
-        if (request.method !== "POST") return entry.transport.handleRequest(request);
-        const message = await singleMessageOf(request);
-        return message instanceof Response ? message : entry.transport.handleRequest(request, message);
+        return answerInSession(entry, request, (open) => sessions.get(id) === open);
       }
       if (request.method !== "POST") return sessionNotFound();
       const message = await singleMessageOf(request);
@@ -267,28 +288,37 @@ export function createMcpHttpSessions(options: McpHttpSessionsOptions = {}): Mcp
       } catch (err) {
         return jsonRpcError(429, -32000, err as StowageError);
       }
+      // The initialize is a request of the new session until its answer has gone out.
+      let answered = () => {};
       try {
         const server = await createServer();
         const transport = new WebStandardStreamableHTTPServerTransport({
           sessionIdGenerator: randomUUID,
           onsessioninitialized: (sessionId) => {
-            sessions.set(sessionId, {
+            const entry: Entry = {
+              id: sessionId,
               owner,
               scope,
               transport,
               server,
               lastUsed: Date.now(),
-              openStreams: 0,
-            });
+              requests: 0,
+              streams: 0,
+            };
+            sessions.set(sessionId, entry);
+            answered = holding(entry, "requests");
             release();
           },
           onsessionclosed: (sessionId) => void drop(sessionId),
         });
         await server.connect(transport);
-        const response = await transport.handleRequest(request, message);
+        const response = await transport.handleRequest(request, message).catch((err: unknown) => {
+          answered();
+          throw err;
+        });
         // A POST that did not open a session (not an initialize) leaves nothing behind.
         if (transport.sessionId === undefined || !sessions.has(transport.sessionId)) await server.close();
-        return response;
+        return afterBody(response, answered);
       } finally {
         release();
       }
@@ -298,9 +328,14 @@ export function createMcpHttpSessions(options: McpHttpSessionsOptions = {}): Mcp
   };
 }
 
-function tooMany(message: string): StowageError {
+/** The refusal of a new session (429): what limit the owner is at, and when to try again. */
+function tooMany(refusal: Extract<Admission, { admitted: false }>, maxSessions: number): StowageError {
+  const message =
+    refusal.cap === "owner"
+      ? `at most ${refusal.limit} MCP sessions per caller, and every one of yours is in use: end one (DELETE) or try again later`
+      : `the server holds its most MCP sessions (${maxSessions}), none idle, and you hold your share of them (${refusal.limit}): try again later`;
   return new StowageError("RATE_LIMITED", message, {
     reason: "TOO_MANY_MCP_SESSIONS",
-    details: { retryAfterSeconds: 5 },
+    details: { limit: refusal.limit, retryAfterSeconds: 5 },
   });
 }

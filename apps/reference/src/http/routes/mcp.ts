@@ -7,14 +7,15 @@ import type { AppEnv } from "../context.js";
  * MCP over Streamable HTTP for one of the caller's agent sessions, behind the same API keys as
  * every route: the server sees the caller's tenant only (its session, its blobs, its threads, its
  * content refs, its hot state), so another principal's session is NOT_FOUND, and an MCP session
- * answers only the principal that opened it. Sessions are capped per principal and a full table
- * refuses new ones, so one principal cannot close another's; batches are refused, so one request
- * (one token of the rate limit) is one message (`createMcpHttpSessions`). `upload_artifact` is not
+ * answers only the principal that opened it. The session table is shared by every principal, so it
+ * is capped per principal and a full one makes room from whoever holds the most, never refusing a
+ * principal under its fair share (`createMcpHttpSessions`, caps from `config.mcpSessions`); batches
+ * are refused, so one request (one token of the rate limit) is one message. `upload_artifact` is not
  * offered here: it reads a file path, and the server's files are not the client's (uploads go
  * through `/agents/artifacts/upload-url`).
  */
 export function mcpRoutes(services: Services) {
-  const sessions = createMcpHttpSessions();
+  const sessions = createMcpHttpSessions(services.config.mcpSessions);
   const app = new Hono<AppEnv>();
   app.all("/mcp/sessions/:sessionId", async (c) => {
     const tenant = c.get("tenant");
