@@ -43,6 +43,7 @@ export {
   type StowageErrorOptions,
 } from "./errors.js";
 export { errorBody, errorFromResponse, errorResponse, MAX_ERROR_BODY_BYTES } from "./http-errors.js";
+export { type JsonBudget, type ReadJsonOptions, readJsonWithinBudget } from "./json-budget.js";
 export {
   assertKeyDirectoryPrefix,
   assertSafeKey,
