@@ -122,6 +122,8 @@ export { type HotStateStoreEnvOptions, hotStateStoreOptionsFromEnv } from "./sto
 export {
   createHotStateStore,
   DEFAULT_HOT_STATE_PREFIX,
+  type HotStateClaimOptions,
+  type HotStateClaimStatus,
   type HotStateDispatcherClaim,
   type HotStateDispatcherOptions,
   type HotStateReader,

@@ -311,6 +311,45 @@ describe("hot-state store: the dispatcher's claim", () => {
     await expectStowageError(dispatcherFor("t", { token }).write({ session_id: "t" }), "FORBIDDEN");
   });
 
+  it("a second claim with the holder's token confirms the claim (same token); any other is CONFLICT", async () => {
+    const { claimDispatcher, dispatcherFor } = open();
+    const { token } = await claimDispatcher("s");
+    expect(await claimDispatcher("s", { token })).toEqual({ sessionId: "s", token });
+    for (const other of [{}, { token: "x".repeat(43) }]) {
+      const err = await expectStowageError(claimDispatcher("s", other), "CONFLICT");
+      expect(err.reason).toBe("DISPATCHER_CLAIMED");
+    }
+    expect((await dispatcherFor("s", { token }).write({ session_id: "s" })).version).toBe(1);
+    // A token is accepted only where it holds a claim: not for a session nobody claimed.
+    const unclaimed = await expectStowageError(claimDispatcher("t", { token }), "FORBIDDEN");
+    expect(unclaimed.reason).toBe("NOT_DISPATCHER");
+  });
+
+  it("releasing the claim needs its token; released, the session is unclaimed and its versions stay", async () => {
+    const store = createMemoryObjectStore();
+    const { claimDispatcher, releaseDispatcher, dispatcherFor, reader } = open({ store });
+    const { token } = await claimDispatcher("s");
+    await dispatcherFor("s", { token }).write({ session_id: "s", objective: "kept" });
+    for (const other of [{}, { token: "x".repeat(43) }]) {
+      const err = await expectStowageError(releaseDispatcher("s", other as { token: string }), "FORBIDDEN");
+      expect(err.reason).toBe("NOT_DISPATCHER");
+    }
+    await expectStowageError(
+      dispatcherFor("s").write({ session_id: "s" }, { expectedVersion: 1 }),
+      "FORBIDDEN",
+    );
+    await releaseDispatcher("s", { token });
+    expect(await store.get("hot-state/s/dispatcher.json")).toBeNull();
+    expect((await reader.latest("s"))?.state.objective).toBe("kept");
+    // The old token no longer holds anything; a new dispatcher may claim.
+    await expectStowageError(
+      dispatcherFor("s", { token }).write({ session_id: "s" }, { expectedVersion: 1 }),
+      "FORBIDDEN",
+    );
+    const next = await claimDispatcher("s");
+    expect(next.token).not.toBe(token);
+  });
+
   it("reads a damaged claim as INTEGRITY and writes nothing", async () => {
     const store = createMemoryObjectStore();
     const { dispatcherFor, reader } = open({ store });

@@ -10,7 +10,7 @@ import {
 import { type BuildHotStateOptions, buildHotState } from "../hot-state/build-hot-state.js";
 import type { HotState } from "../schemas/hot-state-schema.js";
 import { assertAtomicStore } from "./atomic-store.js";
-import { claimHeldBy, encodeClaim, newDispatcherToken } from "./dispatcher-claim.js";
+import { assertTokenShape, claimHeldBy, createDispatcherClaims, notDispatcher } from "./dispatcher-claim.js";
 import {
   assertVersion,
   decodeVersion,
@@ -67,6 +67,18 @@ export interface HotStateDispatcherOptions {
   token?: string;
 }
 
+/**
+ * Options of `claimDispatcher`, `releaseDispatcher` and `deleteSession`: the token of the
+ * session's claim, where the caller holds it.
+ */
+export interface HotStateClaimOptions extends OperationOptions {
+  /** The token `claimDispatcher` returned. */
+  token?: string;
+}
+
+/** Who holds a session's dispatcher claim, as `claimStatus` sees it for a token. */
+export type HotStateClaimStatus = "unclaimed" | "held" | "other";
+
 /** What `claimDispatcher` returns: the only copy of the token; the store keeps its hash. */
 export interface HotStateDispatcherClaim {
   sessionId: string;
@@ -109,18 +121,34 @@ export interface HotStateStore {
   dispatcherFor(sessionId: string, options?: HotStateDispatcherOptions): HotStateStoreDispatcher;
   /**
    * Makes the caller the session's dispatcher for every process: from now on only writes with
-   * the returned token succeed. Once per session; a second claim is CONFLICT
-   * (`DISPATCHER_CLAIMED`). For a server whose clients all hold the same credentials.
+   * the returned token succeed, and only its holder releases the claim or deletes the session.
+   * Once per session: a second claim is CONFLICT (`DISPATCHER_CLAIMED`), except the holder's own
+   * (`{ token }`, a retry), which gets the same token back. For a server whose clients all hold
+   * the same credentials.
    */
-  claimDispatcher(sessionId: string, options?: OperationOptions): Promise<HotStateDispatcherClaim>;
+  claimDispatcher(sessionId: string, options?: HotStateClaimOptions): Promise<HotStateDispatcherClaim>;
+  /**
+   * Ends the claim (`{ token }` of its holder; FORBIDDEN `NOT_DISPATCHER` otherwise): the versions
+   * stay, and the session is unclaimed, for the next dispatcher to claim.
+   */
+  releaseDispatcher(sessionId: string, options: HotStateClaimOptions): Promise<void>;
+  /**
+   * Whether the session's dispatcher is claimed, and by the holder of `token`: `unclaimed`,
+   * `held` (by `token`) or `other`. For an app that checks, before a change only the holder may
+   * make (deleting the session), that the change will be allowed.
+   */
+  claimStatus(sessionId: string, options?: HotStateClaimOptions): Promise<HotStateClaimStatus>;
   /** Read-only access for every other role. */
   reader: HotStateReader;
   /**
-   * Deletes every version of the session and its dispatcher claim (none is not an error); its
-   * next write is version 1 again, and readers in every process find that (a hint of a deleted
-   * version is searched again). For a session whose dispatcher has stopped.
+   * Deletes every version of the session (none is not an error); its next write is version 1
+   * again, and readers in every process find that (a hint of a deleted version is searched
+   * again). A claimed session is deleted only with its claim's `token` (FORBIDDEN
+   * `NOT_DISPATCHER` otherwise, and nothing is deleted), and then its claim goes too; a claim
+   * made while an unclaimed session is being deleted stays. For a session whose dispatcher has
+   * stopped.
    */
-  deleteSession(sessionId: string, options?: OperationOptions): Promise<void>;
+  deleteSession(sessionId: string, options?: HotStateClaimOptions): Promise<void>;
 }
 
 function assertKeepVersions(keep: unknown): asserts keep is number | undefined {
@@ -155,6 +183,7 @@ export function createHotStateStore(options: HotStateStoreOptions): HotStateStor
   const logger = buildOptions.logger ?? consoleLogger;
   const sessionPrefix = (sessionId: string) => `${prefix}${sessionId}/`;
   const claimKey = (sessionId: string) => `${sessionPrefix(sessionId)}dispatcher.json`;
+  const claims = createDispatcherClaims({ store, claimKey, now });
   // The newest version seen per session: where the next search starts. Only a hint: versions can
   // be deleted (pruned, or the session deleted and written again), so a read that finds the
   // hinted version gone searches again from the start.
@@ -355,37 +384,49 @@ export function createHotStateStore(options: HotStateStoreOptions): HotStateStor
 
   async function claimDispatcher(
     sessionId: string,
-    op: OperationOptions = {},
+    { token, ...op }: HotStateClaimOptions = {},
   ): Promise<HotStateDispatcherClaim> {
     assertSafeId(sessionId, "sessionId");
-    const token = newDispatcherToken();
-    try {
-      await store.put(claimKey(sessionId), encodeClaim(sessionId, token, now()), {
-        ...op,
-        ifNoneMatch: "*",
-        contentType: "application/json",
-      });
-    } catch (err) {
-      if (!StowageError.is(err, "ALREADY_EXISTS")) throw err;
-      throw new StowageError("CONFLICT", `the dispatcher of hot state ${sessionId} was claimed already`, {
-        cause: err,
-        reason: "DISPATCHER_CLAIMED",
-        details: { sessionId },
-      });
-    }
-    return { sessionId, token };
+    assertTokenShape(token);
+    return { sessionId, token: await claims.claim(sessionId, token, op) };
   }
 
-  async function deleteSession(sessionId: string, op: OperationOptions = {}): Promise<void> {
+  async function releaseDispatcher(sessionId: string, { token, ...op }: HotStateClaimOptions = {}) {
     assertSafeId(sessionId, "sessionId");
+    assertTokenShape(token);
+    await claims.release(sessionId, token, op);
+  }
+
+  async function deleteSession(sessionId: string, { token, ...op }: HotStateClaimOptions = {}) {
+    assertSafeId(sessionId, "sessionId");
+    assertTokenShape(token);
+    // A token is needed only where a claim stands: deleting an unclaimed session needs none.
+    const holding = await claims.holding(sessionId, token, op);
+    if (holding === "other") throw notDispatcher(sessionId, true, "deletes it");
     const keys: string[] = [];
     for await (const item of store.iterate({ prefix: sessionPrefix(sessionId), signal: op.signal })) {
-      keys.push(item.key);
+      // The claim goes last, and only when this caller holds it: a claim made meanwhile stays.
+      if (item.key !== claimKey(sessionId)) keys.push(item.key);
     }
+    const io = op.signal ? { signal: op.signal } : {};
     // Newest first: a reader searching meanwhile never sees a gap below a version still there.
-    for (const key of keys.reverse()) await store.delete(key, op.signal ? { signal: op.signal } : {});
+    for (const key of keys.reverse()) await store.delete(key, io);
+    if (holding === "held") await store.delete(claimKey(sessionId), io);
     seen.delete(sessionId);
   }
 
-  return Object.freeze({ dispatcherFor, claimDispatcher, reader, deleteSession });
+  async function claimStatus(sessionId: string, { token, ...op }: HotStateClaimOptions = {}) {
+    assertSafeId(sessionId, "sessionId");
+    assertTokenShape(token);
+    return claims.holding(sessionId, token, op);
+  }
+
+  return Object.freeze({
+    dispatcherFor,
+    claimDispatcher,
+    releaseDispatcher,
+    claimStatus,
+    reader,
+    deleteSession,
+  });
 }
