@@ -242,6 +242,40 @@ describe("Streamable HTTP (createMcpHttpSessions)", () => {
     expect((await post(JSON.stringify(message))).status).toBe(200);
   });
 
+  it("refuses bodies nested too deep or holding too many values before parsing them", async () => {
+    const { connect, fetchAs } = await httpSetUp();
+    const { transport } = await connect("user:alice");
+    const post = (body: string) =>
+      fetchAs("user:alice")("http://stowage.test/mcp", {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          [MCP_SESSION_HEADER]: transport.sessionId!,
+          "mcp-protocol-version": "2025-06-18",
+        },
+        body,
+      });
+    // 3 MiB of nested arrays (under the 4 MiB limit) took 0.5 s to parse; 65 levels are refused.
+    for (const [body, reason] of [
+      [`${"[".repeat(1_572_864)}${"]".repeat(1_572_864)}`, "JSON_TOO_DEEP"],
+      [
+        `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":${"{".repeat(64)}${"}".repeat(64)}}`,
+        "JSON_TOO_DEEP",
+      ],
+      [`[${"{},".repeat(10_000)}{}]`, "JSON_TOO_MANY_VALUES"],
+    ] as const) {
+      const refused = await post(body);
+      expect(refused.status).toBe(400);
+      expect(((await refused.json()) as { error: { code: number; data: unknown } }).error).toMatchObject({
+        code: -32600,
+        data: { code: "INVALID_INPUT", reason },
+      });
+    }
+    const message = { jsonrpc: "2.0", id: 1, method: "tools/list", params: {} };
+    expect((await post(JSON.stringify(message))).status).toBe(200);
+  });
+
   it("closes every session when disposed with await using", async () => {
     const fixture = await sessionFixture(base);
     let client: Client;

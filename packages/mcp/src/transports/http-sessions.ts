@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { describeValue, errorBody, readStreamToBytes, StowageError } from "@stowage/core";
+import { describeValue, errorBody, type JsonBudget, readJsonWithinBudget, StowageError } from "@stowage/core";
 import type { StowageMcpServer } from "../server/create-server.js";
 import { type Admission, admit, type HeldSession, isBusy } from "./session-admission.js";
 
@@ -14,6 +14,17 @@ export const DEFAULT_HTTP_SESSION_IDLE_MS = 30 * 60 * 1000;
 export const MCP_SESSION_HEADER = "mcp-session-id";
 /** Largest JSON-RPC POST body read (the SDK transport's own default bound). */
 const MAX_REQUEST_BODY_BYTES = 4 * 1024 * 1024;
+/**
+ * What one JSON-RPC POST body may cost to parse. A client's message nests a few levels (its
+ * capabilities, a tool's arguments) in tens of values; 4 MiB of nested arrays or empty objects
+ * held the event loop for most of a second in `JSON.parse`, so deeper or busier bodies are refused
+ * while they are read.
+ */
+const MCP_REQUEST_JSON_BUDGET: JsonBudget = {
+  maxBytes: MAX_REQUEST_BODY_BYTES,
+  maxDepth: 64,
+  maxValues: 10_000,
+};
 
 /** Options of `createMcpHttpSessions`. */
 export interface McpHttpSessionsOptions {
@@ -139,31 +150,24 @@ function sessionNotFound(): Response {
  * 2025-06-18 dropped batching; no SDK client sends one. A Response when the body is refused.
  */
 async function singleMessageOf(request: Request): Promise<{ parsedBody: unknown } | Response> {
-  let text: string;
-  try {
-    const bytes = request.body
-      ? await readStreamToBytes(request.body, { maxBytes: MAX_REQUEST_BODY_BYTES })
-      : new Uint8Array();
-    text = new TextDecoder().decode(bytes);
-  } catch (err) {
-    if (!StowageError.is(err, "TOO_LARGE")) throw err;
-    return jsonRpcError(
-      413,
-      -32000,
-      new StowageError("TOO_LARGE", `an MCP request body must be at most ${MAX_REQUEST_BODY_BYTES} bytes`, {
-        reason: "MCP_REQUEST_TOO_LARGE",
-      }),
-    );
-  }
   let parsedBody: unknown;
   try {
-    parsedBody = JSON.parse(text);
-  } catch {
-    return jsonRpcError(
-      400,
-      -32700,
-      new StowageError("INVALID_INPUT", "the MCP request body is not JSON", { reason: "INVALID_JSON" }),
-    );
+    parsedBody = await readJsonWithinBudget(request.body, MCP_REQUEST_JSON_BUDGET, {
+      what: "the MCP request body",
+    });
+  } catch (err) {
+    if (StowageError.is(err, "TOO_LARGE")) {
+      return jsonRpcError(
+        413,
+        -32000,
+        new StowageError("TOO_LARGE", `an MCP request body must be at most ${MAX_REQUEST_BODY_BYTES} bytes`, {
+          reason: "MCP_REQUEST_TOO_LARGE",
+        }),
+      );
+    }
+    if (!StowageError.is(err, "INVALID_INPUT")) throw err;
+    // -32700: not JSON; -32600: JSON, but deeper or busier than any request (JSON_TOO_DEEP, JSON_TOO_MANY_VALUES).
+    return jsonRpcError(400, err.reason === "INVALID_JSON" ? -32700 : -32600, err);
   }
   if (Array.isArray(parsedBody)) {
     return jsonRpcError(
