@@ -1,7 +1,7 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { BlobStore } from "@stowage/blob-store";
-import type { Notifier, ObjectStore } from "@stowage/core";
+import { type Notifier, type ObjectStore, StowageError } from "@stowage/core";
 import type { SessionBlobRepository } from "@stowage/sessions";
 import { createFsObjectStore, type FsObjectStore } from "@stowage/storage-fs";
 import {
@@ -72,9 +72,19 @@ async function storesFor(
 
 export async function createServices(config: AppConfig): Promise<Services> {
   const { dataDir } = config;
+  // The fs store's signed upload URLs ask the upload service (made below) before they store:
+  // a URL revoked since it was handed out (its session's uploads deleted) writes nothing.
+  let uploadsService: UploadService | undefined;
   const objects = createFsObjectStore({
     root: join(dataDir, "objects"),
-    directUrls: { baseUrl: `${config.publicUrl}/direct`, secret: config.signingSecret },
+    directUrls: {
+      baseUrl: `${config.publicUrl}/direct`,
+      secret: config.signingSecret,
+      checkUpload: async (upload, options) => {
+        if (!uploadsService) throw new StowageError("UNAVAILABLE", "the upload service is not ready");
+        await uploadsService.checkDirectUpload(upload, options);
+      },
+    },
   });
   const database = config.database
     ? await connectPostgres(config.database)
@@ -96,6 +106,7 @@ export async function createServices(config: AppConfig): Promise<Services> {
           registeredSessionsOf(stores.shared, principal).has(sessionId, options),
       },
     });
+    uploadsService = uploads;
     const sessionBlobs = createPostgresSessionBlobs({ db: database.db, ttlMs: config.sessionTtlMs });
     const agentSessionsDir = join(dataDir, AGENT_SESSIONS_DIR);
     // Made now, so that a missing directory later means something is wrong (garbage collection

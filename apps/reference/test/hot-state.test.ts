@@ -191,6 +191,110 @@ describe("hot state over HTTP", () => {
     );
   });
 
+  it("an agent holding the same API key cannot take a claimed session over by deleting it and registering it again", async () => {
+    const claimed = randomUUID();
+    expect((await app.call("/agents/sessions", { key: alice, json: { sessionId: claimed } })).status).toBe(
+      201,
+    );
+    const claim = await app.call(`/sessions/${claimed}/hot-state/dispatcher`, { key: alice, json: {} });
+    const { dispatcher_token } = (await claim.json()) as { dispatcher_token: string };
+    const state = { session_id: claimed, objective: "the dispatcher's" };
+    expect((await put(alice, claimed, { expected_version: 0, state, dispatcher_token })).status).toBe(201);
+    // An upload of the session: refusing the deletion must leave it too.
+    const body = new TextEncoder().encode("kept");
+    const grant = (await (
+      await app.call("/agents/artifacts/upload-url", {
+        key: alice,
+        json: { agentSessionId: claimed, filename: "kept.txt", contentType: "text/plain", fileSize: 4 },
+      })
+    ).json()) as { url: string; headers: Record<string, string> };
+    expect((await fetch(grant.url, { method: "PUT", headers: grant.headers, body })).status).toBe(200);
+    const agentKey = await app.keyFor({ kind: "user", id: "alice" });
+    for (const headers of [{}, { "x-stowage-dispatcher-token": "x".repeat(43) }] as Record<
+      string,
+      string
+    >[]) {
+      const refused = await app.call(`/agents/sessions/${claimed}`, {
+        key: agentKey,
+        method: "DELETE",
+        headers,
+      });
+      expect(refused.status).toBe(403);
+      expect(((await refused.json()) as { reason?: string }).reason).toBe("NOT_DISPATCHER");
+    }
+    // Nothing was deleted: registering again changes nothing, the claim and the state stand.
+    expect((await app.call("/agents/sessions", { key: agentKey, json: { sessionId: claimed } })).status).toBe(
+      200,
+    );
+    const kept = await app.call(`/sessions/${claimed}/hot-state`, { key: agentKey });
+    expect(await kept.json()).toMatchObject({ version: 1, state: { objective: "the dispatcher's" } });
+    expect((await put(agentKey, claimed, { expected_version: 1, state })).status).toBe(403);
+    expect(
+      (await app.call(`/sessions/${claimed}/hot-state/dispatcher`, { key: agentKey, json: {} })).status,
+    ).toBe(409);
+    expect((await put(alice, claimed, { expected_version: 1, state, dispatcher_token })).status).toBe(201);
+    const listed = await app.call(`/agents/${claimed}/artifacts`, { key: agentKey });
+    expect(await listed.json()).toEqual({
+      artifacts: [expect.objectContaining({ filename: "kept.txt", size: 4 })],
+    });
+  });
+
+  it("the dispatcher deletes its session with its token; the id registered again starts unclaimed and empty", async () => {
+    const claimed = randomUUID();
+    await app.call("/agents/sessions", { key: alice, json: { sessionId: claimed } });
+    const claim = await app.call(`/sessions/${claimed}/hot-state/dispatcher`, { key: alice, json: {} });
+    const { dispatcher_token } = (await claim.json()) as { dispatcher_token: string };
+    const state = { session_id: claimed, objective: "before" };
+    expect((await put(alice, claimed, { expected_version: 0, state, dispatcher_token })).status).toBe(201);
+    const deleted = await app.call(`/agents/sessions/${claimed}`, {
+      key: alice,
+      method: "DELETE",
+      headers: { "x-stowage-dispatcher-token": dispatcher_token },
+    });
+    expect(deleted.status).toBe(200);
+    expect((await app.call(`/sessions/${claimed}/hot-state`, { key: alice })).status).toBe(404);
+    expect((await app.call("/agents/sessions", { key: alice, json: { sessionId: claimed } })).status).toBe(
+      201,
+    );
+    expect((await app.call(`/sessions/${claimed}/hot-state`, { key: alice })).status).toBe(404);
+    // The old token holds nothing any more; the session is claimed afresh.
+    expect((await put(alice, claimed, { expected_version: 0, state, dispatcher_token })).status).toBe(403);
+    const again = await app.call(`/sessions/${claimed}/hot-state/dispatcher`, { key: alice, json: {} });
+    expect(again.status).toBe(201);
+    expect(((await again.json()) as { dispatcher_token: string }).dispatcher_token).not.toBe(
+      dispatcher_token,
+    );
+  });
+
+  it("claiming again with its token confirms the claim; releasing it needs the token", async () => {
+    const claimed = randomUUID();
+    await app.call("/agents/sessions", { key: alice, json: { sessionId: claimed } });
+    const claim = await app.call(`/sessions/${claimed}/hot-state/dispatcher`, { key: alice, json: {} });
+    const { dispatcher_token } = (await claim.json()) as { dispatcher_token: string };
+    const confirmed = await app.call(`/sessions/${claimed}/hot-state/dispatcher`, {
+      key: alice,
+      json: { dispatcher_token },
+    });
+    expect(confirmed.status).toBe(200);
+    expect(await confirmed.json()).toEqual({ session_id: claimed, dispatcher_token });
+    const agentKey = await app.keyFor({ kind: "user", id: "alice" });
+    const release = (headers: Record<string, string>) =>
+      app.call(`/sessions/${claimed}/hot-state/dispatcher`, { key: agentKey, method: "DELETE", headers });
+    for (const headers of [{}, { "x-stowage-dispatcher-token": "x".repeat(43) }] as Record<
+      string,
+      string
+    >[]) {
+      const refused = await release(headers);
+      expect(refused.status).toBe(403);
+      expect(((await refused.json()) as { reason?: string }).reason).toBe("NOT_DISPATCHER");
+    }
+    expect((await release({ "x-stowage-dispatcher-token": dispatcher_token })).status).toBe(204);
+    // Released: the next dispatcher claims it.
+    expect(
+      (await app.call(`/sessions/${claimed}/hot-state/dispatcher`, { key: agentKey, json: {} })).status,
+    ).toBe(201);
+  });
+
   it("measures a call against the hot-state version it was made with, not whatever is latest when it is logged", async () => {
     const measured = randomUUID();
     expect((await app.call("/agents/sessions", { key: alice, json: { sessionId: measured } })).status).toBe(

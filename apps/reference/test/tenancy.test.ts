@@ -218,6 +218,12 @@ const ROUTES: Record<string, [why: string, attempt: () => Attempt][]> = {
       () => ({ method: "POST", path: `/sessions/${sessionId}/hot-state/dispatcher`, json: {} }),
     ],
   ],
+  "DELETE /sessions/:id/hot-state/dispatcher": [
+    [
+      "release the dispatcher claim of her session",
+      () => ({ method: "DELETE", path: `/sessions/${sessionId}/hot-state/dispatcher` }),
+    ],
+  ],
   "POST /sessions/:id/prompt-metrics": [
     [
       "log a model call in her session",

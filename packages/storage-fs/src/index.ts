@@ -1,5 +1,5 @@
 export { TEMP_FILE_PREFIX } from "@stowage/core/fs";
-export { type FsDirectUrlOptions, SHA256_HEADER } from "./direct/direct-transfer.js";
+export { type FsDirectUpload, type FsDirectUrlOptions, SHA256_HEADER } from "./direct/direct-transfer.js";
 export { MIN_SIGNING_SECRET_BYTES } from "./direct/signature.js";
 export {
   createFsObjectStore,

@@ -6,9 +6,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
+import { StowageError } from "@stowage/core";
 import { expectStowageError } from "@stowage/core/testing";
 import {
   createFsObjectStore,
+  type FsDirectUrlOptions,
   type FsObjectStore,
   SHA256_HEADER,
   TEMP_FILE_PREFIX,
@@ -402,6 +404,86 @@ describe("fs direct upload and download URLs over HTTP", () => {
   });
 });
 
+describe("fs direct uploads asked about before they are stored (checkUpload)", () => {
+  /** Runs `test` with the server's store replaced by one that asks `checkUpload`. */
+  async function withCheck(
+    checkUpload: NonNullable<Parameters<typeof createFsObjectStore>[0]["directUrls"]>["checkUpload"],
+    test: () => Promise<void>,
+  ) {
+    const plain = store;
+    store = createFsObjectStore({ root, directUrls: { baseUrl, secret: SECRET, checkUpload } });
+    try {
+      await test();
+    } finally {
+      store = plain;
+    }
+  }
+  const revoked = () => new StowageError("FORBIDDEN", "revoked", { reason: "UPLOAD_REVOKED" });
+
+  it("is asked with what the URL binds, before, at the end of the body and after storing", async () => {
+    const asked: unknown[] = [];
+    await withCheck(
+      async (upload) => {
+        asked.push(upload);
+      },
+      async () => {
+        await store.delete(key);
+        const signed = await signUpload({ sha256: sha256(png) });
+        expect((await fetch(signed.url, { method: "PUT", headers: signed.headers, body: png })).status).toBe(
+          200,
+        );
+        const bound = {
+          key,
+          contentType: "image/png",
+          contentLength: 5000,
+          sha256: sha256(png),
+          expiresAt: signed.expiresAt,
+        };
+        expect(asked).toEqual([bound, bound, bound]);
+      },
+    );
+  });
+
+  it.each([
+    ["before the body is read", 1],
+    ["once the body has arrived, before it is published", 2],
+    ["after it was stored (it is removed)", 3],
+  ])("a refusal %s answers 403 with its reason and leaves nothing", async (_when, refuseAt) => {
+    let calls = 0;
+    await withCheck(
+      async () => {
+        if (++calls >= refuseAt) throw revoked();
+      },
+      async () => {
+        await store.delete(key);
+        const signed = await signUpload();
+        const response = await fetch(signed.url, { method: "PUT", headers: signed.headers, body: png });
+        expect(response.status).toBe(403);
+        expect(await response.json()).toMatchObject({ code: "FORBIDDEN", reason: "UPLOAD_REVOKED" });
+        expect(await store.head(key)).toBeNull();
+        expect(
+          (await readdir(join(root, "sessions/user/u1/s1/artifacts"))).filter((name) =>
+            name.startsWith(TEMP_FILE_PREFIX),
+          ),
+        ).toEqual([]);
+      },
+    );
+  });
+
+  it("is not asked about a download", async () => {
+    await store.put(key, png);
+    await withCheck(
+      async () => {
+        throw revoked();
+      },
+      async () => {
+        const download = await store.createDownloadUrl!({ key, expiresInSeconds: 60 });
+        expect((await fetch(download.url)).status).toBe(200);
+      },
+    );
+  });
+});
+
 describe("fs direct URL options", () => {
   it("is off unless configured", () => {
     const plain = createFsObjectStore({ root: "/tmp/unused" });
@@ -414,7 +496,14 @@ describe("fs direct URL options", () => {
     ["a non-http base URL", { baseUrl: "file:///etc", secret: SECRET }],
     ["a base URL with a query", { baseUrl: "http://127.0.0.1/d?x=1", secret: SECRET }],
     ["a malformed base URL", { baseUrl: "not a url", secret: SECRET }],
+    [
+      "a checkUpload that is not a function",
+      { baseUrl: "http://127.0.0.1/direct", secret: SECRET, checkUpload: "yes" },
+    ],
   ])("rejects %s", async (_why, directUrls) => {
-    await expectStowageError(() => createFsObjectStore({ root: "/tmp/unused", directUrls }), "INVALID_INPUT");
+    await expectStowageError(
+      () => createFsObjectStore({ root: "/tmp/unused", directUrls: directUrls as FsDirectUrlOptions }),
+      "INVALID_INPUT",
+    );
   });
 });

@@ -99,7 +99,7 @@ describe.skipIf(!env.ready)(`connectPostgres${env.ready ? "" : ` (skipped: ${env
         ),
       );
       // One row per migration in drizzle/meta/_journal.json.
-      expect(applied[0]?.n).toBe(8);
+      expect(applied[0]?.n).toBe(9);
       const again = await connectPostgres({ url, schema });
       await again.close();
       const tables = rowsOf(

@@ -18,7 +18,7 @@ import { createPostgresSessionBlobs } from "./session-blobs.js";
 const scratch = await tempDirectory("stowage-host-migrations-");
 
 /** Stowage's migrations, by journal time (drizzle/meta/_journal.json). */
-const STOWAGE_MIGRATIONS = 8;
+const STOWAGE_MIGRATIONS = 9;
 
 // A host application's own drizzle migrations. Their journal times straddle Stowage's (late
 // 2026): drizzle applies only migrations newer than the last row of its table, so with one

@@ -298,5 +298,25 @@ export function createPostgresQuotaLedger(options: PostgresQuotaLedgerOptions): 
       }
       throw tooBusy(scope);
     },
+
+    async revoke(scope, { signal } = {}) {
+      assertQuotaScope(scope);
+      // A scope without a row never had a reservation (the first one lists it and makes the row):
+      // there is no URL of it to revoke.
+      await change(`quota: revoke ${scope}`, signal, scope, async (tx) => {
+        await tx.execute(sql`DELETE FROM quota_reservations WHERE scope = ${scope}`);
+        await tx.execute(sql`UPDATE quota_scopes SET revocations = revocations + 1 WHERE scope = ${scope}`);
+      });
+    },
+
+    async revocations(scope, { signal } = {}) {
+      assertQuotaScope(scope);
+      const [row] = rowsOf(
+        await runDatabase(`quota: revocations of ${scope}`, signal, () =>
+          db.execute(sql`SELECT revocations FROM quota_scopes WHERE scope = ${scope}`),
+        ),
+      );
+      return row ? Number(row.revocations) : 0;
+    },
   };
 }

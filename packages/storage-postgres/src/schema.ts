@@ -125,7 +125,9 @@ export const sessionStoreEntries = pgTable(
  * the objects under it. Every change to a scope, its objects or its reservations first locks
  * this row, so changes to one scope are serialized across connections and processes.
  * `listed_at`: when the latest listing applied to the scope started (the caller's clock); a
- * listing that started before it changes nothing.
+ * listing that started before it changes nothing. `revocations`: how many times the scope's
+ * upload URLs were revoked (its uploads deleted); the upload service compares it before and
+ * after handing out a URL.
  */
 export const quotaScopes = pgTable(
   "quota_scopes",
@@ -134,6 +136,7 @@ export const quotaScopes = pgTable(
     usedBytes: bigint("used_bytes", { mode: "number" }).notNull().default(0),
     objectCount: integer("object_count").notNull().default(0),
     listedAt: timestamp("listed_at", { withTimezone: true }),
+    revocations: integer("revocations").notNull().default(0),
   },
   (table) => [check("quota_scopes_totals_check", sql`${table.usedBytes} >= 0 AND ${table.objectCount} >= 0`)],
 );

@@ -71,6 +71,7 @@ export type {
 } from "./upload-retention.js";
 export {
   createUploadService,
+  type DirectUploadGrant,
   type DownloadGrant,
   type SessionUsage,
   type UploadAuth,

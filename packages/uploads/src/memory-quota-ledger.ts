@@ -67,6 +67,8 @@ interface ScopeState {
   busy: number;
   /** When the scope was last used, in uses of the ledger: the eviction order. */
   lastUsed: number;
+  /** How many times the scope's URLs were revoked: a scope with any is never evicted. */
+  revocations: number;
 }
 
 function nonNegativeMs(what: string, value: number | undefined, fallback: number): number {
@@ -116,12 +118,14 @@ export function createMemoryQuotaLedger(options: MemoryQuotaLedgerOptions = {}):
   function evict(keep: ScopeState): void {
     const target = maxScopes - Math.floor(maxScopes / 10);
     // A scope with live reservations or a running operation must stay, or its reservations would
-    // vanish. Expired ones may go: a fresh listing says what settling them by HEAD would.
+    // vanish. Expired ones may go: a fresh listing says what settling them by HEAD would. A revoked
+    // scope stays too: its count tells the upload service the session's earlier URLs are void.
     const time = now();
     const idle = [...scopes].filter(
       ([, state]) =>
         state !== keep &&
         state.busy === 0 &&
+        state.revocations === 0 &&
         [...state.pending.values()].every((pending) => pending.expiresAt <= time),
     );
     idle.sort(([, a], [, b]) => a.lastUsed - b.lastUsed);
@@ -147,6 +151,7 @@ export function createMemoryQuotaLedger(options: MemoryQuotaLedgerOptions = {}):
         queue: Promise.resolve(),
         busy: 0,
         lastUsed: 0,
+        revocations: 0,
       };
       scopes.set(scope, state);
       if (scopes.size > maxScopes) evict(state);
@@ -382,6 +387,24 @@ export function createMemoryQuotaLedger(options: MemoryQuotaLedgerOptions = {}):
         await settleExpired(state, source, signal);
         return usageOf(state);
       });
+    },
+
+    async revoke(scope, { signal } = {}) {
+      assertQuotaScope(scope);
+      const state = stateOf(scope);
+      return exclusive(state, async () => {
+        throwIfAborted(signal, "quota revoke");
+        for (const key of [...state.pending.keys()]) endReservation(state, key);
+        state.nextExpiry = Number.POSITIVE_INFINITY;
+        state.revocations++;
+      });
+    },
+
+    async revocations(scope, { signal } = {}) {
+      assertQuotaScope(scope);
+      throwIfAborted(signal, "quota revocations");
+      // Read without queueing: the count changes in one step, never halfway.
+      return scopes.get(scope)?.revocations ?? 0;
     },
   };
 }

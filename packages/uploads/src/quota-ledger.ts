@@ -82,7 +82,8 @@ export interface QuotaListing {
  * shared (PostgreSQL); the memory ledger is race-free within one process only.
  *
  * Life of an upload: `reserve` (the URL is signed) → the bytes land → `commit` (verified) → the
- * reservation expires (a reservation past `urlExpiresAt` plus grace is settled by looking at the
+ * reservation expires (or is ended with every other of its scope by `revoke`, when the session's
+ * uploads are deleted) (a reservation past `urlExpiresAt` plus grace is settled by looking at the
  * key: what it holds then counts, nothing more); `forget` when the object is deleted. A reservation
  * ends only by expiry or `release`, never by `commit` or `forget`: a URL can be used again until it
  * expires, and several URLs for one key share one reservation of the largest size, so until the
@@ -130,6 +131,19 @@ export interface QuotaLedger {
   reconcile(scope: string, listing: QuotaListing, options?: OperationOptions): Promise<void>;
   /** The scope's usage now (lists `source` on first use, settles expired reservations). */
   usage(scope: string, source: QuotaUsageSource, options?: OperationOptions): Promise<QuotaUsage>;
+  /**
+   * The scope's upload URLs were revoked (its uploads are being deleted): every reservation ends
+   * now, so what they held is free at once rather than when their URLs expire, and the scope's
+   * revocation count goes up by one, atomically with the reservations it ends. What the keys hold
+   * is left as it is: the caller deletes the objects and reconciles.
+   */
+  revoke(scope: string, options?: OperationOptions): Promise<void>;
+  /**
+   * How many times the scope's URLs were revoked; 0 for a scope never revoked (or never used).
+   * A caller reads it before and after handing out a URL: a change means a revocation happened
+   * meanwhile. It never goes down while the ledger keeps the scope (a shared ledger: always).
+   */
+  revocations(scope: string, options?: OperationOptions): Promise<number>;
 }
 
 /**

@@ -168,6 +168,10 @@ export function createUploadRetention(options: {
     async deleteSession(principal, sessionId, { signal } = {}) {
       const scope = sessionPrefix(principal, sessionId);
       throwIfAborted(signal, "delete session uploads");
+      // First, the URLs: every reservation ends (its room is free at once) and the revocation is
+      // counted, so a URL being handed out meanwhile is refused instead. Their records go with
+      // the rest below, and a URL without a record writes nothing that counts.
+      await quota.revoke(scope, signal ? { signal } : {});
       const keys: string[] = [];
       let deletedBytes = 0;
       const listedAt = new Date(now());
@@ -177,8 +181,8 @@ export function createUploadRetention(options: {
       }
       await removeAll(keys, signal);
       // The ledger forgets what was deleted, then drops what the listing did not find; an upload
-      // that landed after the listing passed its place was not deleted and stays counted.
-      // Reservations stay: a URL still out may write, and its upload is settled when it expires.
+      // that landed after the listing passed its place was not deleted and stays counted until
+      // it is settled (refused: its URL was revoked).
       await mapConcurrent(
         keys,
         DELETE_CONCURRENCY,

@@ -33,7 +33,15 @@ import {
   type SweepUploadsOptions,
   type SweepUploadsResult,
 } from "./upload-retention.js";
-import { createUploadVerifier, type UploadLocation, type UploadVerdict } from "./upload-verification.js";
+import {
+  createUploadVerifier,
+  type DirectUploadGrant,
+  type UploadLocation,
+  type UploadVerdict,
+  type UploadVerifier,
+} from "./upload-verification.js";
+
+export type { DirectUploadGrant } from "./upload-verification.js";
 
 /** Lifetime of an upload URL unless set: 15 minutes, as the design document says. */
 const DEFAULT_UPLOAD_URL_SECONDS = 900;
@@ -168,8 +176,14 @@ export interface UploadService {
   usage(principal: Principal, sessionId: string, options?: OperationOptions): Promise<SessionUsage>;
   /**
    * Removes everything under the session's prefix (uploads, their records, `session.json`,
-   * `diff.txt`: the layout's "simple recursive deletion"); the ledger follows. Needs no session:
-   * call it before or after removing the session itself. Only `principal`'s namespace is touched.
+   * `diff.txt`: the layout's "simple recursive deletion"); the ledger follows. Revokes every
+   * upload URL handed out for the session before: their reservations end at once, a URL being
+   * handed out meanwhile is refused (CONFLICT `UPLOADS_REVOKED`), and what a revoked URL writes
+   * is refused (FORBIDDEN `UPLOAD_REVOKED`): at the PUT where the store asks
+   * ({@link UploadService.checkDirectUpload}), else at completion or the first listing, and
+   * deleted. Needs no session: call it before or after removing the session itself (a session
+   * being deleted should already refuse `sessionExists`, so that no new URL is handed out for it
+   * meanwhile). Only `principal`'s namespace is touched.
    */
   deleteSessionUploads(
     principal: Principal,
@@ -182,6 +196,12 @@ export interface UploadService {
    * For an app's periodic sweeper.
    */
   sweepUploads(options: SweepUploadsOptions): Promise<SweepUploadsResult>;
+  /**
+   * Whether an upload through a signed URL may be stored: resolves when the URL is one the service
+   * handed out and has not revoked; FORBIDDEN (`UPLOAD_REVOKED`) otherwise. For a store whose
+   * PUTs the app serves itself: the file-system store's `directUrls.checkUpload`.
+   */
+  checkDirectUpload(upload: DirectUploadGrant, options?: OperationOptions): Promise<void>;
   /**
    * The upload API over HTTP (paths as the design document names them), a fetch-style handler:
    * `POST /agents/artifacts/upload-url`, `POST /agents/artifacts/complete` and
@@ -252,9 +272,19 @@ function infoOf(filename: string, object: { size: number; lastModified: Date }):
   };
 }
 
+/** FORBIDDEN (`UPLOAD_REVOKED`): what was written through a URL the session's deletion revoked. */
+function revokedUpload(filename: string, sessionId: string): StowageError {
+  return new StowageError(
+    "FORBIDDEN",
+    `upload ${describeValue(filename)} came through a URL revoked when the uploads of session ${describeValue(sessionId)} were deleted; it was deleted`,
+    { reason: "UPLOAD_REVOKED", details: { filename } },
+  );
+}
+
 /** A verdict as the caller of one file sees it: the object, or the error that says why not. */
 function verifiedObject(verdict: UploadVerdict, filename: string, sessionId: string): ObjectInfo {
   if (verdict.state === "verified") return verdict.info;
+  if (verdict.state === "revoked") throw revokedUpload(filename, sessionId);
   if (verdict.state === "refused") {
     throw new StowageError(
       "INTEGRITY",
@@ -269,11 +299,298 @@ function verifiedObject(verdict: UploadVerdict, filename: string, sessionId: str
   );
 }
 
+/** What the service's operations share, built once by {@link createUploadService}. */
+interface ServiceContext {
+  store: ObjectStore;
+  auth: UploadAuth;
+  policy: UploadPolicy;
+  quota: QuotaLedger;
+  verifier: UploadVerifier;
+  source: QuotaUsageSource;
+  now: () => number;
+  uploadSeconds: number;
+}
+
+/**
+ * `principal`, after checking that it has the session. An unknown session and another
+ * principal's are the same NOT_FOUND: whether a session exists elsewhere never leaks.
+ */
+async function authorize(
+  ctx: ServiceContext,
+  principal: unknown,
+  sessionId: unknown,
+  signal?: AbortSignal,
+): Promise<Principal> {
+  if (principal === undefined || principal === null) {
+    throw new StowageError("UNAUTHORIZED", "no authenticated principal; authenticate the API key first");
+  }
+  assertPrincipal(principal);
+  assertSafeId(sessionId, "sessionId");
+  throwIfAborted(signal, "authorize");
+  const caller: Principal = { kind: principal.kind, id: principal.id };
+  const exists = await ctx.auth.sessionExists(caller, sessionId, withSignal(signal));
+  if (typeof exists !== "boolean") {
+    throw new StowageError(
+      "INTERNAL",
+      `auth.sessionExists returned ${describeValue(exists)} for ${describeValue(sessionId)}, not a boolean`,
+    );
+  }
+  if (!exists) {
+    throw new StowageError("NOT_FOUND", `no session ${describeValue(sessionId)}`, {
+      reason: "SESSION_NOT_FOUND",
+    });
+  }
+  return caller;
+}
+
+function locate(owner: Principal, sessionId: string, filename: string): UploadLocation {
+  return {
+    scope: sessionPrefix(owner, sessionId),
+    key: uploadKey(owner, sessionId, filename),
+    recordsPrefix: uploadRecordsPrefix(owner, sessionId, filename),
+  };
+}
+
+/** Whether the session's upload URLs were ever revoked: then records (or stamps) vouch for every upload. */
+async function wasRevoked(ctx: ServiceContext, scope: string, signal?: AbortSignal): Promise<boolean> {
+  return (await ctx.quota.revocations(scope, withSignal(signal))) > 0;
+}
+
+/**
+ * Checks the file and the quota, reserves its size, signs a URL and records what it binds. The
+ * URL is handed out only if, once its record is stored, the session still exists and no
+ * revocation happened since the reservation: a deletion revokes before it lists what to delete,
+ * so a URL it did not revoke has a record the deletion found (and deleted), and one it did is
+ * refused here (CONFLICT `UPLOADS_REVOKED`) and its reservation given back.
+ */
+async function grantUpload(ctx: ServiceContext, request: UploadRequest, signal?: AbortSignal) {
+  if (typeof request !== "object" || request === null) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `upload request must be an object, got ${describeValue(request)}`,
+    );
+  }
+  assertSafeId(request.sessionId, "sessionId");
+  const file = checkUpload(ctx.policy, request);
+  if (request.sha256 !== undefined) assertSha256Hex(request.sha256);
+  const owner = await authorize(ctx, request.principal, request.sessionId, signal);
+  const location = locate(owner, request.sessionId, file.filename);
+  const revocations = await ctx.quota.revocations(location.scope, withSignal(signal));
+  const reservation = await ctx.quota.reserve(
+    {
+      scope: location.scope,
+      key: location.key,
+      bytes: file.fileSize,
+      limitBytes: ctx.policy.maxTotalSizeBytes,
+      urlExpiresAt: new Date(ctx.now() + ctx.uploadSeconds * 1000),
+      source: ctx.source,
+    },
+    withSignal(signal),
+  );
+  let unrecord: (() => Promise<void>) | undefined;
+  try {
+    const signed = await ctx.store.createUploadUrl!(
+      {
+        key: location.key,
+        contentType: file.contentType,
+        contentLength: file.fileSize,
+        ...(request.sha256 === undefined ? {} : { sha256: request.sha256 }),
+        expiresInSeconds: ctx.uploadSeconds,
+      },
+      withSignal(signal),
+    );
+    unrecord = await ctx.verifier.record(
+      location,
+      {
+        size: file.fileSize,
+        sha256: request.sha256 ?? null,
+        contentType: file.contentType,
+        expiresAt: signed.expiresAt.getTime(),
+      },
+      withSignal(signal),
+    );
+    await authorize(ctx, owner, request.sessionId, signal);
+    if ((await ctx.quota.revocations(location.scope, withSignal(signal))) !== revocations) {
+      throw new StowageError(
+        "CONFLICT",
+        `the uploads of session ${describeValue(request.sessionId)} were deleted while this URL was signed; ask again`,
+        { reason: "UPLOADS_REVOKED" },
+      );
+    }
+    return { url: signed.url, headers: signed.headers, key: location.key, expiresIn: ctx.uploadSeconds };
+  } catch (err) {
+    await unrecord?.().catch(() => {});
+    await reservation.release().catch(() => {});
+    throw err;
+  }
+}
+
+/**
+ * Completes one upload. For a session that no longer exists but whose uploads were deleted, what
+ * sits at the key came through a revoked URL: it is deleted, and the answer says so.
+ */
+async function completeOne(
+  ctx: ServiceContext,
+  principal: Principal,
+  sessionId: string,
+  filename: string,
+  signal?: AbortSignal,
+): Promise<UploadInfo> {
+  assertUploadFilename(filename, ctx.policy.maxFilenameBytes);
+  let owner: Principal;
+  try {
+    owner = await authorize(ctx, principal, sessionId, signal);
+  } catch (err) {
+    if (StowageError.is(err, "NOT_FOUND"))
+      await removeRevokedLeftover(ctx, principal, sessionId, filename, signal);
+    throw err;
+  }
+  const location = locate(owner, sessionId, filename);
+  const revoked = await wasRevoked(ctx, location.scope, signal);
+  const verdict = await ctx.verifier.settle(location, undefined, { revoked, ...withSignal(signal) });
+  return infoOf(filename, verifiedObject(verdict, filename, sessionId));
+}
+
+/** Deletes an upload (and its records) that landed in a deleted session through a revoked URL. */
+async function removeRevokedLeftover(
+  ctx: ServiceContext,
+  principal: Principal,
+  sessionId: string,
+  filename: string,
+  signal?: AbortSignal,
+): Promise<void> {
+  const location = locate(principal, sessionId, filename);
+  if (!(await wasRevoked(ctx, location.scope, signal))) return;
+  const io = withSignal(signal);
+  if ((await ctx.store.head(location.key, io)) === null) return;
+  const records: string[] = [];
+  for await (const item of ctx.store.iterate({ prefix: location.recordsPrefix, ...io }))
+    records.push(item.key);
+  await mapConcurrent(
+    [location.key, ...records],
+    SETTLE_CONCURRENCY,
+    (key) => ctx.store.delete(key, io),
+    signal,
+  );
+  await ctx.quota.forget(location.scope, location.key, io);
+  throw revokedUpload(filename, sessionId);
+}
+
+/**
+ * The session's verified uploads in key order, each unsettled one verified first (after a
+ * revocation, every one), and the ledger reconciled with what the listing found.
+ */
+async function listSessionUploads(
+  ctx: ServiceContext,
+  principal: Principal,
+  sessionId: string,
+  signal?: AbortSignal,
+): Promise<UploadInfo[]> {
+  const owner = await authorize(ctx, principal, sessionId, signal);
+  const scope = sessionPrefix(owner, sessionId);
+  const listed = new Map<string, { size: number; lastModified: Date }>();
+  const objects: { key: string; size: number }[] = [];
+  const records = new Map<string, string[]>();
+  const revoked = await wasRevoked(ctx, scope, signal);
+  // Taken before the first page: a commit that lands while the listing runs outlives it.
+  const listedAt = new Date(ctx.now());
+  for await (const item of ctx.store.iterate({ prefix: scope, ...withSignal(signal) })) {
+    const place = sessionKeyParts(item.key)?.place;
+    if (place?.folder === "records") {
+      records.set(place.filename, [...(records.get(place.filename) ?? []), item.key]);
+      continue;
+    }
+    objects.push({ key: item.key, size: item.size });
+    if (place?.folder === "uploads") listed.set(place.filename, item);
+  }
+  // After a revocation an upload without records may have come through a revoked URL.
+  const unsettled = [...new Set([...records.keys(), ...(revoked ? listed.keys() : [])])];
+  const verdicts = await mapConcurrent(
+    unsettled,
+    SETTLE_CONCURRENCY,
+    (filename) =>
+      ctx.verifier.settle(locate(owner, sessionId, filename), records.get(filename) ?? [], {
+        revoked,
+        ...withSignal(signal),
+      }),
+    signal,
+  );
+  // What verification decided replaces what the listing saw: a refused file is gone, and a
+  // file that landed after the listing passed its key is there.
+  const settled = new Map<string, ObjectInfo | undefined>();
+  unsettled.forEach((filename, i) => {
+    const verdict = verdicts[i]!;
+    settled.set(filename, verdict.state === "verified" ? verdict.info : undefined);
+  });
+  for (const [filename, info] of settled) {
+    if (info) listed.set(filename, info);
+    else listed.delete(filename);
+  }
+  const counted = objects.filter((object) => {
+    const place = sessionKeyParts(object.key)?.place;
+    return place?.folder !== "uploads" || !settled.has(place.filename);
+  });
+  for (const [filename, info] of settled) {
+    if (info) counted.push({ key: uploadKey(owner, sessionId, filename), size: info.size });
+  }
+  await ctx.quota.reconcile(scope, { objects: counted, listedAt }, withSignal(signal));
+  return [...listed]
+    .sort(([a], [b]) => compareUtf8(a, b))
+    .map(([filename, object]) => infoOf(filename, object));
+}
+
+/** A download URL of a verified upload; an unverified one is verified first. */
+async function signDownload(
+  ctx: ServiceContext,
+  principal: Principal,
+  sessionId: string,
+  filename: string,
+  expiresInSeconds: number,
+  signal?: AbortSignal,
+): Promise<DownloadGrant> {
+  assertUploadFilename(filename, ctx.policy.maxFilenameBytes);
+  const owner = await authorize(ctx, principal, sessionId, signal);
+  const location = locate(owner, sessionId, filename);
+  // An upload nobody completed yet is checked before it is ever served; while an upload URL can
+  // still write it unchecked, the download is of a verified copy no URL can write.
+  const revoked = await wasRevoked(ctx, location.scope, signal);
+  const verdict = await ctx.verifier.settle(location, undefined, { revoked, ...withSignal(signal) });
+  verifiedObject(verdict, filename, sessionId);
+  const key =
+    verdict.state === "verified"
+      ? await ctx.verifier.servable(location, verdict, withSignal(signal))
+      : location.key;
+  // Downloads are attachments: an uploaded .html must never render on the storage origin.
+  const signed = await ctx.store.createDownloadUrl!(
+    { key, expiresInSeconds, disposition: "attachment", filename },
+    withSignal(signal),
+  );
+  return { url: signed.url, expiresIn: expiresInSeconds };
+}
+
+/** Resolves for a PUT through a URL the service handed out and has not revoked; UPLOAD_REVOKED otherwise. */
+async function checkGrant(ctx: ServiceContext, upload: DirectUploadGrant, signal?: AbortSignal) {
+  const parts = typeof upload?.key === "string" ? sessionKeyParts(upload.key) : undefined;
+  const held =
+    parts?.place.folder === "uploads" &&
+    (await ctx.verifier.holdsGrant(locate(parts.owner, parts.sessionId, parts.place.filename), upload, {
+      ...withSignal(signal),
+    }));
+  if (!held) {
+    throw new StowageError(
+      "FORBIDDEN",
+      "this upload URL was revoked (its session's uploads were deleted), or was never handed out",
+      { reason: "UPLOAD_REVOKED", details: { key: upload?.key } },
+    );
+  }
+}
+
 /**
  * The backend side of uploads over any ObjectStore with direct URLs: checks the caller, that the
  * session exists in the caller's own namespace, the file against the policy and the session's
- * quota, then hands out a URL whose signature binds size, type and checksum. The bytes go
- * straight to storage; an upload counts once it is verified (on completion or on listing).
+ * quota, then hands out a URL whose signature binds size, type and checksum, and records what it
+ * bound. The bytes go straight to storage; an upload counts once it is verified (on completion or
+ * on listing). Deleting a session's uploads revokes its URLs (see `deleteSessionUploads`).
  */
 export function createUploadService(options: UploadServiceOptions): UploadService {
   validateOptions(options);
@@ -292,46 +609,10 @@ export function createUploadService(options: UploadServiceOptions): UploadServic
   const now = options.now ?? Date.now;
   const quota = options.quota ?? createMemoryQuotaLedger({ now });
   const logger = options.logger ?? consoleLogger;
-  const createUploadUrl = store.createUploadUrl!;
-  const createDownloadUrl = store.createDownloadUrl!;
   const source = uploadUsageSource(store);
   const verifier = createUploadVerifier({ store, quota, now, logger });
   const retention = createUploadRetention({ store, quota, now });
-
-  /**
-   * `principal`, after checking that it has the session. An unknown session and another
-   * principal's are the same NOT_FOUND: whether a session exists elsewhere never leaks.
-   */
-  async function authorize(principal: unknown, sessionId: unknown, signal?: AbortSignal): Promise<Principal> {
-    if (principal === undefined || principal === null) {
-      throw new StowageError("UNAUTHORIZED", "no authenticated principal; authenticate the API key first");
-    }
-    assertPrincipal(principal);
-    assertSafeId(sessionId, "sessionId");
-    throwIfAborted(signal, "authorize");
-    const caller: Principal = { kind: principal.kind, id: principal.id };
-    const exists = await auth.sessionExists(caller, sessionId, withSignal(signal));
-    if (typeof exists !== "boolean") {
-      throw new StowageError(
-        "INTERNAL",
-        `auth.sessionExists returned ${describeValue(exists)} for ${describeValue(sessionId)}, not a boolean`,
-      );
-    }
-    if (!exists) {
-      throw new StowageError("NOT_FOUND", `no session ${describeValue(sessionId)}`, {
-        reason: "SESSION_NOT_FOUND",
-      });
-    }
-    return caller;
-  }
-
-  function locate(owner: Principal, sessionId: string, filename: string): UploadLocation {
-    return {
-      scope: sessionPrefix(owner, sessionId),
-      key: uploadKey(owner, sessionId, filename),
-      recordsPrefix: uploadRecordsPrefix(owner, sessionId, filename),
-    };
-  }
+  const ctx: ServiceContext = { store, auth, policy, quota, verifier, source, now, uploadSeconds };
 
   const service: Omit<UploadService, "handleUploadRequest"> = {
     policy,
@@ -348,146 +629,19 @@ export function createUploadService(options: UploadServiceOptions): UploadServic
       return principal;
     },
 
-    async requestUpload(request, { signal } = {}) {
-      if (typeof request !== "object" || request === null) {
-        throw new StowageError(
-          "INVALID_INPUT",
-          `upload request must be an object, got ${describeValue(request)}`,
-        );
-      }
-      assertSafeId(request.sessionId, "sessionId");
-      const file = checkUpload(policy, request);
-      if (request.sha256 !== undefined) assertSha256Hex(request.sha256);
-      const owner = await authorize(request.principal, request.sessionId, signal);
-      const location = locate(owner, request.sessionId, file.filename);
-      const reservation = await quota.reserve(
-        {
-          scope: location.scope,
-          key: location.key,
-          bytes: file.fileSize,
-          limitBytes: policy.maxTotalSizeBytes,
-          urlExpiresAt: new Date(now() + uploadSeconds * 1000),
-          source,
-        },
-        withSignal(signal),
-      );
-      let unrecord: (() => Promise<void>) | undefined;
-      try {
-        const signed = await createUploadUrl(
-          {
-            key: location.key,
-            contentType: file.contentType,
-            contentLength: file.fileSize,
-            ...(request.sha256 === undefined ? {} : { sha256: request.sha256 }),
-            expiresInSeconds: uploadSeconds,
-          },
-          withSignal(signal),
-        );
-        if (verifier.keepsRecords) {
-          unrecord = await verifier.record(
-            location,
-            {
-              size: file.fileSize,
-              sha256: request.sha256 ?? null,
-              contentType: file.contentType,
-              expiresAt: signed.expiresAt.getTime(),
-            },
-            withSignal(signal),
-          );
-        }
-        return { url: signed.url, headers: signed.headers, key: location.key, expiresIn: uploadSeconds };
-      } catch (err) {
-        await unrecord?.().catch(() => {});
-        await reservation.release().catch(() => {});
-        throw err;
-      }
-    },
+    requestUpload: (request, { signal } = {}) => grantUpload(ctx, request, signal),
 
-    async completeUpload(principal, sessionId, filename, { signal } = {}) {
-      assertUploadFilename(filename, policy.maxFilenameBytes);
-      const owner = await authorize(principal, sessionId, signal);
-      const verdict = await verifier.settle(
-        locate(owner, sessionId, filename),
-        undefined,
-        withSignal(signal),
-      );
-      return infoOf(filename, verifiedObject(verdict, filename, sessionId));
-    },
+    completeUpload: (principal, sessionId, filename, { signal } = {}) =>
+      completeOne(ctx, principal, sessionId, filename, signal),
 
-    async listUploads(principal, sessionId, { signal } = {}) {
-      const owner = await authorize(principal, sessionId, signal);
-      const scope = sessionPrefix(owner, sessionId);
-      const listed = new Map<string, { size: number; lastModified: Date }>();
-      const objects: { key: string; size: number }[] = [];
-      const records = new Map<string, string[]>();
-      // Taken before the first page: a commit that lands while the listing runs outlives it.
-      const listedAt = new Date(now());
-      for await (const item of store.iterate({ prefix: scope, ...withSignal(signal) })) {
-        const place = sessionKeyParts(item.key)?.place;
-        if (place?.folder === "records") {
-          records.set(place.filename, [...(records.get(place.filename) ?? []), item.key]);
-          continue;
-        }
-        objects.push({ key: item.key, size: item.size });
-        if (place?.folder === "uploads") listed.set(place.filename, item);
-      }
-      const unsettled = [...records.keys()];
-      const verdicts = await mapConcurrent(
-        unsettled,
-        SETTLE_CONCURRENCY,
-        (filename) =>
-          verifier.settle(locate(owner, sessionId, filename), records.get(filename), withSignal(signal)),
-        signal,
-      );
-      // What verification decided replaces what the listing saw: a refused file is gone, and a
-      // file that landed after the listing passed its key is there.
-      const settled = new Map<string, ObjectInfo | undefined>();
-      unsettled.forEach((filename, i) => {
-        const verdict = verdicts[i]!;
-        settled.set(filename, verdict.state === "verified" ? verdict.info : undefined);
-      });
-      for (const [filename, info] of settled) {
-        if (info) listed.set(filename, info);
-        else listed.delete(filename);
-      }
-      const counted = objects.filter((object) => {
-        const place = sessionKeyParts(object.key)?.place;
-        return place?.folder !== "uploads" || !settled.has(place.filename);
-      });
-      for (const [filename, info] of settled) {
-        if (info) counted.push({ key: uploadKey(owner, sessionId, filename), size: info.size });
-      }
-      await quota.reconcile(scope, { objects: counted, listedAt }, withSignal(signal));
-      return [...listed]
-        .sort(([a], [b]) => compareUtf8(a, b))
-        .map(([filename, object]) => infoOf(filename, object));
-    },
+    listUploads: (principal, sessionId, { signal } = {}) =>
+      listSessionUploads(ctx, principal, sessionId, signal),
 
-    async requestDownload(principal, sessionId, filename, { signal } = {}) {
-      assertUploadFilename(filename, policy.maxFilenameBytes);
-      const owner = await authorize(principal, sessionId, signal);
-      const location = locate(owner, sessionId, filename);
-      let key = location.key;
-      if (verifier.keepsRecords) {
-        // An upload nobody completed yet is checked before it is ever served; while an upload URL
-        // can still write it, the download is of a verified copy no URL can write.
-        const verdict = await verifier.settle(location, undefined, withSignal(signal));
-        verifiedObject(verdict, filename, sessionId);
-        if (verdict.state === "verified")
-          key = await verifier.servable(location, verdict, withSignal(signal));
-      } else if (!(await store.head(location.key, withSignal(signal)))) {
-        verifiedObject({ state: "absent" }, filename, sessionId);
-      }
-      // Downloads are attachments: an uploaded .html must never render on the storage origin.
-      const signed = await createDownloadUrl(
-        { key, expiresInSeconds: downloadSeconds, disposition: "attachment", filename },
-        withSignal(signal),
-      );
-      return { url: signed.url, expiresIn: downloadSeconds };
-    },
+    requestDownload: (principal, sessionId, filename, { signal } = {}) =>
+      signDownload(ctx, principal, sessionId, filename, downloadSeconds, signal),
 
     async usage(principal, sessionId, { signal } = {}) {
-      const owner = await authorize(principal, sessionId, signal);
+      const owner = await authorize(ctx, principal, sessionId, signal);
       const usage = await quota.usage(sessionPrefix(owner, sessionId), source, withSignal(signal));
       return { ...usage, limitBytes: policy.maxTotalSizeBytes };
     },
@@ -498,6 +652,8 @@ export function createUploadService(options: UploadServiceOptions): UploadServic
     },
 
     sweepUploads: (sweepOptions) => retention.sweep(sweepOptions),
+
+    checkDirectUpload: (upload, { signal } = {}) => checkGrant(ctx, upload, signal),
   };
   const handleUploadRequest = createUploadHandler(service, logger);
   return Object.freeze({ ...service, handleUploadRequest });

@@ -14,6 +14,7 @@ import {
   decodeVerifiedStamp,
   encodeRecord,
   type GrantRecord,
+  grantRecordExpiry,
   grantRecordName,
   SERVED_COPY_PREFIX,
   servedCopyName,
@@ -50,7 +51,29 @@ export type UploadVerdict =
       writable?: readonly GrantRecord[];
     }
   | { state: "absent" }
-  | { state: "refused"; reason: "size" | "content type" | "sha256" };
+  | { state: "refused"; reason: "size" | "content type" | "sha256" }
+  /** Written through a URL revoked when the session's uploads were deleted: deleted now. */
+  | { state: "revoked" };
+
+/** What a signed upload URL binds, as the store that serves it hands it back at the PUT. */
+export interface DirectUploadGrant {
+  key: string;
+  contentType: string;
+  contentLength: number;
+  /** Hex SHA-256 the URL binds, if any. */
+  sha256?: string;
+  expiresAt: Date;
+}
+
+/** Options of {@link UploadVerifier.settle}. */
+export interface SettleOptions extends OperationOptions {
+  /**
+   * The session's URLs were revoked at least once (its uploads deleted): an object counts only
+   * where a record or the stamp of one verified since vouches for it. Without a revocation, an
+   * object with no records is what a checked upload left (records go once every URL expired).
+   */
+  revoked: boolean;
+}
 
 /** Options of {@link createUploadVerifier}. */
 export interface UploadVerifierOptions {
@@ -63,10 +86,12 @@ export interface UploadVerifierOptions {
 /** Records what each signed URL bound and settles uploads against those records. */
 export interface UploadVerifier {
   /**
-   * True where the store does not itself refuse bytes that miss the bound SHA-256: only then are
-   * records kept (elsewhere whatever landed through a URL is what the URL allowed).
+   * True where the store does not itself refuse bytes that miss the bound SHA-256 (Ceph RGW 16):
+   * only there is a landed upload hashed, and a download served from a verified copy while an
+   * upload URL can still write. Records are kept on every store: they are also what says a URL
+   * was not revoked.
    */
-  readonly keepsRecords: boolean;
+  readonly checksBytes: boolean;
   /** Stores the record of one URL; returns a function that removes it again. */
   record(
     location: UploadLocation,
@@ -81,8 +106,14 @@ export interface UploadVerifier {
   settle(
     location: UploadLocation,
     recordKeys: readonly string[] | undefined,
-    options: OperationOptions,
+    options: SettleOptions,
   ): Promise<UploadVerdict>;
+  /**
+   * Whether a record of the upload's location holds exactly what `grant` binds: a URL the service
+   * signed and has not revoked (revoking deletes the records). For a store that asks before it
+   * stores an upload (the file system's `checkUpload`).
+   */
+  holdsGrant(location: UploadLocation, grant: DirectUploadGrant, options: OperationOptions): Promise<boolean>;
   /**
    * The key a download of the object may be signed for, once `settle` verified it: the object's
    * own key when no URL can write it any more; while one can, a copy of the verified bytes beside
@@ -100,15 +131,18 @@ export interface UploadVerifier {
 const essence = (type: string | undefined) => parseContentType(type)?.essence;
 
 /**
- * The verifier of uploads. With records, an object counts only if it matches one of them: the
- * bound size, content type and, where the URL bound one, SHA-256 (the object is streamed through
- * the hash, never buffered). A matching object gets a stamp (size and lastModified) so that later
- * listings need not hash it again while its URLs can still write; once every URL has expired
- * past the landing grace, records and stamp are removed and the object is final.
+ * The verifier of uploads. Every signed URL has a record; with records, an object counts only if
+ * it matches one of them: the bound size, content type and, where the URL bound one and the store
+ * did not check it, SHA-256 (the object is streamed through the hash, never buffered). A matching
+ * object gets a stamp (size and lastModified) so that later listings need not hash it again while
+ * its URLs can still write; once every URL has expired past the landing grace, records and stamp
+ * are removed and the object is final. Deleting a session's uploads deletes its records, which
+ * revokes its URLs: from then on (`revoked`) a final object keeps its stamp, and an object that
+ * neither a record nor a stamp vouches for came through a revoked URL and is deleted.
  */
 export function createUploadVerifier(options: UploadVerifierOptions): UploadVerifier {
   const { store, quota, now, logger } = options;
-  const keepsRecords = !store.capabilities.directUploadVerifiesSha256;
+  const checksBytes = !store.capabilities.directUploadVerifiesSha256;
 
   const removeAll = (keys: readonly string[], signal?: AbortSignal) =>
     mapConcurrent(keys, RECORD_IO_CONCURRENCY, (key) => store.delete(key, signal ? { signal } : {}), signal);
@@ -133,15 +167,62 @@ export function createUploadVerifier(options: UploadVerifierOptions): UploadVeri
         ? sized
         : sized.filter((grant) => essence(grant.contentType) === essence(info.contentType));
     if (typed.length === 0) return "content type";
-    if (typed.some((grant) => grant.sha256 === null)) return undefined;
+    // Where the store checked the bound SHA-256 itself, what landed is what one of the URLs bound.
+    if (!checksBytes || typed.some((grant) => grant.sha256 === null)) return undefined;
     const stream = await store.stream(key, signal ? { signal } : {});
     if (!stream) return "gone";
     const actual = await sha256OfStream(stream, signal);
     return typed.some((grant) => grant.sha256 === actual) ? undefined : "sha256";
   }
 
+  /** Writes the stamp of a verified object, so that later settles trust it without its records. */
+  async function stampOf(location: UploadLocation, info: ObjectInfo, io: OperationOptions) {
+    const fresh: VerifiedStamp = { size: info.size, lastModified: info.lastModified.getTime() };
+    await store.put(`${location.recordsPrefix}${VERIFIED_STAMP_NAME}`, encodeRecord(fresh), {
+      contentType: "application/json",
+      ...io,
+    });
+  }
+
+  async function readStamp(location: UploadLocation, io: OperationOptions) {
+    return decodeVerifiedStamp(await store.get(`${location.recordsPrefix}${VERIFIED_STAMP_NAME}`, io));
+  }
+
+  const holds = (stamp: VerifiedStamp | undefined, info: ObjectInfo) =>
+    stamp?.size === info.size && stamp.lastModified === info.lastModified.getTime();
+
+  /**
+   * An object without a grant record. Without a revocation it is what a checked upload left (or
+   * the store itself): it counts. After one, only the stamp of an upload verified since vouches for
+   * it; anything else landed through a revoked URL, and is deleted.
+   */
+  async function settleUngranted(
+    location: UploadLocation,
+    info: ObjectInfo | null,
+    stamped: boolean,
+    { signal, revoked }: SettleOptions,
+  ): Promise<UploadVerdict> {
+    const io = signal ? { signal } : {};
+    const stampKey = `${location.recordsPrefix}${VERIFIED_STAMP_NAME}`;
+    const stamp = revoked && stamped && info ? await readStamp(location, io) : undefined;
+    if (info && (!revoked || holds(stamp, info))) {
+      if (stamped && !revoked) await store.delete(stampKey, io);
+      await quota.commit({ scope: location.scope, key: location.key, size: info.size }, io);
+      return { state: "verified", info };
+    }
+    if (stamped) await store.delete(stampKey, io);
+    if (!info) return { state: "absent" };
+    await store.delete(location.key, io);
+    await quota.forget(location.scope, location.key, io);
+    logger.warn(
+      { key: location.key },
+      "upload refused: it came through a URL revoked when its session was deleted",
+    );
+    return { state: "revoked" };
+  }
+
   return {
-    keepsRecords,
+    checksBytes,
 
     async record(location, grant, { signal }) {
       const key = `${location.recordsPrefix}${grantRecordName(grant.expiresAt)}`;
@@ -154,21 +235,40 @@ export function createUploadVerifier(options: UploadVerifierOptions): UploadVeri
       return () => store.delete(key);
     },
 
-    async settle(location, recordKeys, { signal }) {
+    async holdsGrant(location, grant, { signal }) {
       const io = signal ? { signal } : {};
-      const keys = recordKeys ?? (keepsRecords ? await listKeys(location.recordsPrefix, signal) : []);
+      const expiresAt = grant.expiresAt.getTime();
+      // A record's name carries its URL's expiry: only those of this URL's are read.
+      const named = (await listKeys(location.recordsPrefix, signal)).filter(
+        (key) => grantRecordExpiry(key.slice(location.recordsPrefix.length)) === expiresAt,
+      );
+      for (const key of named) {
+        const record = decodeGrantRecord(await store.get(key, io));
+        if (
+          record?.expiresAt === expiresAt &&
+          record.size === grant.contentLength &&
+          record.contentType === grant.contentType &&
+          record.sha256 === (grant.sha256 ?? null)
+        ) {
+          return true;
+        }
+      }
+      return false;
+    },
+
+    async settle(location, recordKeys, options) {
+      const { signal } = options;
+      const io = signal ? { signal } : {};
+      const keys = recordKeys ?? (await listKeys(location.recordsPrefix, signal));
       const stampKey = `${location.recordsPrefix}${VERIFIED_STAMP_NAME}`;
       const copyKeys = keys.filter((key) => key.startsWith(`${location.recordsPrefix}${SERVED_COPY_PREFIX}`));
       const grantKeys = keys.filter((key) => key !== stampKey && !copyKeys.includes(key));
       const stamped = keys.includes(stampKey);
       const info = await store.head(location.key, io);
       if (grantKeys.length === 0) {
-        // Nothing outstanding: the object is what a checked upload (or the store itself) left.
-        if (stamped) await store.delete(stampKey, io);
+        // Nothing outstanding: copies of what was verified are served no more.
         await removeAll(copyKeys, signal);
-        if (!info) return { state: "absent" };
-        await quota.commit({ scope: location.scope, key: location.key, size: info.size }, io);
-        return { state: "verified", info };
+        return settleUngranted(location, info, stamped, options);
       }
       const time = now();
       const read = await mapConcurrent(
@@ -180,17 +280,16 @@ export function createUploadVerifier(options: UploadVerifierOptions): UploadVeri
       const live = read.filter(({ grant }) => grant && grant.expiresAt + LANDING_GRACE_MS > time);
       const expired = read.filter((entry) => !live.includes(entry)).map(({ key }) => key);
       const grants = read.flatMap(({ grant }) => (grant ? [grant] : []));
-      // Once no URL can write, what is left beside the records (stamp, verified copies) goes too.
+      // Once no URL can write, what is left beside the records (stamp, verified copies) goes too;
+      // after a revocation the stamp stays: it is what vouches for the upload from then on.
       const leftovers = [...(stamped ? [stampKey] : []), ...copyKeys];
       if (!info) {
         await removeAll(live.length === 0 ? [...expired, ...leftovers] : expired, signal);
         return { state: "absent" };
       }
-      const stamp: VerifiedStamp | undefined = stamped
-        ? decodeVerifiedStamp(await store.get(stampKey, io))
-        : undefined;
+      const stamp: VerifiedStamp | undefined = stamped ? await readStamp(location, io) : undefined;
       const lastModified = info.lastModified.getTime();
-      const stampHolds = stamp?.size === info.size && stamp.lastModified === lastModified;
+      const stampHolds = holds(stamp, info);
       const missed = stampHolds ? undefined : await mismatch(location.key, info, grants, signal);
       // Deleted while being checked (a concurrent deletion): nothing is left to count.
       if (missed === "gone") return { state: "absent" };
@@ -212,15 +311,17 @@ export function createUploadVerifier(options: UploadVerifierOptions): UploadVeri
       }
       await quota.commit({ scope: location.scope, key: location.key, size: info.size }, io);
       if (live.length === 0) {
-        await removeAll([...expired, ...leftovers], signal);
+        if (!options.revoked) {
+          await removeAll([...expired, ...leftovers], signal);
+          return { state: "verified", info };
+        }
+        await removeAll([...expired, ...copyKeys], signal);
+        if (!stampHolds) await stampOf(location, info, io);
         return { state: "verified", info };
       }
       await removeAll(expired, signal);
-      if (!stampHolds && time - lastModified >= STAMP_DELAY_MS) {
-        const fresh: VerifiedStamp = { size: info.size, lastModified };
-        await store.put(stampKey, encodeRecord(fresh), { contentType: "application/json", ...io });
-      }
-      return { state: "verified", info, writable: grants };
+      if (!stampHolds && time - lastModified >= STAMP_DELAY_MS) await stampOf(location, info, io);
+      return { state: "verified", info, ...(checksBytes ? { writable: grants } : {}) };
     },
 
     async servable(location, verdict, { signal }) {

@@ -344,11 +344,11 @@ describe("uploads on a store that checks the bound SHA-256 itself", () => {
       });
     await put(await grantFor("a.png", text("aaaa")), text("aaaa"));
     await uploads.completeUpload(alice, "s1", "a.png");
-    const early = await grantFor("0.png", text("zero!"));
-    // 0.png lands and is completed by another request after the listing passed its place.
+    // 0.png is granted, lands and is completed by other requests after the listing passed its
+    // place (and its URL's record's).
     whileListing = async () => {
       whileListing = async () => {};
-      await put(early, text("zero!"));
+      await put(await grantFor("0.png", text("zero!")), text("zero!"));
       await uploads.completeUpload(alice, "s1", "0.png");
     };
     expect((await uploads.listUploads(alice, "s1")).map(({ filename }) => filename)).toEqual(["a.png"]);

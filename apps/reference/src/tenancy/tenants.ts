@@ -86,8 +86,9 @@ export interface TenantUploads {
   /** The upload API (`/agents/*`) on behalf of the tenant. */
   handle(request: Request): Promise<Response>;
   /**
-   * Deletes every upload of one of the tenant's sessions; NOT_FOUND (reason `SESSION_NOT_FOUND`)
-   * when the session is not registered in the tenant's namespace.
+   * Deletes every upload of one of the tenant's sessions and revokes its outstanding upload URLs;
+   * NOT_FOUND (reason `SESSION_NOT_FOUND`) when the session is not registered in the tenant's
+   * namespace (nor being deleted).
    */
   deleteSession(sessionId: string, options?: OperationOptions): Promise<SessionDeletion>;
 }
@@ -212,7 +213,8 @@ export function createServerTenants(options: ServerTenantsOptions): (principal: 
       uploads: {
         handle: (request) => uploads.handleUploadRequest(request, { principal: tenant.principal }),
         async deleteSession(sessionId, opts = {}) {
-          if (!(await tenant.registeredSessions.has(sessionId, opts))) {
+          // A session being deleted still has its uploads deleted (by its deletion, or again).
+          if ((await tenant.registeredSessions.state(sessionId, opts)) === null) {
             throw new StowageError("NOT_FOUND", `no session ${sessionId}`, { reason: "SESSION_NOT_FOUND" });
           }
           return uploads.deleteSessionUploads(tenant.principal, sessionId, opts);

@@ -4,6 +4,7 @@ import {
   describeValue,
   errorResponse,
   type ObjectStore,
+  type OperationOptions,
   type SignedRequest,
   StowageError,
 } from "@stowage/core";
@@ -27,6 +28,24 @@ export interface FsDirectUrlOptions {
   baseUrl: string;
   /** HMAC-SHA256 key, at least {@link MIN_SIGNING_SECRET_BYTES} bytes; keep it secret and stable. */
   secret: string | Uint8Array;
+  /**
+   * Asked, with what its URL binds, before an upload through a signed URL is stored: resolve to
+   * accept it, throw (a `StowageError`) to refuse it, e.g. because whoever handed the URL out has
+   * revoked it since (the upload service's `checkDirectUpload`). Asked again once the whole body
+   * has arrived, just before the file is published, and once more after: a refusal then removes
+   * the file. Default: a validly signed URL is honoured until it expires.
+   */
+  checkUpload?: (upload: FsDirectUpload, options: OperationOptions) => Promise<void>;
+}
+
+/** An upload through a signed URL, as `checkUpload` is asked about it: what its URL binds. */
+export interface FsDirectUpload {
+  key: string;
+  contentType: string;
+  contentLength: number;
+  /** Hex SHA-256 the URL binds, if it binds one. */
+  sha256?: string;
+  expiresAt: Date;
 }
 
 /** The header carrying the hex SHA-256 of an upload, when its URL binds one. */
@@ -61,6 +80,13 @@ export function createDirectTransfer(
 ): DirectTransfer {
   const base = parseBaseUrl(options?.baseUrl);
   const secret = secretBytes(options?.secret);
+  const checkUpload = options.checkUpload;
+  if (checkUpload !== undefined && typeof checkUpload !== "function") {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `directUrls.checkUpload must be a function, got ${describeValue(checkUpload)}`,
+    );
+  }
 
   const urlFor = (fields: SignedFields) => formatSignedUrl(base, fields, sign(secret, fields));
   const expiry = (seconds: number) => Math.floor(Date.now() / 1000) + seconds;
@@ -100,7 +126,25 @@ export function createDirectTransfer(
     if (sha256 !== undefined && request.headers.get(SHA256_HEADER) !== sha256) {
       throw forbidden(`${SHA256_HEADER} must be the signed hash`, "CHECKSUM_MISMATCH");
     }
-    const stored = await store.put(key, verifiedBody(request.body, length, sha256), { contentType: type });
+    const upload: FsDirectUpload = {
+      key,
+      contentType: type,
+      contentLength: length,
+      ...(sha256 === undefined ? {} : { sha256 }),
+      expiresAt: new Date(fields.expires * 1000),
+    };
+    const check = checkUpload && (() => checkUpload(upload, { signal: request.signal }));
+    await check?.();
+    const stored = await store.put(key, verifiedBody(request.body, length, sha256, check), {
+      contentType: type,
+    });
+    try {
+      // Revoked while the file was renamed into place: a listing may have passed it already.
+      await check?.();
+    } catch (err) {
+      await store.delete(key);
+      throw err;
+    }
     return Response.json({ key: stored.key, size: stored.size }, { status: 200 });
   }
 

@@ -4,12 +4,14 @@ import { forbidden } from "./signature.js";
 
 /**
  * Counts and hashes an upload as it streams; errors (so that nothing is published) when the body
- * is longer or shorter than signed, or does not hash to the signed SHA-256.
+ * is longer or shorter than signed, or does not hash to the signed SHA-256, or when `beforeEnd`
+ * (awaited once the whole body has arrived) throws.
  */
 export function verifiedBody(
   body: ReadableStream<Uint8Array> | null,
   length: number,
   sha256: string | undefined,
+  beforeEnd?: () => Promise<void>,
 ): ReadableStream<Uint8Array> {
   const hash = createHash("sha256");
   let received = 0;
@@ -37,7 +39,10 @@ export function verifiedBody(
             details: { expected: sha256, actual },
           }),
         );
+        return;
       }
+      // The last word before the file is published (the store renames it into place after this).
+      return beforeEnd?.().catch((err: unknown) => controller.error(err));
     },
   });
   return (body ?? new ReadableStream({ start: (c) => c.close() })).pipeThrough(check);

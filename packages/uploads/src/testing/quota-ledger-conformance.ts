@@ -459,6 +459,48 @@ export function describeQuotaLedgerConformance(options: QuotaLedgerConformanceOp
       });
     });
 
+    describe("revoke", () => {
+      it("ends every reservation of the scope at once, and counts the revocation; other scopes keep theirs", async () => {
+        const other = `${owner}s2/`;
+        const otherRequest = { ...request("o.png", 500), scope: other, key: `${other}artifacts/o.png` };
+        await ledger.reserve(otherRequest);
+        await ledger.reserve(request("a.png", 400));
+        await ledger.reserve(request("b.png", 500));
+        expect(await ledger.revocations(scope)).toBe(0);
+        await ledger.revoke(scope);
+        expect(await ledger.revocations(scope)).toBe(1);
+        expect(await ledger.usage(scope, source)).toEqual({
+          usedBytes: 0,
+          pendingBytes: 0,
+          totalBytes: 0,
+          objects: 0,
+          pendingUploads: 0,
+        });
+        // The room is free now, not when the revoked URLs expire.
+        expect((await ledger.reserve(request("c.png", 1000))).usage.totalBytes).toBe(1000);
+        expect(await ledger.usage(other, source)).toMatchObject({ pendingBytes: 500 });
+        expect(await ledger.revocations(other)).toBe(0);
+        await ledger.revoke(scope);
+        expect(await ledger.revocations(scope)).toBe(2);
+      });
+
+      it("keeps what the keys hold: the objects are the deleter's to delete and reconcile", async () => {
+        await store.put(key("kept.bin"), bytes(60));
+        await ledger.reserve(request("a.png", 400));
+        await ledger.revoke(scope);
+        expect(await ledger.usage(scope, source)).toMatchObject({ usedBytes: 60, pendingBytes: 0 });
+      });
+
+      it("a release after the revocation leaves a newer reservation of its key alone; a scope never used has no revocation", async () => {
+        const reservation = await ledger.reserve(request("a.png", 400));
+        await ledger.revoke(scope);
+        await ledger.reserve(request("a.png", 300));
+        await reservation.release();
+        expect(await ledger.usage(scope, source)).toMatchObject({ pendingBytes: 300, pendingUploads: 1 });
+        expect(await ledger.revocations(`${owner}never-used/`)).toBe(0);
+      });
+    });
+
     describe("reconcile", () => {
       beforeEach(async () => {
         await store.put(key("a.bin"), bytes(10));
@@ -574,6 +616,8 @@ export function describeQuotaLedgerConformance(options: QuotaLedgerConformanceOp
             "INVALID_INPUT",
           );
           await expectStowageError(ledger.usage(bad, source), "INVALID_INPUT");
+          await expectStowageError(ledger.revoke(bad), "INVALID_INPUT");
+          await expectStowageError(ledger.revocations(bad), "INVALID_INPUT");
         },
       );
 

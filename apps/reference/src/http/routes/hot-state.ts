@@ -14,6 +14,7 @@ import {
 } from "@stowage/hot-state";
 import { Hono } from "hono";
 import { type AppContext, type AppEnv, integerQuery, jsonBody } from "../context.js";
+import { dispatcherTokenOf } from "./dispatcher-token.js";
 
 /** The warning levels `measurePrompt` uses with the default ratios, for drawing them. */
 const WARNING_LEVELS = {
@@ -106,10 +107,44 @@ export function hotStateRoutes() {
 
   // Makes the caller the session's dispatcher: from then on a write needs the returned token,
   // which the dispatcher keeps and never hands to the agents it runs (they hold the same API key).
+  // With `dispatcher_token` (the holder retrying), the claim is confirmed: 200 and the same token.
   app.post("/sessions/:id/hot-state/dispatcher", async (c) => {
     const sessionId = await sessionOf(c);
-    const claim = await c.get("tenant").hotState.claimDispatcher(sessionId, { signal: c.req.raw.signal });
-    return c.json({ session_id: sessionId, dispatcher_token: claim.token }, 201);
+    // The body is optional: a first claim needs none.
+    const body = c.req.header("content-type")
+      ? ((await jsonBody(c)) as Record<string, unknown> | null)
+      : null;
+    const given = body?.dispatcher_token;
+    if (given !== undefined && typeof given !== "string") {
+      throw new StowageError(
+        "INVALID_INPUT",
+        `dispatcher_token must be a string, got ${describeValue(given)}`,
+      );
+    }
+    const { hotState, registeredSessions } = c.get("tenant");
+    const signal = c.req.raw.signal;
+    const claim = await hotState.claimDispatcher(sessionId, {
+      signal,
+      ...(given === undefined ? {} : { token: given }),
+    });
+    // A claim made while the session was being deleted is taken back: it must not outlive the
+    // deletion and hold the id when it is registered again.
+    if (given === undefined && !(await registeredSessions.has(sessionId, { signal }))) {
+      await hotState.releaseDispatcher(sessionId, { token: claim.token, signal });
+      throw new StowageError("NOT_FOUND", `no session ${describeValue(sessionId)}`);
+    }
+    return c.json({ session_id: sessionId, dispatcher_token: claim.token }, given === undefined ? 201 : 200);
+  });
+
+  // Ends the claim (the holder's token in the header): the versions stay, the next dispatcher claims.
+  app.delete("/sessions/:id/hot-state/dispatcher", async (c) => {
+    const sessionId = await sessionOf(c);
+    const token = dispatcherTokenOf(c);
+    await c.get("tenant").hotState.releaseDispatcher(sessionId, {
+      signal: c.req.raw.signal,
+      ...(token === undefined ? {} : { token }),
+    });
+    return c.body(null, 204);
   });
 
   // The dispatcher's write: `expected_version` is the version it read (0 for the first), so a

@@ -1,0 +1,214 @@
+// Deleting a session's uploads revokes every upload URL handed out for it before: on the file
+// system the app's signed URLs are refused at the PUT; on a store whose PUTs go straight to the
+// server (S3: RGW, which does not check the signed SHA-256, and AWS, which does) the upload lands
+// and is refused at completion or at the first listing, and deleted. The session registered again
+// starts empty, and the quota those URLs reserved is free at once. `artifacts` in keys is the
+// design document's wire name.
+import { sha256Hex } from "@stowage/core";
+import { expectStowageError, recordingLogger } from "@stowage/core/testing";
+import { createFsObjectStore } from "@stowage/storage-fs";
+import { tempDirectory } from "@stowage/test-support";
+import { beforeEach, describe, expect, it } from "vitest";
+import {
+  createUploadPolicy,
+  createUploadService,
+  type Principal,
+  type UploadGrant,
+  type UploadService,
+} from "../src/index.js";
+import { uncheckedStore } from "./support/unchecked-store.js";
+import { type FetchHandler, startFetchServer } from "./support/upload-server.js";
+
+const alice: Principal = { kind: "user", id: "alice" };
+const prefix = "sessions/user/alice/s1/";
+const sessions = new Set<string>();
+const text = (value: string) => new TextEncoder().encode(value);
+const MINUTE = 60_000;
+
+let uploads: UploadService;
+let handle: FetchHandler = () => Promise.reject(new Error("nothing mounted yet"));
+const server = await startFetchServer((request) => handle(request));
+const secret = "a test secret of at least 32 bytes!";
+/** The app's file-system store: its PUTs are checked by the upload service before they store. */
+const checkedFs = createFsObjectStore({
+  root: await tempDirectory("stowage-revocation-checked-"),
+  directUrls: {
+    baseUrl: `${server.url}checked`,
+    secret,
+    checkUpload: (upload, options) => uploads.checkDirectUpload(upload, options),
+  },
+});
+/** A store whose PUTs nobody but the store checks (as S3's go to the S3 server). */
+const plainFs = createFsObjectStore({
+  root: await tempDirectory("stowage-revocation-plain-"),
+  directUrls: { baseUrl: `${server.url}plain`, secret },
+});
+handle = (request) =>
+  new URL(request.url).pathname.startsWith("/checked/")
+    ? checkedFs.handleDirectRequest(request)
+    : plainFs.handleDirectRequest(request);
+
+async function storedKeys(store: typeof plainFs, under = ""): Promise<string[]> {
+  const keys: string[] = [];
+  for await (const item of store.iterate({ prefix: under })) keys.push(item.key);
+  return keys;
+}
+
+async function put(grant: UploadGrant, body: Uint8Array) {
+  const response = await fetch(grant.url, { method: "PUT", headers: grant.headers, body });
+  return { status: response.status, body: (await response.json().catch(() => null)) as { reason?: string } };
+}
+
+function serviceOn(store: Parameters<typeof createUploadService>[0]["store"], now: () => number) {
+  return createUploadService({
+    store,
+    // 100 bytes a session: one revoked URL that still counted would leave no room for the next.
+    policy: createUploadPolicy({ maxFileSizeBytes: 100, maxTotalSizeBytes: 100 }),
+    auth: {
+      authenticate: () => null,
+      sessionExists: (principal, id) => sessions.has(`${principal.kind}:${principal.id}/${id}`),
+    },
+    now,
+    logger: recordingLogger([]).logger,
+  });
+}
+
+const grantFor = (filename: string, body: Uint8Array) =>
+  uploads.requestUpload({
+    principal: alice,
+    sessionId: "s1",
+    filename,
+    contentType: "text/plain",
+    fileSize: body.byteLength,
+    sha256: sha256Hex(body),
+  });
+
+/** Deletes the session's uploads and the session, then registers the id again. */
+async function deleteAndRegisterAgain() {
+  sessions.delete("user:alice/s1");
+  await uploads.deleteSessionUploads(alice, "s1");
+  sessions.add("user:alice/s1");
+}
+
+describe("deleting a session's uploads, on the app's file-system store (checked at the PUT)", () => {
+  beforeEach(async () => {
+    for (const key of await storedKeys(checkedFs)) await checkedFs.delete(key);
+    sessions.clear();
+    sessions.add("user:alice/s1");
+    uploads = serviceOn(checkedFs, Date.now);
+  });
+
+  it("a URL handed out before the deletion is refused at the PUT (403 UPLOAD_REVOKED) and stores nothing", async () => {
+    const body = text("written after the delete");
+    const grant = await grantFor("late.txt", body);
+    sessions.delete("user:alice/s1");
+    await uploads.deleteSessionUploads(alice, "s1");
+    const refused = await put(grant, body);
+    expect(refused.status).toBe(403);
+    expect(refused.body.reason).toBe("UPLOAD_REVOKED");
+    expect(await storedKeys(checkedFs, prefix)).toEqual([]);
+  });
+
+  it("the id registered again starts empty: an old URL cannot write into it, a new one can", async () => {
+    const before = text("the deleted session's notes");
+    const after = text("the new session's notes");
+    const old = await grantFor("notes.txt", before);
+    await deleteAndRegisterAgain();
+    const fresh = await grantFor("notes.txt", after);
+    expect((await put(old, before)).status).toBe(403);
+    expect(await uploads.listUploads(alice, "s1")).toEqual([]);
+    expect((await put(fresh, after)).status).toBe(200);
+    expect((await uploads.listUploads(alice, "s1")).map(({ filename }) => filename)).toEqual(["notes.txt"]);
+  });
+
+  it("the quota the revoked URLs reserved is free at once, not when they expire", async () => {
+    await grantFor("a.txt", new Uint8Array(60));
+    await grantFor("b.txt", new Uint8Array(40));
+    await expectStowageError(grantFor("c.txt", new Uint8Array(1)), "QUOTA_EXCEEDED");
+    await deleteAndRegisterAgain();
+    expect(await uploads.usage(alice, "s1")).toMatchObject({ totalBytes: 0, pendingUploads: 0 });
+    await grantFor("c.txt", new Uint8Array(100));
+  });
+
+  it("a URL asked for while the session's uploads are deleted is refused, not handed out, and reserves nothing", async () => {
+    let deleting: Promise<unknown> | undefined;
+    const racing: typeof checkedFs = {
+      ...checkedFs,
+      async createUploadUrl(request, options) {
+        // The deletion runs to its end between this request's reservation and its answer.
+        deleting ??= uploads.deleteSessionUploads(alice, "s1");
+        await deleting;
+        return checkedFs.createUploadUrl(request, options);
+      },
+    };
+    uploads = serviceOn(racing, Date.now);
+    await expectStowageError(grantFor("raced.txt", text("raced")), "CONFLICT", "UPLOADS_REVOKED");
+    expect(await storedKeys(checkedFs, prefix)).toEqual([]);
+    expect(await uploads.usage(alice, "s1")).toMatchObject({ totalBytes: 0, pendingUploads: 0 });
+  });
+});
+
+// RGW: the S3 server takes any bytes of the signed size and type; AWS S3 checks the SHA-256.
+describe.each([
+  { name: "RGW", store: () => uncheckedStore(plainFs) },
+  { name: "AWS S3", store: () => plainFs },
+])("deleting a session's uploads, where PUTs go straight to the server ($name)", ({ store }) => {
+  let clock: number;
+
+  beforeEach(async () => {
+    for (const key of await storedKeys(plainFs)) await plainFs.delete(key);
+    sessions.clear();
+    sessions.add("user:alice/s1");
+    clock = Date.now();
+    uploads = serviceOn(store(), () => clock);
+  });
+
+  it("an upload through a revoked URL lands, but its completion is refused (403 UPLOAD_REVOKED) and it is deleted", async () => {
+    const body = text("landed after the delete");
+    const grant = await grantFor("late.txt", body);
+    await deleteAndRegisterAgain();
+    expect((await put(grant, body)).status).toBe(200);
+    await expectStowageError(uploads.completeUpload(alice, "s1", "late.txt"), "FORBIDDEN", "UPLOAD_REVOKED");
+    expect(await storedKeys(plainFs, prefix)).toEqual([]);
+    expect(await uploads.listUploads(alice, "s1")).toEqual([]);
+  });
+
+  it("one nobody completed is refused at the first listing and deleted; the usage never counts it", async () => {
+    const body = text("never completed");
+    const grant = await grantFor("late.txt", body);
+    await deleteAndRegisterAgain();
+    await put(grant, body);
+    expect(await uploads.listUploads(alice, "s1")).toEqual([]);
+    expect(await storedKeys(plainFs, `${prefix}artifacts/`)).toEqual([]);
+    expect(await uploads.usage(alice, "s1")).toMatchObject({ totalBytes: 0, objects: 0 });
+  });
+
+  it("completing an upload of a deleted session (not registered again) deletes it: 403 UPLOAD_REVOKED", async () => {
+    const body = text("into a deleted session");
+    const grant = await grantFor("late.txt", body);
+    sessions.delete("user:alice/s1");
+    await uploads.deleteSessionUploads(alice, "s1");
+    await put(grant, body);
+    await expectStowageError(uploads.completeUpload(alice, "s1", "late.txt"), "FORBIDDEN", "UPLOAD_REVOKED");
+    expect(await storedKeys(plainFs, prefix)).toEqual([]);
+    // A session that never had its uploads deleted is simply not there.
+    await expectStowageError(
+      uploads.completeUpload(alice, "s9", "late.txt"),
+      "NOT_FOUND",
+      "SESSION_NOT_FOUND",
+    );
+  });
+
+  it("an upload of the id registered again counts, also once its URLs have expired and its records are gone", async () => {
+    await deleteAndRegisterAgain();
+    const body = text("the new session's");
+    await put(await grantFor("new.txt", body), body);
+    expect((await uploads.completeUpload(alice, "s1", "new.txt")).size).toBe(body.byteLength);
+    // Every URL expired, the landing grace too: the records go, the upload stays.
+    clock += 30 * MINUTE;
+    expect((await uploads.listUploads(alice, "s1")).map(({ filename }) => filename)).toEqual(["new.txt"]);
+    expect((await uploads.listUploads(alice, "s1")).map(({ filename }) => filename)).toEqual(["new.txt"]);
+    expect((await uploads.completeUpload(alice, "s1", "new.txt")).size).toBe(body.byteLength);
+    expect(await uploads.usage(alice, "s1")).toMatchObject({ usedBytes: body.byteLength, objects: 1 });
+  });
+});
