@@ -6,10 +6,11 @@ import { parseOrThrow } from "../schemas/validation-error.js";
 import {
   assertTokenCounter,
   DEFAULT_TOKEN_COUNTER,
-  measureTokens,
+  measureTokensUpTo,
   type TokenCounter,
 } from "../tokens/token-counter.js";
 import { deepFreeze } from "./deep-freeze.js";
+import { runInSlices, runToEnd, type Steps } from "./run-steps.js";
 import { MINIMAL_HOT_STATE_FIELDS, SHED_STEPS, type ShedItem, type ShedStep } from "./shed-steps.js";
 
 /** Options of `buildHotState`. */
@@ -75,12 +76,37 @@ function trimIndex(entries: readonly ContentRef[], max: number, shed: ShedItem[]
  * over `maxHotStateTokens`, whole units are shed in {@link SHED_ORDER}, each step oldest first
  * and no more than needed. Only when all of that is not enough does it fall back to the minimal
  * state (`session_id` and the other identifiers). Every removal is listed in `shed` and logged.
+ * With the exact counter (the default), a text is counted only as far as the budget needs: a
+ * count stops once it is past `maxHotStateTokens`, and a text too long to fit even in tokens of
+ * the vocabulary's longest is not counted at all, so a maximal input costs little more than a
+ * state at the limit.
  *
  * Throws INVALID_INPUT for an invalid state or budget, and BUDGET_EXCEEDED when even the
  * minimal state is over budget or the counter fails (reason `UNMEASURABLE`): a state that cannot
  * be measured is never returned as fitting.
  */
 export function buildHotState(input: unknown, options: BuildHotStateOptions = {}): HotStateBuild {
+  return runToEnd(fitHotState(input, options));
+}
+
+/**
+ * {@link buildHotState} in slices that let the event loop go on: what a server's write runs, so
+ * that fitting a maximal state never holds its other requests. ABORTED when `signal` fires.
+ */
+export function buildHotStateInSlices(
+  input: unknown,
+  options: BuildHotStateOptions = {},
+  signal?: AbortSignal,
+): Promise<HotStateBuild> {
+  return runInSlices(fitHotState(input, options), { signal, what: "build the hot state" });
+}
+
+/**
+ * The work of {@link buildHotState}, pausing between bounded steps: every count is of one JSON
+ * text and stops once it is past the budget (a text far over it is not counted at all), so a
+ * maximal input costs a handful of short counts, not seconds of counting.
+ */
+function* fitHotState(input: unknown, options: BuildHotStateOptions): Steps<HotStateBuild> {
   const budget = resolveBudget(options.budget);
   const counter = options.countTokens ?? DEFAULT_TOKEN_COUNTER;
   assertTokenCounter(counter);
@@ -97,20 +123,23 @@ export function buildHotState(input: unknown, options: BuildHotStateOptions = {}
     if (state.artifact_index!.length === 0 && shed.length > 0) delete state.artifact_index;
   }
 
-  const measure = (candidate: HotState) => {
+  yield;
+  // Counted up to the limit: every decision is "within it or not", and a count past the limit
+  // goes no further (the count of a state that fits, the one kept, is exact).
+  const measureUpTo = function* (candidate: HotState, max: number): Steps<Measured> {
     // The schema's output has its fields in schema order and shedding keeps that order, so equal
     // states serialize to equal JSON whatever order the input had.
     const json = JSON.stringify(candidate);
-    return {
-      json,
-      tokens: measureTokens(counter, json, `hot state of session ${describeValue(candidate.session_id)}`),
-    };
+    yield;
+    const what = `hot state of session ${describeValue(candidate.session_id)}`;
+    return { json, tokens: yield* measureTokensUpTo(counter, json, max, what) };
   };
+  const measure = (candidate: HotState) => measureUpTo(candidate, limit);
 
-  let measured = measure(state);
+  let measured = yield* measure(state);
   let minimal = false;
   if (measured.tokens > limit) {
-    const fitted = shedToFit(state, measured, limit, measure);
+    const fitted = yield* shedToFit(state, measured, limit, measure);
     pushAll(shed, fitted.shed);
     state = fitted.state;
     measured = fitted.measured;
@@ -125,7 +154,8 @@ export function buildHotState(input: unknown, options: BuildHotStateOptions = {}
         }
       }
       state = kept;
-      measured = measure(state);
+      // Counted whole (it is identifiers only): the error says how far over it is.
+      measured = yield* measureUpTo(state, Number.POSITIVE_INFINITY);
       minimal = true;
       if (measured.tokens > limit) {
         throw new StowageError(
@@ -159,25 +189,26 @@ export function buildHotState(input: unknown, options: BuildHotStateOptions = {}
 }
 
 type Measured = { json: string; tokens: number };
+type Measure = (state: HotState) => Steps<Measured>;
 
 /**
  * Runs the shedding steps until the state fits. Within a step, a binary search finds the fewest
  * units to remove (removing more never makes the JSON longer), so a long list costs a handful of
  * counts, not one per item.
  */
-function shedToFit(
+function* shedToFit(
   start: HotState,
   startMeasured: Measured,
   limit: number,
-  measure: (state: HotState) => Measured,
-): { state: HotState; shed: ShedItem[]; measured: Measured } {
+  measure: Measure,
+): Steps<{ state: HotState; shed: ShedItem[]; measured: Measured }> {
   let state = start;
   let measured = startMeasured;
   const shed: ShedItem[] = [];
   for (const step of SHED_STEPS) {
     const units = step.units(state);
     if (units === 0) continue;
-    const fewest = fewestUnitsThatFit(step, state, units, limit, measure);
+    const fewest = yield* fewestUnitsThatFit(step, state, units, limit, measure);
     state = fewest.applied.state;
     pushAll(shed, fewest.applied.shed);
     measured = fewest.measured;
@@ -186,22 +217,22 @@ function shedToFit(
   return { state, shed, measured };
 }
 
-function fewestUnitsThatFit(
+function* fewestUnitsThatFit(
   step: ShedStep,
   state: HotState,
   units: number,
   limit: number,
-  measure: (state: HotState) => Measured,
+  measure: Measure,
 ) {
   const all = step.apply(state, units);
-  let best = { applied: all, measured: measure(all.state) };
+  let best = { applied: all, measured: yield* measure(all.state) };
   if (best.measured.tokens > limit) return best;
   let low = 1;
   let high = units;
   while (low < high) {
     const middle = (low + high) >>> 1;
     const applied = step.apply(state, middle);
-    const measured = measure(applied.state);
+    const measured = yield* measure(applied.state);
     if (measured.tokens <= limit) {
       high = middle;
       best = { applied, measured };

@@ -7,7 +7,7 @@ import {
   type OperationOptions,
   StowageError,
 } from "@stowage/core";
-import { type BuildHotStateOptions, buildHotState } from "../hot-state/build-hot-state.js";
+import { type BuildHotStateOptions, buildHotStateInSlices } from "../hot-state/build-hot-state.js";
 import type { HotState } from "../schemas/hot-state-schema.js";
 import { assertAtomicStore } from "./atomic-store.js";
 import { assertTokenShape, claimHeldBy, createDispatcherClaims, notDispatcher } from "./dispatcher-claim.js";
@@ -105,7 +105,8 @@ export interface HotStateStoreDispatcher {
    * Fits `input` with `buildHotState` and stores it as the next version, create-only: when
    * another dispatcher wrote that version first, this one gets CONFLICT (`details.version`,
    * `details.latest`) and nothing is overwritten; `load()` and decide again. FORBIDDEN
-   * (`NOT_DISPATCHER`) when the session's dispatcher role was claimed with another token.
+   * (`NOT_DISPATCHER`) when the session's dispatcher role was claimed with another token. Both
+   * are checked before `input` is fitted, which is done in slices that let the event loop go on.
    */
   write(input: unknown, options?: HotStateWriteOptions): Promise<HotStateVersion>;
   /** Writes what `change` returns given the base state (`undefined` before the first version). */
@@ -299,13 +300,9 @@ export function createHotStateStore(options: HotStateStoreOptions): HotStateStor
     async function write(input: unknown, op: HotStateWriteOptions = {}): Promise<HotStateVersion> {
       const { expectedVersion = base?.version ?? 0, ...operation } = op;
       if (expectedVersion !== 0) assertVersion(expectedVersion, "expectedVersion");
-      const build = buildHotState(input, buildOptions);
-      if (build.state.session_id !== sessionId) {
-        throw new StowageError(
-          "INVALID_INPUT",
-          `hot state session_id must be ${describeValue(sessionId)} (the session of this dispatcher), got ${describeValue(build.state.session_id)}`,
-        );
-      }
+      // Authority and version first, a read each; fitting the state (validating, counting,
+      // shedding) comes last: a caller that may not write, or writes after a stale version, is
+      // refused before any of it.
       await assertDispatcher(sessionId, token, operation);
       // The previous version's hash links the chain. It is read back every time: a version this
       // dispatcher holds may have been deleted or written again since (a deleted session).
@@ -330,6 +327,21 @@ export function createHotStateStore(options: HotStateStoreOptions): HotStateStor
       }
       const version = expectedVersion + 1;
       assertVersion(version);
+      if (await exists(sessionId, version, operation)) {
+        throw await conflict(
+          `hot state ${sessionId} version ${version} was written by another dispatcher; load the latest and decide again`,
+          version,
+          operation,
+        );
+      }
+      // In slices: a server writing a maximal state goes on answering its other requests.
+      const build = await buildHotStateInSlices(input, buildOptions, operation.signal);
+      if (build.state.session_id !== sessionId) {
+        throw new StowageError(
+          "INVALID_INPUT",
+          `hot state session_id must be ${describeValue(sessionId)} (the session of this dispatcher), got ${describeValue(build.state.session_id)}`,
+        );
+      }
       const bytes = encodeVersion({
         sessionId,
         version,

@@ -16,6 +16,25 @@ export function countMergedParts(
   rankOf: (start: number, end: number) => number | undefined,
   pairCache?: PairRankCache,
 ): number {
+  const steps = mergedPartsInSlices(length, rankOf, pairCache);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** Merges done between two pauses of {@link mergedPartsInSlices}: a few milliseconds of work. */
+const MERGES_PER_SLICE = 16 * 1024;
+
+/**
+ * {@link countMergedParts}, pausing (yielding) after every {@link MERGES_PER_SLICE} merges, so
+ * that a caller can let other work run during a long run's count.
+ */
+export function* mergedPartsInSlices(
+  length: number,
+  rankOf: (start: number, end: number) => number | undefined,
+  pairCache?: PairRankCache,
+): Generator<void, number, void> {
   if (length <= 1) return length;
   // Parts are identified by their start offset; `next[p]` is where the part after p starts.
   const next = new Int32Array(length + 1);
@@ -57,10 +76,15 @@ export function countMergedParts(
   }
   heap.heapify();
   let parts = length;
+  let untilPause = MERGES_PER_SLICE;
   while (heap.size > 0) {
     const { rank, start, end } = heap.pop();
     const middle = next[start]!;
     if (!alive[start] || middle >= length || next[middle] !== end) continue; // a pair since changed
+    if (--untilPause === 0) {
+      untilPause = MERGES_PER_SLICE;
+      yield;
+    }
     alive[middle] = 0;
     next[start] = end;
     if (end < length) previous[end] = start;

@@ -1,5 +1,5 @@
 import { describeValue, StowageError } from "@stowage/core";
-import { countO200kTokens } from "./o200k-encoding.js";
+import { countO200kTokens, countO200kTokensUpTo } from "./o200k-encoding.js";
 
 /**
  * Counts the tokens of a text. It must return a non-negative integer; anything else (or a
@@ -59,6 +59,33 @@ export function measureTokens(counter: TokenCounter, text: string, what: string)
     });
   }
   return count as number;
+}
+
+/**
+ * {@link measureTokens} with `counter`, counting no further than past `max` when `counter` is
+ * {@link countTokensExact}: the exact count up to `max`, otherwise a number over it, found in
+ * work bounded by `max` and in slices (it yields between them). Any other counter is called once,
+ * on the whole text.
+ */
+export function* measureTokensUpTo(
+  counter: TokenCounter,
+  text: string,
+  max: number,
+  what: string,
+): Generator<void, number, void> {
+  if (counter !== countTokensExact) return measureTokens(counter, text, what);
+  try {
+    return yield* countO200kTokensUpTo(text, max);
+  } catch (err) {
+    throw new StowageError(
+      "BUDGET_EXCEEDED",
+      `${what}: token counting failed, so the budget counts as exceeded`,
+      {
+        cause: err,
+        reason: "UNMEASURABLE",
+      },
+    );
+  }
 }
 
 /** Throws INVALID_INPUT unless `counter` is a function. */

@@ -1,0 +1,205 @@
+import { createMemoryObjectStore } from "@stowage/core";
+import { expectStowageError } from "@stowage/core/testing";
+import { describe, expect, it } from "vitest";
+import {
+  buildHotState,
+  countTokensExact,
+  createHotStateStore,
+  MAX_CONTENT_SUMMARY_CHARS,
+  MAX_HOT_STATE_LIST_ITEMS,
+  MAX_HOT_STATE_TEXT_CHARS,
+  MAX_ID_CHARS,
+  MAX_LABEL_CHARS,
+  MAX_VERSION_CHARS,
+  type TokenCounter,
+} from "../src/index.js";
+import { countO200kTokensUpTo } from "../src/tokens/o200k-encoding.js";
+import { captureLogger } from "./capture-logger.js";
+
+// Issue 36, item 2: a maximal hot state (every field and list at its schema limit) cost seconds
+// of counting on every write, refused ones included, all of it holding the event loop.
+
+type Text = (seed: number, length: number) => string;
+
+/** Texts of the kinds that cost a tokenizer differently, each cut to `length` UTF-16 units. */
+const TEXTS: [string, Text][] = [
+  [
+    "random letters (one unbroken word per field)",
+    (seed, length) => {
+      let state = seed * 7919 + 1;
+      let text = "";
+      while (text.length < length) {
+        state = (state * 1103515245 + 12345) & 0x7fffffff;
+        text += String.fromCharCode(97 + ((state >> 16) % 26));
+      }
+      return text;
+    },
+  ],
+  [
+    "prose",
+    (seed, length) => `decision ${seed}: keep the parser small and fast. `.repeat(length).slice(0, length),
+  ],
+  ["spaces", (_, length) => " ".repeat(length)],
+  ["punctuation runs (one piece across fields)", (_, length) => "=".repeat(length)],
+  ["CJK", (seed, length) => String.fromCharCode(0x4e00 + (seed % 1000)).repeat(length)],
+  ["emoji (surrogate pairs)", (_, length) => "😀".repeat(length / 2)],
+];
+
+function maximalState(text: Text, sessionId = "sess-max") {
+  const list = (from: number) =>
+    Array.from({ length: MAX_HOT_STATE_LIST_ITEMS }, (_, i) => text(from + i, MAX_HOT_STATE_TEXT_CHARS));
+  return {
+    session_id: sessionId,
+    session_key: text(1, MAX_ID_CHARS),
+    run_id: text(2, MAX_ID_CHARS),
+    current_plan_id: text(3, MAX_ID_CHARS),
+    objective: text(4, MAX_HOT_STATE_TEXT_CHARS),
+    accepted_decisions: list(1_000),
+    open_questions: list(2_000),
+    constraints: list(3_000),
+    last_successful_step: text(5, MAX_HOT_STATE_TEXT_CHARS),
+    risk_level: "high",
+    artifact_index: Array.from({ length: MAX_HOT_STATE_LIST_ITEMS }, (_, i) => ({
+      artifact_id: i.toString(16).padStart(64, "0"),
+      type: "doc",
+      label: text(4_000 + i, MAX_LABEL_CHARS),
+      version: text(5_000 + i, MAX_VERSION_CHARS),
+      summary: text(6_000 + i, MAX_CONTENT_SUMMARY_CHARS),
+    })),
+  };
+}
+
+/** A state that fits after shedding: the lists shed down to what fits 1,000 tokens. */
+function sheddableState(text: Text) {
+  return {
+    session_id: "sess-shed",
+    objective: text(7, 400),
+    accepted_decisions: Array.from({ length: 60 }, (_, i) => text(100 + i, 300)),
+    open_questions: Array.from({ length: 60 }, (_, i) => text(200 + i, 300)),
+    constraints: [text(8, 200)],
+    artifact_index: Array.from({ length: 20 }, (_, i) => ({
+      artifact_id: i.toString(16).padStart(64, "0"),
+      type: "log",
+      summary: text(300 + i, 400),
+    })),
+  };
+}
+
+/** The exact count of every text, whole: how every state was fitted before counts were bounded. */
+const countedWhole: TokenCounter = (text) => countTokensExact(text);
+
+/** What `build` returned, or the code, reason and details of what it threw. */
+function outcome(build: () => unknown): unknown {
+  try {
+    return build();
+  } catch (err) {
+    const { code, reason, details } = err as { code?: string; reason?: string; details?: unknown };
+    return { threw: { code, reason, details } };
+  }
+}
+
+const drain = <T>(steps: Generator<void, T, void>) => {
+  let pauses = 0;
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return { value: step.value, pauses };
+    pauses++;
+  }
+};
+
+describe("counting up to a budget", () => {
+  it.each(TEXTS)("gives the exact count of %s up to the budget, and a number past it beyond", (_, text) => {
+    for (const length of [1, 200, 5_000, 40_000]) {
+      const sample = text(9, length);
+      const exact = countTokensExact(sample);
+      expect(drain(countO200kTokensUpTo(sample, exact)).value).toBe(exact);
+      expect(drain(countO200kTokensUpTo(sample, exact + 5)).value).toBe(exact);
+      if (exact > 0) expect(drain(countO200kTokensUpTo(sample, exact - 1)).value).toBeGreaterThan(exact - 1);
+    }
+  });
+
+  it("does not count a text too long to fit in tokens of the longest (128 bytes: 128 spaces)", () => {
+    // 1,000 tokens of 128 characters at most: 128,001 characters cannot fit, whatever they are.
+    const refused = drain(countO200kTokensUpTo(" ".repeat(128_001), 1_000));
+    expect(refused.value).toBeGreaterThan(1_000);
+    expect(refused.pauses).toBe(0);
+    // 128,000 spaces are exactly 1,000 tokens of 128: counted, exactly.
+    expect(drain(countO200kTokensUpTo(" ".repeat(128_000), 1_000)).value).toBe(1_000);
+  });
+});
+
+describe("a maximal hot state", () => {
+  it.each(TEXTS)("of %s is fitted to what counting every text whole gives", (_, text) => {
+    const logger = captureLogger();
+    for (const input of [maximalState(text), sheddableState(text)]) {
+      // CJK identifiers of 256 characters are over 1,000 tokens: both refuse the state alike.
+      const bounded = outcome(() => buildHotState(input, { logger }));
+      const whole = outcome(() => buildHotState(input, { logger, countTokens: countedWhole }));
+      expect(bounded).toEqual(whole);
+    }
+  });
+
+  it("is stored by the store as buildHotState fits it, without holding the event loop", async () => {
+    const store = createHotStateStore({ store: createMemoryObjectStore(), logger: captureLogger() });
+    const text = TEXTS[0]![1];
+    const input = maximalState(text);
+    const expected = buildHotState(input, { logger: captureLogger() });
+    // Timer callbacks run only when the loop is free: the longest gap between two is how long
+    // the write held it.
+    let last = performance.now();
+    let longestGap = 0;
+    const timer = setInterval(() => {
+      const now = performance.now();
+      longestGap = Math.max(longestGap, now - last);
+      last = now;
+    }, 5);
+    try {
+      last = performance.now();
+      const written = await store.dispatcherFor("sess-max").write(input, { expectedVersion: 0 });
+      expect(written).toMatchObject({
+        state: expected.state,
+        tokens: expected.tokens,
+        shed: expected.shed,
+        minimal: true,
+      });
+    } finally {
+      clearInterval(timer);
+    }
+    longestGap = Math.max(longestGap, performance.now() - last); // since the last tick
+    // A generous bound for a stall guard: the write used to hold the loop for seconds.
+    expect(longestGap).toBeLessThan(200);
+  });
+
+  it("is not counted at all for a write the store refuses: a wrong token, a stale version", async () => {
+    let counted = 0;
+    const counting: TokenCounter = (text) => {
+      counted += text.length;
+      return countTokensExact(text);
+    };
+    const store = createHotStateStore({
+      store: createMemoryObjectStore(),
+      countTokens: counting,
+      logger: captureLogger(),
+    });
+    const { token } = await store.claimDispatcher("sess-max");
+    const state = maximalState(TEXTS[0]![1]);
+
+    await expectStowageError(
+      store.dispatcherFor("sess-max", { token: "not-the-token" }).write(state, { expectedVersion: 0 }),
+      "FORBIDDEN",
+      "NOT_DISPATCHER",
+    );
+    await expectStowageError(store.dispatcherFor("sess-max").write(state), "FORBIDDEN", "NOT_DISPATCHER");
+    expect(counted).toBe(0);
+
+    const dispatcher = store.dispatcherFor("sess-max", { token });
+    await dispatcher.write({ session_id: "sess-max", objective: "first" }, { expectedVersion: 0 });
+    await dispatcher.write({ session_id: "sess-max", objective: "second" }, { expectedVersion: 1 });
+    counted = 0;
+    // A dispatcher that read version 1 and missed version 2.
+    await expectStowageError(dispatcher.write(state, { expectedVersion: 1 }), "CONFLICT");
+    // One that names a version never written.
+    await expectStowageError(dispatcher.write(state, { expectedVersion: 7 }), "CONFLICT");
+    expect(counted).toBe(0);
+  });
+});
