@@ -4,6 +4,7 @@ import { bodyLimit } from "hono/body-limit";
 import type { Services } from "../services.js";
 import { viewerRoutes } from "../viewer/viewer-routes.js";
 import { authenticate } from "./authenticate.js";
+import { keepConnectionsUsable } from "./connection.js";
 import type { AppEnv } from "./context.js";
 import { errorResponse } from "./errors.js";
 import { tooLarge } from "./limits.js";
@@ -20,7 +21,9 @@ import { threadRoutes } from "./routes/threads.js";
 import { uploadRoutes } from "./routes/uploads.js";
 
 // Routes whose bodies are limited by their own rule: signed uploads (by the signature), blobs
-// (by the file limit), session blobs (by the session limit).
+// (by the file limit), session blobs (the raw form by the session limit, the JSON form by its
+// JSON budget). Every other body is limited here, and a JSON body by its route's budget too
+// (`limits.ts`).
 const OWN_LIMIT = [/^\/direct\//, /^\/blobs$/, /^\/requests\/[^/]+\/session-blobs$/];
 
 /** The HTTP API: thin routes over the packages, JSON errors with StowageError codes. */
@@ -28,6 +31,8 @@ export function createHttpApp(services: Services, log: RequestLogger) {
   const { config } = services;
   const app = new Hono<AppEnv>();
   app.use(requestLog(log));
+  // Outermost but the log: it sees every answer, refusals of the layers below included.
+  app.use(keepConnectionsUsable());
   // Authentication, the caller's tenant and rate limits, in one place for every route.
   app.use(authenticate(services));
   const generalLimit = bodyLimit({

@@ -1,7 +1,8 @@
-import { StowageError } from "@stowage/core";
+import { type JsonBudget, readJsonWithinBudget, StowageError } from "@stowage/core";
 import type { Principal } from "@stowage/uploads";
 import type { Context } from "hono";
 import type { ServerTenant } from "../tenancy/tenants.js";
+import { SMALL_JSON_BODY } from "./limits.js";
 
 export type AppEnv = {
   Variables: {
@@ -15,8 +16,13 @@ export type AppEnv = {
 };
 export type AppContext = Context<AppEnv>;
 
-/** The request's JSON body; INVALID_INPUT when it is not JSON. Size is limited by bodyLimit. */
-export async function jsonBody(c: AppContext): Promise<unknown> {
+/**
+ * The request's JSON body, read within the route's `budget` (see `limits.ts`; default
+ * {@link SMALL_JSON_BODY}) and parsed only once it is within it: TOO_LARGE (`JSON_TOO_LARGE`,
+ * a declared length over it is refused unread), INVALID_INPUT (`JSON_TOO_DEEP`,
+ * `JSON_TOO_MANY_VALUES`, `INVALID_JSON`, or no JSON content type).
+ */
+export async function jsonBody(c: AppContext, budget: JsonBudget = SMALL_JSON_BODY): Promise<unknown> {
   const type = c.req.header("content-type") ?? "";
   if (!type.startsWith("application/json")) {
     throw new StowageError(
@@ -24,11 +30,12 @@ export async function jsonBody(c: AppContext): Promise<unknown> {
       `expected a JSON body (content-type application/json), got ${JSON.stringify(type)}`,
     );
   }
-  try {
-    return await c.req.json();
-  } catch (err) {
-    throw new StowageError("INVALID_INPUT", "request body is not valid JSON", { cause: err });
-  }
+  const declared = c.req.header("content-length");
+  return readJsonWithinBudget(c.req.raw.body, budget, {
+    what: "the request body",
+    ...(declared !== undefined && /^\d+$/.test(declared) ? { declaredBytes: Number(declared) } : {}),
+    signal: c.req.raw.signal,
+  });
 }
 
 /** A non-negative integer query parameter, or undefined. */

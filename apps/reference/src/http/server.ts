@@ -1,6 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import { errorResponse, StowageError } from "@stowage/core";
+import { countTokensExact } from "@stowage/hot-state";
 import { type AppConfig, replicaWarnings } from "../config.js";
 import { createServices, type Services } from "../services.js";
 import { createHttpApp } from "./app.js";
@@ -63,6 +64,9 @@ export async function startServer(
     await stopServer();
     throw err;
   }
+  // The tokenizer's vocabulary takes a few hundred milliseconds to load: here, while requests are
+  // still answered "starting", not in the first request that counts, holding every other one.
+  countTokensExact("");
   handle = createHttpApp(services, log).fetch;
   for (const warning of replicaWarnings(config)) log.error("not safe to run as replicas", { warning });
 

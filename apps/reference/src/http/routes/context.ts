@@ -3,6 +3,7 @@ import { buildBootstrapContext, createArtifactsGetTool, toAnthropicTool } from "
 import { Hono } from "hono";
 import type { Services } from "../../services.js";
 import { type AppEnv, jsonBody } from "../context.js";
+import { BOOTSTRAP_JSON_BODY, SMALL_JSON_BODY } from "../limits.js";
 
 /**
  * Prompt context with content refs: large bootstrap files are stored in the caller's content
@@ -13,7 +14,7 @@ export function contextRoutes(services: Services) {
   const app = new Hono<AppEnv>();
 
   app.post("/context/bootstrap", async (c) => {
-    const body = (await jsonBody(c)) as { files?: unknown } | null;
+    const body = (await jsonBody(c, BOOTSTRAP_JSON_BODY)) as { files?: unknown } | null;
     if (!Array.isArray(body?.files))
       throw new StowageError("INVALID_INPUT", "body must be { files: [{ path, content, mime? }] }");
     const { enabled, thresholdChars } = services.config.bootstrap;
@@ -32,7 +33,7 @@ export function contextRoutes(services: Services) {
   );
   app.post("/context/tools/artifacts_get", async (c) => {
     const tool = createArtifactsGetTool({ registry: c.get("tenant").registry });
-    return c.json(await tool.execute((await jsonBody(c)) as never));
+    return c.json(await tool.execute((await jsonBody(c, SMALL_JSON_BODY)) as never));
   });
   return app;
 }

@@ -14,6 +14,7 @@ import {
 } from "@stowage/hot-state";
 import { Hono } from "hono";
 import { type AppContext, type AppEnv, integerQuery, jsonBody } from "../context.js";
+import { HOT_STATE_JSON_BODY, PROMPT_METRICS_JSON_BODY } from "../limits.js";
 import { dispatcherTokenOf } from "./dispatcher-token.js";
 
 /** The warning levels `measurePrompt` uses with the default ratios, for drawing them. */
@@ -152,7 +153,7 @@ export function hotStateRoutes() {
   // the session's dispatcher is claimed, a write without its `dispatcher_token` is FORBIDDEN.
   app.put("/sessions/:id/hot-state", async (c) => {
     const sessionId = await sessionOf(c);
-    const body = (await jsonBody(c)) as Record<string, unknown> | null;
+    const body = (await jsonBody(c, HOT_STATE_JSON_BODY)) as Record<string, unknown> | null;
     const expectedVersion = body?.expected_version;
     if (
       typeof expectedVersion !== "number" ||
@@ -182,7 +183,7 @@ export function hotStateRoutes() {
   // caller does not say) and the budget, then logged.
   app.post("/sessions/:id/prompt-metrics", async (c) => {
     const sessionId = await sessionOf(c);
-    const body = (await jsonBody(c)) as Record<string, unknown> | null;
+    const body = (await jsonBody(c, PROMPT_METRICS_JSON_BODY)) as Record<string, unknown> | null;
     if (typeof body?.system_prompt !== "string" || typeof body.user_prompt !== "string") {
       throw new StowageError(
         "INVALID_INPUT",

@@ -10,7 +10,7 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { AppConfig } from "../../config.js";
 import { type AppContext, type AppEnv, jsonBody } from "../context.js";
-import { tooLarge } from "../limits.js";
+import { sessionBlobJsonBody, tooLarge } from "../limits.js";
 
 /**
  * The headers of the raw form: the blob is the body, what the JSON form carries beside it is here.
@@ -27,6 +27,8 @@ export const SESSION_BLOB_HEADERS = {
 } as const;
 
 const RAW_TYPE = "application/octet-stream";
+
+const isRawForm = (c: AppContext) => c.req.header("content-type")?.split(";")[0]?.trim() === RAW_TYPE;
 
 /** The record without its blob, as POST answers it. */
 function summary(record: SessionBlobRecord) {
@@ -71,6 +73,11 @@ async function rawSession(c: AppContext) {
  */
 export function sessionBlobRoutes(config: Pick<AppConfig, "sessionBlobLimitBytes" | "bodyLimitBytes">) {
   const app = new Hono<AppEnv>();
+  const rawLimit = bodyLimit({
+    maxSize: config.sessionBlobLimitBytes,
+    onError: tooLarge(config.sessionBlobLimitBytes),
+  });
+  const jsonBudget = sessionBlobJsonBody(config.bodyLimitBytes);
 
   // The container's response: { sessionId, sessionBlob (base64), sessionCodec, sessionRawSizeBytes,
   // agentType }, or the design document's { sessionId, sessionBlob } (one gzipped Claude Code
@@ -79,13 +86,10 @@ export function sessionBlobRoutes(config: Pick<AppConfig, "sessionBlobLimitBytes
   // never found out at the follow-up run.
   app.post(
     "/requests/:requestId/session-blobs",
-    bodyLimit({
-      maxSize: config.sessionBlobLimitBytes,
-      onError: tooLarge(config.sessionBlobLimitBytes),
-    }),
+    // The raw form up to the session limit; the JSON form within its JSON budget, read as it comes.
+    (c, next) => (isRawForm(c) ? rawLimit(c, next) : next()),
     async (c) => {
-      const raw = c.req.header("content-type")?.split(";")[0]?.trim() === RAW_TYPE;
-      const session = raw ? await rawSession(c) : fromTransport(await jsonBody(c));
+      const session = isRawForm(c) ? await rawSession(c) : fromTransport(await jsonBody(c, jsonBudget));
       const record = await c
         .get("tenant")
         .sessionBlobs.create(

@@ -5,6 +5,7 @@ import { Hono } from "hono";
 import { type SSEStreamingApi, streamSSE } from "hono/streaming";
 import type { Services } from "../../services.js";
 import { type AppContext, type AppEnv, integerQuery, jsonBody } from "../context.js";
+import { THREAD_ITEM_JSON_BODY } from "../limits.js";
 
 /** Seconds between SSE comments that keep idle connections (and proxies) open. */
 export const SSE_KEEPALIVE_SECONDS = 15;
@@ -43,7 +44,7 @@ export function threadRoutes(services: Services) {
   });
 
   app.post("/threads/:jobId/:alias/items", async (c) => {
-    const item = parseThreadItem(await jsonBody(c));
+    const item = parseThreadItem(await jsonBody(c, THREAD_ITEM_JSON_BODY));
     // The author is whoever the key belongs to; a client-sent user_id is replaced.
     const posted = await c.get("tenant").threads.post(ref(c), item, {
       author: c.get("principalId"),
