@@ -72,6 +72,50 @@ describe("deleting a session while its uploads run, one app process on the embed
     expect((await filesBelow(owned)).filter((path) => path.includes(sessionId))).toEqual([]);
     await expectRegisteredAgainEmpty(target, policy.maxTotalSizeBytes);
   });
+
+  it("an upload whose body is still arriving when the session is deleted stores nothing: 403 UPLOAD_REVOKED", async () => {
+    const key = replica.key!;
+    const sessionId = `slow-${randomUUID()}`;
+    expect((await callAs(key, replica.url, "/agents/sessions", { json: { sessionId } })).status).toBe(201);
+    const body = new Uint8Array(RACE_FILE_BYTES).fill(7);
+    const grant = (await (
+      await callAs(key, replica.url, "/agents/artifacts/upload-url", {
+        json: {
+          agentSessionId: sessionId,
+          filename: "slow.txt",
+          contentType: "text/plain",
+          fileSize: body.byteLength,
+        },
+      })
+    ).json()) as { url: string; headers: Record<string, string> };
+    let deleted!: () => void;
+    const afterDeletion = new Promise<void>((resolve) => {
+      deleted = resolve;
+    });
+    // Half the body, then the rest only once the DELETE has answered.
+    const stream = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        controller.enqueue(body.subarray(0, 500));
+        await afterDeletion;
+        controller.enqueue(body.subarray(500));
+        controller.close();
+      },
+    });
+    const put = fetch(grant.url, {
+      method: "PUT",
+      headers: grant.headers,
+      body: stream,
+      duplex: "half",
+    } as RequestInit);
+    const deletion = await callAs(key, replica.url, `/agents/sessions/${sessionId}`, { method: "DELETE" });
+    expect(deletion.status).toBe(200);
+    deleted();
+    const response = await put;
+    expect(response.status).toBe(403);
+    expect(await response.json()).toMatchObject({ code: "FORBIDDEN", reason: "UPLOAD_REVOKED" });
+    const owned = join(dataDir, "objects", "sessions", "user");
+    expect((await filesBelow(owned)).filter((path) => path.includes(sessionId))).toEqual([]);
+  });
 });
 
 describe("a session being deleted", () => {

@@ -357,6 +357,24 @@ async function wasRevoked(ctx: ServiceContext, scope: string, signal?: AbortSign
 }
 
 /**
+ * Whether a revocation (a deletion of the session's uploads) happened since `before` was read:
+ * then what was verified meanwhile was, or is about to be, deleted by it, and the keys committed
+ * are forgotten again, so that a commit landing after the deletion's own bookkeeping does not
+ * leave the ledger counting bytes that are gone.
+ */
+async function overtaken(
+  ctx: ServiceContext,
+  scope: string,
+  before: number,
+  committed: readonly string[],
+  signal?: AbortSignal,
+): Promise<boolean> {
+  if ((await ctx.quota.revocations(scope, withSignal(signal))) === before) return false;
+  for (const key of committed) await ctx.quota.forget(scope, key, withSignal(signal));
+  return true;
+}
+
+/**
  * Checks the file and the quota, reserves its size, signs a URL and records what it binds. The
  * URL is handed out only if, once its record is stored, the session still exists and no
  * revocation happened since the reservation: a deletion revokes before it lists what to delete,
@@ -446,8 +464,15 @@ async function completeOne(
     throw err;
   }
   const location = locate(owner, sessionId, filename);
-  const revoked = await wasRevoked(ctx, location.scope, signal);
-  const verdict = await ctx.verifier.settle(location, undefined, { revoked, ...withSignal(signal) });
+  const revocations = await ctx.quota.revocations(location.scope, withSignal(signal));
+  const verdict = await ctx.verifier.settle(location, undefined, {
+    revoked: revocations > 0,
+    ...withSignal(signal),
+  });
+  // Overtaken by a deletion, whatever the verdict: what it saw is being deleted.
+  if (await overtaken(ctx, location.scope, revocations, [location.key], signal)) {
+    throw revokedUpload(filename, sessionId);
+  }
   return infoOf(filename, verifiedObject(verdict, filename, sessionId));
 }
 
@@ -491,7 +516,8 @@ async function listSessionUploads(
   const listed = new Map<string, { size: number; lastModified: Date }>();
   const objects: { key: string; size: number }[] = [];
   const records = new Map<string, string[]>();
-  const revoked = await wasRevoked(ctx, scope, signal);
+  const revocations = await ctx.quota.revocations(scope, withSignal(signal));
+  const revoked = revocations > 0;
   // Taken before the first page: a commit that lands while the listing runs outlives it.
   const listedAt = new Date(ctx.now());
   for await (const item of ctx.store.iterate({ prefix: scope, ...withSignal(signal) })) {
@@ -533,6 +559,16 @@ async function listSessionUploads(
   for (const [filename, info] of settled) {
     if (info) counted.push({ key: uploadKey(owner, sessionId, filename), size: info.size });
   }
+  const verified = [...settled].flatMap(([filename, info]) =>
+    info ? [uploadKey(owner, sessionId, filename)] : [],
+  );
+  if (await overtaken(ctx, scope, revocations, verified, signal)) {
+    throw new StowageError(
+      "CONFLICT",
+      `the uploads of session ${describeValue(sessionId)} were deleted while they were listed; list again`,
+      { reason: "UPLOADS_REVOKED" },
+    );
+  }
   await ctx.quota.reconcile(scope, { objects: counted, listedAt }, withSignal(signal));
   return [...listed]
     .sort(([a], [b]) => compareUtf8(a, b))
@@ -553,8 +589,14 @@ async function signDownload(
   const location = locate(owner, sessionId, filename);
   // An upload nobody completed yet is checked before it is ever served; while an upload URL can
   // still write it unchecked, the download is of a verified copy no URL can write.
-  const revoked = await wasRevoked(ctx, location.scope, signal);
-  const verdict = await ctx.verifier.settle(location, undefined, { revoked, ...withSignal(signal) });
+  const revocations = await ctx.quota.revocations(location.scope, withSignal(signal));
+  const verdict = await ctx.verifier.settle(location, undefined, {
+    revoked: revocations > 0,
+    ...withSignal(signal),
+  });
+  if (await overtaken(ctx, location.scope, revocations, [location.key], signal)) {
+    throw revokedUpload(filename, sessionId);
+  }
   verifiedObject(verdict, filename, sessionId);
   const key =
     verdict.state === "verified"

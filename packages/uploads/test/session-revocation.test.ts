@@ -10,9 +10,11 @@ import { createFsObjectStore } from "@stowage/storage-fs";
 import { tempDirectory } from "@stowage/test-support";
 import { beforeEach, describe, expect, it } from "vitest";
 import {
+  createMemoryQuotaLedger,
   createUploadPolicy,
   createUploadService,
   type Principal,
+  type QuotaLedger,
   type UploadGrant,
   type UploadService,
 } from "../src/index.js";
@@ -59,9 +61,14 @@ async function put(grant: UploadGrant, body: Uint8Array) {
   return { status: response.status, body: (await response.json().catch(() => null)) as { reason?: string } };
 }
 
-function serviceOn(store: Parameters<typeof createUploadService>[0]["store"], now: () => number) {
+function serviceOn(
+  store: Parameters<typeof createUploadService>[0]["store"],
+  now: () => number,
+  quota?: QuotaLedger,
+) {
   return createUploadService({
     store,
+    ...(quota ? { quota } : {}),
     // 100 bytes a session: one revoked URL that still counted would leave no room for the next.
     policy: createUploadPolicy({ maxFileSizeBytes: 100, maxTotalSizeBytes: 100 }),
     auth: {
@@ -145,6 +152,42 @@ describe("deleting a session's uploads, on the app's file-system store (checked 
     await expectStowageError(grantFor("raced.txt", text("raced")), "CONFLICT", "UPLOADS_REVOKED");
     expect(await storedKeys(checkedFs, prefix)).toEqual([]);
     expect(await uploads.usage(alice, "s1")).toMatchObject({ totalBytes: 0, pendingUploads: 0 });
+  });
+});
+
+describe("a completion or a listing that a deletion of the session's uploads overtakes", () => {
+  beforeEach(async () => {
+    for (const key of await storedKeys(checkedFs)) await checkedFs.delete(key);
+    sessions.clear();
+    sessions.add("user:alice/s1");
+    // The ledger, with the whole deletion run between a verification and its commit.
+    const ledger = createMemoryQuotaLedger();
+    let deleting: Promise<unknown> | undefined;
+    const racing: QuotaLedger = {
+      ...ledger,
+      async commit(commit, options) {
+        deleting ??= uploads.deleteSessionUploads(alice, "s1");
+        await deleting;
+        return ledger.commit(commit, options);
+      },
+    };
+    uploads = serviceOn(checkedFs, Date.now, racing);
+  });
+
+  it("a completion counts nothing: 403 UPLOAD_REVOKED, and the quota stays at zero", async () => {
+    const body = text("verified while deleted");
+    await put(await grantFor("raced.txt", body), body);
+    await expectStowageError(uploads.completeUpload(alice, "s1", "raced.txt"), "FORBIDDEN", "UPLOAD_REVOKED");
+    expect(await storedKeys(checkedFs, prefix)).toEqual([]);
+    expect(await uploads.usage(alice, "s1")).toMatchObject({ usedBytes: 0, objects: 0, totalBytes: 0 });
+  });
+
+  it("a listing answers 409 UPLOADS_REVOKED (list again) and leaves the quota at zero", async () => {
+    const body = text("listed while deleted");
+    await put(await grantFor("raced.txt", body), body);
+    await expectStowageError(uploads.listUploads(alice, "s1"), "CONFLICT", "UPLOADS_REVOKED");
+    expect(await uploads.listUploads(alice, "s1")).toEqual([]);
+    expect(await uploads.usage(alice, "s1")).toMatchObject({ usedBytes: 0, objects: 0, totalBytes: 0 });
   });
 });
 
