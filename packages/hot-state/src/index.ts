@@ -134,7 +134,12 @@ export {
 } from "./store/hot-state-store.js";
 export { type HotStateVersion, MAX_HOT_STATE_VERSION } from "./store/hot-state-versions.js";
 export { countTokensHeuristic } from "./tokens/heuristic-token-counter.js";
-export { countTokensExact, DEFAULT_TOKEN_COUNTER, type TokenCounter } from "./tokens/token-counter.js";
+export {
+  countTokensExact,
+  countTokensExactInSlices,
+  DEFAULT_TOKEN_COUNTER,
+  type TokenCounter,
+} from "./tokens/token-counter.js";
 export {
   ARTIFACTS_GET_TOOL_NAME,
   type ArtifactsGetInput,

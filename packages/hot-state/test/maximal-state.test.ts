@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import {
   buildHotState,
   countTokensExact,
+  countTokensExactInSlices,
   createHotStateStore,
   MAX_CONTENT_SUMMARY_CHARS,
   MAX_HOT_STATE_LIST_ITEMS,
@@ -125,6 +126,28 @@ describe("counting up to a budget", () => {
     expect(refused.pauses).toBe(0);
     // 128,000 spaces are exactly 1,000 tokens of 128: counted, exactly.
     expect(drain(countO200kTokensUpTo(" ".repeat(128_000), 1_000)).value).toBe(1_000);
+  });
+});
+
+describe("counting in slices", () => {
+  it("gives the exact count, letting timers run meanwhile", async () => {
+    const text = " ".repeat(256 * 1024); // one unbroken run: a single piece, merged in slices
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 1);
+    try {
+      expect(await countTokensExactInSlices(text)).toBe(countTokensExact(text));
+    } finally {
+      clearInterval(timer);
+    }
+    expect(ticks).toBeGreaterThan(0);
+  });
+
+  it("refuses what is not a string, and is ABORTED when its signal fires", async () => {
+    await expectStowageError(countTokensExactInSlices(42 as never), "INVALID_INPUT");
+    const controller = new AbortController();
+    const counting = countTokensExactInSlices("word ".repeat(400_000), { signal: controller.signal });
+    controller.abort();
+    await expectStowageError(counting, "ABORTED");
   });
 });
 

@@ -1,4 +1,5 @@
-import { describeValue, StowageError } from "@stowage/core";
+import { describeValue, type OperationOptions, StowageError } from "@stowage/core";
+import { runInSlices } from "../hot-state/run-steps.js";
 import { countO200kTokens, countO200kTokensUpTo } from "./o200k-encoding.js";
 
 /**
@@ -20,6 +21,23 @@ export const countTokensExact: TokenCounter = (text) => {
   }
   return countO200kTokens(text);
 };
+
+/**
+ * {@link countTokensExact}, in slices of about 10 ms that let the event loop go on (timers, I/O,
+ * a server's other requests) between them: for a server counting a long text. ABORTED when
+ * `signal` fires.
+ */
+export function countTokensExactInSlices(text: string, options: OperationOptions = {}): Promise<number> {
+  if (typeof text !== "string") {
+    return Promise.reject(
+      new StowageError("INVALID_INPUT", `token counting needs a string, got ${describeValue(text)}`),
+    );
+  }
+  return runInSlices(countO200kTokensUpTo(text, Number.POSITIVE_INFINITY), {
+    signal: options.signal,
+    what: "count tokens",
+  });
+}
 
 /** The counter used wherever none is given: exact, never `chars / 4`. */
 export const DEFAULT_TOKEN_COUNTER: TokenCounter = countTokensExact;
