@@ -230,6 +230,25 @@ describe("a maximal hot state does not hold the event loop", () => {
   });
 });
 
+describe("prompts at the longest counted length do not hold the event loop", () => {
+  // 64,000 characters (MAX_COUNTED_PROMPT_CHARS) of one run each: the costliest texts to count.
+  it.each([
+    ["spaces", " "],
+    ["one letter", "a"],
+  ])("of %s, system and user prompt both: measured and logged", async (_, character) => {
+    const body = JSON.stringify({
+      system_prompt: character.repeat(64_000),
+      user_prompt: character.repeat(63_999),
+    });
+    const watched = await whileHealthzIsProbed(() =>
+      call(`/sessions/${sessionId}/prompt-metrics`, { body, type: "application/json" }),
+    );
+    expect(watched.status, watched.body).toBe(201);
+    expect(JSON.parse(watched.body)).toMatchObject({ entry: { record: { sys_chars: 64_000 } } });
+    expectLoopKeptFree(watched);
+  });
+});
+
 /** 15 MiB of JSON that is cheap to send and costly to parse. */
 const HOSTILE_JSON: [string, () => Buffer][] = [
   [
