@@ -129,6 +129,226 @@ export interface UploadVerifier {
 }
 
 const essence = (type: string | undefined) => parseContentType(type)?.essence;
+const withSignal = (signal: AbortSignal | undefined) => (signal ? { signal } : {});
+
+/** What the verifier's steps share. */
+interface VerifierContext extends UploadVerifierOptions {
+  checksBytes: boolean;
+}
+
+const removeAll = (ctx: VerifierContext, keys: readonly string[], signal?: AbortSignal) =>
+  mapConcurrent(keys, RECORD_IO_CONCURRENCY, (key) => ctx.store.delete(key, withSignal(signal)), signal);
+
+async function listKeys(ctx: VerifierContext, prefix: string, signal?: AbortSignal): Promise<string[]> {
+  const keys: string[] = [];
+  for await (const item of ctx.store.iterate({ prefix, ...withSignal(signal) })) keys.push(item.key);
+  return keys;
+}
+
+/** Which bound facts the object at `key` misses; undefined when it matches one of the grants. */
+async function mismatch(
+  ctx: VerifierContext,
+  key: string,
+  info: ObjectInfo,
+  grants: readonly GrantRecord[],
+  signal?: AbortSignal,
+): Promise<"size" | "content type" | "sha256" | "gone" | undefined> {
+  const sized = grants.filter((grant) => grant.size === info.size);
+  if (sized.length === 0) return "size";
+  const typed =
+    info.contentType === undefined
+      ? sized
+      : sized.filter((grant) => essence(grant.contentType) === essence(info.contentType));
+  if (typed.length === 0) return "content type";
+  // Where the store checked the bound SHA-256 itself, what landed is what one of the URLs bound.
+  if (!ctx.checksBytes || typed.some((grant) => grant.sha256 === null)) return undefined;
+  const stream = await ctx.store.stream(key, withSignal(signal));
+  if (!stream) return "gone";
+  const actual = await sha256OfStream(stream, signal);
+  return typed.some((grant) => grant.sha256 === actual) ? undefined : "sha256";
+}
+
+const stampKeyOf = (location: UploadLocation) => `${location.recordsPrefix}${VERIFIED_STAMP_NAME}`;
+
+/** Writes the stamp of a verified object, so that later settles trust it without its records. */
+async function writeStamp(
+  ctx: VerifierContext,
+  location: UploadLocation,
+  info: ObjectInfo,
+  io: OperationOptions,
+) {
+  const fresh: VerifiedStamp = { size: info.size, lastModified: info.lastModified.getTime() };
+  await ctx.store.put(stampKeyOf(location), encodeRecord(fresh), { contentType: "application/json", ...io });
+}
+
+async function readStamp(ctx: VerifierContext, location: UploadLocation, io: OperationOptions) {
+  return decodeVerifiedStamp(await ctx.store.get(stampKeyOf(location), io));
+}
+
+const holds = (stamp: VerifiedStamp | undefined, info: ObjectInfo) =>
+  stamp?.size === info.size && stamp.lastModified === info.lastModified.getTime();
+
+/** The records under an upload's records prefix, sorted by what they are. */
+function sortRecords(location: UploadLocation, keys: readonly string[]) {
+  const stampKey = stampKeyOf(location);
+  const copyKeys = keys.filter((key) => key.startsWith(`${location.recordsPrefix}${SERVED_COPY_PREFIX}`));
+  const grantKeys = keys.filter((key) => key !== stampKey && !copyKeys.includes(key));
+  return { stampKey, copyKeys, grantKeys, stamped: keys.includes(stampKey) };
+}
+
+/**
+ * An object without a grant record. Without a revocation it is what a checked upload left (or the
+ * store itself): it counts. After one, only the stamp of an upload verified since vouches for it;
+ * anything else landed through a revoked URL, and is deleted.
+ */
+async function settleUngranted(
+  ctx: VerifierContext,
+  location: UploadLocation,
+  info: ObjectInfo | null,
+  stamped: boolean,
+  { signal, revoked }: SettleOptions,
+): Promise<UploadVerdict> {
+  const io = withSignal(signal);
+  const stampKey = stampKeyOf(location);
+  const stamp = revoked && stamped && info ? await readStamp(ctx, location, io) : undefined;
+  if (info && (!revoked || holds(stamp, info))) {
+    if (stamped && !revoked) await ctx.store.delete(stampKey, io);
+    await ctx.quota.commit({ scope: location.scope, key: location.key, size: info.size }, io);
+    return { state: "verified", info };
+  }
+  if (stamped) await ctx.store.delete(stampKey, io);
+  if (!info) return { state: "absent" };
+  await ctx.store.delete(location.key, io);
+  await ctx.quota.forget(location.scope, location.key, io);
+  ctx.logger.warn(
+    { key: location.key },
+    "upload refused: it came through a URL revoked when its session was deleted",
+  );
+  return { state: "revoked" };
+}
+
+/** Settles an object against the records of the URLs signed for it; see {@link UploadVerifier.settle}. */
+async function settleUpload(
+  ctx: VerifierContext,
+  location: UploadLocation,
+  recordKeys: readonly string[] | undefined,
+  options: SettleOptions,
+): Promise<UploadVerdict> {
+  const { signal } = options;
+  const io = withSignal(signal);
+  const keys = recordKeys ?? (await listKeys(ctx, location.recordsPrefix, signal));
+  const { stampKey, copyKeys, grantKeys, stamped } = sortRecords(location, keys);
+  const info = await ctx.store.head(location.key, io);
+  if (grantKeys.length === 0) {
+    // Nothing outstanding: copies of what was verified are served no more.
+    await removeAll(ctx, copyKeys, signal);
+    return settleUngranted(ctx, location, info, stamped, options);
+  }
+  const time = ctx.now();
+  const read = await mapConcurrent(
+    grantKeys,
+    RECORD_IO_CONCURRENCY,
+    async (key) => ({ key, grant: decodeGrantRecord(await ctx.store.get(key, io)) }),
+    signal,
+  );
+  const live = read.filter(({ grant }) => grant && grant.expiresAt + LANDING_GRACE_MS > time);
+  const expired = read.filter((entry) => !live.includes(entry)).map(({ key }) => key);
+  const grants = read.flatMap(({ grant }) => (grant ? [grant] : []));
+  // Once no URL can write, what is left beside the records (stamp, verified copies) goes too;
+  // after a revocation the stamp stays: it is what vouches for the upload from then on.
+  const leftovers = [...(stamped ? [stampKey] : []), ...copyKeys];
+  if (!info) {
+    await removeAll(ctx, live.length === 0 ? [...expired, ...leftovers] : expired, signal);
+    return { state: "absent" };
+  }
+  const stampHolds = holds(stamped ? await readStamp(ctx, location, io) : undefined, info);
+  const missed = stampHolds ? undefined : await mismatch(ctx, location.key, info, grants, signal);
+  // Deleted while being checked (a concurrent deletion): nothing is left to count.
+  if (missed === "gone") return { state: "absent" };
+  if (missed !== undefined) {
+    await ctx.store.delete(location.key, io);
+    await ctx.quota.forget(location.scope, location.key, io);
+    // Records of URLs that can still write stay: a later upload through them is checked too.
+    // Copies of what was verified before stay as well: download URLs signed for them serve
+    // those bytes until they expire.
+    await removeAll(ctx, stamped ? [...expired, stampKey] : expired, signal);
+    ctx.logger.warn(
+      { key: location.key, mismatch: missed },
+      "upload refused: the stored object does not match what its URL bound",
+    );
+    return { state: "refused", reason: missed };
+  }
+  await ctx.quota.commit({ scope: location.scope, key: location.key, size: info.size }, io);
+  if (live.length === 0) {
+    await removeAll(ctx, [...expired, ...(options.revoked ? copyKeys : leftovers)], signal);
+    if (options.revoked && !stampHolds) await writeStamp(ctx, location, info, io);
+    return { state: "verified", info };
+  }
+  await removeAll(ctx, expired, signal);
+  if (!stampHolds && time - info.lastModified.getTime() >= STAMP_DELAY_MS) {
+    await writeStamp(ctx, location, info, io);
+  }
+  return { state: "verified", info, ...(ctx.checksBytes ? { writable: grants } : {}) };
+}
+
+/** Whether a record of the location holds exactly what `grant` binds; see {@link UploadVerifier.holdsGrant}. */
+async function holdsGrant(
+  ctx: VerifierContext,
+  location: UploadLocation,
+  grant: DirectUploadGrant,
+  signal?: AbortSignal,
+): Promise<boolean> {
+  const expiresAt = grant.expiresAt.getTime();
+  // A record's name carries its URL's expiry: only those of this URL's are read.
+  const named = (await listKeys(ctx, location.recordsPrefix, signal)).filter(
+    (key) => grantRecordExpiry(key.slice(location.recordsPrefix.length)) === expiresAt,
+  );
+  for (const key of named) {
+    const record = decodeGrantRecord(await ctx.store.get(key, withSignal(signal)));
+    if (
+      record?.expiresAt === expiresAt &&
+      record.size === grant.contentLength &&
+      record.contentType === grant.contentType &&
+      record.sha256 === (grant.sha256 ?? null)
+    ) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/** The key a download may be signed for; see {@link UploadVerifier.servable}. */
+async function servableKey(
+  ctx: VerifierContext,
+  location: UploadLocation,
+  verdict: Extract<UploadVerdict, { state: "verified" }>,
+  signal?: AbortSignal,
+): Promise<string> {
+  if (!verdict.writable) return location.key;
+  const io = withSignal(signal);
+  const copyKey = `${location.recordsPrefix}${servedCopyName(verdict.info)}`;
+  // Made and checked by an earlier download of this same verified object.
+  if ((await ctx.store.head(copyKey, io))?.size === verdict.info.size) return copyKey;
+  const source = await ctx.store.stream(location.key, io);
+  if (!source) throw gone(location);
+  await ctx.store.put(copyKey, source, {
+    ...(verdict.info.contentType === undefined ? {} : { contentType: verdict.info.contentType }),
+    ...io,
+  });
+  // The copy is checked, not the object: an upload through a URL may have replaced the object
+  // since it was verified, and the copy is what downloads will serve.
+  const copied = await ctx.store.head(copyKey, io);
+  const missed = copied ? await mismatch(ctx, copyKey, copied, verdict.writable, signal) : "gone";
+  if (missed !== undefined) {
+    await ctx.store.delete(copyKey, io);
+    throw new StowageError(
+      "CONFLICT",
+      "the upload changed while its download was being prepared (an upload URL can still write it); ask again",
+      { reason: "UPLOAD_CHANGED" },
+    );
+  }
+  return copyKey;
+}
 
 /**
  * The verifier of uploads. Every signed URL has a record; with records, an object counts only if
@@ -141,215 +361,27 @@ const essence = (type: string | undefined) => parseContentType(type)?.essence;
  * neither a record nor a stamp vouches for came through a revoked URL and is deleted.
  */
 export function createUploadVerifier(options: UploadVerifierOptions): UploadVerifier {
-  const { store, quota, now, logger } = options;
-  const checksBytes = !store.capabilities.directUploadVerifiesSha256;
-
-  const removeAll = (keys: readonly string[], signal?: AbortSignal) =>
-    mapConcurrent(keys, RECORD_IO_CONCURRENCY, (key) => store.delete(key, signal ? { signal } : {}), signal);
-
-  async function listKeys(prefix: string, signal?: AbortSignal): Promise<string[]> {
-    const keys: string[] = [];
-    for await (const item of store.iterate({ prefix, ...(signal ? { signal } : {}) })) keys.push(item.key);
-    return keys;
-  }
-
-  /** Which bound facts the object at `key` misses; undefined when it matches one of the grants. */
-  async function mismatch(
-    key: string,
-    info: ObjectInfo,
-    grants: readonly GrantRecord[],
-    signal?: AbortSignal,
-  ): Promise<"size" | "content type" | "sha256" | "gone" | undefined> {
-    const sized = grants.filter((grant) => grant.size === info.size);
-    if (sized.length === 0) return "size";
-    const typed =
-      info.contentType === undefined
-        ? sized
-        : sized.filter((grant) => essence(grant.contentType) === essence(info.contentType));
-    if (typed.length === 0) return "content type";
-    // Where the store checked the bound SHA-256 itself, what landed is what one of the URLs bound.
-    if (!checksBytes || typed.some((grant) => grant.sha256 === null)) return undefined;
-    const stream = await store.stream(key, signal ? { signal } : {});
-    if (!stream) return "gone";
-    const actual = await sha256OfStream(stream, signal);
-    return typed.some((grant) => grant.sha256 === actual) ? undefined : "sha256";
-  }
-
-  /** Writes the stamp of a verified object, so that later settles trust it without its records. */
-  async function stampOf(location: UploadLocation, info: ObjectInfo, io: OperationOptions) {
-    const fresh: VerifiedStamp = { size: info.size, lastModified: info.lastModified.getTime() };
-    await store.put(`${location.recordsPrefix}${VERIFIED_STAMP_NAME}`, encodeRecord(fresh), {
-      contentType: "application/json",
-      ...io,
-    });
-  }
-
-  async function readStamp(location: UploadLocation, io: OperationOptions) {
-    return decodeVerifiedStamp(await store.get(`${location.recordsPrefix}${VERIFIED_STAMP_NAME}`, io));
-  }
-
-  const holds = (stamp: VerifiedStamp | undefined, info: ObjectInfo) =>
-    stamp?.size === info.size && stamp.lastModified === info.lastModified.getTime();
-
-  /**
-   * An object without a grant record. Without a revocation it is what a checked upload left (or
-   * the store itself): it counts. After one, only the stamp of an upload verified since vouches for
-   * it; anything else landed through a revoked URL, and is deleted.
-   */
-  async function settleUngranted(
-    location: UploadLocation,
-    info: ObjectInfo | null,
-    stamped: boolean,
-    { signal, revoked }: SettleOptions,
-  ): Promise<UploadVerdict> {
-    const io = signal ? { signal } : {};
-    const stampKey = `${location.recordsPrefix}${VERIFIED_STAMP_NAME}`;
-    const stamp = revoked && stamped && info ? await readStamp(location, io) : undefined;
-    if (info && (!revoked || holds(stamp, info))) {
-      if (stamped && !revoked) await store.delete(stampKey, io);
-      await quota.commit({ scope: location.scope, key: location.key, size: info.size }, io);
-      return { state: "verified", info };
-    }
-    if (stamped) await store.delete(stampKey, io);
-    if (!info) return { state: "absent" };
-    await store.delete(location.key, io);
-    await quota.forget(location.scope, location.key, io);
-    logger.warn(
-      { key: location.key },
-      "upload refused: it came through a URL revoked when its session was deleted",
-    );
-    return { state: "revoked" };
-  }
-
+  const ctx: VerifierContext = {
+    ...options,
+    checksBytes: !options.store.capabilities.directUploadVerifiesSha256,
+  };
   return {
-    checksBytes,
+    checksBytes: ctx.checksBytes,
 
     async record(location, grant, { signal }) {
       const key = `${location.recordsPrefix}${grantRecordName(grant.expiresAt)}`;
       // A new name each time: create-only, which is one conditional PUT on S3 (no HEAD first).
-      await store.put(key, encodeRecord(grant), {
+      await ctx.store.put(key, encodeRecord(grant), {
         contentType: "application/json",
         ifNoneMatch: "*",
-        ...(signal ? { signal } : {}),
+        ...withSignal(signal),
       });
-      return () => store.delete(key);
+      return () => ctx.store.delete(key);
     },
 
-    async holdsGrant(location, grant, { signal }) {
-      const io = signal ? { signal } : {};
-      const expiresAt = grant.expiresAt.getTime();
-      // A record's name carries its URL's expiry: only those of this URL's are read.
-      const named = (await listKeys(location.recordsPrefix, signal)).filter(
-        (key) => grantRecordExpiry(key.slice(location.recordsPrefix.length)) === expiresAt,
-      );
-      for (const key of named) {
-        const record = decodeGrantRecord(await store.get(key, io));
-        if (
-          record?.expiresAt === expiresAt &&
-          record.size === grant.contentLength &&
-          record.contentType === grant.contentType &&
-          record.sha256 === (grant.sha256 ?? null)
-        ) {
-          return true;
-        }
-      }
-      return false;
-    },
-
-    async settle(location, recordKeys, options) {
-      const { signal } = options;
-      const io = signal ? { signal } : {};
-      const keys = recordKeys ?? (await listKeys(location.recordsPrefix, signal));
-      const stampKey = `${location.recordsPrefix}${VERIFIED_STAMP_NAME}`;
-      const copyKeys = keys.filter((key) => key.startsWith(`${location.recordsPrefix}${SERVED_COPY_PREFIX}`));
-      const grantKeys = keys.filter((key) => key !== stampKey && !copyKeys.includes(key));
-      const stamped = keys.includes(stampKey);
-      const info = await store.head(location.key, io);
-      if (grantKeys.length === 0) {
-        // Nothing outstanding: copies of what was verified are served no more.
-        await removeAll(copyKeys, signal);
-        return settleUngranted(location, info, stamped, options);
-      }
-      const time = now();
-      const read = await mapConcurrent(
-        grantKeys,
-        RECORD_IO_CONCURRENCY,
-        async (key) => ({ key, grant: decodeGrantRecord(await store.get(key, io)) }),
-        signal,
-      );
-      const live = read.filter(({ grant }) => grant && grant.expiresAt + LANDING_GRACE_MS > time);
-      const expired = read.filter((entry) => !live.includes(entry)).map(({ key }) => key);
-      const grants = read.flatMap(({ grant }) => (grant ? [grant] : []));
-      // Once no URL can write, what is left beside the records (stamp, verified copies) goes too;
-      // after a revocation the stamp stays: it is what vouches for the upload from then on.
-      const leftovers = [...(stamped ? [stampKey] : []), ...copyKeys];
-      if (!info) {
-        await removeAll(live.length === 0 ? [...expired, ...leftovers] : expired, signal);
-        return { state: "absent" };
-      }
-      const stamp: VerifiedStamp | undefined = stamped ? await readStamp(location, io) : undefined;
-      const lastModified = info.lastModified.getTime();
-      const stampHolds = holds(stamp, info);
-      const missed = stampHolds ? undefined : await mismatch(location.key, info, grants, signal);
-      // Deleted while being checked (a concurrent deletion): nothing is left to count.
-      if (missed === "gone") return { state: "absent" };
-      if (missed !== undefined) {
-        await store.delete(location.key, io);
-        await quota.forget(location.scope, location.key, io);
-        // Records of URLs that can still write stay: a later upload through them is checked too.
-        // Copies of what was verified before stay as well: download URLs signed for them serve
-        // those bytes until they expire.
-        await removeAll(stamped ? [...expired, stampKey] : expired, signal);
-        logger.warn(
-          {
-            key: location.key,
-            mismatch: missed,
-          },
-          "upload refused: the stored object does not match what its URL bound",
-        );
-        return { state: "refused", reason: missed };
-      }
-      await quota.commit({ scope: location.scope, key: location.key, size: info.size }, io);
-      if (live.length === 0) {
-        if (!options.revoked) {
-          await removeAll([...expired, ...leftovers], signal);
-          return { state: "verified", info };
-        }
-        await removeAll([...expired, ...copyKeys], signal);
-        if (!stampHolds) await stampOf(location, info, io);
-        return { state: "verified", info };
-      }
-      await removeAll(expired, signal);
-      if (!stampHolds && time - lastModified >= STAMP_DELAY_MS) await stampOf(location, info, io);
-      return { state: "verified", info, ...(checksBytes ? { writable: grants } : {}) };
-    },
-
-    async servable(location, verdict, { signal }) {
-      if (!verdict.writable) return location.key;
-      const io = signal ? { signal } : {};
-      const copyKey = `${location.recordsPrefix}${servedCopyName(verdict.info)}`;
-      // Made and checked by an earlier download of this same verified object.
-      if ((await store.head(copyKey, io))?.size === verdict.info.size) return copyKey;
-      const source = await store.stream(location.key, io);
-      if (!source) throw gone(location);
-      await store.put(copyKey, source, {
-        ...(verdict.info.contentType === undefined ? {} : { contentType: verdict.info.contentType }),
-        ...io,
-      });
-      // The copy is checked, not the object: an upload through a URL may have replaced the object
-      // since it was verified, and the copy is what downloads will serve.
-      const copied = await store.head(copyKey, io);
-      const missed = copied ? await mismatch(copyKey, copied, verdict.writable, signal) : "gone";
-      if (missed !== undefined) {
-        await store.delete(copyKey, io);
-        throw new StowageError(
-          "CONFLICT",
-          "the upload changed while its download was being prepared (an upload URL can still write it); ask again",
-          { reason: "UPLOAD_CHANGED" },
-        );
-      }
-      return copyKey;
-    },
+    holdsGrant: (location, grant, { signal }) => holdsGrant(ctx, location, grant, signal),
+    settle: (location, recordKeys, settleOptions) => settleUpload(ctx, location, recordKeys, settleOptions),
+    servable: (location, verdict, { signal }) => servableKey(ctx, location, verdict, signal),
   };
 }
 
