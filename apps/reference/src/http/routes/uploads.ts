@@ -14,9 +14,10 @@ export function uploadRoutes(services: Pick<Services, "objects" | "config">) {
   const app = new Hono<AppEnv>();
   const { dataDir } = services.config;
 
-  // Registers an agent session in the caller's namespace; registering it again is a no-op. The
-  // same id of another principal is another session: ids cannot be squatted. An invalid id is
-  // refused before anything is written (the registry checks it with the one session-id rule).
+  // Registers an agent session in the caller's namespace; registering it again is a no-op, and
+  // registering it while its deletion is under way is CONFLICT (`SESSION_DELETING`). The same id
+  // of another principal is another session: ids cannot be squatted. An invalid id is refused
+  // before anything is written (the registry checks it with the one session-id rule).
   app.post("/agents/sessions", async (c) => {
     const body = (await jsonBody(c)) as Record<string, unknown> | null;
     const sessionId = body?.sessionId as string;
