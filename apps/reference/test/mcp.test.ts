@@ -61,6 +61,27 @@ describe("MCP over Streamable HTTP at /mcp/sessions/:id", () => {
     });
   }
 
+  it("an MCP session ends with its agent session: 404 after the deletion, also once the id is registered again", async () => {
+    const sessionId = "0f8fad5b-d9cb-469f-a165-70867728950e";
+    expect((await app.call("/agents/sessions", { key: aliceKey, json: { sessionId } })).status).toBe(201);
+    const { client } = await connect(aliceKey, sessionId);
+    expect((await client.listResources()).resources).toEqual([]);
+    const mcpSessionId = (client.transport as StreamableHTTPClientTransport).sessionId!;
+    const ping = () =>
+      app.call(`/mcp/sessions/${sessionId}`, {
+        key: aliceKey,
+        headers: { accept: "application/json, text/event-stream", "mcp-session-id": mcpSessionId },
+        json: { jsonrpc: "2.0", id: 7, method: "ping" },
+      });
+    expect((await ping()).status).toBe(200);
+    expect(
+      (await app.call(`/agents/sessions/${sessionId}`, { key: aliceKey, method: "DELETE" })).status,
+    ).toBe(200);
+    expect((await ping()).status).toBe(404);
+    expect((await app.call("/agents/sessions", { key: aliceKey, json: { sessionId } })).status).toBe(201);
+    expect((await ping()).status).toBe(404);
+  });
+
   it("serves the caller's session: resources, tools and updates", async () => {
     const { client } = await connect(aliceKey);
     expect((await client.listResources()).resources.map((r) => r.uri)).toEqual([

@@ -15,6 +15,12 @@ export interface RegisteredSessions {
   /** Whether `sessionId` is registered and not being deleted: what every route and grant needs. */
   has(sessionId: string, options?: OperationOptions): Promise<boolean>;
   state(sessionId: string, options?: OperationOptions): Promise<RegistrationState>;
+  /**
+   * When `sessionId` was registered, while it is registered and not being deleted; null otherwise.
+   * A registration of the same id after a deletion has another time: what was bound to the old one
+   * (an MCP session) is told apart by it.
+   */
+  registeredAt(sessionId: string, options?: OperationOptions): Promise<string | null>;
   /** Every registered session id, in key order (ids being deleted too). */
   list(options?: OperationOptions): AsyncIterable<string>;
   /**
@@ -91,6 +97,10 @@ export function registeredSessionsOf(store: ObjectStore, principal: Principal): 
       return (await state(sessionId, options)) === "registered";
     },
     state,
+    async registeredAt(sessionId, options = {}) {
+      const record = await read(sessionId, options);
+      return record === null || record.deletingSince !== undefined ? null : record.registeredAt;
+    },
     async *list(options = {}) {
       for await (const item of store.iterate({ ...options, prefix })) yield item.key.slice(prefix.length);
     },

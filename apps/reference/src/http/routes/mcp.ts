@@ -12,7 +12,10 @@ import type { AppEnv } from "../context.js";
  * principal under its fair share (`createMcpHttpSessions`, caps from `config.mcpSessions`); batches
  * are refused, so one request (one token of the rate limit) is one message. `upload_artifact` is not
  * offered here: it reads a file path, and the server's files are not the client's (uploads go
- * through `/agents/artifacts/upload-url`).
+ * through `/agents/artifacts/upload-url`). An MCP session is bound to the registration of its
+ * agent session that it was opened under: once the session is deleted its MCP sessions answer 404,
+ * also after the id is registered again, in every process (the registration's time is part of the
+ * scope, read on every request).
  */
 export function mcpRoutes(services: Services) {
   const sessions = createMcpHttpSessions(services.config.mcpSessions);
@@ -20,6 +23,9 @@ export function mcpRoutes(services: Services) {
   app.all("/mcp/sessions/:sessionId", async (c) => {
     const tenant = c.get("tenant");
     const sessionId = c.req.param("sessionId");
+    // The registration an MCP session was opened under (or none, for a session only on disk).
+    const registeredAt =
+      (await tenant.registeredSessions.registeredAt(sessionId, { signal: c.req.raw.signal })) ?? "none";
     // A GET is the session's live notification stream: it counts against the key's streams,
     // as a thread's event stream does, until the client goes away.
     const release = c.req.method === "GET" ? services.limits.openStream(c.get("keyId")) : () => {};
@@ -27,7 +33,7 @@ export function mcpRoutes(services: Services) {
     const response = await sessions
       .handle(c.req.raw, {
         owner: tenant.owner,
-        scope: sessionId,
+        scope: `${sessionId}@${registeredAt}`,
         createServer: async () =>
           createStowageMcpServer({
             session: await tenant.agentSessions.get(sessionId, { signal: c.req.raw.signal }),
