@@ -64,7 +64,7 @@ describe("uploads (document 004)", () => {
     for (const name of ["a.png", "b.png"]) await uploadScreenshot(app, key, sessionId, name);
     const deleted = await app.call(`/agents/sessions/${sessionId}/uploads`, { key, method: "DELETE" });
     expect(deleted.status).toBe(200);
-    expect(((await deleted.json()) as { deletedObjects: number }).deletedObjects).toBeGreaterThanOrEqual(2);
+    expect(((await deleted.json()) as { deletedObjects: number }).deletedObjects).toBe(2);
     const listed = (await (await app.call(`/agents/${sessionId}/artifacts`, { key })).json()) as {
       artifacts: unknown[];
     };

@@ -20,8 +20,12 @@ const SESSIONS_ROOT = "sessions/";
 
 /** What {@link UploadRetention.deleteSession} removed. */
 export interface SessionDeletion {
-  /** Objects removed: uploads, their records, and the session's other files. */
+  /**
+   * Files removed: uploads and the session's other files. The service's own records of its upload
+   * URLs go too, but are bookkeeping, counted here no more than in the quota.
+   */
   deletedObjects: number;
+  /** Their bytes. */
   deletedBytes: number;
 }
 
@@ -173,10 +177,13 @@ export function createUploadRetention(options: {
       // the rest below, and a URL without a record writes nothing that counts.
       await quota.revoke(scope, signal ? { signal } : {});
       const keys: string[] = [];
+      let deletedObjects = 0;
       let deletedBytes = 0;
       const listedAt = new Date(now());
       for await (const item of store.iterate({ prefix: scope, ...(signal ? { signal } : {}) })) {
         keys.push(item.key);
+        if (sessionKeyParts(item.key)?.place.folder === "records") continue;
+        deletedObjects += 1;
         deletedBytes += item.size;
       }
       await removeAll(keys, signal);
@@ -190,7 +197,7 @@ export function createUploadRetention(options: {
         signal,
       );
       await quota.reconcile(scope, { objects: [], listedAt }, signal ? { signal } : {});
-      return { deletedObjects: keys.length, deletedBytes };
+      return { deletedObjects, deletedBytes };
     },
 
     async sweep(sweepOptions) {
