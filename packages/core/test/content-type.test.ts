@@ -1,0 +1,54 @@
+import { describe, expect, it } from "vitest";
+import {
+  assertContentType,
+  formatContentType,
+  MAX_CONTENT_TYPE_LENGTH,
+  normalizeContentType,
+  parseContentType,
+} from "../src/content-type.js";
+import { expectStowageError } from "../src/testing/expect-stowage-error.js";
+
+describe("content types", () => {
+  it.each([
+    ["image/png", "image/png"],
+    ["IMAGE/PNG", "image/png"],
+    ["text/plain; charset=UTF-8", "text/plain; charset=utf-8"],
+    ["text/plain;charset=utf-8", "text/plain; charset=utf-8"],
+    ['text/plain; charset="utf-8"', "text/plain; charset=utf-8"],
+    ["application/vnd.api+json", "application/vnd.api+json"],
+    ["multipart/form-data; Boundary=AbC", "multipart/form-data; boundary=AbC"],
+    ['text/x-notes; title="a b"', 'text/x-notes; title="a b"'],
+    ["application/x-ms!#$&^_.+-", "application/x-ms!#$&^_.+-"],
+  ])("normalizes %j to %j", (input, expected) => {
+    expect(normalizeContentType(input)).toBe(expected);
+  });
+
+  it("parses the essence and the parameters", () => {
+    expect(parseContentType("Text/Markdown; Charset=UTF-8; variant=GFM")).toEqual({
+      essence: "text/markdown",
+      parameters: { charset: "utf-8", variant: "GFM" },
+    });
+    expect(formatContentType({ essence: "text/plain", parameters: { charset: "utf-8" } })).toBe(
+      "text/plain; charset=utf-8",
+    );
+  });
+
+  it.each([
+    ["", "empty"],
+    ["json", "no subtype"],
+    ["/png", "no type"],
+    ["image/", "empty subtype"],
+    ["image/png/x", "two slashes"],
+    ["text/plain\nx-injected: 1", "a header injection"],
+    ["text/plain; charset", "a parameter without a value"],
+    ["text/plain; charset=a; charset=b", "a repeated parameter"],
+    ['text/plain; x="a\u0000"', "NUL in a quoted value"],
+    ["text/plain; x=a b", "a space in a token"],
+    ["té/xt", "non-ASCII"],
+    [`a/${"b".repeat(MAX_CONTENT_TYPE_LENGTH)}`, "too long"],
+    [42, "a number"],
+  ])("refuses %j (%s)", async (value, _why) => {
+    expect(parseContentType(value)).toBeUndefined();
+    await expectStowageError(() => assertContentType(value), "INVALID_INPUT");
+  });
+});

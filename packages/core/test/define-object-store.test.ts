@@ -1,0 +1,180 @@
+import { describe, expect, it } from "vitest";
+import { defineObjectStore, type ObjectStoreDriver } from "../src/define-object-store.js";
+import { StowageError } from "../src/errors.js";
+import { createMemoryObjectStore } from "../src/memory-object-store.js";
+import { expectStowageError } from "../src/testing/expect-stowage-error.js";
+import { describeObjectStoreConformance } from "../src/testing/object-store-conformance.js";
+
+/** A driver with only the required methods, delegating to a memory store. */
+function minimalDriver(overrides: Partial<ObjectStoreDriver> = {}): ObjectStoreDriver {
+  const backing = createMemoryObjectStore();
+  return {
+    name: "minimal",
+    atomicCreateOnly: true,
+    keepsContentType: true,
+    put: (key, body, options) => backing.put(key, body, options),
+    get: (key) => backing.get(key),
+    stream: (key) => backing.stream(key),
+    head: (key) => backing.head(key),
+    delete: (key) => backing.delete(key),
+    list: (options) => backing.list(options),
+    ...overrides,
+  };
+}
+
+// The fallbacks for move, touch and iterate must satisfy the same contract as native versions.
+describeObjectStoreConformance({
+  name: "driver without move/touch/iterate",
+  createStore: () => defineObjectStore(minimalDriver()),
+});
+
+describe("defineObjectStore", () => {
+  it("declares native features only when the driver has them", () => {
+    const plain = defineObjectStore(minimalDriver());
+    expect(plain.capabilities).toMatchObject({ nativeMove: false, nativeTouch: false, directUpload: false });
+    expect(createMemoryObjectStore().capabilities).toMatchObject({ nativeMove: true, nativeTouch: true });
+  });
+
+  it("fails instead of looping when a driver's cursor does not advance", async () => {
+    const store = defineObjectStore(
+      minimalDriver({
+        list: async () => ({ items: [{ key: "a", size: 1, lastModified: new Date() }], cursor: "stuck" }),
+      }),
+    );
+    const seen: string[] = [];
+    const drain = async () => {
+      for await (const item of store.iterate()) seen.push(item.key);
+    };
+    await expect(drain()).rejects.toSatisfy((err) => StowageError.is(err, "INTERNAL"));
+    expect(seen).toEqual(["a", "a"]);
+  });
+
+  it("maps a driver's raw system error to a StowageError naming the operation", async () => {
+    const store = defineObjectStore(
+      minimalDriver({
+        get: async () => {
+          throw Object.assign(new Error("EACCES: permission denied"), { code: "EACCES" });
+        },
+      }),
+    );
+    const err = await store.get("secret").catch((error: unknown) => error);
+    expect(StowageError.is(err, "FORBIDDEN")).toBe(true);
+    expect((err as Error).message).toContain('minimal get "secret"');
+  });
+
+  it("validates direct upload requests before the driver signs anything", async () => {
+    const signed: string[] = [];
+    const store = defineObjectStore(
+      minimalDriver({
+        createUploadUrl: async (request) => {
+          signed.push(request.key);
+          return { method: "PUT", url: "https://example.test/x", headers: {}, expiresAt: new Date() };
+        },
+      }),
+    );
+    expect(store.capabilities.directUpload).toBe(true);
+    const good = { key: "a/b.png", contentType: "image/png", contentLength: 10, expiresInSeconds: 900 };
+    await store.createUploadUrl!(good);
+    const bad = [
+      { ...good, key: "../x" },
+      { ...good, contentType: "" },
+      { ...good, contentLength: -1 },
+      { ...good, contentLength: 1.5 },
+      { ...good, sha256: "XYZ" },
+      { ...good, expiresInSeconds: 0 },
+      { ...good, expiresInSeconds: 8 * 24 * 3600 },
+    ];
+    for (const request of bad) {
+      await expect(store.createUploadUrl!(request)).rejects.toSatisfy((err) =>
+        StowageError.is(err, "INVALID_INPUT"),
+      );
+    }
+    expect(signed).toEqual(["a/b.png"]);
+  });
+
+  it("validates direct download requests: disposition and file name", async () => {
+    const asked: unknown[] = [];
+    const store = defineObjectStore(
+      minimalDriver({
+        createDownloadUrl: async (request) => {
+          asked.push(request);
+          return { method: "GET", url: "https://example.test/x", headers: {}, expiresAt: new Date() };
+        },
+      }),
+    );
+    const good = {
+      key: "a/b.png",
+      expiresInSeconds: 60,
+      disposition: "attachment" as const,
+      filename: "b é.png",
+    };
+    await store.createDownloadUrl!(good);
+    for (const request of [
+      { ...good, disposition: "download" },
+      { ...good, filename: "../b.png" },
+      { ...good, filename: "a/b.png" },
+      { ...good, filename: "b\u0000.png" },
+      { ...good, filename: "" },
+    ]) {
+      await expectStowageError(store.createDownloadUrl!(request as never), "INVALID_INPUT");
+    }
+    expect(asked).toEqual([good]);
+  });
+
+  it("maps every driver error through mapError, streams broken off mid-body included", async () => {
+    const raw = Object.assign(new Error("backend said no"), { name: "AccessDenied" });
+    const contexts: string[] = [];
+    const mapError = (err: unknown, context: string) => {
+      contexts.push(context);
+      return new StowageError("FORBIDDEN", `${context}: mapped`, { cause: err });
+    };
+    const store = defineObjectStore(
+      minimalDriver({
+        mapError,
+        head: async () => {
+          throw raw;
+        },
+        stream: async () =>
+          new ReadableStream<Uint8Array>({
+            start(controller) {
+              controller.enqueue(new Uint8Array([1, 2, 3]));
+            },
+            pull(controller) {
+              controller.error(raw);
+            },
+          }),
+      }),
+    );
+    const headError = await expectStowageError(store.head("k"), "FORBIDDEN");
+    expect(headError.cause).toBe(raw);
+    const stream = (await store.stream("k"))!;
+    const reader = stream.getReader();
+    expect((await reader.read()).value).toEqual(new Uint8Array([1, 2, 3]));
+    await expectStowageError(reader.read(), "FORBIDDEN");
+    expect(contexts).toEqual(['minimal head "k"', 'minimal stream "k"']);
+  });
+
+  it("passes StowageErrors through without calling mapError", async () => {
+    let called = false;
+    const store = defineObjectStore(
+      minimalDriver({
+        mapError: (err) => {
+          called = true;
+          return err as StowageError;
+        },
+        get: async () => {
+          throw new StowageError("CONFLICT", "already a StowageError");
+        },
+      }),
+    );
+    await expectStowageError(store.get("k"), "CONFLICT");
+    expect(called).toBe(false);
+  });
+
+  it("offers uriFor only where the driver has one, with the key validated first", async () => {
+    expect(defineObjectStore(minimalDriver()).uriFor).toBeUndefined();
+    const store = defineObjectStore(minimalDriver({ uriFor: (key) => `mem://bucket/${key}` }));
+    expect(store.uriFor!("a/b.txt")).toBe("mem://bucket/a/b.txt");
+    await expectStowageError(() => store.uriFor!("../etc/passwd"), "INVALID_INPUT");
+  });
+});

@@ -1,0 +1,176 @@
+import { expectStowageError, seededRandom } from "@stowage/core/testing";
+import { realTranscripts } from "@stowage/test-support";
+import { countTokens as o200k } from "gpt-tokenizer/encoding/o200k_base";
+import { Tiktoken } from "js-tiktoken/lite";
+import o200kRanks from "js-tiktoken/ranks/o200k_base";
+import { describe, expect, it } from "vitest";
+import { CORPORA } from "../corpora.js";
+import { countTokensHeuristic } from "../../src/tokens/heuristic-token-counter.js";
+import { countTokensExact, DEFAULT_TOKEN_COUNTER, measureTokens } from "../../src/tokens/token-counter.js";
+
+const charsOver4 = (text: string) => Math.ceil(text.length / 4);
+
+describe("exact token counter", () => {
+  it("is the default and agrees with o200k_base", () => {
+    expect(DEFAULT_TOKEN_COUNTER).toBe(countTokensExact);
+    for (const text of Object.values(CORPORA)) expect(countTokensExact(text)).toBe(o200k(text));
+    expect(countTokensExact("")).toBe(0);
+  });
+
+  it("counts special-token markers as plain text instead of throwing", () => {
+    const text = "before <|endoftext|> after <|im_start|>";
+    expect(() => o200k(text)).toThrow(/special token/);
+    expect(countTokensExact(text)).toBeGreaterThan(5);
+  });
+
+  it("refuses a non-string with INVALID_INPUT", async () => {
+    for (const value of [42, null, undefined, ["a"], { text: "a" }]) {
+      await expectStowageError(() => countTokensExact(value as unknown as string), "INVALID_INPUT");
+    }
+  });
+});
+
+// Counts that treat special-token markers as text, like countTokensExact.
+const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
+const tiktoken = new Tiktoken(o200kRanks);
+const tiktokenCount = (text: string) => tiktoken.encode(text, [], []).length;
+
+/** Long unbroken runs: what the pre-tokenizer leaves as one piece, merged by the O(n log n) path. */
+function longRuns(length: number, seed: number): Record<string, string> {
+  const random = seededRandom(seed);
+  const pick = (alphabet: string) =>
+    Array.from({ length }, () => alphabet[Math.floor(random() * alphabet.length)]).join("");
+  return {
+    repeatedLetter: "a".repeat(length),
+    repeatedWord: "session".repeat(Math.ceil(length / 7)).slice(0, length),
+    randomLower: pick("abcdefghijklmnopqrstuvwxyz"),
+    randomMixedCase: pick("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"),
+    randomBase64: pick("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"),
+    punctuation: pick("=-_*#~.:;!?<>[]{}()|\\\"'`^"),
+    repeatedEquals: "=".repeat(length),
+    spaces: " ".repeat(length),
+    spacesThenWord: `${" ".repeat(length)}word`,
+    newlines: "\n".repeat(length),
+    accented: pick("éèàùçôîœæ"),
+    cyrillic: pick("абвгдежзийклмнопрстуфхцчшщ"),
+    cjk: pick("中文字符会话存储令牌计数"),
+    emoji: pick("😀🎉🚀✨🔥"),
+    mixedScripts: pick("aé中😀б"),
+  };
+}
+
+describe("exact counting of long unbroken runs", () => {
+  it("gives gpt-tokenizer's own count for every kind of long run, at many lengths", () => {
+    let seed = 1;
+    for (const length of [129, 200, 517, 1_000, 2_500]) {
+      for (const [name, text] of Object.entries(longRuns(length, seed++))) {
+        expect({ name, length, count: countTokensExact(text) }).toEqual({
+          name,
+          length,
+          count: o200k(text, PLAIN_TEXT),
+        });
+      }
+    }
+  });
+
+  it("gives the same count as js-tiktoken (OpenAI's port) on long runs inside prose", () => {
+    const runs = longRuns(600, 99);
+    const text = Object.values(runs).join(" and then some prose, 42 of it.\n");
+    expect(countTokensExact(text)).toBe(tiktokenCount(text));
+  });
+
+  it("counts right past the short-piece cache's capacity (it is emptied when full)", () => {
+    // 120,000 distinct words: more pieces than the cache holds (100,000), so it fills and empties.
+    const word = (n: number) => {
+      let letters = "";
+      for (let rest = n + 26 * 27; rest > 0; rest = Math.floor(rest / 26))
+        letters += "abcdefghijklmnopqrstuvwxyz"[rest % 26];
+      return letters;
+    };
+    const text = Array.from({ length: 120_000 }, (_, n) => word(n)).join(" ");
+    const expected = tiktokenCount(text);
+    expect(countTokensExact(text)).toBe(expected);
+    expect(countTokensExact(text)).toBe(expected);
+  });
+
+  const real = realTranscripts("hot-state exact token counts");
+  it.skipIf(!real.present)(
+    "gives the same count as js-tiktoken on every real transcript",
+    () => {
+      const files = real.files();
+      expect(files.length).toBeGreaterThan(0);
+      for (const file of files) {
+        // The first 200 KB of each: js-tiktoken, the reference here, is slow on long pieces.
+        const text = real.read(file).slice(0, 200_000);
+        expect({ file, count: countTokensExact(text) }).toEqual({ file, count: tiktokenCount(text) });
+      }
+    },
+    300_000,
+  );
+});
+
+describe("chars / 4 is not an acceptable default", () => {
+  it.each([
+    ["hexIds", 2],
+    ["json", 1.3],
+    ["cjk", 2.5],
+  ] as const)("chars/4 undercounts %s by at least %sx against the exact count", (name, factor) => {
+    const text = CORPORA[name];
+    expect(countTokensExact(text)).toBeGreaterThanOrEqual(charsOver4(text) * factor);
+  });
+});
+
+describe("heuristic token counter", () => {
+  it.each(Object.keys(CORPORA) as (keyof typeof CORPORA)[])(
+    "stays within 20%% of the exact count on %s",
+    (name) => {
+      const text = CORPORA[name];
+      const exact = countTokensExact(text);
+      const estimate = countTokensHeuristic(text);
+      expect(Math.abs(estimate - exact) / exact).toBeLessThan(0.2);
+    },
+  );
+
+  it.each(["hexIds", "json", "cjk"] as const)("is much closer than chars/4 on %s", (name) => {
+    const text = CORPORA[name];
+    const exact = countTokensExact(text);
+    const heuristicError = Math.abs(countTokensHeuristic(text) - exact);
+    const quarterError = Math.abs(charsOver4(text) - exact);
+    expect(heuristicError * 3).toBeLessThan(quarterError);
+  });
+
+  it("gives 0 for empty text and a non-negative integer for anything", () => {
+    expect(countTokensHeuristic("")).toBe(0);
+    for (const text of ["\u0000\u0001", "🎉🎉", "\ud800", "  \n\n\t", "a", "…", "x".repeat(10_000)]) {
+      const count = countTokensHeuristic(text);
+      expect(Number.isSafeInteger(count) && count >= 0).toBe(true);
+    }
+  });
+});
+
+describe("measureTokens fails closed", () => {
+  it.each([
+    [
+      "throws",
+      () => {
+        throw new Error("tokenizer crashed");
+      },
+    ],
+    ["returns NaN", () => Number.NaN],
+    ["returns a negative count", () => -1],
+    ["returns a fraction", () => 1.5],
+    ["returns Infinity", () => Number.POSITIVE_INFINITY],
+    ["returns a string", () => "12" as unknown as number],
+    ["returns a promise", () => Promise.resolve(3) as unknown as number],
+  ])("a counter that %s is BUDGET_EXCEEDED / UNMEASURABLE", async (_why, counter) => {
+    await expectStowageError(
+      () => measureTokens(counter, "text", "hot state"),
+      "BUDGET_EXCEEDED",
+      "UNMEASURABLE",
+    );
+  });
+
+  it("passes a good count through", () => {
+    expect(measureTokens(() => 7, "text", "x")).toBe(7);
+  });
+});

@@ -1,0 +1,313 @@
+import { createHash } from "node:crypto";
+import { createMemoryObjectStore, type ObjectStore } from "@stowage/core";
+import { expectStowageError } from "@stowage/core/testing";
+import { describe, expect, it } from "vitest";
+import { createObjectSessionStore } from "../../src/session-store/object-session-store.js";
+import type { SessionStoreEntry } from "../../src/session-store/types.js";
+
+// Parts written by hand into the ObjectStore, as the README describes the format: a header line
+// `{"stowageSessionPart":2,"keySha256":<hex SHA-256 of the part's own object key>,"counts":[…]}`,
+// then one JSON line per entry, each ending in "\n". Nothing here is made by the code under test.
+
+const sha256 = (text: string) => createHash("sha256").update(text, "utf8").digest("hex");
+const name = (first: number, last: number) =>
+  `part-${String(first).padStart(12, "0")}-${String(last).padStart(12, "0")}.jsonl`;
+const dir = "session-store/-workspace-app/s1/";
+const key = { projectKey: "-workspace-app", sessionId: "s1" };
+const P = (seq: number) => dir + name(seq, seq);
+const R = (first: number, last: number) => dir + name(first, last);
+
+const line = (uuid: string) => JSON.stringify({ type: "user", uuid });
+const user = (uuid: string): SessionStoreEntry => ({ type: "user", uuid });
+const summary = { sessionId: "s1", mtime: 1, data: { customTitle: "Hand-written" } };
+
+/** A part whose header is bound to `boundTo` (its own key, unless a test says otherwise). */
+function part(boundTo: string, counts: number[], lines: string[], header: Record<string, unknown> = {}) {
+  const head = JSON.stringify({ stowageSessionPart: 2, keySha256: sha256(boundTo), counts, ...header });
+  return Buffer.from([head, ...lines].map((text) => `${text}\n`).join(""));
+}
+const raw = (text: string) => Buffer.from(text);
+const EMPTY = new Uint8Array(0);
+
+/** Six entries in three parts of two, the last one with a summary. */
+const sixEntries = (): Record<string, Uint8Array> => ({
+  [P(1)]: part(P(1), [2], [line("a"), line("b")]),
+  [P(2)]: part(P(2), [2], [line("c"), line("d")]),
+  [P(3)]: part(P(3), [2], [line("e"), line("f")], { summary }),
+});
+const SIX = ["a", "b", "c", "d", "e", "f"].map(user);
+
+/** Byte offset of line `n` (0: the header) of a part written by hand. */
+const offsetOfLine = (bytes: Uint8Array, n: number) => {
+  let offset = 0;
+  for (let i = 0; i < n; i++) offset = Buffer.from(bytes).indexOf(0x0a, offset) + 1;
+  return offset;
+};
+
+async function storeWith(objects: Record<string, Uint8Array | null>): Promise<ObjectStore> {
+  const store = createMemoryObjectStore();
+  for (const [objectKey, bytes] of Object.entries(objects)) if (bytes) await store.put(objectKey, bytes);
+  return store;
+}
+
+async function snapshot(store: ObjectStore): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for await (const item of store.iterate())
+    out[item.key] = Buffer.from((await store.get(item.key))!).toString("base64");
+  return out;
+}
+
+type Operation = "load" | "append" | "compact" | "summaries";
+const ALL: Operation[] = ["load", "append", "compact", "summaries"];
+const ENTRIES: Operation[] = ["load", "append", "compact"];
+
+function run(store: ObjectStore, operation: Operation): Promise<unknown> {
+  // A new store each time: it knows nothing of the transcript and reads it.
+  const sessions = createObjectSessionStore({ store });
+  if (operation === "load") return sessions.load(key);
+  if (operation === "append") return sessions.append(key, [user("new")]);
+  if (operation === "compact") return sessions.compact(key);
+  return sessions.listSessionSummaries(key.projectKey);
+}
+
+interface Refused {
+  why: string;
+  objects: () => Record<string, Uint8Array | null>;
+  reason: "MISSING_PART" | "CORRUPT_PART" | "FOREIGN_PART" | "UNSUPPORTED_PART_FORMAT";
+  details: () => Record<string, unknown>;
+  operations: Operation[];
+}
+
+const withPart2Line = (second: string) => part(P(2), [2], [line("c"), second]);
+
+const REFUSED: Refused[] = [
+  {
+    why: "a zero-byte part that no range covers (load returned 4 of 6 entries)",
+    objects: () => ({ ...sixEntries(), [P(2)]: EMPTY }),
+    reason: "MISSING_PART",
+    details: () => ({ key: P(2), first: 2, last: 2 }),
+    operations: ALL,
+  },
+  {
+    why: "a part missing between two others",
+    objects: () => ({ ...sixEntries(), [P(2)]: null }),
+    reason: "MISSING_PART",
+    details: () => ({ key: dir, first: 2, last: 2 }),
+    operations: ALL,
+  },
+  {
+    why: "a zero-byte last part (a summary would be taken from the part before)",
+    objects: () => ({ ...sixEntries(), [P(3)]: EMPTY }),
+    reason: "MISSING_PART",
+    details: () => ({ key: P(3), first: 3, last: 3 }),
+    operations: ALL,
+  },
+  {
+    why: "only zero-byte parts (load returned null)",
+    objects: () => ({ [P(1)]: EMPTY, [P(2)]: EMPTY, [P(3)]: EMPTY }),
+    reason: "MISSING_PART",
+    details: () => ({ key: P(1), first: 1, last: 1 }),
+    operations: ALL,
+  },
+  {
+    why: "a zero-byte part beside a range that does not cover it",
+    objects: () => ({
+      [P(1)]: EMPTY,
+      [R(1, 2)]: part(R(1, 2), [2, 2], ["a", "b", "c", "d"].map(line)),
+      [P(2)]: EMPTY,
+      [P(3)]: EMPTY,
+    }),
+    reason: "MISSING_PART",
+    details: () => ({ key: P(3), first: 3, last: 3 }),
+    operations: ALL,
+  },
+  ...[
+    ["not JSON", '{"type":"user",'],
+    ["a number", "42"],
+    ["null", "null"],
+    ["an array", '[{"type":"user"}]'],
+    ["a string", '"user"'],
+    ["an object without a type", '{"uuid":"x"}'],
+    ["a type that is not a string", '{"type":5}'],
+    ["an empty uuid", '{"type":"user","uuid":""}'],
+    ["a uuid that is not a string", '{"type":"user","uuid":7}'],
+    ["a uuid with NUL", '{"type":"user","uuid":"a\\u0000b"}'],
+    ["a uuid with a lone surrogate", '{"type":"user","uuid":"\\ud800"}'],
+  ].map(
+    ([what, text]): Refused => ({
+      why: `a stored entry line that is ${what}`,
+      objects: () => ({ ...sixEntries(), [P(2)]: withPart2Line(text!) }),
+      reason: "CORRUPT_PART",
+      details: () => ({ key: P(2), offset: offsetOfLine(withPart2Line(text!), 2) }),
+      operations: ENTRIES,
+    }),
+  ),
+  {
+    why: "a header that is not JSON",
+    objects: () => ({
+      ...sixEntries(),
+      [P(3)]: raw(`{"stowageSessionPart":2,\n${line("e")}\n${line("f")}\n`),
+    }),
+    reason: "CORRUPT_PART",
+    details: () => ({ key: P(3), offset: 0 }),
+    operations: ALL,
+  },
+  {
+    why: "a header that is JSON but not an object",
+    objects: () => ({ ...sixEntries(), [P(3)]: raw(`null\n${line("e")}\n${line("f")}\n`) }),
+    reason: "CORRUPT_PART",
+    details: () => ({ key: P(3), offset: 0 }),
+    operations: ALL,
+  },
+  {
+    why: "a header of format 1, bound to no key",
+    objects: () => ({
+      ...sixEntries(),
+      [P(3)]: raw(`{"stowageSessionPart":1,"counts":[2]}\n${line("e")}\n${line("f")}\n`),
+    }),
+    reason: "UNSUPPORTED_PART_FORMAT",
+    details: () => ({ key: P(3), offset: 0 }),
+    operations: ALL,
+  },
+  {
+    why: "a header of format 2 without its key digest",
+    objects: () => ({
+      ...sixEntries(),
+      [P(3)]: raw(`{"stowageSessionPart":2,"counts":[2]}\n${line("e")}\n${line("f")}\n`),
+    }),
+    reason: "CORRUPT_PART",
+    details: () => ({ key: P(3), offset: 0 }),
+    operations: ALL,
+  },
+  {
+    why: "a part of another session of the project, copied with its span",
+    objects: () => ({
+      ...sixEntries(),
+      [P(3)]: part(`session-store/-workspace-app/s2/${name(3, 3)}`, [2], [line("e"), line("f")]),
+    }),
+    reason: "FOREIGN_PART",
+    details: () => ({ key: P(3), offset: 0 }),
+    operations: ALL,
+  },
+  {
+    why: "a part of this session copied to another span",
+    objects: () => ({ ...sixEntries(), [P(3)]: sixEntries()[P(1)]! }),
+    reason: "FOREIGN_PART",
+    details: () => ({ key: P(3), offset: 0 }),
+    operations: ALL,
+  },
+  {
+    why: "the same session's part under another prefix (another tenant's store)",
+    objects: () => ({
+      ...sixEntries(),
+      [P(3)]: part(`tenants/other/-workspace-app/s1/${name(3, 3)}`, [2], [line("e"), line("f")]),
+    }),
+    reason: "FOREIGN_PART",
+    details: () => ({ key: P(3), offset: 0 }),
+    operations: ALL,
+  },
+  {
+    why: "a subagent transcript's part in the main transcript",
+    objects: () => ({
+      ...sixEntries(),
+      [P(3)]: part(`${dir}subagents/agent-1/${name(3, 3)}`, [2], [line("e"), line("f")]),
+    }),
+    reason: "FOREIGN_PART",
+    details: () => ({ key: P(3), offset: 0 }),
+    operations: ALL,
+  },
+  {
+    why: "a header whose summary is not a summary",
+    objects: () => ({ ...sixEntries(), [P(3)]: part(P(3), [2], [line("e"), line("f")], { summary: 5 }) }),
+    reason: "CORRUPT_PART",
+    details: () => ({ key: P(3), offset: 0 }),
+    operations: ALL,
+  },
+  {
+    why: "a header whose counts are not of its span",
+    objects: () => ({ ...sixEntries(), [P(3)]: part(P(3), [1, 1], [line("e"), line("f")]) }),
+    reason: "CORRUPT_PART",
+    details: () => ({ key: P(3), offset: 0 }),
+    operations: ALL,
+  },
+  {
+    why: "a header that counts more entries than the part holds",
+    objects: () => ({ ...sixEntries(), [P(3)]: part(P(3), [3], [line("e"), line("f")]) }),
+    reason: "CORRUPT_PART",
+    details: () => ({ key: P(3), offset: 0 }),
+    operations: ENTRIES,
+  },
+  {
+    why: "a cut part (no final newline)",
+    objects: () => ({ ...sixEntries(), [P(3)]: sixEntries()[P(3)]!.subarray(0, -1) }),
+    reason: "CORRUPT_PART",
+    details: () => ({ key: P(3), offset: sixEntries()[P(3)]!.byteLength - 1 }),
+    operations: ENTRIES,
+  },
+];
+
+describe("stored parts written by hand: corrupt, foreign and missing parts are INTEGRITY on every read", () => {
+  for (const refused of REFUSED) {
+    for (const operation of refused.operations) {
+      it(`${operation}: ${refused.why} → ${refused.reason}`, async () => {
+        const store = await storeWith(refused.objects());
+        const before = await snapshot(store);
+        const err = await expectStowageError(run(store, operation), "INTEGRITY", refused.reason);
+        expect(err.details).toEqual(refused.details());
+        // Nothing is written on top of what cannot be read: no new part, no range, no tombstone.
+        expect(await snapshot(store)).toEqual(before);
+      });
+    }
+  }
+});
+
+describe("stored parts written by hand: what the format allows is read", () => {
+  it("parts as the README describes them: loaded, summarized, appended to and compacted", async () => {
+    const store = await storeWith(sixEntries());
+    const sessions = createObjectSessionStore({ store });
+    expect(await sessions.load(key)).toEqual(SIX);
+    const [listed] = await sessions.listSessionSummaries(key.projectKey);
+    expect(listed?.data).toEqual(summary.data);
+    await sessions.append(key, [user("g")]);
+    const fourth = Buffer.from((await store.get(P(4)))!).toString("utf8");
+    expect(JSON.parse(fourth.split("\n")[0]!)).toMatchObject({
+      stowageSessionPart: 2,
+      keySha256: sha256(P(4)),
+      counts: [1],
+    });
+    await sessions.compact(key);
+    const range = Buffer.from((await store.get(R(1, 4)))!)
+      .toString("utf8")
+      .split("\n");
+    expect(JSON.parse(range[0]!)).toMatchObject({ keySha256: sha256(R(1, 4)), counts: [2, 2, 2, 1] });
+    expect(range.slice(1)).toEqual([...["a", "b", "c", "d", "e", "f", "g"].map(line), ""]);
+    expect(await createObjectSessionStore({ store }).load(key)).toEqual([...SIX, user("g")]);
+  });
+
+  it("zero-byte parts inside a range are a compaction's leftovers", async () => {
+    const store = await storeWith({
+      [P(1)]: EMPTY,
+      [R(1, 3)]: part(R(1, 3), [2, 2, 2], ["a", "b", "c", "d", "e", "f"].map(line)),
+      [P(2)]: EMPTY,
+      [P(3)]: EMPTY,
+      [P(4)]: part(P(4), [1], [line("g")]),
+    });
+    expect(await createObjectSessionStore({ store }).load(key)).toEqual([...SIX, user("g")]);
+  });
+
+  it("a range that overlaps the one before it only partly: its header's counts say which lines to skip", async () => {
+    const store = await storeWith({
+      [R(1, 2)]: part(R(1, 2), [2, 2], ["a", "b", "c", "d"].map(line)),
+      [P(1)]: EMPTY,
+      [P(2)]: EMPTY,
+      [R(2, 3)]: part(R(2, 3), [2, 2], ["c", "d", "e", "f"].map(line)),
+      [P(3)]: EMPTY,
+    });
+    expect(await createObjectSessionStore({ store }).load(key)).toEqual(SIX);
+  });
+
+  it("a transcript whose first parts are gone is read from its first part (what a delete racing a writer in another process leaves)", async () => {
+    const store = await storeWith({ [P(3)]: sixEntries()[P(3)]! });
+    expect(await createObjectSessionStore({ store }).load(key)).toEqual([user("e"), user("f")]);
+  });
+});

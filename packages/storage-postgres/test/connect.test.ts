@@ -1,0 +1,141 @@
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
+import { expectStowageError, integrationEnv, recordingLogger } from "@stowage/core/testing";
+import { tempDirectory } from "@stowage/test-support";
+import { sql } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { uniqueSchema } from "./backends.js";
+import { connectEmbedded } from "../src/connect-embedded.js";
+import { connectPostgres } from "../src/connect-postgres.js";
+import { rowsOf } from "../src/database.js";
+import { createPostgresObjectStore } from "../src/object-store.js";
+
+const base = await tempDirectory("stowage-connect-");
+const text = (value: string) => new TextEncoder().encode(value);
+
+describe("connect options", () => {
+  it("rejects malformed urls, schemas and pool sizes before connecting", async () => {
+    for (const url of ["", "mysql://x", "127.0.0.1:5432", undefined, 5]) {
+      await expectStowageError(connectPostgres({ url: url as string }), "INVALID_INPUT");
+    }
+    for (const schema of [
+      "",
+      "Public",
+      "a-b",
+      'x"; DROP SCHEMA public CASCADE; --',
+      "1abc",
+      "a".repeat(64),
+      "../x",
+    ]) {
+      await expectStowageError(connectPostgres({ url: "postgres://localhost/x", schema }), "INVALID_INPUT");
+      await expectStowageError(connectEmbedded({ schema }), "INVALID_INPUT");
+    }
+    for (const maxConnections of [0, -1, 1.5]) {
+      await expectStowageError(
+        connectPostgres({ url: "postgres://localhost/x", maxConnections }),
+        "INVALID_INPUT",
+      );
+    }
+    for (const dataDir of ["", "a\u0000b", 7]) {
+      await expectStowageError(connectEmbedded({ dataDir: dataDir as string }), "INVALID_INPUT");
+    }
+  });
+
+  it("fails with UNAVAILABLE when no server listens", async () => {
+    await expectStowageError(connectPostgres({ url: "postgres://postgres@127.0.0.1:1/test" }), "UNAVAILABLE");
+  });
+
+  it("an aborted signal stops before connecting", async () => {
+    const controller = new AbortController();
+    controller.abort();
+    await expectStowageError(connectEmbedded({ signal: controller.signal }), "ABORTED");
+  });
+});
+
+describe("connectEmbedded", () => {
+  it("keeps data in dataDir across close and reopen, in the schema asked for", async () => {
+    const dataDir = join(base, "pgdata");
+    const first = await connectEmbedded({ dataDir, schema: "stowage" });
+    await createPostgresObjectStore({ db: first.db }).put("kept", text("across restarts"));
+    await first.close();
+    await first.close();
+    const second = await connectEmbedded({ dataDir, schema: "stowage" });
+    expect(new TextDecoder().decode((await createPostgresObjectStore({ db: second.db }).get("kept"))!)).toBe(
+      "across restarts",
+    );
+    expect(rowsOf(await second.db.execute(sql`SELECT current_schema() AS s`))[0]?.s).toBe("stowage");
+    await second.close();
+  });
+
+  it("tells its logger, and closes, when its data directory lock is removed by hand", async () => {
+    const dataDir = join(base, "lost-lock");
+    const { logger, warnings } = recordingLogger();
+    const connection = await connectEmbedded({ dataDir, logger });
+    await rm(join(dataDir, "stowage.lock"), { recursive: true, force: true });
+    // proper-lockfile notices at its next refresh (every second): wait for it, boundedly.
+    for (let i = 0; i < 100 && warnings.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(warnings.map((warning) => warning.details)).toEqual([{ reason: "DATA_DIR_LOCK_LOST" }]);
+    await connection.close();
+  });
+
+  it("creates a dataDir whose parents do not exist yet (a fresh project's ./.stowage/pg)", async () => {
+    const connection = await connectEmbedded({ dataDir: join(base, "fresh", ".stowage", "pg") });
+    expect(rowsOf(await connection.db.execute(sql`SELECT 1 AS one`))[0]?.one).toBe(1);
+    await connection.close();
+  });
+});
+
+const env = integrationEnv("PostgreSQL", ["DATABASE_URL"]);
+describe.skipIf(!env.ready)(`connectPostgres${env.ready ? "" : ` (skipped: ${env.reason})`}`, () => {
+  const url = env.values.DATABASE_URL!;
+
+  it("migrates once even when several processes' pools connect at the same moment", async () => {
+    const schema = uniqueSchema("race");
+    const connections = await Promise.all(Array.from({ length: 4 }, () => connectPostgres({ url, schema })));
+    try {
+      const applied = rowsOf(
+        await connections[0]!.db.execute(
+          sql.raw(`SELECT count(*)::int AS n FROM "${schema}".stowage_migrations`),
+        ),
+      );
+      // One row per migration in drizzle/meta/_journal.json.
+      expect(applied[0]?.n).toBe(9);
+      const again = await connectPostgres({ url, schema });
+      await again.close();
+      const tables = rowsOf(
+        await connections[0]!.db.execute(
+          sql`SELECT table_name FROM information_schema.tables WHERE table_schema = ${schema} ORDER BY table_name`,
+        ),
+      ).map((row) => row.table_name);
+      expect(tables).toEqual([
+        "agent_sessions",
+        "blobs",
+        "prompt_metrics",
+        "quota_objects",
+        "quota_reservations",
+        "quota_scopes",
+        "rate_limits",
+        "session_store_entries",
+        "session_store_keys",
+        "stowage_migrations",
+      ]);
+    } finally {
+      await connections[0]!.db.execute(sql.raw(`DROP SCHEMA "${schema}" CASCADE`));
+      await Promise.all(connections.map((connection) => connection.close()));
+    }
+  });
+
+  it("maps database errors: a missing table is INTERNAL with a hint, a unique violation ALREADY_EXISTS", async () => {
+    const schema = uniqueSchema("errors");
+    const connection = await connectPostgres({ url, schema });
+    try {
+      const store = createPostgresObjectStore({ db: connection.db });
+      await connection.db.execute(sql.raw(`DROP TABLE "${schema}".blobs`));
+      // The SQLSTATE is the reason; the message also says to apply the migrations.
+      await expectStowageError(store.get("x"), "INTERNAL", "42P01");
+    } finally {
+      await connection.db.execute(sql.raw(`DROP SCHEMA "${schema}" CASCADE`));
+      await connection.close();
+    }
+  });
+});

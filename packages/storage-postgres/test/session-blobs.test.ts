@@ -1,0 +1,123 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import { gzipSync } from "node:zlib";
+import { describeSessionBlobRepositoryConformance, sampleSessionBlob } from "@stowage/sessions/testing";
+import { sql } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { describeBackends } from "./backends.js";
+import { rowsOf } from "../src/database.js";
+import { agentSessions } from "../src/schema.js";
+import { createPostgresSessionBlobs } from "../src/session-blobs.js";
+
+describeBackends("postgres session blobs", (backend) => {
+  describeSessionBlobRepositoryConformance({
+    name: `postgres session blobs on ${backend.name}`,
+    createRepository: () => createPostgresSessionBlobs({ db: backend.connection().db }),
+    destroyRepository: async () => {
+      await backend.connection().db.delete(agentSessions);
+    },
+  });
+
+  describe("specific to the agent_sessions table", () => {
+    it("has the columns, unique pair and indexes of the issue", async () => {
+      const { db } = backend.connection();
+      const columns = rowsOf(
+        await db.execute(sql`
+          SELECT column_name, data_type, is_nullable FROM information_schema.columns
+          WHERE table_schema = current_schema() AND table_name = 'agent_sessions' ORDER BY ordinal_position`),
+      ).map(
+        (row) => `${row.column_name} ${row.data_type} ${row.is_nullable === "YES" ? "null" : "not null"}`,
+      );
+      expect(columns).toEqual([
+        "id integer not null",
+        "request_id text not null",
+        "session_id text not null",
+        "agent_type text not null",
+        "session_blob bytea not null",
+        "blob_size_bytes integer not null",
+        "codec text not null",
+        "raw_size_bytes integer not null",
+        "created_at timestamp with time zone not null",
+        "expires_at timestamp with time zone null",
+        // Added by 0001_session_blob_owner; ALTER TABLE appends.
+        "owner text not null",
+      ]);
+      const indexes = rowsOf(
+        await db.execute(
+          sql`SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'agent_sessions'`,
+        ),
+      ).map((row) => String(row.indexdef).replace(/ ON \S+\.agent_sessions/, " ON agent_sessions"));
+      expect(indexes).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(
+            /UNIQUE INDEX agent_sessions_owner_request_id_session_id_unique .*\(owner, request_id, session_id\)/,
+          ),
+          expect.stringMatching(/INDEX idx_agent_sessions_owner_request_id .*\(owner, request_id\)$/),
+          expect.stringMatching(/INDEX idx_agent_sessions_owner_session_id .*\(owner, session_id\)$/),
+          expect.stringMatching(
+            /INDEX idx_agent_sessions_expires_at .*\(expires_at\) WHERE \(expires_at IS NOT NULL\)/,
+          ),
+        ]),
+      );
+    });
+
+    it("the database refuses a codec the schema does not know, whoever writes the row", async () => {
+      const { db } = backend.connection();
+      const err = await db
+        .insert(agentSessions)
+        .values({
+          owner: "user:alice",
+          requestId: "r",
+          sessionId: randomUUID(),
+          agentType: "claude-code",
+          sessionBlob: new Uint8Array([1]),
+          blobSizeBytes: 1,
+          codec: "lz4",
+          rawSizeBytes: 1,
+        })
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(Error);
+    });
+
+    it("two cleaners running at once delete every expired row exactly once", async () => {
+      const { db } = backend.connection();
+      const repo = createPostgresSessionBlobs({ db });
+      const past = new Date(Date.now() - 60_000);
+      for (let i = 0; i < 60; i++) {
+        await repo.create({
+          owner: i % 2 ? "user:alice" : "org:acme",
+          requestId: "req-cleaners",
+          ...sampleSessionBlob({ sessionId: randomUUID() }),
+          expiresAt: past,
+        });
+      }
+      const counts = await Promise.all([
+        repo.deleteExpired({ batchSize: 7 }),
+        repo.deleteExpired({ batchSize: 7 }),
+      ]);
+      expect(counts[0]! + counts[1]!).toBe(60);
+      expect(await repo.deleteExpired()).toBe(0);
+    });
+
+    it("a 4 MB blob round-trips byte for byte", async () => {
+      const repo = createPostgresSessionBlobs({ db: backend.connection().db });
+      // Blobs are read through when stored: a JSONL transcript whose random line hardly compresses.
+      const sessionId = randomUUID();
+      const jsonl = `${JSON.stringify({ type: "user", sessionId, data: randomBytes(3 * 1024 * 1024).toString("base64") })}\n`;
+      const blob = new Uint8Array(gzipSync(jsonl));
+      expect(blob.byteLength).toBeGreaterThan(3 * 1024 * 1024);
+      await repo.create({
+        owner: "user:alice",
+        requestId: "req-big",
+        sessionId,
+        agentType: "claude-code",
+        codec: "gzip",
+        blob,
+        rawSizeBytes: Buffer.byteLength(jsonl),
+      });
+      const found = await repo.getBySessionId("user:alice", sessionId);
+      expect(found?.blob.constructor).toBe(Uint8Array);
+      expect(Buffer.from(found!.blob).equals(Buffer.from(blob))).toBe(true);
+      await repo.deleteForRequest("user:alice", "req-big");
+    });
+  });
+});
