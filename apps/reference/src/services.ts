@@ -1,6 +1,5 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import type { BlobStore } from "@stowage/blob-store";
 import { type Notifier, type ObjectStore, StowageError } from "@stowage/core";
 import type { SessionBlobRepository } from "@stowage/sessions";
 import { createFsObjectStore, type FsObjectStore } from "@stowage/storage-fs";
@@ -14,13 +13,12 @@ import {
   createPostgresSessionBlobs,
   type StowageConnection,
 } from "@stowage/storage-postgres";
-import { type ApiKeys, createApiKeys, createUploadService, type UploadService } from "@stowage/uploads";
-import { createApiKeyRecords } from "./auth/api-key-records.js";
+import { createStowage, type Stowage, type Tenant } from "@stowage/tenancy";
+import { createSharedStores } from "@stowage/tenancy/shared";
+import { createUploadService, type UploadService } from "@stowage/uploads";
 import type { AppConfig } from "./config.js";
 import { createRateLimits, type RateLimits } from "./http/rate-limit.js";
-import { AGENT_SESSIONS_DIR, blobStoreIn, s3StoreFor } from "./shared-store.js";
-import { registeredSessionsOf } from "./tenancy/registered-sessions.js";
-import { createServerTenants, type ServerTenant, type Tenant } from "./tenancy/tenants.js";
+import { AGENT_SESSIONS_DIR, s3StoreFor } from "./shared-store.js";
 
 // Kept importable from here, where it always was.
 export { AGENT_SESSIONS_DIR } from "./shared-store.js";
@@ -36,16 +34,22 @@ export interface Services {
    * content-ref records live here.
    */
   shared: ObjectStore;
-  /** Every principal's blobs, deduplicated; a principal reads through its tenant's view only. */
-  blobs: BlobStore;
+  /**
+   * The deployment: every principal's stores through one table (`@stowage/tenancy`), API keys,
+   * blobs, a session's deletion from every store, the GC roots and the sweeps.
+   */
+  stowage: Stowage;
+  /** `stowage.blobs`: every principal's blobs, deduplicated; a principal reads through its tenant's view only. */
+  blobs: Stowage["blobs"];
+  /** `stowage.apiKeys`. */
+  apiKeys: Stowage["apiKeys"];
   uploads: UploadService;
-  apiKeys: ApiKeys;
   database: StowageConnection;
   sessionBlobs: SessionBlobRepository;
   notifier: Notifier;
   limits: RateLimits;
-  /** One principal's namespace: its sessions, threads, blobs, content refs, session blobs and uploads. */
-  tenant(principal: Tenant["principal"]): ServerTenant;
+  /** `stowage.tenant`: one principal's namespace, every store of the table in it. */
+  tenant(principal: Tenant["principal"]): Tenant;
   close(): Promise<void>;
 }
 
@@ -91,9 +95,8 @@ export async function createServices(config: AppConfig): Promise<Services> {
     : await connectEmbedded({ dataDir: join(dataDir, "pglite") });
   try {
     const stores = await storesFor(config, objects, database);
-    const blobs = blobStoreIn(stores.shared);
     const notifier = createPostgresNotifier({ connection: database });
-    const apiKeys = createApiKeys({ records: createApiKeyRecords({ store: stores.shared }) });
+    const { apiKeys, registeredSessions } = createSharedStores({ shared: stores.shared });
     const uploads = createUploadService({
       store: stores.uploads,
       policy: config.uploadPolicy,
@@ -103,7 +106,7 @@ export async function createServices(config: AppConfig): Promise<Services> {
         // A session exists in its principal's namespace only: the same id of another principal is
         // another session, and nobody can squat an id.
         sessionExists: (principal, sessionId, options) =>
-          registeredSessionsOf(stores.shared, principal).has(sessionId, options),
+          registeredSessions(principal).has(sessionId, options),
       },
     });
     uploadsService = uploads;
@@ -112,14 +115,18 @@ export async function createServices(config: AppConfig): Promise<Services> {
     // Made now, so that a missing directory later means something is wrong (garbage collection
     // refuses to treat it as "no sessions").
     await mkdir(agentSessionsDir, { recursive: true });
-    const tenant = createServerTenants({
-      agentSessionsDir,
+    const stowage = createStowage({
       shared: stores.shared,
-      blobs,
       notifier,
+      agentSessionsDir,
       sessionBlobs,
       uploads,
       hotState: config.hotState,
+      ...(config.uploadRetentionDays === undefined
+        ? {}
+        : { uploadRetentionDays: config.uploadRetentionDays }),
+      // Blobs are shared by every host where S3 or PostgreSQL holds them; agent sessions are not.
+      sharedAcrossHosts: config.s3 !== undefined || config.database !== undefined,
       // Prompt metrics go to the database's table when one is configured (a dashboard can query it).
       ...(config.database
         ? {
@@ -132,14 +139,15 @@ export async function createServices(config: AppConfig): Promise<Services> {
       config,
       objects,
       shared: stores.shared,
-      blobs,
+      stowage,
+      blobs: stowage.blobs,
+      apiKeys: stowage.apiKeys,
       uploads,
-      apiKeys,
       database,
       sessionBlobs,
       notifier,
       limits: createRateLimits({ perMinute: config.rateLimitPerMinute, db: database.db }),
-      tenant,
+      tenant: stowage.tenant,
       async close() {
         await notifier.close();
         await database.close();

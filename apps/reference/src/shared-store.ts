@@ -1,4 +1,3 @@
-import { type BlobStore, createBlobStore } from "@stowage/blob-store";
 import type { ObjectStore } from "@stowage/core";
 import type { StorageConfig } from "./config.js";
 
@@ -18,9 +17,4 @@ export async function s3StoreFor(s3Config: NonNullable<StorageConfig["s3"]>): Pr
       ? {}
       : { verifiesUploadChecksums: s3Config.verifiesUploadChecksums }),
   });
-}
-
-/** The blobs of a shared store, in the one layout every process uses. */
-export function blobStoreIn(shared: ObjectStore): BlobStore {
-  return createBlobStore({ store: shared, layout: "sharded", prefix: "blobs/" });
 }

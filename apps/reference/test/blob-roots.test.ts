@@ -4,77 +4,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { collectGarbage } from "@stowage/blob-store";
 import { expectStowageError } from "@stowage/core/testing";
-import { compressChunks, createMemorySessionBlobRepository } from "@stowage/sessions";
+import { compressChunks } from "@stowage/sessions";
+import { createStowage } from "@stowage/tenancy";
 import { textItem } from "@stowage/thread-items";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { blobRoots, sessionBlobRefs } from "../src/cli/blob-roots.js";
 import { startTestApp, type TestApp } from "./support/test-app.js";
-
-const HASH_A = "a".repeat(64);
-const HASH_B = "b".repeat(64);
-
-async function collect(refs: AsyncIterable<string>): Promise<string[]> {
-  const out: string[] = [];
-  for await (const ref of refs) out.push(ref);
-  return out;
-}
-
-async function store(
-  repository: ReturnType<typeof createMemorySessionBlobRepository>,
-  owner: string,
-  sessionId: string,
-  text: string,
-) {
-  const raw = new TextEncoder().encode(text);
-  await repository.create({
-    owner,
-    requestId: "req-1",
-    agentType: "claude-code",
-    sessionId,
-    codec: "gzip",
-    blob: await compressChunks("gzip", [raw]),
-    rawSizeBytes: Buffer.byteLength(text),
-  });
-}
-
-describe("the session blobs GC root", () => {
-  it("reads the refs inside every owner's stored session archive, across pages", async () => {
-    const repository = createMemorySessionBlobRepository();
-    await store(
-      repository,
-      "user:alice",
-      "11111111-1111-4111-8111-111111111111",
-      `{"image":"blob:sha256:${HASH_A}"}\n`,
-    );
-    await store(
-      repository,
-      "org:acme",
-      "22222222-2222-4222-8222-222222222222",
-      `{"x":1}\n{"y":"blob:sha256:${HASH_B}"}\n`,
-    );
-    expect((await collect(sessionBlobRefs(repository))).sort()).toEqual([HASH_A, HASH_B]);
-  });
-
-  it("stops, rather than scanning part of it, at an archive larger than it claims", async () => {
-    // Repositories refuse such a blob when it is stored; one stored before that check still may be there.
-    const text = `${"x".repeat(4096)}blob:sha256:${HASH_A}`;
-    const record = {
-      id: 1,
-      owner: "user:alice",
-      requestId: "req-1",
-      agentType: "claude-code",
-      sessionId: "33333333-3333-4333-8333-333333333333",
-      codec: "gzip" as const,
-      blob: await compressChunks("gzip", [new TextEncoder().encode(text)]),
-      rawSizeBytes: 100,
-      blobSizeBytes: 0,
-      createdAt: new Date(),
-      expiresAt: null,
-    };
-    const repository = { ...createMemorySessionBlobRepository(), list: async () => ({ records: [record] }) };
-    await expectStowageError(collect(sessionBlobRefs(repository)), "TOO_LARGE");
-  });
-});
 
 // The app's roots over every place it writes refs, through the real services: each place holds a
 // ref to a blob of its own, and a collection with no grace keeps exactly those.
@@ -93,7 +27,7 @@ describe("the app's garbage-collection roots", () => {
   }
   const ref = (hash: string) => `blob:sha256:${hash}`;
 
-  const collect = (roots = blobRoots(app.server.services)) =>
+  const collect = (roots = app.server.services.stowage.blobRoots()) =>
     collectGarbage({ blobs: app.server.services.blobs, roots, graceMs: 0, timestampSlackMs: 0 });
 
   it("keeps every blob referenced from any place, and deletes the rest", async () => {
@@ -165,7 +99,7 @@ describe("the app's garbage-collection roots", () => {
     }
     expect(await services.blobs.has(unreferenced)).toBe(false);
     expect(Object.keys(report.rootRefsBySource).sort()).toEqual(
-      ["agent sessions", "content refs", "hot state", "session blobs", "threads", "uploads"].sort(),
+      ["agentSessions", "registry", "hotState", "sessionBlobs", "threads", "uploads"].sort(),
     );
   });
 
@@ -175,7 +109,7 @@ describe("the app's garbage-collection roots", () => {
     await rm(dir, { recursive: true });
     try {
       const err = await expectStowageError(collect(), "UNAVAILABLE", "ROOTS_UNREADABLE");
-      expect(err.details).toEqual({ source: "agent sessions" });
+      expect(err.details).toEqual({ source: "agentSessions" });
       expect(await app.server.services.blobs.has(orphan)).toBe(true);
     } finally {
       await mkdir(dir, { recursive: true });
@@ -189,7 +123,7 @@ describe("the app's garbage-collection roots", () => {
     await shared.put(damaged, new TextEncoder().encode("{ torn"));
     try {
       const err = await expectStowageError(collect(), "UNAVAILABLE", "ROOTS_UNREADABLE");
-      expect(err.details).toEqual({ source: "hot state" });
+      expect(err.details).toEqual({ source: "hotState" });
       expect(await blobs.has(orphan)).toBe(true);
     } finally {
       await shared.delete(damaged);
@@ -198,20 +132,18 @@ describe("the app's garbage-collection roots", () => {
 
   it("with shared blobs (S3 or PostgreSQL) refuses unless every host's agent sessions are covered", async () => {
     const { services } = app.server;
-    const replicated = {
-      ...services,
-      config: { ...services.config, database: { url: "postgres://db.internal/stowage" } },
-    };
-    const err = await expectStowageError(() => blobRoots(replicated), "UNAVAILABLE", "ROOTS_NOT_SHARED");
+    // The same deployment as the server's, as PostgreSQL or S3 would make it: shared across hosts.
+    const replicated = createStowage({ ...services.stowage.deployment, sharedAcrossHosts: true });
+    const err = await expectStowageError(() => replicated.blobRoots(), "UNAVAILABLE", "ROOTS_NOT_SHARED");
     expect(err.message).toContain("--single-host");
-    expect(() => blobRoots(replicated, { singleHost: true })).not.toThrow();
+    expect(() => replicated.blobRoots({ singleHost: true })).not.toThrow();
     // Another host's sessions, mounted here, are scanned too.
     const otherHost = await mkdtemp(join(tmpdir(), "stowage-other-host-"));
     try {
       const theirs = await blobFor("another host's session");
       await mkdir(join(otherHost, "user", "bob"), { recursive: true });
       await writeFile(join(otherHost, "user", "bob", "2026-01-01T00-00-00-000Z_s.jsonl"), `${ref(theirs)}\n`);
-      await collect(blobRoots(replicated, { otherAgentSessionsDirs: [otherHost] }));
+      await collect(replicated.blobRoots({ otherAgentSessionsDirs: [otherHost] }));
       expect(await services.blobs.has(theirs)).toBe(true);
     } finally {
       await rm(otherHost, { recursive: true, force: true });

@@ -147,7 +147,7 @@ describe("deleting a session (DELETE /agents/sessions/:id)", () => {
       uploads: { deletedObjects: 1, deletedBytes: demoScreenshot().byteLength },
       threads: 2,
       sessionBlobs: 1,
-      sessionFile: true,
+      agentSessions: true,
     });
     // Every read of it is 404 now; nothing of it is listed.
     for (const path of [

@@ -22,7 +22,7 @@ import {
   openCodeToolResults,
   readmeSnippet,
 } from "../../../packages/mcp/test/readme-clients.js";
-import { openSharedStores } from "../src/cli/shared-stores.js";
+import { openSessionStores } from "../src/cli/shared-stores.js";
 import { loadStorageConfig } from "../src/config.js";
 import { STOWAGE_BIN, seedMcpSession } from "./support/stowage-mcp.js";
 import { startTestApp, type TestApp } from "./support/test-app.js";
@@ -74,7 +74,7 @@ describe.skipIf(!claude.ready)("Claude Code with `stowage mcp` (stdio)", () => {
   it("calls read_artifact on the principal's session and sends the result to the model", async () => {
     const { home, cwd } = await createAgentContainer(root, "claude-cli");
     // The snippet's `stowage mcp` uses ./.stowage of the directory Claude Code starts it in.
-    const stores = await openSharedStores(
+    const stores = await openSessionStores(
       loadStorageConfig({ STOWAGE_DATA_DIR: join(cwd, ".stowage") }, cwd),
     );
     try {

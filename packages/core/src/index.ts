@@ -1,4 +1,5 @@
 export { abortedError, throwIfAborted } from "./abort.js";
+export { parseBearerToken } from "./bearer-token.js";
 export { mapConcurrent } from "./concurrency.js";
 export { contentDisposition } from "./content-disposition.js";
 export {
@@ -86,6 +87,7 @@ export {
   type PutResult,
   type SignedRequest,
 } from "./object-store.js";
+export { assertPrincipal, type Principal, samePrincipal } from "./principal.js";
 export { assertSafeId, isSafeId, MAX_SAFE_ID_LENGTH, SAFE_ID_PATTERN, safeIdProblem } from "./safe-id.js";
 export { sanitizeText } from "./sanitize-text.js";
 export { assertSessionId, isSessionId, MAX_SESSION_ID_LENGTH, sessionIdProblem } from "./session-id.js";

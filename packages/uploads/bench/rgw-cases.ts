@@ -1,11 +1,11 @@
 import { ListObjectsV2Command, PutObjectCommand } from "@aws-sdk/client-s3";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import type { BenchCase } from "@stowage/bench-kit";
+import type { Principal } from "@stowage/core";
 import { mapConcurrent } from "@stowage/core";
 import {
   createMemoryQuotaLedger,
   createUploadService,
-  type Principal,
   sessionPrefix,
   uploadKey,
   uploadsPrefix,

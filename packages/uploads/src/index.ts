@@ -1,17 +1,5 @@
-export {
-  type ApiKeyRecord,
-  type ApiKeyRecordStore,
-  type ApiKeys,
-  type ApiKeysOptions,
-  createApiKeys,
-  createMemoryApiKeyRecordStore,
-  type IssuedApiKey,
-  parseBearerToken,
-  type VerifiedApiKey,
-} from "./api-keys.js";
 export { formatSize } from "./format-size.js";
 export { createMemoryQuotaLedger, type MemoryQuotaLedgerOptions } from "./memory-quota-ledger.js";
-export { assertPrincipal, type Principal, samePrincipal } from "./principal.js";
 export {
   type DownloadUrlResponseBody,
   MAX_UPLOAD_REQUEST_BODY_BYTES,

@@ -1,5 +1,11 @@
-import { errorResponse, type Logger, parseContentType, StowageError } from "@stowage/core";
-import { assertPrincipal, type Principal } from "./principal.js";
+import {
+  assertPrincipal,
+  errorResponse,
+  type Logger,
+  type Principal,
+  parseContentType,
+  StowageError,
+} from "@stowage/core";
 import {
   type DownloadUrlResponseBody,
   MAX_UPLOAD_REQUEST_BODY_BYTES,

@@ -1,5 +1,4 @@
-import { assertSafeId, isSafeId } from "@stowage/core";
-import { assertPrincipal, type Principal } from "./principal.js";
+import { assertPrincipal, assertSafeId, isSafeId, type Principal } from "@stowage/core";
 
 // The folder beside `session.json` and `diff.txt` that holds a session's uploads. "artifacts" is
 // the design document's S3 layout (`sessions/<user|org>/<id>/<sessionId>/artifacts/<file>`), a

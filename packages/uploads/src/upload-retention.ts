@@ -3,11 +3,11 @@ import {
   mapConcurrent,
   type ObjectStore,
   type OperationOptions,
+  type Principal,
   pushAll,
   StowageError,
   throwIfAborted,
 } from "@stowage/core";
-import type { Principal } from "./principal.js";
 import type { QuotaLedger } from "./quota-ledger.js";
 import { sessionKeyParts, sessionPrefix } from "./upload-keys.js";
 import { grantRecordExpiry } from "./upload-records.js";

@@ -1,4 +1,5 @@
 import {
+  assertPrincipal,
   assertSafeId,
   assertSha256Hex,
   compareUtf8,
@@ -10,13 +11,13 @@ import {
   type ObjectInfo,
   type ObjectStore,
   type OperationOptions,
+  type Principal,
+  parseBearerToken,
   StowageError,
   throwIfAborted,
 } from "@stowage/core";
-import { parseBearerToken } from "./api-keys.js";
 import { formatSize } from "./format-size.js";
 import { createMemoryQuotaLedger } from "./memory-quota-ledger.js";
-import { assertPrincipal, type Principal } from "./principal.js";
 import {
   type QuotaLedger,
   type QuotaUsage,

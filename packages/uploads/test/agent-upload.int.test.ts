@@ -1,25 +1,20 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import type { Principal } from "@stowage/core";
 import { sha256Hex } from "@stowage/core";
 import { tempDirectory } from "@stowage/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { uploadFile, uploadFiles } from "../src/agent/index.js";
-import {
-  createApiKeys,
-  createUploadPolicy,
-  createUploadService,
-  type Principal,
-  uploadDownloadPath,
-  uploadListPath,
-} from "../src/index.js";
+import { createUploadPolicy, createUploadService, uploadDownloadPath, uploadListPath } from "../src/index.js";
 import { emptyStore, rgwSkipReason, rgwStore } from "./support/rgw.js";
+import { createTestKeys } from "./support/test-keys.js";
 import { startFetchServer } from "./support/upload-server.js";
 
 const store = rgwStore("agent-upload");
 const alice: Principal = { kind: "user", id: "alice" };
 const bob: Principal = { kind: "user", id: "bob" };
-const apiKeys = createApiKeys();
+const apiKeys = createTestKeys();
 const sessionId = `s-${randomUUID()}`;
 
 const uploads = createUploadService({

@@ -1,7 +1,12 @@
 // `artifacts` in paths and keys below is the design document's wire name (the API paths and the
 // S3 layout `sessions/<user|org>/<id>/<sessionId>/artifacts/<file>`).
 import { describe, expect, it } from "vitest";
-import { UPLOAD_COMPLETE_PATH, UPLOAD_URL_PATH, uploadDownloadPath, uploadListPath } from "../src/protocol.js";
+import {
+  UPLOAD_COMPLETE_PATH,
+  UPLOAD_URL_PATH,
+  uploadDownloadPath,
+  uploadListPath,
+} from "../src/protocol.js";
 
 describe("upload API paths", () => {
   it("are the design document's", () => {

@@ -1,3 +1,4 @@
+import type { Principal } from "@stowage/core";
 // Deleting a session's uploads revokes every upload URL handed out for it before: on the file
 // system the app's signed URLs are refused at the PUT; on a store whose PUTs go straight to the
 // server (S3: RGW, which does not check the signed SHA-256, and AWS, which does) the upload lands
@@ -13,7 +14,6 @@ import {
   createMemoryQuotaLedger,
   createUploadPolicy,
   createUploadService,
-  type Principal,
   type QuotaLedger,
   type UploadGrant,
   type UploadService,

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { createSdkMcpServer, tool as sdkToolOf } from "@anthropic-ai/claude-agent-sdk";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { Principal } from "@stowage/core";
 import { expectStowageError, type RecordedWarning, recordingLogger } from "@stowage/core/testing";
 import { runChild, tempDirectory } from "@stowage/test-support";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -19,7 +20,7 @@ import {
   uploadArtifacts,
   uploadArtifactToolDescription,
 } from "../src/agent/index.js";
-import { createUploadPolicy, type Principal, UPLOAD_POLICY_PATH } from "../src/index.js";
+import { createUploadPolicy, UPLOAD_POLICY_PATH } from "../src/index.js";
 import { startUploadApi } from "./support/upload-api.js";
 import { startFetchServer } from "./support/upload-server.js";
 

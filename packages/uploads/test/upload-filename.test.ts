@@ -1,7 +1,7 @@
 import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
-import { HOSTILE_FILENAMES, SAFE_FILENAMES } from "./support/filenames.js";
 import { assertUploadFilename, filenameExtension, uploadFilenameProblem } from "../src/upload-filename.js";
+import { HOSTILE_FILENAMES, SAFE_FILENAMES } from "./support/filenames.js";
 
 describe("upload filenames", () => {
   for (const { value, why } of HOSTILE_FILENAMES) {

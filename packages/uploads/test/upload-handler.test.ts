@@ -1,3 +1,4 @@
+import type { Principal } from "@stowage/core";
 // The upload API over real HTTP: the service's own handler mounted on a node:http server, with
 // the file-system store's signed URLs served beside it, as an app with no S3 mounts them.
 // `artifacts` in paths, keys and bodies is the design document's wire name.
@@ -11,9 +12,7 @@ import { tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
 import { uploadFile } from "../src/agent/index.js";
 import {
-  createApiKeys,
   createUploadService,
-  type Principal,
   UPLOAD_COMPLETE_PATH,
   UPLOAD_URL_PATH,
   type UploadListResponseBody,
@@ -23,13 +22,14 @@ import {
 } from "../src/index.js";
 import { HOSTILE_FILENAMES } from "./support/filenames.js";
 import { type RawResponse, rawRequest } from "./support/raw-request.js";
+import { createTestKeys } from "./support/test-keys.js";
 import { type FetchHandler, startFetchServer } from "./support/upload-server.js";
 
 const alice: Principal = { kind: "user", id: "alice" };
 const bob: Principal = { kind: "user", id: "bob" };
 // Sessions live in each principal's namespace: bob has an "s1" of his own, unrelated to alice's.
 const sessions = new Set(["user:alice/s1", "user:bob/s1", "user:bob/s2"]);
-const apiKeys = createApiKeys();
+const apiKeys = createTestKeys();
 const warnings: RecordedWarning[] = [];
 const root = await tempDirectory("stowage-upload-handler-");
 const files = await tempDirectory("stowage-upload-files-");

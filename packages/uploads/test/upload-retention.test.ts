@@ -3,11 +3,12 @@
 // is the design document's wire name.
 import { utimes } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
+import type { Principal } from "@stowage/core";
 import { sha256Hex } from "@stowage/core";
 import { createFsObjectStore } from "@stowage/storage-fs";
 import { tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
-import { createUploadService, type Principal } from "../src/index.js";
+import { createUploadService } from "../src/index.js";
 import { type FetchHandler, startFetchServer } from "./support/upload-server.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;

@@ -2,15 +2,15 @@
 // S3 layout `sessions/<user|org>/<id>/<sessionId>/artifacts/<file>`).
 import { randomBytes, randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
+import type { Principal } from "@stowage/core";
 import { StowageError, sha256Hex } from "@stowage/core";
 import { expectStowageError } from "@stowage/core/testing";
 import { afterAll, describe, expect, it } from "vitest";
-import { HOSTILE_FILENAMES } from "./support/filenames.js";
-import { emptyStore, rgwSkipReason, rgwStore } from "./support/rgw.js";
-import { createApiKeys } from "../src/api-keys.js";
-import type { Principal } from "../src/principal.js";
 import { createUploadPolicy } from "../src/upload-policy.js";
 import { createUploadService, type UploadGrant, type UploadServiceOptions } from "../src/upload-service.js";
+import { HOSTILE_FILENAMES } from "./support/filenames.js";
+import { emptyStore, rgwSkipReason, rgwStore } from "./support/rgw.js";
+import { createTestKeys } from "./support/test-keys.js";
 
 const KIB = 1024;
 const store = rgwStore("upload-service");
@@ -18,7 +18,7 @@ const alice: Principal = { kind: "user", id: "alice" };
 const bob: Principal = { kind: "user", id: "bob" };
 const acme: Principal = { kind: "org", id: "acme" };
 const sessions = new Set<string>();
-const apiKeys = createApiKeys();
+const apiKeys = createTestKeys();
 
 /** A new session in `owner`'s namespace. */
 function newSession(owner: Principal): string {

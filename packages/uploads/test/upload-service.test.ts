@@ -1,3 +1,4 @@
+import type { Principal } from "@stowage/core";
 import {
   createMemoryObjectStore,
   defineObjectStore,
@@ -7,9 +8,8 @@ import {
 } from "@stowage/core";
 import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
-import { HOSTILE_FILENAMES } from "./support/filenames.js";
-import type { Principal } from "../src/principal.js";
 import { createUploadService, type UploadAuth } from "../src/upload-service.js";
+import { HOSTILE_FILENAMES } from "./support/filenames.js";
 
 /**
  * A store with direct URLs whose every call fails with UNAVAILABLE: any other code below proves

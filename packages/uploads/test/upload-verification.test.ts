@@ -3,12 +3,13 @@
 // the same against the real server. `artifacts` in keys is the design document's wire name.
 import { utimes } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
+import type { Principal } from "@stowage/core";
 import { sha256Hex } from "@stowage/core";
 import { expectStowageError, type RecordedWarning, recordingLogger } from "@stowage/core/testing";
 import { createFsObjectStore } from "@stowage/storage-fs";
 import { tempDirectory } from "@stowage/test-support";
 import { beforeEach, describe, expect, it } from "vitest";
-import { createUploadService, type Principal, type UploadGrant, type UploadService } from "../src/index.js";
+import { createUploadService, type UploadGrant, type UploadService } from "../src/index.js";
 import { uncheckedStore } from "./support/unchecked-store.js";
 import { type FetchHandler, startFetchServer } from "./support/upload-server.js";
 

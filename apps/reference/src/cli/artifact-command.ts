@@ -54,13 +54,12 @@ async function routerFor(context: CommandContext, options: ReadOptions) {
   // Session files are all this needs: no database, so it works beside a running server.
   const { dataDirFrom } = await import("../config.js");
   const { AGENT_SESSIONS_DIR } = await import("../shared-store.js");
-  const { agentSessionsSegments } = await import("../tenancy/principal-layout.js");
-  const { createSessionFiles } = await import("@stowage/artifacts");
+  const { agentSessionsOf } = await import("@stowage/tenancy/shared");
   // Below the data directory as the server opens them: a link planted in the layout is refused.
-  const sessions = createSessionFiles({
-    dir: join(dataDirFrom(context.env, context.cwd), AGENT_SESSIONS_DIR),
-    segments: agentSessionsSegments(principal),
-  });
+  const sessions = agentSessionsOf(
+    join(dataDirFrom(context.env, context.cwd), AGENT_SESSIONS_DIR),
+    principal,
+  );
   return (await sessions.get(options.session as string)).router;
 }
 

@@ -152,11 +152,10 @@ function gcCommand(context: CommandContext): Command {
     .addOption(jsonOption())
     .action(async (options: GcOptions) => {
       const { collectGarbage } = await import("@stowage/blob-store");
-      const { blobRoots } = await import("./blob-roots.js");
       await withServices(context, async (services) => {
         const report = await collectGarbage({
           blobs: services.blobs,
-          roots: blobRoots(services, {
+          roots: services.stowage.blobRoots({
             singleHost: options.singleHost,
             otherAgentSessionsDirs: (options.agentSessionsDir ?? []).map((dir) => resolvePath(context, dir)),
           }),

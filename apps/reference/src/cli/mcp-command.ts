@@ -2,7 +2,7 @@ import { StowageError } from "@stowage/core";
 import type { McpUploads } from "@stowage/mcp";
 import { Command } from "commander";
 import { type CommandContext, resolvePath } from "./context.js";
-import { withSharedStores } from "./open.js";
+import { withSessionStores } from "./open.js";
 import { addPrincipalOptions, type PrincipalOptions, requiredPrincipal } from "./principal-option.js";
 import { apiBaseFor } from "./upload-command.js";
 
@@ -40,7 +40,7 @@ export function mcpCommand(context: CommandContext): Command {
     .action(async (options: McpOptions) => {
       const principal = requiredPrincipal(options);
       const { runStdioServer } = await import("@stowage/mcp");
-      await withSharedStores(context, async (stores) => {
+      await withSessionStores(context, async (stores) => {
         const tenant = stores.tenant(principal);
         const session = await tenant.agentSessions.get(options.session);
         let uploads: McpUploads | undefined;

@@ -1,10 +1,10 @@
 import { StowageError } from "@stowage/core";
+import type { ownerOf as OwnerOf } from "@stowage/tenancy/shared";
 import type { StorageConfig } from "../config.js";
 import type { Services } from "../services.js";
-import type { ownerOf as OwnerOf } from "../tenancy/principal-layout.js";
 import type { CommandContext } from "./context.js";
 import type { SessionBlobStores } from "./session-blob-stores.js";
-import type { SharedStores, StoredData } from "./shared-stores.js";
+import type { SessionStores, StoredData } from "./shared-stores.js";
 
 /** Opens what `open` opens on the storage settings, runs `work` on it, and closes it. */
 async function withStorage<S extends { close(): Promise<void> }, T>(
@@ -39,12 +39,12 @@ export async function withStoredData<T>(
  * {@link withStoredData} with every principal's whole tenant (sessions, threads, content refs, hot
  * state), for a command that serves a session.
  */
-export async function withSharedStores<T>(
+export async function withSessionStores<T>(
   context: CommandContext,
-  work: (stores: SharedStores) => Promise<T>,
+  work: (stores: SessionStores) => Promise<T>,
 ): Promise<T> {
-  const { openSharedStores } = await import("./shared-stores.js");
-  return withStorage(context, openSharedStores, work);
+  const { openSessionStores } = await import("./shared-stores.js");
+  return withStorage(context, openSessionStores, work);
 }
 
 /** The embedded database allows one process at a time: beside a running server, say so and how to go on. */
@@ -69,7 +69,7 @@ export async function withSessionBlobs<T>(
 ): Promise<T> {
   const { loadSessionBlobsConfig } = await import("../config.js");
   const { openSessionBlobs } = await import("./session-blob-stores.js");
-  const { ownerOf } = await import("../tenancy/principal-layout.js");
+  const { ownerOf } = await import("@stowage/tenancy/shared");
   const config = loadSessionBlobsConfig(context.env, context.cwd);
   let stores: SessionBlobStores;
   try {

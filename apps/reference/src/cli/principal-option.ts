@@ -1,5 +1,4 @@
-import { StowageError } from "@stowage/core";
-import { assertPrincipal, type Principal } from "@stowage/uploads";
+import { assertPrincipal, type Principal, StowageError } from "@stowage/core";
 import type { Command } from "commander";
 
 /** What `--user`/`--org` parse to. */

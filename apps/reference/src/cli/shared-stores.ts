@@ -1,38 +1,33 @@
 import { join } from "node:path";
-import type { BlobStore } from "@stowage/blob-store";
-import { createMemoryNotifier, type Notifier, type ObjectStore } from "@stowage/core";
+import { createMemoryNotifier, type Notifier, type ObjectStore, type Principal } from "@stowage/core";
 import { createFsObjectStore } from "@stowage/storage-fs";
 import type { StowageConnection } from "@stowage/storage-postgres";
-import { type ApiKeys, createApiKeys, type Principal } from "@stowage/uploads";
-import { createApiKeyRecords } from "../auth/api-key-records.js";
+import type { DEFAULT_STORES, Tenant } from "@stowage/tenancy";
+import { createSharedStores, type SharedStores } from "@stowage/tenancy/shared";
 import type { StorageConfig } from "../config.js";
-import { AGENT_SESSIONS_DIR, blobStoreIn, s3StoreFor } from "../shared-store.js";
-import { type RegisteredSessions, registeredSessionsOf } from "../tenancy/registered-sessions.js";
-import type { Tenant } from "../tenancy/tenants.js";
+import { AGENT_SESSIONS_DIR, s3StoreFor } from "../shared-store.js";
 
 // What a command on stored data opens: the shared store alone (S3, else PostgreSQL, else the data
 // directory's file system), each backend's package loaded only when configured, and a principal's
 // whole tenant only for the commands that use one. The server's services (services.ts) are never
 // loaded: no embedded database, no signing secret, no server settings.
 
-/** The shared store and what lives in it; see {@link openStoredData}. */
-export interface StoredData {
+/** The shared store and the deployment's records in it; see {@link openStoredData}. */
+export interface StoredData extends SharedStores {
   config: StorageConfig;
-  shared: ObjectStore;
-  blobs: BlobStore;
-  apiKeys: ApiKeys;
-  /** The session ids registered in a principal's namespace. */
-  registeredSessions(principal: Principal): RegisteredSessions;
   close(): Promise<void>;
 }
 
-/** {@link StoredData} with every principal's whole namespace; see {@link openSharedStores}. */
-export interface SharedStores extends StoredData {
+/** The stores a command serving a session reaches: the table without the database's parts. */
+type ServedStores = Omit<typeof DEFAULT_STORES, "uploads" | "sessionBlobs">;
+
+/** {@link StoredData} with every principal's tenant over it; see {@link openSessionStores}. */
+export interface SessionStores extends StoredData {
   /**
-   * A principal's namespace (its registered sessions, blobs…). Its threads are told of posts by
-   * other processes only when {@link SharedStores.threadsNotifiedAcrossProcesses}.
+   * A principal's namespace (its registered sessions, blobs, threads, content refs, hot state…).
+   * Its threads are told of posts by other processes only when {@link threadsNotifiedAcrossProcesses}.
    */
-  tenant(principal: Tenant["principal"]): Tenant;
+  tenant(principal: Principal): Tenant<ServedStores>;
   /**
    * True with a database (PostgreSQL LISTEN/NOTIFY, which the server posts through too); without
    * one the server's notifier lives in its own embedded database, so a watcher must poll.
@@ -54,18 +49,16 @@ async function sharedStoreOf(
 }
 
 /**
- * Opens the shared store with the blobs, API keys and registered sessions in it: the same data the
- * server sees, loading only storage-fs, blob-store and uploads (and a backend when configured), so
- * that `blob`, `keys` and `session register|list` start fast and create nothing they do not write.
+ * Opens the shared store with the deployment's records in it (blobs, API keys, registered
+ * sessions): the same data the server sees, loading only storage-fs, blob-store and tenancy's light
+ * entry (and a backend when configured), so that `blob`, `keys` and `session register|list` start
+ * fast and create nothing they do not write.
  */
 export async function openStoredData(config: StorageConfig): Promise<StoredData> {
   const { shared, database } = await sharedStoreOf(config);
   return {
+    ...createSharedStores({ shared }),
     config,
-    shared,
-    blobs: blobStoreIn(shared),
-    apiKeys: createApiKeys({ records: createApiKeyRecords({ store: shared }) }),
-    registeredSessions: (principal) => registeredSessionsOf(shared, principal),
     close: async () => {
       await database?.close();
     },
@@ -73,16 +66,16 @@ export async function openStoredData(config: StorageConfig): Promise<StoredData>
 }
 
 /**
- * {@link openStoredData} and every principal's tenant over it (sessions, threads, content refs,
- * hot state), for a command that serves a whole session (`stowage mcp`). With a database, thread
- * posts of other processes are heard through its LISTEN/NOTIFY.
+ * {@link openStoredData} and every principal's tenant over it (sessions, threads, content refs, hot
+ * state), for a command that serves a whole session (`stowage mcp`). With a database, thread posts
+ * of other processes are heard through its LISTEN/NOTIFY.
  */
-export async function openSharedStores(config: StorageConfig): Promise<SharedStores> {
+export async function openSessionStores(config: StorageConfig): Promise<SessionStores> {
   const stored = await openStoredData(config);
   let notifier: Notifier;
   let database: StowageConnection | undefined;
   try {
-    const { createTenants } = await import("../tenancy/tenants.js");
+    const { createStowage, DEFAULT_STORES } = await import("@stowage/tenancy");
     if (config.database) {
       const { connectPostgres, createPostgresNotifier } = await import("@stowage/storage-postgres");
       database = await connectPostgres(config.database);
@@ -90,15 +83,18 @@ export async function openSharedStores(config: StorageConfig): Promise<SharedSto
     } else {
       notifier = createMemoryNotifier();
     }
+    // No database of the server's here: its uploads and stored sessions are not served.
+    const { uploads: _uploads, sessionBlobs: _sessionBlobs, ...served } = DEFAULT_STORES;
+    const stowage = createStowage({
+      shared: stored.shared,
+      notifier,
+      agentSessionsDir: join(config.dataDir, AGENT_SESSIONS_DIR),
+      stores: served,
+    });
     return {
       ...stored,
       threadsNotifiedAcrossProcesses: database !== undefined,
-      tenant: createTenants({
-        agentSessionsDir: join(config.dataDir, AGENT_SESSIONS_DIR),
-        shared: stored.shared,
-        blobs: stored.blobs,
-        notifier,
-      }),
+      tenant: stowage.tenant,
       async close() {
         await notifier.close();
         await database?.close();

@@ -59,7 +59,7 @@ export function createHttpApp(services: Services, log: RequestLogger) {
       shared: services.shared.name,
     }),
   );
-  app.route("/", agentSessionDeletionRoutes()); // before the upload API's /agents/* handler
+  app.route("/", agentSessionDeletionRoutes(services)); // before the upload API's /agents/* handler
   app.route("/", uploadRoutes(services));
   app.route("/", sessionBlobRoutes(config));
   app.route("/", sessionBlobListingRoutes());

@@ -1,6 +1,5 @@
 import { getConnInfo } from "@hono/node-server/conninfo";
-import { StowageError } from "@stowage/core";
-import { parseBearerToken } from "@stowage/uploads";
+import { parseBearerToken, StowageError } from "@stowage/core";
 import type { MiddlewareHandler } from "hono";
 import type { Services } from "../services.js";
 import { clientAddress } from "./client-address.js";

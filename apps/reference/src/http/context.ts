@@ -1,7 +1,6 @@
-import { type JsonBudget, readJsonWithinBudget, StowageError } from "@stowage/core";
-import type { Principal } from "@stowage/uploads";
+import { type JsonBudget, type Principal, readJsonWithinBudget, StowageError } from "@stowage/core";
+import type { Tenant } from "@stowage/tenancy";
 import type { Context } from "hono";
-import type { ServerTenant } from "../tenancy/tenants.js";
 import { SMALL_JSON_BODY } from "./limits.js";
 
 export type AppEnv = {
@@ -11,7 +10,7 @@ export type AppEnv = {
     /** The public id of the API key the request came with (what its rate limit counts). */
     keyId: string;
     /** The caller's namespace: every route reads and writes through it only. */
-    tenant: ServerTenant;
+    tenant: Tenant;
   };
 };
 export type AppContext = Context<AppEnv>;

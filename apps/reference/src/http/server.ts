@@ -16,8 +16,8 @@ export interface RunningServer {
 
 /**
  * Binds the port first, then builds the services: with port 0 (tests, parallel demos) the public
- * URL that signed URLs are made for is only known once the socket is bound. Starts the TTL sweep of
- * session blobs; `close` stops everything.
+ * URL that signed URLs are made for is only known once the socket is bound. Starts the sweep of
+ * every store (`stowage.sweep`: expired session blobs, uploads past their retention); `close` stops everything.
  */
 export async function startServer(
   config: AppConfig,
@@ -70,25 +70,11 @@ export async function startServer(
   handle = createHttpApp(services, log).fetch;
   for (const warning of replicaWarnings(config)) log.error("not safe to run as replicas", { warning });
 
+  // Every store's expiry and retention (the deployment's table says which): each logged on its own.
   const sweep = async () => {
-    try {
-      const deleted = await services.sessionBlobs.deleteExpired();
-      if (deleted > 0) log.info("expired session blobs deleted", { deleted });
-    } catch (err) {
-      log.error("session blob sweep failed", { error: (err as Error).message });
-    }
-    const olderThanDays = services.config.uploadRetentionDays;
-    if (olderThanDays === undefined) return;
-    try {
-      const swept = await services.uploads.sweepUploads({ olderThanDays });
-      if (swept.uploads.length > 0) {
-        log.info("uploads past their retention deleted", {
-          uploads: swept.uploads.length,
-          bytes: swept.deletedBytes,
-        });
-      }
-    } catch (err) {
-      log.error("upload retention sweep failed", { error: (err as Error).message });
+    for (const [store, outcome] of Object.entries(await services.stowage.sweep())) {
+      if ("failed" in outcome) log.error("sweep failed", { store, error: (outcome.failed as Error).message });
+      else if (outcome.removed > 0) log.info("swept", { store, removed: outcome.removed });
     }
   };
   const timer = setInterval(sweep, config.sweepIntervalMs);

@@ -2,8 +2,8 @@ import { createRequire } from "node:module";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { Tenant } from "@stowage/tenancy";
 import { textItem } from "@stowage/thread-items";
-import type { Tenant } from "../../src/tenancy/tenants.js";
 
 /** The `stowage` bin, from its TypeScript source. */
 export const STOWAGE_BIN = fileURLToPath(new URL("../../src/bin.ts", import.meta.url));
@@ -17,7 +17,14 @@ const TSX_LOADER = pathToFileURL(
  * agent output, a PNG blob, a thread item, a content ref and a hot state; registered, so that
  * uploads into it are accepted.
  */
-export async function seedMcpSession(tenant: Tenant, sessionId: string, png: Uint8Array) {
+export async function seedMcpSession(
+  tenant: Pick<
+    Tenant,
+    "agentSessions" | "blobs" | "threads" | "owner" | "registry" | "hotState" | "registeredSessions"
+  >,
+  sessionId: string,
+  png: Uint8Array,
+) {
   const session = await tenant.agentSessions.create(sessionId);
   await session.artifacts.saveArtifact("bash", "npm test\n42 passing\n");
   await session.artifacts.writeAgentOutput(

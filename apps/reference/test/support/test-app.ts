@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Principal } from "@stowage/uploads";
+import type { Principal } from "@stowage/core";
 import { loadConfig } from "../../src/config.js";
 import type { RequestLogger } from "../../src/http/request-log.js";
 import { type RunningServer, startServer } from "../../src/http/server.js";

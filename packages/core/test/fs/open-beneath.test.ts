@@ -11,8 +11,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { expectStowageError } from "../../src/testing/expect-stowage-error.js";
 import { type OpenedDirectory, openDirectoryBeneath } from "../../src/fs/open-beneath.js";
+import { expectStowageError } from "../../src/testing/expect-stowage-error.js";
 
 // Core sits below @stowage/test-support, so it makes its own temp directory.
 const base = await mkdtemp(join(tmpdir(), "stowage-beneath-"));

@@ -13,9 +13,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Worker } from "node:worker_threads";
 import { afterAll, describe, expect, it } from "vitest";
-import { expectStowageError } from "../../src/testing/expect-stowage-error.js";
 import { openDirectoryBeneath } from "../../src/fs/open-beneath.js";
 import { type OpenedFile, openFileBeneath } from "../../src/fs/open-file-beneath.js";
+import { expectStowageError } from "../../src/testing/expect-stowage-error.js";
 
 // Core sits below @stowage/test-support, so it makes its own temp directory and its own swapper.
 const base = await mkdtemp(join(tmpdir(), "stowage-file-beneath-"));

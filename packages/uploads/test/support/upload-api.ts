@@ -1,12 +1,8 @@
+import type { Principal } from "@stowage/core";
 import { createFsObjectStore, type FsObjectStore } from "@stowage/storage-fs";
 import { tempDirectory } from "@stowage/test-support";
-import {
-  createApiKeys,
-  createUploadService,
-  type Principal,
-  type UploadPolicy,
-  type UploadService,
-} from "../../src/index.js";
+import { createUploadService, type UploadPolicy, type UploadService } from "../../src/index.js";
+import { createTestKeys } from "./test-keys.js";
 import { startFetchServer } from "./upload-server.js";
 
 /** The upload API on 127.0.0.1, as an app without S3 serves it: the service's handler and fs direct URLs. */
@@ -28,7 +24,7 @@ export async function startUploadApi(
   options: { policy?: UploadPolicy } = {},
 ): Promise<UploadApi> {
   const known = new Set(sessions);
-  const apiKeys = createApiKeys();
+  const apiKeys = createTestKeys();
   let store: FsObjectStore | undefined;
   let uploads: UploadService | undefined;
   const server = await startFetchServer((request) =>

@@ -1,13 +1,14 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import {
+  assertPrincipal,
   describeValue,
   isSha256Hex,
   type OperationOptions,
+  type Principal,
   StowageError,
   sha256Hex,
   throwIfAborted,
 } from "@stowage/core";
-import { assertPrincipal, type Principal } from "./principal.js";
 
 /** What every key issued here starts with, so that leaked keys are easy to scan for. */
 const DEFAULT_API_KEY_PREFIX = "stw";
@@ -15,7 +16,7 @@ const DEFAULT_API_KEY_PREFIX = "stw";
 const API_KEY_SECRET_BYTES = 32;
 /** Random bytes in a key's id part, the public half used to find its record. */
 const API_KEY_ID_BYTES = 9;
-/** Longest Authorization header value or key accepted before any work is done. */
+/** Longest key accepted before any work is done. */
 const MAX_API_KEY_LENGTH = 256;
 
 /** What is stored for a key: never the key itself, only its SHA-256. */
@@ -94,30 +95,6 @@ export interface ApiKeys {
 /** Hex SHA-256 of an API key. A fast hash is enough: keys carry 256 random bits, nothing to guess. */
 export function hashApiKey(apiKey: string): string {
   return sha256Hex(apiKey);
-}
-
-/**
- * The token of an `Authorization: Bearer <token>` header. Throws UNAUTHORIZED when the header
- * is missing, uses another scheme, or is oversized.
- */
-export function parseBearerToken(authorization: unknown): string {
-  if (typeof authorization !== "string" || authorization.length === 0) {
-    throw new StowageError(
-      "UNAUTHORIZED",
-      "missing Authorization header; send `Authorization: Bearer <API key>`",
-    );
-  }
-  if (authorization.length > MAX_API_KEY_LENGTH + 7) {
-    throw new StowageError(
-      "UNAUTHORIZED",
-      `Authorization header is longer than ${MAX_API_KEY_LENGTH + 7} characters`,
-    );
-  }
-  const match = /^Bearer +([\x21-\x7e]+) *$/i.exec(authorization);
-  if (!match) {
-    throw new StowageError("UNAUTHORIZED", "Authorization header must be `Bearer <API key>`");
-  }
-  return match[1]!;
 }
 
 const base64url = (bytes: number) => randomBytes(bytes).toString("base64url");

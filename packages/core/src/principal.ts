@@ -1,4 +1,6 @@
-import { assertSafeId, describeValue, StowageError } from "@stowage/core";
+import { describeValue } from "./describe-value.js";
+import { StowageError } from "./errors.js";
+import { assertSafeId } from "./safe-id.js";
 
 /** Who acts, and who a session belongs to: exactly one user or one org. */
 export interface Principal {

@@ -1,5 +1,5 @@
-import { describeValue, isSha256Hex, type ObjectStore, StowageError } from "@stowage/core";
-import { type ApiKeyRecord, type ApiKeyRecordStore, assertPrincipal } from "@stowage/uploads";
+import { assertPrincipal, describeValue, isSha256Hex, type ObjectStore, StowageError } from "@stowage/core";
+import type { ApiKeyRecord, ApiKeyRecordStore } from "./api-keys.js";
 
 interface StoredRecord {
   id: string;
@@ -13,8 +13,8 @@ interface StoredRecord {
 export interface ApiKeyRecordsOptions {
   /** The store every process shares. */
   store: ObjectStore;
-  /** Key prefix of the records; default `api-keys/`. */
-  prefix?: string;
+  /** Key prefix of the records. */
+  prefix: string;
 }
 
 function corrupt(id: string, problem: string, cause?: unknown): StowageError {
@@ -65,7 +65,7 @@ function parseRecord(id: string, bytes: Uint8Array): ApiKeyRecord {
  * no read-modify-write of a shared file. Only hashes are stored; every record is checked when read.
  */
 export function createApiKeyRecords(options: ApiKeyRecordsOptions): ApiKeyRecordStore {
-  const { store, prefix = "api-keys/" } = options;
+  const { store, prefix } = options;
   const keyOf = (id: string) => `${prefix}${id}.json`;
   return {
     async get(id, operation) {

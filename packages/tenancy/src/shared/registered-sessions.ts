@@ -1,5 +1,10 @@
-import { assertSessionId, type ObjectStore, type OperationOptions, StowageError } from "@stowage/core";
-import type { Principal } from "@stowage/uploads";
+import {
+  assertSessionId,
+  type ObjectStore,
+  type OperationOptions,
+  type Principal,
+  StowageError,
+} from "@stowage/core";
 
 /** Where a session id stands in its tenant's namespace: registered, being deleted, or unknown (`null`). */
 export type RegistrationState = "registered" | "deleting" | null;
@@ -58,9 +63,13 @@ function decode(bytes: Uint8Array, sessionId: string): RegistrationRecord {
   }
 }
 
-/** The session ids registered for `principal` in `store`: `registered-sessions/<kind>/<id>/<sessionId>`. */
-export function registeredSessionsOf(store: ObjectStore, principal: Principal): RegisteredSessions {
-  const prefix = `registered-sessions/${principal.kind}/${principal.id}/`;
+/** The session ids registered for `principal` in `store`: `<prefix><kind>/<id>/<sessionId>`. */
+export function registeredSessionsOf(
+  store: ObjectStore,
+  registrationsPrefix: string,
+  principal: Principal,
+): RegisteredSessions {
+  const prefix = `${registrationsPrefix}${principal.kind}/${principal.id}/`;
   // The one session-id rule (core's): an id registered here is one every package accepts.
   const keyOf = (sessionId: string) => {
     assertSessionId(sessionId);

@@ -1,0 +1,31 @@
+import { type OperationOptions, type Principal, StowageError } from "@stowage/core";
+import type { SessionDeletion, UploadService } from "@stowage/uploads";
+import type { RegisteredSessions } from "./shared/registered-sessions.js";
+
+/** One principal's uploads: the upload service with the principal filled in. */
+export interface TenantUploads {
+  /** The upload API (`/agents/*`) on behalf of the principal. */
+  handle(request: Request): Promise<Response>;
+  /**
+   * Deletes every upload of one of the principal's sessions and revokes its upload URLs;
+   * NOT_FOUND (reason `SESSION_NOT_FOUND`) when the session is not registered in its namespace.
+   */
+  deleteSession(sessionId: string, options?: OperationOptions): Promise<SessionDeletion>;
+}
+
+/** `service` on behalf of `principal`, for the sessions registered in its namespace. */
+export function bindUploads(
+  service: UploadService,
+  principal: Principal,
+  registeredSessions: RegisteredSessions,
+): TenantUploads {
+  return {
+    handle: (request) => service.handleUploadRequest(request, { principal }),
+    async deleteSession(sessionId, options = {}) {
+      if ((await registeredSessions.state(sessionId, options)) === null) {
+        throw new StowageError("NOT_FOUND", `no session ${sessionId}`, { reason: "SESSION_NOT_FOUND" });
+      }
+      return service.deleteSessionUploads(principal, sessionId, options);
+    },
+  };
+}

@@ -1,0 +1,166 @@
+import type { BlobRootSource } from "@stowage/blob-store";
+import { describeValue, type OperationOptions, type Principal, StowageError } from "@stowage/core";
+import { type BlobRootsOptions, blobRootsOf } from "./blob-roots.js";
+import { DEFAULT_STORES, type DefaultStores } from "./default-stores.js";
+import {
+  deleteSessionFrom,
+  type SessionDeletionOptions,
+  type SessionDeletionReport,
+} from "./delete-session.js";
+import { namespaceOf, ownerOf } from "./shared/owner.js";
+import { SHARED_LAYOUT } from "./shared/shared-layout.js";
+import { createSharedStores, type SharedStores } from "./shared/shared-stores.js";
+import type { Deployment, OpenedStore, StoreTable } from "./store-definition.js";
+import { type SweepReport, sweepStores } from "./sweep.js";
+
+/** Options of {@link createStowage}: what the deployment is built on, and its table. */
+export interface StowageOptions<Stores extends StoreTable> extends Deployment {
+  /** Every principal's stores, one row each; default {@link DEFAULT_STORES}. */
+  stores?: Stores;
+  /**
+   * Processes on other hosts share `shared` (S3 or PostgreSQL) while agent session files stay on
+   * the host that wrote them: garbage collection then refuses to run without every host's
+   * sessions (see `blobRoots`). Default false.
+   */
+  sharedAcrossHosts?: boolean;
+}
+
+/** What every tenant has whatever its table: who it is, its blobs and its registered sessions. */
+export interface TenantBase {
+  principal: Principal;
+  /** `user:alice`: the owner recorded with what the principal stores. */
+  owner: string;
+  blobs: ReturnType<SharedStores["ownedBlobs"]>;
+  registeredSessions: ReturnType<SharedStores["registeredSessions"]>;
+}
+
+/**
+ * Everything one principal may reach, each store addressed inside its own namespace: another
+ * principal's things are not hidden by a check that could be forgotten, they are simply not in
+ * this principal's namespace.
+ */
+export type Tenant<Stores extends StoreTable = DefaultStores> = TenantBase & {
+  readonly [Name in keyof Stores]: OpenedStore<Stores[Name]>;
+};
+
+/** A deployment of Stowage; see {@link createStowage}. */
+export interface Stowage<Stores extends StoreTable = DefaultStores> extends SharedStores {
+  /** What the deployment is built on. */
+  readonly deployment: Deployment;
+  /** Its table. */
+  readonly stores: Stores;
+  /** The principal's tenant, built on first use and kept (its threads hold live subscriptions). */
+  tenant(principal: Principal): Tenant<Stores>;
+  /**
+   * Deletes one session of `principal` from every store of the table, in its order, and its
+   * registration last; see {@link SessionDeletionReport}.
+   */
+  deleteSession(
+    principal: Principal,
+    sessionId: string,
+    options?: SessionDeletionOptions,
+  ): Promise<SessionDeletionReport>;
+  /** The roots garbage collection must read: one source per store of the table that holds refs. */
+  blobRoots(options?: BlobRootsOptions): BlobRootSource[];
+  /** One run of every store's sweep (expiry, retention); a store that fails does not stop the others. */
+  sweep(options?: OperationOptions): Promise<SweepReport>;
+}
+
+const BASE_NAMES = new Set(["principal", "owner", "blobs", "registeredSessions"]);
+
+/** INVALID_INPUT unless every row's prefix stands apart from every other and from the deployment's own records. */
+function assertTableApart(stores: StoreTable): void {
+  const taken: { name: string; prefix: string }[] = Object.entries(SHARED_LAYOUT).map(([name, prefix]) => ({
+    name: `the deployment's ${name}`,
+    prefix,
+  }));
+  for (const [name, row] of Object.entries(stores)) {
+    if (BASE_NAMES.has(name)) {
+      throw new StowageError(
+        "INVALID_INPUT",
+        `a store may not be named ${describeValue(name)}: every tenant has it already`,
+      );
+    }
+    if (
+      typeof row.open !== "function" ||
+      !(typeof row.deleteSession === "function" || row.deleteSession === "principal-wide")
+    ) {
+      throw new StowageError(
+        "INVALID_INPUT",
+        `store ${name} must have open(context) and deleteSession(store, sessionId, context) or deleteSession: "principal-wide"`,
+      );
+    }
+    if (row.prefix === undefined) {
+      // Roots that cannot be found under a prefix must be named: never forgotten by omission.
+      if (row.blobRefs === undefined) {
+        throw new StowageError(
+          "INVALID_INPUT",
+          `store ${name} keeps nothing in the shared store under a prefix, so it must name its blobRefs (or "none")`,
+        );
+      }
+      continue;
+    }
+    if (!/^[a-z0-9][a-z0-9-]*\/$/.test(row.prefix)) {
+      throw new StowageError(
+        "INVALID_INPUT",
+        `store ${name}: prefix must be lowercase letters, digits and "-" ending in "/", got ${describeValue(row.prefix)}`,
+      );
+    }
+    const clash = taken.find(
+      ({ prefix }) => prefix.startsWith(row.prefix!) || row.prefix!.startsWith(prefix),
+    );
+    if (clash) {
+      throw new StowageError(
+        "INVALID_INPUT",
+        `store ${name}: prefix ${describeValue(row.prefix)} overlaps ${clash.name}'s ${describeValue(clash.prefix)}`,
+      );
+    }
+    taken.push({ name: `store ${name}`, prefix: row.prefix });
+  }
+}
+
+/**
+ * A Stowage deployment from one table: `tenant(principal)` opens every store of the principal
+ * (each inside its namespace), `deleteSession` deletes a session from every store, `blobRoots`
+ * gives garbage collection every store's refs, and `sweep` runs every store's expiry: all derived
+ * from the same rows, so a store added to the table is deleted with its sessions and protected by
+ * garbage collection without a change anywhere else.
+ */
+export function createStowage<Stores extends StoreTable = DefaultStores>(
+  options: StowageOptions<Stores>,
+): Stowage<Stores> {
+  const { stores = DEFAULT_STORES as unknown as Stores, sharedAcrossHosts = false, ...deployment } = options;
+  assertTableApart(stores);
+  const shared = createSharedStores({ shared: deployment.shared });
+  const tenants = new Map<string, Tenant<Stores>>();
+
+  function tenant(principal: Principal): Tenant<Stores> {
+    const owner = ownerOf(principal);
+    const known = tenants.get(owner);
+    if (known) return known;
+    const own: Principal = { kind: principal.kind, id: principal.id };
+    const base: TenantBase = {
+      principal: own,
+      owner,
+      blobs: shared.ownedBlobs(own),
+      registeredSessions: shared.registeredSessions(own),
+    };
+    const context = { ...base, deployment, namespace: namespaceOf(own) };
+    const opened: Record<string, unknown> = { ...base };
+    for (const [name, row] of Object.entries(stores)) opened[name] = row.open(context);
+    const made = Object.freeze(opened) as Tenant<Stores>;
+    tenants.set(owner, made);
+    return made;
+  }
+
+  return {
+    ...shared,
+    deployment,
+    stores,
+    tenant,
+    deleteSession: (principal, sessionId, deletionOptions = {}) =>
+      deleteSessionFrom(stores, tenant(principal), sessionId, deletionOptions),
+    blobRoots: (rootsOptions = {}) => blobRootsOf(stores, deployment, sharedAcrossHosts, rootsOptions),
+    sweep: (sweepOptions = {}) => sweepStores(stores, deployment, sweepOptions),
+  };
+}

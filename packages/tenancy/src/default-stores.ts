@@ -1,0 +1,174 @@
+import { scanBytesForBlobRefs, scanFilesForBlobRefs, scanObjectStoreForBlobRefs } from "@stowage/blob-store";
+import { StowageError } from "@stowage/core";
+import {
+  createContentRegistry,
+  createHotStateStore,
+  createPromptMetricsLog,
+  iterateContentRefIds,
+  iterateHotStateContentIds,
+} from "@stowage/hot-state";
+import { decompressBounded, iterateSessionBlobs, type SessionBlobRepository } from "@stowage/sessions";
+import { createThreadFeeds } from "@stowage/thread-items";
+import { bindSessionBlobs } from "./bound-session-blobs.js";
+import { bindUploads } from "./bound-uploads.js";
+import { agentSessionsOf } from "./shared/agent-sessions.js";
+import { type Deployment, defineStore } from "./store-definition.js";
+
+/** A store that needs a part of the deployment it was not given fails at once, naming it. */
+function needs<Key extends "sessionBlobs" | "uploads">(
+  deployment: Deployment,
+  key: Key,
+): NonNullable<Deployment[Key]> {
+  const value = deployment[key];
+  if (value === undefined) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `the ${key} store needs \`${key}\` in createStowage's options; leave the store out of \`stores\` where the deployment has none`,
+    );
+  }
+  return value as NonNullable<Deployment[Key]>;
+}
+
+/**
+ * The refs inside every stored session archive. Each archive decompresses to the size recorded
+ * with it; one that claims less than it holds fails (TOO_LARGE) and stops the collection rather
+ * than being scanned in part.
+ */
+export async function* sessionBlobRefs(repository: SessionBlobRepository): AsyncGenerator<string> {
+  for await (const record of iterateSessionBlobs(repository)) {
+    const bytes = decompressBounded(record.blob, record.codec, { maxBytes: record.rawSizeBytes });
+    yield* scanBytesForBlobRefs(bytes);
+  }
+}
+
+/** Where the upload service keeps every principal's sessions in its store. */
+const UPLOADS_PREFIX = "sessions/";
+
+/**
+ * The stores every principal of a Stowage deployment has, one row each, in the order a session's
+ * deletion goes through them: hot state first (a claimed session is deleted only by its
+ * dispatcher, before anything else changes), then its uploads (their URLs revoked), threads,
+ * prompt metrics, stored sessions and session files. Pass `{ ...DEFAULT_STORES, mine }` to
+ * `createStowage` to add a store: it is then opened for every principal, deleted with every
+ * session and read as a root by garbage collection, with no other change.
+ */
+export const DEFAULT_STORES = {
+  /** Content refs of bootstrap context: records here, content in the principal's blobs. */
+  registry: defineStore({
+    prefix: "content-refs/",
+    open: ({ deployment, namespace, blobs }) =>
+      createContentRegistry({
+        content: blobs,
+        records: deployment.shared,
+        prefix: `content-refs/${namespace}/`,
+      }),
+    deleteSession: "principal-wide",
+    blobRefs: ({ deployment }) =>
+      iterateContentRefIds({ records: deployment.shared, prefix: "content-refs/" }),
+  }),
+
+  /** The dispatcher's hot state of each session, versioned. */
+  hotState: defineStore({
+    prefix: "hot-state/",
+    open: ({ deployment, namespace }) =>
+      createHotStateStore({
+        store: deployment.shared,
+        prefix: `hot-state/${namespace}/`,
+        ...deployment.hotState,
+      }),
+    async checkDeletion(hotState, sessionId, { dispatcherToken, signal }) {
+      const options = {
+        ...(dispatcherToken === undefined ? {} : { token: dispatcherToken }),
+        ...(signal ? { signal } : {}),
+      };
+      if ((await hotState.claimStatus(sessionId, options)) === "other") {
+        throw new StowageError("FORBIDDEN", `only the dispatcher of session ${sessionId} deletes it`, {
+          reason: "NOT_DISPATCHER",
+          details: { sessionId },
+        });
+      }
+    },
+    // Refused (FORBIDDEN) only when a claim was made since the check; its holder deletes the session.
+    deleteSession: (hotState, sessionId, { dispatcherToken, signal }) =>
+      hotState.deleteSession(sessionId, {
+        ...(dispatcherToken === undefined ? {} : { token: dispatcherToken }),
+        ...(signal ? { signal } : {}),
+      }),
+    // Every version's refs in its text, and its artifact_index ids (which outlive the content
+    // records they were made from).
+    async *blobRefs({ deployment }) {
+      yield* scanObjectStoreForBlobRefs(deployment.shared, { prefix: "hot-state/" });
+      yield* iterateHotStateContentIds({ store: deployment.shared, prefix: "hot-state/" });
+    },
+  }),
+
+  /** Files put into a session through signed URLs; deleting the session revokes its URLs. */
+  uploads: defineStore({
+    open: ({ deployment, principal, registeredSessions }) =>
+      bindUploads(needs(deployment, "uploads"), principal, registeredSessions),
+    deleteSession: (uploads, sessionId, { signal }) =>
+      uploads.deleteSession(sessionId, signal ? { signal } : {}),
+    // Uploaded files that embed refs (a JSON log, a session export).
+    blobRefs: ({ deployment }) =>
+      scanObjectStoreForBlobRefs(needs(deployment, "uploads").store, { prefix: UPLOADS_PREFIX }),
+    sweep: async (deployment, { signal }) => {
+      const olderThanDays = deployment.uploadRetentionDays;
+      if (olderThanDays === undefined) return 0;
+      const swept = await needs(deployment, "uploads").sweepUploads({
+        olderThanDays,
+        ...(signal ? { signal } : {}),
+      });
+      return swept.uploads.length;
+    },
+  }),
+
+  /** Job threads: posted items and their full payloads, live through the notifier. */
+  threads: defineStore({
+    prefix: "threads/",
+    open: ({ deployment, namespace }) =>
+      createThreadFeeds({
+        store: deployment.shared,
+        prefix: `threads/${namespace}`,
+        notifier: deployment.notifier,
+      }),
+    // A session's threads are those of the job whose id is the session's.
+    deleteSession: (threads, sessionId, { signal }) => threads.deleteJob(sessionId, signal ? { signal } : {}),
+  }),
+
+  /** Prompt metrics of each model call: a database table when given, else JSON Lines in the shared store. */
+  promptMetrics: defineStore({
+    prefix: "prompt-metrics/",
+    open: ({ deployment, owner, namespace }) =>
+      deployment.promptMetricsFor?.(owner) ??
+      createPromptMetricsLog({ store: deployment.shared, prefix: `prompt-metrics/${namespace}/` }),
+    deleteSession: (metrics, sessionId, { signal }) =>
+      metrics.deleteSession(sessionId, signal ? { signal } : {}),
+    // Token counts and budgets: numbers, never content.
+    blobRefs: "none",
+  }),
+
+  /** Captured sessions stored between container runs, bound to their owner. */
+  sessionBlobs: defineStore({
+    open: ({ deployment, owner }) => bindSessionBlobs(needs(deployment, "sessionBlobs"), owner),
+    // Every record of its id, whatever request it was stored for, expired ones too.
+    deleteSession: (sessionBlobs, sessionId, { signal }) =>
+      sessionBlobs.deleteForSession(sessionId, signal ? { signal } : {}),
+    // Every owner's archives, read decompressed.
+    blobRefs: ({ deployment }) => sessionBlobRefs(needs(deployment, "sessionBlobs")),
+    sweep: (deployment) => needs(deployment, "sessionBlobs").deleteExpired(),
+  }),
+
+  /** Agent session files and their artifacts, below this host's agent-sessions directory. */
+  agentSessions: defineStore({
+    open: ({ deployment, principal }) => agentSessionsOf(deployment.agentSessionsDir, principal),
+    // Whether this host had the session file (and artifacts).
+    deleteSession: (sessions, sessionId, { signal }) => sessions.delete(sessionId, signal ? { signal } : {}),
+    // Session files, tool outputs (`<id>.<tool>.log`) and subagent outputs (`<id>.md`) of this host
+    // and of the other hosts given.
+    blobRefs: ({ deployment, otherAgentSessionsDirs }) =>
+      scanFilesForBlobRefs([deployment.agentSessionsDir, ...otherAgentSessionsDirs]),
+  }),
+};
+
+/** The default table's type. */
+export type DefaultStores = typeof DEFAULT_STORES;

@@ -1,0 +1,23 @@
+export type { BlobRootsOptions } from "./blob-roots.js";
+export type { TenantSessionBlobs } from "./bound-session-blobs.js";
+export type { TenantUploads } from "./bound-uploads.js";
+export {
+  createStowage,
+  type Stowage,
+  type StowageOptions,
+  type Tenant,
+  type TenantBase,
+} from "./create-stowage.js";
+export { DEFAULT_STORES, type DefaultStores } from "./default-stores.js";
+export type { SessionDeletionOptions, SessionDeletionReport } from "./delete-session.js";
+export {
+  type Deployment,
+  defineStore,
+  type OpenedStore,
+  type RootsContext,
+  type SessionDeletionContext,
+  type StoreContext,
+  type StoreDefinition,
+  type StoreTable,
+} from "./store-definition.js";
+export type { SweepReport } from "./sweep.js";

@@ -1,0 +1,15 @@
+export { agentSessionsOf } from "./agent-sessions.js";
+export {
+  type ApiKeyRecord,
+  type ApiKeyRecordStore,
+  type ApiKeys,
+  type ApiKeysOptions,
+  createApiKeys,
+  createMemoryApiKeyRecordStore,
+  type IssuedApiKey,
+  type VerifiedApiKey,
+} from "./api-keys.js";
+export { ownerOf } from "./owner.js";
+export type { RegisteredSessions, RegistrationState } from "./registered-sessions.js";
+export { SHARED_LAYOUT } from "./shared-layout.js";
+export { createSharedStores, type SharedStores } from "./shared-stores.js";

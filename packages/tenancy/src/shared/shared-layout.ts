@@ -1,0 +1,15 @@
+/**
+ * Where a deployment keeps its own records in the shared store, beside the stores of the table
+ * (`DEFAULT_STORES`): one fact, written once. A store of the table may take no prefix that
+ * overlaps one of these (`createStowage` checks).
+ */
+export const SHARED_LAYOUT = {
+  /** API key records, one per key (`<id>.json`), only hashes. */
+  apiKeys: "api-keys/",
+  /** Registered session ids, `<kind>/<id>/<sessionId>`. */
+  registrations: "registered-sessions/",
+  /** Every principal's blobs, deduplicated, sharded (`<aa>/<sha256>`). */
+  blobs: "blobs/",
+  /** Which principal stored which blob: one empty mark per blob and owner. */
+  blobOwners: "blob-owners/",
+} as const;

@@ -1,0 +1,51 @@
+import {
+  type BlobStore,
+  createBlobStore,
+  createOwnedBlobStore,
+  type OwnedBlobStore,
+} from "@stowage/blob-store";
+import type { ObjectStore, Principal } from "@stowage/core";
+import { createApiKeyRecords } from "./api-key-records.js";
+import { type ApiKeys, createApiKeys } from "./api-keys.js";
+import { ownerOf } from "./owner.js";
+import { type RegisteredSessions, registeredSessionsOf } from "./registered-sessions.js";
+import { SHARED_LAYOUT } from "./shared-layout.js";
+
+/** What every process of a deployment reads from the store they share, before any principal's stores. */
+export interface SharedStores {
+  /** The store itself. */
+  shared: ObjectStore;
+  /** API keys: who a request acts as. A key issued by one process is valid in every other. */
+  apiKeys: ApiKeys;
+  /** Every principal's blobs, stored once. */
+  blobs: BlobStore;
+  /** A principal's view of {@link blobs}: only the blobs it stored. */
+  ownedBlobs(principal: Principal): OwnedBlobStore;
+  /** The session ids registered in a principal's namespace. */
+  registeredSessions(principal: Principal): RegisteredSessions;
+}
+
+/**
+ * The deployment's own records in `shared` (API keys, registered sessions, blobs), laid out as
+ * {@link SHARED_LAYOUT} says. It loads no domain package but blob-store, so a command that only
+ * issues keys or reads blobs starts fast.
+ */
+export function createSharedStores(options: { shared: ObjectStore }): SharedStores {
+  const { shared } = options;
+  const blobs = createBlobStore({ store: shared, layout: "sharded", prefix: SHARED_LAYOUT.blobs });
+  return {
+    shared,
+    apiKeys: createApiKeys({
+      records: createApiKeyRecords({ store: shared, prefix: SHARED_LAYOUT.apiKeys }),
+    }),
+    blobs,
+    ownedBlobs: (principal) =>
+      createOwnedBlobStore({
+        blobs,
+        owner: ownerOf(principal),
+        marks: shared,
+        prefix: SHARED_LAYOUT.blobOwners,
+      }),
+    registeredSessions: (principal) => registeredSessionsOf(shared, SHARED_LAYOUT.registrations, principal),
+  };
+}

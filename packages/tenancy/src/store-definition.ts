@@ -1,0 +1,107 @@
+import type { BlobRoots, OwnedBlobStore } from "@stowage/blob-store";
+import type { Notifier, ObjectStore, OperationOptions, Principal } from "@stowage/core";
+import type { HotStateStoreEnvOptions, PromptMetricsLog } from "@stowage/hot-state";
+import type { SessionBlobRepository } from "@stowage/sessions";
+import type { UploadService } from "@stowage/uploads";
+import type { RegisteredSessions } from "./shared/registered-sessions.js";
+
+/** What a deployment is built on; each store of the table opens a principal's view from it. */
+export interface Deployment {
+  /** The store every process of the deployment shares (S3, PostgreSQL, or the data directory). */
+  shared: ObjectStore;
+  /** Tells every process's subscribers of new thread items (PostgreSQL LISTEN/NOTIFY, or memory). */
+  notifier: Notifier;
+  /** The directory of every principal's agent session files on this host. */
+  agentSessionsDir: string;
+  /** Captured sessions kept between container runs; the `sessionBlobs` store needs it. */
+  sessionBlobs?: SessionBlobRepository;
+  /** Uploads through signed URLs; the `uploads` store needs it. */
+  uploads?: UploadService;
+  /** A principal's prompt-metrics log given its owner (a database table); default JSON Lines in `shared`. */
+  promptMetricsFor?: (owner: string) => PromptMetricsLog;
+  /** Options of every principal's hot-state store (`keepVersions`). */
+  hotState?: HotStateStoreEnvOptions;
+  /** Uploads last modified longer ago than this many days go in a sweep; default: kept. */
+  uploadRetentionDays?: number;
+}
+
+/** What a store is opened with for one principal. */
+export interface StoreContext {
+  deployment: Deployment;
+  principal: Principal;
+  /** `user:alice`: the owner recorded with what the principal stores. */
+  owner: string;
+  /** `user/alice`: the principal's namespace below a store's prefix. */
+  namespace: string;
+  /** The principal's view of the deployment's blobs (only the blobs it stored). */
+  blobs: OwnedBlobStore;
+  /** The session ids registered in the principal's namespace. */
+  registeredSessions: RegisteredSessions;
+}
+
+/** What a store's deletion of one session gets: the principal's store, and who asked. */
+export interface SessionDeletionContext extends OperationOptions {
+  principal: Principal;
+  owner: string;
+  /** The dispatcher token the caller holds, for a store that refuses others (hot state). */
+  dispatcherToken?: string;
+}
+
+/** What garbage collection passes a store when it reads its roots. */
+export interface RootsContext {
+  deployment: Deployment;
+  /** Agent-session directories of the deployment's other hosts, as mounted here. */
+  otherAgentSessionsDirs: readonly string[];
+}
+
+interface StoreBehaviour<Store> {
+  /** Opens the principal's view; called once per principal and kept. */
+  open(context: StoreContext): Store;
+  /**
+   * Removes everything one session has in this store, idempotently (a deletion cut short is sent
+   * again); what it returns is reported under the store's name. `"principal-wide"`: the store
+   * holds nothing per session (content refs belong to the principal), said so explicitly.
+   */
+  deleteSession:
+    | ((store: Store, sessionId: string, context: SessionDeletionContext) => Promise<unknown>)
+    | "principal-wide";
+  /**
+   * Refuses (throws) a deletion before anything is deleted from any store; hot state refuses
+   * one without its dispatcher's token.
+   */
+  checkDeletion?(store: Store, sessionId: string, context: SessionDeletionContext): Promise<void>;
+  /** Runs in the deployment's periodic sweep (expiry, retention); returns how many things went. */
+  sweep?(deployment: Deployment, options: OperationOptions): Promise<number>;
+}
+
+/**
+ * One row of a deployment's table: a store every principal has, where it lives, how it opens,
+ * what deleting a session removes from it, and where garbage collection finds the blob refs it
+ * holds. A store in the shared store names its `prefix` (every principal's data below
+ * `<prefix><kind>/<id>/`); its roots are then the refs found under the prefix unless it says
+ * otherwise. A store elsewhere (a database, the file system, the upload store) must name its
+ * `blobRefs`, or `"none"`: forgetting its roots cannot happen silently.
+ */
+export type StoreDefinition<Store = unknown> = StoreBehaviour<Store> &
+  (
+    | {
+        prefix: string;
+        blobRefs?: ((context: RootsContext) => BlobRoots) | "none";
+      }
+    | {
+        prefix?: undefined;
+        blobRefs: ((context: RootsContext) => BlobRoots) | "none";
+      }
+  );
+
+/** A row of the table, typed by what it opens. */
+export function defineStore<Store>(definition: StoreDefinition<Store>): StoreDefinition<Store> {
+  return definition;
+}
+
+/** A deployment's table: store name → row, in the order sessions are deleted. */
+// biome-ignore lint/suspicious/noExplicitAny: each row opens its own type; `OpenedStore` gives it back.
+export type StoreTable = Record<string, StoreDefinition<any>>;
+
+/** What a row opens. */
+export type OpenedStore<Row> = Row extends StoreDefinition<infer Store> ? Store : never;

@@ -1,0 +1,3 @@
+import { stowageVitestConfig } from "../../tooling/vitest.shared.ts";
+
+export default stowageVitestConfig();
