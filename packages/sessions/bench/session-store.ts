@@ -6,7 +6,8 @@ import type { S3Client } from "@aws-sdk/client-s3";
 import { type BenchCase, referenceSource, runBenchmarks } from "@stowage/bench-kit";
 import { mapConcurrent } from "@stowage/core";
 import { createFsObjectStore } from "@stowage/storage-fs";
-import { createS3Client, createS3ObjectStore, s3OptionsFromEnv } from "@stowage/storage-s3";
+import { createS3Client, createS3ObjectStore } from "@stowage/storage-s3";
+import { s3OptionsFromEnv } from "@stowage/storage-s3/env";
 import { createObjectSessionStore, type SessionStoreEntry } from "../src/index.js";
 import { realisticSessionTree } from "../src/testing/index.js";
 

@@ -5,7 +5,8 @@ import { Readable } from "node:stream";
 import type { S3Client } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import type { BenchCase } from "@stowage/bench-kit";
-import { createS3ObjectStore, DEFAULT_PART_SIZE_BYTES } from "@stowage/storage-s3";
+import { createS3ObjectStore } from "@stowage/storage-s3";
+import { DEFAULT_PART_SIZE_BYTES } from "../src/s3-options.js";
 
 const MIB = 1024 * 1024;
 /**

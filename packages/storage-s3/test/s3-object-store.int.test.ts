@@ -6,8 +6,9 @@ import { ListMultipartUploadsCommand, PutObjectCommand } from "@aws-sdk/client-s
 import { StowageError } from "@stowage/core";
 import { describeObjectStoreConformance, expectStowageError } from "@stowage/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createS3ObjectStore, type S3ObjectStore } from "../src/s3-object-store.js";
+import { MIN_PART_SIZE_BYTES } from "../src/s3-options.js";
 import { bucket, emptyPrefix, s3SkipReason, testClient, uniquePrefix } from "./support/s3-env.js";
-import { createS3ObjectStore, MIN_PART_SIZE_BYTES, type S3ObjectStore } from "../src/s3-object-store.js";
 
 const client = testClient();
 const MIB = 1024 * 1024;

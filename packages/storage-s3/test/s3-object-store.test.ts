@@ -2,7 +2,8 @@ import { StowageError } from "@stowage/core";
 import { expectStowageError, HOSTILE_KEYS } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
 import { createS3Client } from "../src/s3-client.js";
-import { createS3ObjectStore, MIN_PART_SIZE_BYTES } from "../src/s3-object-store.js";
+import { createS3ObjectStore } from "../src/s3-object-store.js";
+import { MIN_PART_SIZE_BYTES } from "../src/s3-options.js";
 
 // Nothing listens on port 1: any request that reaches the network fails with UNAVAILABLE.
 const unreachable = createS3Client({

@@ -1,7 +1,8 @@
 // Child process: streams an endless body into the S3 store until it is killed.
 // argv: <store prefix> <key>
 import { createS3Client } from "../../src/s3-client.js";
-import { createS3ObjectStore, MIN_PART_SIZE_BYTES } from "../../src/s3-object-store.js";
+import { createS3ObjectStore } from "../../src/s3-object-store.js";
+import { MIN_PART_SIZE_BYTES } from "../../src/s3-options.js";
 
 const [prefix, key] = process.argv.slice(2) as [string, string];
 const client = createS3Client({
