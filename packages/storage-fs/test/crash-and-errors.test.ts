@@ -1,8 +1,9 @@
 import { execFileSync } from "node:child_process";
 import { chmod, mkdir } from "node:fs/promises";
 import { join } from "node:path";
+import { TEMP_FILE_PREFIX } from "@stowage/core/fs";
 import { expectStowageError } from "@stowage/core/testing";
-import { createFsObjectStore, TEMP_FILE_PREFIX } from "@stowage/storage-fs";
+import { createFsObjectStore } from "@stowage/storage-fs";
 import { filesUnder, inCi, isRoot, runChild, spawnChild, tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
 

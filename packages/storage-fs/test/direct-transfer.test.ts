@@ -7,13 +7,13 @@ import { join } from "node:path";
 import { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import { StowageError } from "@stowage/core";
+import { TEMP_FILE_PREFIX } from "@stowage/core/fs";
 import { expectStowageError } from "@stowage/core/testing";
 import {
   createFsObjectStore,
   type FsDirectUrlOptions,
   type FsObjectStore,
   SHA256_HEADER,
-  TEMP_FILE_PREFIX,
 } from "@stowage/storage-fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -505,5 +505,17 @@ describe("fs direct URL options", () => {
       () => createFsObjectStore({ root: "/tmp/unused", directUrls: directUrls as FsDirectUrlOptions }),
       "INVALID_INPUT",
     );
+  });
+
+  it("takes a secret of 32 bytes and refuses one of 31, saying the limit", async () => {
+    const directUrls = (secret: string) => ({ baseUrl: "http://127.0.0.1/direct", secret });
+    expect(
+      createFsObjectStore({ root: "/tmp/unused", directUrls: directUrls("x".repeat(32)) }),
+    ).toBeDefined();
+    const err = await expectStowageError(
+      () => createFsObjectStore({ root: "/tmp/unused", directUrls: directUrls("x".repeat(31)) }),
+      "INVALID_INPUT",
+    );
+    expect(err.details).toEqual({ limit: 32 });
   });
 });

@@ -145,4 +145,21 @@ describe("createS3ObjectStore", () => {
       `attachment; filename="saved.html"; filename*=UTF-8''saved.html`,
     );
   });
+
+  it("refuses to move an object over 5 GiB (one CopyObject's most), saying the limit", async () => {
+    // A server that holds one 6 GiB object at p/big and nothing else; any other call fails the test.
+    const sent: string[] = [];
+    const server = {
+      async send(command: { constructor: { name: string }; input: { Key?: string } }) {
+        sent.push(`${command.constructor.name} ${command.input.Key}`);
+        if (command.constructor.name !== "HeadObjectCommand") throw new Error("not expected");
+        if (command.input.Key === "p/big") return { ContentLength: 6 * 1024 ** 3, ETag: '"e"' };
+        throw Object.assign(new Error("not found"), { name: "NotFound", $metadata: { httpStatusCode: 404 } });
+      },
+    };
+    const store = createS3ObjectStore({ client: server as never, bucket: "b", prefix: "p/" });
+    const err = await expectStowageError(() => store.move("big", "moved"), "TOO_LARGE");
+    expect(err.details).toEqual({ limit: 5 * 1024 ** 3 });
+    expect(sent).toEqual(["HeadObjectCommand p/big", "HeadObjectCommand p/moved"]);
+  });
 });

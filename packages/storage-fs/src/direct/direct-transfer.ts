@@ -26,7 +26,7 @@ export interface FsDirectUrlOptions {
    * Sign with the address uploaders will reach.
    */
   baseUrl: string;
-  /** HMAC-SHA256 key, at least {@link MIN_SIGNING_SECRET_BYTES} bytes; keep it secret and stable. */
+  /** HMAC-SHA256 key, at least 32 bytes; keep it secret and stable. */
   secret: string | Uint8Array;
   /**
    * Asked, with what its URL binds, before an upload through a signed URL is stored: resolve to
@@ -63,6 +63,7 @@ function secretBytes(value: unknown): Uint8Array {
     throw new StowageError(
       "INVALID_INPUT",
       `directUrls.secret must be at least ${MIN_SIGNING_SECRET_BYTES} bytes (a string or Uint8Array)`,
+      { details: { limit: MIN_SIGNING_SECRET_BYTES } },
     );
   }
   return bytes;
