@@ -7,7 +7,7 @@ import { createContentRegistry } from "@stowage/hot-state";
 import { tempDirectory } from "@stowage/test-support";
 import { textItem } from "@stowage/thread-items";
 import { afterEach, describe, expect, it } from "vitest";
-import { MAX_RESOURCE_READ_BYTES, MAX_TOOL_RESULT_BYTES } from "../src/index.js";
+import { MAX_RESOURCE_READ_BYTES, MAX_TOOL_RESULT_BYTES } from "../src/resources/paged-read.js";
 import {
   connectedFixture,
   connectInMemory,

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { createSessionFiles } from "@stowage/artifacts";
 import { tempDirectory } from "@stowage/test-support";
 import { afterEach, describe, expect, it } from "vitest";
-import { MAX_SEARCH_SCANNED_BYTES, MAX_SEARCH_SOURCE_BYTES } from "../src/index.js";
+import { MAX_SEARCH_SCANNED_BYTES, MAX_SEARCH_SOURCE_BYTES } from "../src/tools/session-search.js";
 import { connectedFixture, connectInMemory, SESSION_ID, textOf } from "./session-fixture.js";
 
 const base = await tempDirectory("stowage-mcp-search-");

@@ -6,7 +6,8 @@ import { createMemoryNotifier } from "@stowage/core";
 import { tempDirectory } from "@stowage/test-support";
 import { createThreadFeeds, textItem } from "@stowage/thread-items";
 import { afterEach, describe, expect, it } from "vitest";
-import { connectInMemory, SESSION_ID, sessionFixture } from "./session-fixture.js";
+import { expectStowageError } from "@stowage/core/testing";
+import { connectInMemory, SESSION_ID, sessionFixture, stowageErrorOf } from "./session-fixture.js";
 
 const base = await tempDirectory("stowage-mcp-subscriptions-");
 const closers: (() => Promise<void>)[] = [];
@@ -81,5 +82,22 @@ describe("polling cost", () => {
     // Before: one listing per watch per tick, 50 a tick.
     expect(listings).toBeGreaterThan(0);
     expect(listings).toBeLessThanOrEqual(Math.ceil(ticks) + 1);
+  });
+});
+
+describe("subscriptions per connection", () => {
+  it("takes 256 and refuses the 257th, saying the limit", async () => {
+    const fixture = await sessionFixture(base);
+    const { client, close } = await connectInMemory(fixture.options);
+    closers.push(close);
+    for (let id = 0; id < 256; id++) await client.subscribeResource({ uri: `artifact://${id}` });
+    const err = await expectStowageError(
+      () => stowageErrorOf(client.subscribeResource({ uri: "artifact://256" })),
+      "TOO_LARGE",
+      "TOO_MANY_SUBSCRIPTIONS",
+    );
+    expect(err.details).toEqual({ limit: 256 });
+    // One already held is not counted twice.
+    await client.subscribeResource({ uri: "artifact://0" });
   });
 });

@@ -14,7 +14,7 @@ export const MAX_TOOL_RESULT_BYTES = 256 * 1024;
  * Most bytes read from disk to serve a slice: a line longer than a page, or the output a JSON
  * value is extracted from (extraction parses the whole output). The router's own default bound.
  */
-export const MAX_SOURCE_READ_BYTES = DEFAULT_MAX_READ_BYTES;
+const MAX_SOURCE_READ_BYTES = DEFAULT_MAX_READ_BYTES;
 
 /** Where the next read starts: a page of lines, or the rest of one line (or of an extracted value) from a character. */
 export interface NextRead {

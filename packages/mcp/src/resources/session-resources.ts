@@ -14,7 +14,7 @@ import {
 import { DEFAULT_THREAD_PAGE_ITEMS, MAX_THREAD_PAGE_ITEMS, readThreadPage } from "./thread-page.js";
 
 /** Most bytes of a blob one read returns (base64 makes it a third larger on the wire). */
-export const MAX_BLOB_READ_BYTES = 8 * 1024 * 1024;
+const MAX_BLOB_READ_BYTES = 8 * 1024 * 1024;
 
 /** The URI templates of every resource kind the options make available. */
 export function resourceTemplates(options: StowageMcpServerOptions): ResourceTemplate[] {

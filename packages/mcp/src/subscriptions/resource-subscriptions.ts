@@ -6,7 +6,7 @@ import type { McpSession } from "../server/options.js";
 import { type ThreadMark, threadMark } from "./thread-mark.js";
 
 /** Most URIs one connection may subscribe to. */
-export const MAX_SUBSCRIPTIONS = 256;
+const MAX_SUBSCRIPTIONS = 256;
 
 export interface ResourceSubscriptions {
   /** Starts watching `uri` (validated like a read); a URI whose content never changes is accepted and never notified. */
@@ -162,6 +162,7 @@ export function createResourceSubscriptions(options: {
         parseResourceUri(uri);
         throw new StowageError("TOO_LARGE", `at most ${MAX_SUBSCRIPTIONS} subscriptions per connection`, {
           reason: "TOO_MANY_SUBSCRIPTIONS",
+          details: { limit: MAX_SUBSCRIPTIONS },
         });
       }
       const watch = await watchOf(uri);

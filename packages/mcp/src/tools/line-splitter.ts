@@ -1,5 +1,5 @@
 /** Most characters of one line held while splitting; a longer line is handed out in pieces of this size. */
-export const MAX_HELD_LINE_CHARS = 1024 * 1024;
+const MAX_HELD_LINE_CHARS = 1024 * 1024;
 
 /** A line (without its `\n`), or a piece of one too long to hold. */
 export interface LinePiece {

@@ -11,7 +11,7 @@ import {
 import { inputSchemaOf, type McpTool, parseArgs, textResult } from "./tool.js";
 
 /** Most matches one search returns. */
-export const MAX_SEARCH_MATCHES = 100;
+const MAX_SEARCH_MATCHES = 100;
 
 const MIB = 1024 * 1024;
 

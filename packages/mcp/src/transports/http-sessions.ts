@@ -5,11 +5,11 @@ import type { StowageMcpServer } from "../server/create-server.js";
 import { type Admission, admit, type HeldSession, isBusy } from "./session-admission.js";
 
 /** Default most MCP sessions kept open at once, all owners together; past it one makes room or a new one is refused. */
-export const DEFAULT_MAX_HTTP_SESSIONS = 256;
+const DEFAULT_MAX_HTTP_SESSIONS = 256;
 /** Default most MCP sessions one owner keeps open; past it that owner's least recently used idle one is closed. */
-export const DEFAULT_MAX_HTTP_SESSIONS_PER_OWNER = 16;
+const DEFAULT_MAX_HTTP_SESSIONS_PER_OWNER = 16;
 /** Default time an MCP session may stay idle (no request being answered, no open notification stream) before it is closed. */
-export const DEFAULT_HTTP_SESSION_IDLE_MS = 30 * 60 * 1000;
+const DEFAULT_HTTP_SESSION_IDLE_MS = 30 * 60 * 1000;
 /** The header of the Streamable HTTP transport that names an MCP session. */
 export const MCP_SESSION_HEADER = "mcp-session-id";
 /** Largest JSON-RPC POST body read (the SDK transport's own default bound). */
