@@ -3,10 +3,10 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { createMemoryNotifier } from "@stowage/core";
+import { expectStowageError } from "@stowage/core/testing";
 import { tempDirectory } from "@stowage/test-support";
 import { createThreadFeeds, textItem } from "@stowage/thread-items";
 import { afterEach, describe, expect, it } from "vitest";
-import { expectStowageError } from "@stowage/core/testing";
 import { connectInMemory, SESSION_ID, sessionFixture, stowageErrorOf } from "./session-fixture.js";
 
 const base = await tempDirectory("stowage-mcp-subscriptions-");
