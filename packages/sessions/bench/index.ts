@@ -6,12 +6,14 @@ import zlib from "node:zlib";
 import { runBenchmarks } from "@stowage/bench-kit";
 import { realTranscripts } from "@stowage/test-support";
 import { archiveSession } from "../src/archive/capture-session.js";
+import { DEFAULT_MAX_SESSION_BYTES } from "../src/archive/manifest.js";
 import {
   BROTLI_QUALITY_BY_AGENT,
   DEFAULT_BROTLI_QUALITY,
   DEFAULT_BROTLI_WINDOW_BITS,
+  DEFAULT_SESSION_CODEC,
 } from "../src/codec/codecs.js";
-import { captureSession, DEFAULT_MAX_SESSION_BYTES, DEFAULT_SESSION_CODEC } from "../src/index.js";
+import { captureSession } from "../src/index.js";
 import { readOpencodeExport } from "../src/opencode/export-json.js";
 import { realisticSessionTree, writeSessionTree } from "../src/testing/index.js";
 import { codexRollout, codexRolloutFromReal, opencodeExport } from "./agent-sessions.js";

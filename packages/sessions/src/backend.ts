@@ -14,7 +14,6 @@ export {
   assertSessionStoreProjectKey,
   describeSessionKey,
   encodeJsonLines,
-  entryUuidProblem,
   loadSummaryFold,
   parseStoredEntry,
   parseStoredSummary,

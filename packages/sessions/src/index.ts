@@ -1,5 +1,8 @@
-export { DEFAULT_SESSION_AGENT, SESSION_AGENTS, type SessionAgent } from "./agents/session-agent.js";
-export { assertSessionId, isSessionId, MAX_SESSION_ID_LENGTH } from "./agents/session-id.js";
+// What a caller of this package calls, passes and receives. Limits and defaults are not exported:
+// the README gives each value, and an error that enforces one says it in `details.limit`. The
+// session-id rule (`assertSessionId`) is core's. What a backend of its own needs is in
+// `@stowage/sessions/backend`, test helpers and the conformance suites in `@stowage/sessions/testing`.
+export type { SessionAgent } from "./agents/session-agent.js";
 export {
   type CapturedSession,
   type CaptureSessionOptions,
@@ -9,21 +12,13 @@ export {
   type OpencodeCaptureOptions,
 } from "./archive/capture-session.js";
 export type { SkippedFile } from "./archive/collect-files.js";
-export { MAX_JSONL_LINE_CHARS } from "./archive/jsonl-checker.js";
-export {
-  DEFAULT_MAX_SESSION_BYTES,
-  MAX_ARCHIVE_ENTRIES,
-  MAX_ENTRY_MTIME_MS,
-  MAX_MANIFEST_BYTES,
-  type SessionArchiveEntry,
-  type SessionArchiveManifest,
-} from "./archive/manifest.js";
+export type { SessionArchiveEntry, SessionArchiveManifest } from "./archive/manifest.js";
 export {
   type RestoredSession,
   type RestoreSessionOptions,
   restoreSession,
 } from "./archive/restore-session.js";
-export { DEFAULT_MAX_SESSION_BLOB_BYTES, type SessionArchive } from "./archive/session-archive.js";
+export type { SessionArchive } from "./archive/session-archive.js";
 export type { SessionBlobFormat } from "./archive/session-archive-reader.js";
 export {
   type VerifiedSessionBlob,
@@ -35,66 +30,36 @@ export {
   type ClaudeSessionListing,
   listClaudeSessions,
 } from "./claude/list-claude-sessions.js";
-export { claudeProjectKey, sanitizeProjectPath } from "./claude/project-key.js";
 export {
   type ClaudeSessionLocation,
   type ClaudeSessionLocationOptions,
   claudeSessionLocation,
 } from "./claude/session-location.js";
-export {
-  availableCodecs,
-  DEFAULT_SESSION_CODEC,
-  SESSION_CODECS,
-  type SessionCodec,
-} from "./codec/codecs.js";
+export type { SessionCodec } from "./codec/codecs.js";
 export { compressChunks, type DecompressOptions, decompressBounded } from "./codec/compress.js";
-export {
-  type CodexRolloutLocation,
-  type CodexRolloutLocationOptions,
-  codexRolloutLocation,
-} from "./codex/rollout-location.js";
-export { DEFAULT_OPENCODE_TIMEOUT_MS, type OpencodeCliOptions } from "./opencode/opencode-cli.js";
+export type { OpencodeCliOptions } from "./opencode/opencode-cli.js";
 export { iterateSessionBlobs } from "./repository/iterate-session-blobs.js";
 export {
   createMemorySessionBlobRepository,
   type MemorySessionBlobsOptions,
 } from "./repository/memory-session-blobs.js";
-export {
-  type CreateSessionBlobInput,
-  DEFAULT_DELETE_EXPIRED_BATCH,
-  DEFAULT_SESSION_BLOB_PAGE_SIZE,
-  DEFAULT_SESSION_TTL_MS,
-  type DeleteExpiredOptions,
-  type ListSessionBlobsOptions,
-  MAX_DELETE_EXPIRED_BATCH,
-  MAX_SESSION_BLOB_PAGE_SIZE,
-  type RepositoryOperationOptions,
-  type SessionBlobPage,
-  type SessionBlobRecord,
-  type SessionBlobRepository,
-  type SessionBlobSummary,
-  type SessionBlobSummaryPage,
+export type {
+  CreateSessionBlobInput,
+  DeleteExpiredOptions,
+  ListSessionBlobsOptions,
+  RepositoryOperationOptions,
+  SessionBlobPage,
+  SessionBlobRecord,
+  SessionBlobRepository,
+  SessionBlobSummary,
+  SessionBlobSummaryPage,
 } from "./repository/session-blob-repository.js";
-export {
-  MAX_OWNER_LENGTH,
-  MAX_REQUEST_ID_LENGTH,
-  type SessionBlobLimits,
-} from "./repository/validate-input.js";
-export { sessionIdFromMessage, type TrackedMessages, trackSessionId } from "./sdk/track-session-id.js";
-// The Agent SDK's SessionStore: what its users pass and get. What a backend of its own needs
-// (key and entry helpers, the summary fold) is in `@stowage/sessions/backend`.
+export type { SessionBlobLimits } from "./repository/validate-input.js";
+export { type TrackedMessages, trackSessionId } from "./sdk/track-session-id.js";
+// The Agent SDK's SessionStore: what its users pass and get.
 export {
   type CompleteSessionStore,
   createObjectSessionStore,
-  DEFAULT_COMPACT_AFTER_PARTS,
-  DEFAULT_SESSION_STORE_PREFIX,
-  MAX_APPEND_BYTES,
-  MAX_APPEND_ENTRIES,
-  MAX_ENTRY_BYTES,
-  MAX_ENTRY_UUID_LENGTH,
-  MAX_PROJECT_KEY_LENGTH,
-  MAX_SESSION_STORE_PREFIX_BYTES,
-  MAX_SUBPATH_BYTES,
   type ObjectSessionStore,
   type ObjectSessionStoreOptions,
   type SessionKey,

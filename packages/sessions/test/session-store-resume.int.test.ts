@@ -12,7 +12,8 @@ import {
 import { createS3Client, createS3ObjectStore } from "@stowage/storage-s3";
 import { s3TestEnv, tempDirectory } from "@stowage/test-support";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { createObjectSessionStore, sanitizeProjectPath } from "../src/index.js";
+import { sanitizeProjectPath } from "../src/claude/project-key.js";
+import { createObjectSessionStore } from "../src/index.js";
 
 // A real Claude Code session → imported into the object SessionStore on S3 (Ceph RGW) → the
 // container's HOME wiped → resumed through the SDK from the store alone (the SDK loads the

@@ -31,7 +31,7 @@ import { assertPositiveInteger, type SessionArchive } from "./session-archive.js
 
 interface CommonCaptureOptions {
   sessionId: string;
-  /** Default {@link DEFAULT_SESSION_CODEC} (`brotli`). */
+  /** Default `brotli`. */
   codec?: SessionCodec;
   /** Fail with TOO_LARGE when the session's files add up to more. Default 256 MiB. */
   maxBytes?: number;

@@ -300,7 +300,9 @@ async function collectInProject(
         files.push(fileAt(path, join(directory.lexicalPath, entry.name)));
       } else skipped.push({ path, reason: notRegularFileReason(path, entry.isSymbolicLink()) });
       if (files.length > MAX_ARCHIVE_ENTRIES) {
-        throw new StowageError("TOO_LARGE", `session has more than ${MAX_ARCHIVE_ENTRIES} files`);
+        throw new StowageError("TOO_LARGE", `session has more than ${MAX_ARCHIVE_ENTRIES} files`, {
+          details: { limit: MAX_ARCHIVE_ENTRIES },
+        });
       }
     }
   };

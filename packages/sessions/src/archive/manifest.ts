@@ -71,6 +71,7 @@ export function encodeArchiveHeader(manifest: SessionArchiveManifest): Uint8Arra
     throw new StowageError(
       "TOO_LARGE",
       `session manifest is ${json.byteLength} bytes, over ${MAX_MANIFEST_BYTES}`,
+      { details: { limit: MAX_MANIFEST_BYTES, size: json.byteLength } },
     );
   }
   const header = new Uint8Array(ARCHIVE_PREAMBLE_BYTES + json.byteLength);
@@ -101,14 +102,17 @@ export function readPreamble(preamble: Uint8Array): number {
     throw new StowageError(
       length === 0 ? "INVALID_INPUT" : "TOO_LARGE",
       `session manifest length must be 1 to ${MAX_MANIFEST_BYTES} bytes, got ${length}`,
-      { reason: "BAD_MANIFEST_LENGTH" },
+      { reason: "BAD_MANIFEST_LENGTH", details: { limit: MAX_MANIFEST_BYTES } },
     );
   }
   return length;
 }
 
-function invalid(problem: string): StowageError {
-  return new StowageError("INVALID_INPUT", `session manifest ${problem}`, { reason: "BAD_MANIFEST" });
+function invalid(problem: string, limit?: number): StowageError {
+  return new StowageError("INVALID_INPUT", `session manifest ${problem}`, {
+    reason: "BAD_MANIFEST",
+    ...(limit === undefined ? {} : { details: { limit } }),
+  });
 }
 
 function checkEntry(
@@ -143,6 +147,7 @@ function checkEntry(
   ) {
     throw invalid(
       `files[${index}].mtimeMs must be a time from 0 to ${MAX_ENTRY_MTIME_MS} (ms since the epoch), got ${describeValue(mtimeMs)}`,
+      MAX_ENTRY_MTIME_MS,
     );
   }
   return { path: path as string, size, sha256, mtimeMs };
@@ -212,7 +217,7 @@ export function parseManifest(bytes: Uint8Array, maxBytes: number): SessionArchi
     record.files.length === 0 ||
     record.files.length > MAX_ARCHIVE_ENTRIES
   ) {
-    throw invalid(`files must be an array of 1 to ${MAX_ARCHIVE_ENTRIES} entries`);
+    throw invalid(`files must be an array of 1 to ${MAX_ARCHIVE_ENTRIES} entries`, MAX_ARCHIVE_ENTRIES);
   }
   const files = record.files.map((entry, index) => checkEntry(entry, index, sessionId, agent));
   checkLayout(files);

@@ -1,6 +1,6 @@
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { abortedError, concatBytes, StowageError, throwIfAborted } from "@stowage/core";
+import { concatBytes, StowageError, throwIfAborted } from "@stowage/core";
 import {
   CODEC_CHUNK_BYTES,
   createCompressStream,
@@ -40,7 +40,7 @@ export async function compressChunks(
       ...(signal ? [{ signal }] : []),
     );
   } catch (err) {
-    if (signal?.aborted) throw abortedError(signal, `compress (${codec})`);
+    throwIfAborted(signal, `compress (${codec})`);
     throw new StowageError("INTERNAL", `compress (${codec}) failed: ${String(err)}`, { cause: err });
   }
   return concatBytes(output, size);

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { mkdtemp, open, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { abortedError, describeValue, StowageError, throwIfAborted } from "@stowage/core";
+import { describeValue, StowageError, throwIfAborted } from "@stowage/core";
 
 /** How long one `opencode export` or `opencode import` may run by default: two minutes. */
 export const DEFAULT_OPENCODE_TIMEOUT_MS = 120_000;
@@ -18,7 +18,7 @@ export interface OpencodeCliOptions {
   env?: NodeJS.ProcessEnv;
   /** Working directory of the CLI. Default: this process's. */
   cwd?: string;
-  /** Default {@link DEFAULT_OPENCODE_TIMEOUT_MS}. */
+  /** Milliseconds one run of the CLI may take. Default 120,000 (2 minutes). */
   timeoutMs?: number;
 }
 
@@ -127,7 +127,7 @@ export async function runOpencode(
     } finally {
       await handle.close();
     }
-    if (options.signal?.aborted) throw abortedError(options.signal, context);
+    throwIfAborted(options.signal, context);
     if (exit.error === undefined && exit.code === 0 && !exit.tooMuch) {
       const output = await readFile(path);
       if (output.byteLength <= options.maxOutputBytes) return output;

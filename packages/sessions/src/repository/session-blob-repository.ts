@@ -31,11 +31,11 @@ export interface SessionBlobRecord extends SessionArchive {
 }
 
 export interface CreateSessionBlobInput extends SessionArchive {
-  /** Who the session belongs to: a safe id of at most `MAX_OWNER_LENGTH` characters. */
+  /** Who the session belongs to: a safe id of at most 255 characters. */
   owner: string;
   requestId: string;
   agentType: string;
-  /** Default: now plus the repository's TTL ({@link DEFAULT_SESSION_TTL_MS}); null: never expires. */
+  /** Default: now plus the repository's TTL (`ttlMs`, 7 days unless set); null: never expires. */
   expiresAt?: Date | null;
 }
 
@@ -44,7 +44,7 @@ export interface RepositoryOperationOptions {
 }
 
 export interface DeleteExpiredOptions extends RepositoryOperationOptions {
-  /** Rows per delete statement. Default {@link DEFAULT_DELETE_EXPIRED_BATCH}. */
+  /** Rows per delete statement, 1 to 100,000. Default 1,000. */
   batchSize?: number;
   /** Stop after this many batches (a time-boxed cleanup run). Default: until none is left. */
   maxBatches?: number;
@@ -53,7 +53,7 @@ export interface DeleteExpiredOptions extends RepositoryOperationOptions {
 export interface ListSessionBlobsOptions extends RepositoryOperationOptions {
   /** The `cursor` of the previous page; absent for the first page. */
   cursor?: string;
-  /** Records per page, 1 to {@link MAX_SESSION_BLOB_PAGE_SIZE}. Default {@link DEFAULT_SESSION_BLOB_PAGE_SIZE}. */
+  /** Records per page, 1 to 1,000. Default 20. */
   limit?: number;
 }
 

@@ -45,11 +45,11 @@ function assertAgentType(value: unknown): asserts value is string {
 }
 
 export interface SessionBlobLimits {
-  /** Default {@link DEFAULT_SESSION_TTL_MS}. */
+  /** Expiry of a record stored without `expiresAt`. Default 7 days. */
   ttlMs?: number;
-  /** Default {@link DEFAULT_MAX_SESSION_BLOB_BYTES}. */
+  /** Largest compressed blob accepted. Default 64 MiB. */
   maxBlobBytes?: number;
-  /** Cap on a blob's decompressed size, checked when it is stored. Default {@link DEFAULT_MAX_SESSION_BYTES}. */
+  /** Cap on a blob's decompressed size, checked when it is stored. Default 256 MiB. */
   maxRawBytes?: number;
 }
 
@@ -117,6 +117,7 @@ export function resolveDeleteExpiredOptions(options: DeleteExpiredOptions = {}):
     throw new StowageError(
       "INVALID_INPUT",
       `batchSize must be an integer from 1 to ${MAX_DELETE_EXPIRED_BATCH}, got ${describeValue(batchSize)}`,
+      { details: { limit: MAX_DELETE_EXPIRED_BATCH } },
     );
   }
   const maxBatches = options.maxBatches ?? Number.POSITIVE_INFINITY;
@@ -145,6 +146,7 @@ export function resolveListSessionBlobsOptions(options: ListSessionBlobsOptions 
     throw new StowageError(
       "INVALID_INPUT",
       `limit must be an integer from 1 to ${MAX_SESSION_BLOB_PAGE_SIZE}, got ${describeValue(limit)}`,
+      { details: { limit: MAX_SESSION_BLOB_PAGE_SIZE } },
     );
   }
   const { cursor } = options;

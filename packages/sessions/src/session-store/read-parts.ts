@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { largest, mapConcurrent, type ObjectStore, StowageError, throwIfAborted } from "@stowage/core";
+import { mapConcurrent, type ObjectStore, StowageError, throwIfAborted } from "@stowage/core";
 import { decodePart, type PartRef, parseHeader, parsePartName } from "./part-object.js";
 import type { SessionSummaryEntry } from "./types.js";
 
@@ -174,10 +174,7 @@ export async function readTranscript<Line>(
     if (parts === null) return null;
     // A zero-byte part is a tombstone: a compaction moved its entries into a range part.
     const selected = selectParts(parts.filter((part) => part.size > 0));
-    const lastSeq = largest(
-      parts.map((part) => part.last),
-      0,
-    );
+    const lastSeq = parts.reduce((highest, part) => Math.max(highest, part.last), 0);
     const wanted = selected.filter((part) => part.last > afterSeq);
     const decodedParts = await mapConcurrent(
       wanted,

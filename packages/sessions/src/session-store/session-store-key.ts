@@ -1,4 +1,4 @@
-import { assertSafeId, describeValue, isWellFormedUnicode, keyProblem, StowageError } from "@stowage/core";
+import { assertSafeId, describeValue, keyProblem, StowageError } from "@stowage/core";
 import type { SessionKey, SessionStoreEntry, SessionSummaryEntry } from "./types.js";
 
 /** Most entries one `append` call accepts (the SDK sends batches of up to 500 by default). */
@@ -42,6 +42,7 @@ export function assertSessionStoreProjectKey(projectKey: unknown): asserts proje
     throw new StowageError(
       "INVALID_INPUT",
       `projectKey must be 1 to ${MAX_PROJECT_KEY_LENGTH} of letters, digits and "-._:@" (not "." or ".."), got ${describeValue(projectKey)}`,
+      { details: { limit: MAX_PROJECT_KEY_LENGTH } },
     );
   }
 }
@@ -67,15 +68,18 @@ export function toSessionScope(key: unknown): { projectKey: string; sessionId: s
 export function toStoredSessionKey(key: SessionKey): StoredSessionKey {
   const scope = toSessionScope(key);
   if (key.subpath !== undefined) {
-    const problem =
-      keyProblem(key.subpath) ??
-      (Buffer.byteLength(key.subpath) > MAX_SUBPATH_BYTES
-        ? `must be at most ${MAX_SUBPATH_BYTES} UTF-8 bytes`
-        : undefined);
+    const problem = keyProblem(key.subpath);
     if (problem) {
       throw new StowageError(
         "INVALID_INPUT",
         `subpath ${problem} (omit it for the main transcript), got ${describeValue(key.subpath)}`,
+      );
+    }
+    if (Buffer.byteLength(key.subpath) > MAX_SUBPATH_BYTES) {
+      throw new StowageError(
+        "INVALID_INPUT",
+        `subpath must be at most ${MAX_SUBPATH_BYTES} UTF-8 bytes, got ${describeValue(key.subpath)}`,
+        { details: { limit: MAX_SUBPATH_BYTES } },
       );
     }
   }
@@ -105,7 +109,9 @@ export function entryUuidProblem(uuid: unknown): string | undefined {
   if (typeof uuid !== "string" || uuid.length === 0 || uuid.length > MAX_ENTRY_UUID_LENGTH)
     return `must be a non-empty string of at most ${MAX_ENTRY_UUID_LENGTH} characters`;
   if (CONTROL_CHARACTER.test(uuid)) return "must not contain control characters or NUL";
-  if (!isWellFormedUnicode(uuid)) return "must be well-formed Unicode (no lone surrogates)";
+  // String.prototype.isWellFormed: native since Node 20 (ES2024); the lib target is ES2023.
+  if (!(uuid as string & { isWellFormed(): boolean }).isWellFormed())
+    return "must be well-formed Unicode (no lone surrogates)";
   return undefined;
 }
 
@@ -156,6 +162,7 @@ export function serializeEntries(entries: unknown): SerializedEntry[] {
       `entries must be an array of at most ${MAX_APPEND_ENTRIES} entries, got ${describeValue(
         Array.isArray(entries) ? `${entries.length} entries` : entries,
       )}`,
+      { details: { limit: MAX_APPEND_ENTRIES } },
     );
   }
   let totalLength = 0;
@@ -180,6 +187,9 @@ export function serializeEntries(entries: unknown): SerializedEntry[] {
       throw new StowageError(
         "INVALID_INPUT",
         `entries[${index}].uuid ${problem}, got ${describeValue(uuid)}`,
+        typeof uuid === "string" && uuid.length > MAX_ENTRY_UUID_LENGTH
+          ? { details: { limit: MAX_ENTRY_UUID_LENGTH } }
+          : {},
       );
     }
     let json: string;
@@ -193,6 +203,7 @@ export function serializeEntries(entries: unknown): SerializedEntry[] {
       throw new StowageError(
         "TOO_LARGE",
         `entries[${index}] is ${entryBytes} bytes as JSON, over ${MAX_ENTRY_BYTES}`,
+        { details: { limit: MAX_ENTRY_BYTES, size: entryBytes } },
       );
     }
     out[index] = { uuid: uuid ?? null, json };
@@ -208,6 +219,7 @@ export function serializeEntries(entries: unknown): SerializedEntry[] {
       throw new StowageError(
         "TOO_LARGE",
         `the batch is over ${MAX_APPEND_BYTES} bytes as JSON; append it in parts`,
+        { details: { limit: MAX_APPEND_BYTES } },
       );
     }
   }

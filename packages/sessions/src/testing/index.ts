@@ -1,14 +1,13 @@
 // First: without vitest, the import fails naming this entry (see vitest-peer.ts).
 import "./vitest-peer.js";
 
-export { HOSTILE_IDS } from "./hostile-ids.js";
 export {
   type RealisticSessionOptions,
   realisticSessionTree,
   type SessionTreeFiles,
 } from "./realistic-session.js";
 export { sampleSessionBlob } from "./sample-session-blob.js";
-export { seededBase64, seededUuid } from "./seeded-random.js";
+export { seededUuid } from "./seeded-random.js";
 export {
   describeSessionBlobRepositoryConformance,
   type SessionBlobRepositoryConformanceOptions,

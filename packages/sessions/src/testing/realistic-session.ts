@@ -132,6 +132,133 @@ interface TranscriptOptions {
   random: () => number;
 }
 
+type Tool = "Read" | "Bash" | "Edit" | "Grep";
+
+/** A tool call's input as the CLI records it. */
+function toolInput(random: () => number, tool: Tool, file: string, cwd: string): Record<string, string> {
+  if (tool === "Read") return { file_path: file };
+  if (tool === "Bash")
+    return { command: "npm test -- --reporter=verbose", description: "Run the test suite" };
+  if (tool === "Edit")
+    return { file_path: file, old_string: codeFile(random, 4), new_string: codeFile(random, 5) };
+  return { pattern: camel(random), path: cwd, output_mode: "content" };
+}
+
+/** An assistant turn: signed thinking, a line of text and one tool call. */
+function assistantTurn(
+  random: () => number,
+  turn: number,
+  toolUse: { id: string; name: Tool; input: Record<string, string> },
+): Record<string, unknown> {
+  return {
+    type: "assistant",
+    requestId: `req_011C${seededBase64(random, 12).replace(/[^A-Za-z0-9]/g, "")}`,
+    message: {
+      id: `msg_01${seededBase64(random, 12).replace(/[^A-Za-z0-9]/g, "")}`,
+      type: "message",
+      role: "assistant",
+      model: "claude-sonnet-4-5-20250929",
+      content: [
+        // Signatures are opaque and incompressible; real ones run to hundreds of characters.
+        {
+          type: "thinking",
+          thinking: prose(random, 30 + Math.floor(random() * 60)),
+          signature: seededBase64(random, 240 + Math.floor(random() * 300)),
+        },
+        { type: "text", text: prose(random, 10 + Math.floor(random() * 30)) },
+        { type: "tool_use", ...toolUse },
+      ],
+      stop_reason: "tool_use",
+      stop_sequence: null,
+      usage: {
+        input_tokens: 4,
+        cache_creation_input_tokens: Math.floor(random() * 4000),
+        cache_read_input_tokens: 20_000 + turn * 310,
+        output_tokens: 80 + Math.floor(random() * 600),
+        service_tier: "standard",
+      },
+    },
+  };
+}
+
+/** What a tool call printed, and the `toolUseResult` the CLI repeats it in. */
+function toolOutput(
+  random: () => number,
+  tool: Tool,
+  file: string,
+  input: Record<string, string>,
+): { output: string; toolUseResult: unknown } {
+  if (tool === "Read") {
+    const content = codeFile(random, 40 + Math.floor(random() * 160));
+    const toolUseResult = {
+      type: "text",
+      file: { filePath: file, content, numLines: content.split("\n").length, startLine: 1, totalLines: 400 },
+    };
+    return { output: numbered(content), toolUseResult };
+  }
+  if (tool === "Bash") {
+    const output = testLog(random, 20 + Math.floor(random() * 120));
+    return { output, toolUseResult: { stdout: output, stderr: "", interrupted: false, isImage: false } };
+  }
+  if (tool === "Edit") {
+    const output = `The file ${file} has been updated. Here's the result of running \`cat -n\` on a snippet:\n${numbered(codeFile(random, 12))}`;
+    const toolUseResult = {
+      filePath: file,
+      oldString: input.old_string,
+      newString: input.new_string,
+      structuredPatch: [
+        { oldStart: 10, oldLines: 4, newStart: 10, newLines: 5, lines: codeFile(random, 9).split("\n") },
+      ],
+      userModified: false,
+    };
+    return { output, toolUseResult };
+  }
+  const output = Array.from(
+    { length: 5 + Math.floor(random() * 30) },
+    () => `${pick(random, FILES)}:${Math.floor(random() * 300)}:  const x = ${camel(random)}();`,
+  ).join("\n");
+  const toolUseResult = {
+    mode: "content",
+    numFiles: 3,
+    filenames: [],
+    content: output,
+    numLines: output.split("\n").length,
+  };
+  return { output, toolUseResult };
+}
+
+/** The user line that carries a tool call's result back, with a screenshot in it when asked. */
+function toolResultTurn(
+  random: () => number,
+  toolUseId: string,
+  { output, toolUseResult }: { output: string; toolUseResult: unknown },
+  screenshot: boolean,
+): Record<string, unknown> {
+  const image = () => ({
+    type: "image",
+    source: {
+      type: "base64",
+      media_type: "image/png",
+      data: seededBase64(random, 40_000 + Math.floor(random() * 80_000)),
+    },
+  });
+  return {
+    type: "user",
+    message: {
+      role: "user",
+      content: [
+        {
+          tool_use_id: toolUseId,
+          type: "tool_result",
+          content: screenshot ? [{ type: "text", text: output.slice(0, 200) }, image()] : output,
+          is_error: false,
+        },
+      ],
+    },
+    toolUseResult,
+  };
+}
+
 function transcript(options: TranscriptOptions): string {
   const { random, sessionId, cwd, isSidechain } = options;
   const lines: string[] = [];
@@ -177,113 +304,11 @@ function transcript(options: TranscriptOptions): string {
       .slice(0, 22)}`;
     const tool = pick(random, ["Read", "Bash", "Edit", "Grep", "Read", "Bash"] as const);
     const file = `${cwd}/${pick(random, FILES)}`;
-    const input =
-      tool === "Read"
-        ? { file_path: file }
-        : tool === "Bash"
-          ? { command: "npm test -- --reporter=verbose", description: "Run the test suite" }
-          : tool === "Edit"
-            ? { file_path: file, old_string: codeFile(random, 4), new_string: codeFile(random, 5) }
-            : { pattern: camel(random), path: cwd, output_mode: "content" };
-    push({
-      type: "assistant",
-      requestId: `req_011C${seededBase64(random, 12).replace(/[^A-Za-z0-9]/g, "")}`,
-      message: {
-        id: `msg_01${seededBase64(random, 12).replace(/[^A-Za-z0-9]/g, "")}`,
-        type: "message",
-        role: "assistant",
-        model: "claude-sonnet-4-5-20250929",
-        content: [
-          // Signatures are opaque and incompressible; real ones run to hundreds of characters.
-          {
-            type: "thinking",
-            thinking: prose(random, 30 + Math.floor(random() * 60)),
-            signature: seededBase64(random, 240 + Math.floor(random() * 300)),
-          },
-          { type: "text", text: prose(random, 10 + Math.floor(random() * 30)) },
-          { type: "tool_use", id: toolUseId, name: tool, input },
-        ],
-        stop_reason: "tool_use",
-        stop_sequence: null,
-        usage: {
-          input_tokens: 4,
-          cache_creation_input_tokens: Math.floor(random() * 4000),
-          cache_read_input_tokens: 20_000 + turn * 310,
-          output_tokens: 80 + Math.floor(random() * 600),
-          service_tier: "standard",
-        },
-      },
-    });
-    let output: string;
-    let toolUseResult: unknown;
-    if (tool === "Read") {
-      const content = codeFile(random, 40 + Math.floor(random() * 160));
-      output = numbered(content);
-      toolUseResult = {
-        type: "text",
-        file: {
-          filePath: file,
-          content,
-          numLines: content.split("\n").length,
-          startLine: 1,
-          totalLines: 400,
-        },
-      };
-    } else if (tool === "Bash") {
-      output = testLog(random, 20 + Math.floor(random() * 120));
-      toolUseResult = { stdout: output, stderr: "", interrupted: false, isImage: false };
-    } else if (tool === "Edit") {
-      output = `The file ${file} has been updated. Here's the result of running \`cat -n\` on a snippet:\n${numbered(codeFile(random, 12))}`;
-      toolUseResult = {
-        filePath: file,
-        oldString: (input as { old_string: string }).old_string,
-        newString: (input as { new_string: string }).new_string,
-        structuredPatch: [
-          { oldStart: 10, oldLines: 4, newStart: 10, newLines: 5, lines: codeFile(random, 9).split("\n") },
-        ],
-        userModified: false,
-      };
-    } else {
-      output = Array.from(
-        { length: 5 + Math.floor(random() * 30) },
-        () => `${pick(random, FILES)}:${Math.floor(random() * 300)}:  const x = ${camel(random)}();`,
-      ).join("\n");
-      toolUseResult = {
-        mode: "content",
-        numFiles: 3,
-        filenames: [],
-        content: output,
-        numLines: output.split("\n").length,
-      };
-    }
+    const input = toolInput(random, tool, file, cwd);
+    push(assistantTurn(random, turn, { id: toolUseId, name: tool, input }));
+    const result = toolOutput(random, tool, file, input);
     const screenshot = options.screenshotEvery > 0 && turn % options.screenshotEvery === 0;
-    push({
-      type: "user",
-      message: {
-        role: "user",
-        content: [
-          {
-            tool_use_id: toolUseId,
-            type: "tool_result",
-            content: screenshot
-              ? [
-                  { type: "text", text: output.slice(0, 200) },
-                  {
-                    type: "image",
-                    source: {
-                      type: "base64",
-                      media_type: "image/png",
-                      data: seededBase64(random, 40_000 + Math.floor(random() * 80_000)),
-                    },
-                  },
-                ]
-              : output,
-            is_error: false,
-          },
-        ],
-      },
-      toolUseResult,
-    });
+    push(toolResultTurn(random, toolUseId, result, screenshot));
     if (turn % 25 === 0)
       push({
         type: "system",

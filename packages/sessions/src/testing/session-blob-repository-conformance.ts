@@ -15,6 +15,7 @@ import { HOSTILE_IDS } from "./hostile-ids.js";
 import { sampleSessionBlob } from "./sample-session-blob.js";
 
 const { afterEach, beforeEach, describe, expect, it } = await loadVitest("@stowage/sessions/testing");
+
 export interface SessionBlobRepositoryConformanceOptions {
   /** Suite title, e.g. `postgres session blobs (PGlite)`. */
   name: string;
@@ -56,6 +57,512 @@ function recaptured<T extends CreateSessionBlobInput>(record: T, note: string): 
 const SECOND = 1000;
 
 /**
+ * The repository of the test running: a fresh one before each test of the enclosing describe
+ * (`createRepository`), destroyed after it (`destroyRepository`). Every method goes to that one.
+ */
+function repositoryPerTest(options: SessionBlobRepositoryConformanceOptions): SessionBlobRepository {
+  let current: SessionBlobRepository | undefined;
+  beforeEach(async () => {
+    current = await options.createRepository();
+  });
+  afterEach(async () => {
+    await options.destroyRepository?.(current!);
+  });
+  const now = (): SessionBlobRepository => {
+    if (!current) throw new Error("the conformance suite's repository exists only while a test runs");
+    return current;
+  };
+  return {
+    create: (input, operation) => now().create(input, operation),
+    getLatestForRequest: (owner, requestId, operation) =>
+      now().getLatestForRequest(owner, requestId, operation),
+    getBySessionId: (owner, sessionId, operation) => now().getBySessionId(owner, sessionId, operation),
+    deleteExpired: (operation) => now().deleteExpired(operation),
+    deleteForRequest: (owner, requestId, operation) => now().deleteForRequest(owner, requestId, operation),
+    deleteForSession: (owner, sessionId, operation) => now().deleteForSession(owner, sessionId, operation),
+    list: (operation) => now().list(operation),
+    listByOwner: (owner, operation) => now().listByOwner(owner, operation),
+  };
+}
+
+/** A record stored, read back by request and by session, replaced by an upsert. */
+function itStoresAndReadsBack(repo: SessionBlobRepository): void {
+  it("stores a session and reads it back by request and by session id", async () => {
+    const data = input({ codec: "gzip" });
+    const before = Date.now();
+    const created = await repo.create(data);
+    expect(created).toMatchObject({
+      owner: OWNER,
+      requestId: data.requestId,
+      sessionId: data.sessionId,
+      agentType: "claude-code",
+      codec: "gzip",
+      blobSizeBytes: data.blob.byteLength,
+      rawSizeBytes: data.rawSizeBytes,
+    });
+    expect(Number.isSafeInteger(created.id)).toBe(true);
+    sameBytes(created.blob, data.blob);
+    expect(created.createdAt.getTime()).toBeGreaterThanOrEqual(before - 5 * SECOND);
+    for (const found of [
+      await repo.getLatestForRequest(OWNER, data.requestId),
+      await repo.getBySessionId(OWNER, data.sessionId),
+    ]) {
+      expect(found).not.toBeNull();
+      const { blob, ...rest } = found as SessionBlobRecord;
+      const { blob: _ignored, ...expected } = created;
+      expect(rest).toEqual(expected);
+      sameBytes(blob, data.blob);
+    }
+  });
+
+  it("returns null for a request or session that has nothing stored", async () => {
+    expect(await repo.getLatestForRequest(OWNER, "req-none")).toBeNull();
+    expect(await repo.getBySessionId(OWNER, randomUUID())).toBeNull();
+    expect(await repo.deleteForRequest(OWNER, "req-none")).toBe(0);
+    expect(await repo.deleteForSession(OWNER, randomUUID())).toBe(0);
+  });
+
+  it("keeps what was stored even if the caller reuses its buffer", async () => {
+    const data = input();
+    const original = data.blob.slice();
+    await repo.create(data);
+    data.blob.fill(0);
+    sameBytes((await repo.getBySessionId(OWNER, data.sessionId))?.blob, original);
+  });
+
+  it("upserts on (owner, request id, session id): the second create replaces the first", async () => {
+    const first = await repo.create(
+      input({ requestId: "req-upsert", sessionId: "7f0e8c1a-0d5b-4a57-9a49-c2b5f6f1e001" }),
+    );
+    const replacement = input({
+      requestId: "req-upsert",
+      ...sampleSessionBlob({ sessionId: "7f0e8c1a-0d5b-4a57-9a49-c2b5f6f1e001", agent: "codex" }),
+    });
+    const second = await repo.create(replacement);
+    expect(second.id).toBe(first.id);
+    const found = await repo.getLatestForRequest(OWNER, "req-upsert");
+    expect(found?.codec).toBe("gzip");
+    expect(found?.agentType).toBe("codex");
+    expect(found?.blobSizeBytes).toBe(replacement.blob.byteLength);
+    sameBytes(found?.blob, replacement.blob);
+    expect(await repo.deleteForRequest(OWNER, "req-upsert")).toBe(1);
+  });
+
+  it("getLatestForRequest returns the most recently stored session of the request", async () => {
+    const a = input({ requestId: "req-latest" });
+    const b = input({ requestId: "req-latest" });
+    await repo.create(a);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await repo.create(b);
+    await repo.create(input({ requestId: "req-other" }));
+    expect((await repo.getLatestForRequest(OWNER, "req-latest"))?.sessionId).toBe(b.sessionId);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await repo.create(recaptured(a, "again"));
+    expect((await repo.getLatestForRequest(OWNER, "req-latest"))?.sessionId).toBe(a.sessionId);
+  });
+}
+
+/** Expiry, and every way of deleting, concurrent creates included. */
+function itExpiresAndDeletes(repo: SessionBlobRepository): void {
+  it("expires after 7 days by default; an explicit expiresAt or null is kept", async () => {
+    const defaulted = await repo.create(input());
+    const expected = Date.now() + DEFAULT_SESSION_TTL_MS;
+    expect(Math.abs(defaulted.expiresAt!.getTime() - expected)).toBeLessThan(60 * SECOND);
+    const at = new Date(Date.now() + 3600 * SECOND);
+    expect((await repo.create(input({ expiresAt: at }))).expiresAt?.getTime()).toBe(at.getTime());
+    const forever = input({ expiresAt: null });
+    expect((await repo.create(forever)).expiresAt).toBeNull();
+    expect((await repo.getBySessionId(OWNER, forever.sessionId))?.expiresAt).toBeNull();
+  });
+
+  it("never returns an expired session, and deleteExpired removes only expired ones", async () => {
+    const past = new Date(Date.now() - 60 * SECOND);
+    const expired = input({ requestId: "req-ttl", expiresAt: past });
+    const live = input({ requestId: "req-ttl" });
+    const forever = input({ requestId: "req-ttl-forever", expiresAt: null });
+    await repo.create(live);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await repo.create(expired);
+    await repo.create(forever);
+    expect(await repo.getBySessionId(OWNER, expired.sessionId)).toBeNull();
+    expect((await repo.getLatestForRequest(OWNER, "req-ttl"))?.sessionId).toBe(live.sessionId);
+    expect(await repo.deleteExpired()).toBe(1);
+    expect(await repo.deleteExpired()).toBe(0);
+    expect((await repo.getBySessionId(OWNER, live.sessionId))?.sessionId).toBe(live.sessionId);
+    expect((await repo.getBySessionId(OWNER, forever.sessionId))?.sessionId).toBe(forever.sessionId);
+    // The expired record is really gone: storing it again creates a fresh record.
+    expect(await repo.deleteForRequest(OWNER, "req-ttl")).toBe(1);
+  });
+
+  it("deleteExpired works in bounded batches and can stop after maxBatches", async () => {
+    const past = new Date(Date.now() - 60 * SECOND);
+    for (let i = 0; i < 25; i++) await repo.create(input({ requestId: "req-batch", expiresAt: past }));
+    expect(await repo.deleteExpired({ batchSize: 10, maxBatches: 1 })).toBe(10);
+    expect(await repo.deleteExpired({ batchSize: 10 })).toBe(15);
+    expect(await repo.deleteExpired({ batchSize: 10 })).toBe(0);
+    for (const batchSize of [0, -1, 1.5, 100_001, Number.NaN]) {
+      await expectStowageError(repo.deleteExpired({ batchSize }), "INVALID_INPUT");
+    }
+    await expectStowageError(repo.deleteExpired({ maxBatches: 0 }), "INVALID_INPUT");
+  });
+
+  it("deleteForRequest removes every session of that request and nothing else", async () => {
+    for (let i = 0; i < 3; i++) await repo.create(input({ requestId: "req-delete" }));
+    const other = input({ requestId: "req-keep" });
+    await repo.create(other);
+    expect(await repo.deleteForRequest(OWNER, "req-delete")).toBe(3);
+    expect(await repo.getLatestForRequest(OWNER, "req-delete")).toBeNull();
+    expect((await repo.getLatestForRequest(OWNER, "req-keep"))?.sessionId).toBe(other.sessionId);
+  });
+
+  it("deleteForSession removes the owner's records of that session, whatever request, and nothing else", async () => {
+    const sessionId = randomUUID();
+    // The session stored for two requests (one record expired), beside another session of the first.
+    const first = input({ requestId: "req-session-a", sessionId });
+    await repo.create(first);
+    await repo.create(recaptured({ ...first, requestId: "req-session-b" }, "second request"));
+    const past = new Date(Date.now() - 60 * SECOND);
+    await repo.create(recaptured({ ...first, requestId: "req-session-c", expiresAt: past }, "expired"));
+    const neighbour = input({ requestId: "req-session-a" });
+    await repo.create(neighbour);
+    // Three records: the two live ones and the expired one, which a deleted session must not leave.
+    expect(await repo.deleteForSession(OWNER, sessionId)).toBe(3);
+    expect(await repo.getBySessionId(OWNER, sessionId)).toBeNull();
+    expect(await repo.getLatestForRequest(OWNER, "req-session-b")).toBeNull();
+    sameBytes((await repo.getLatestForRequest(OWNER, "req-session-a"))?.blob, neighbour.blob);
+    sameBytes((await repo.getBySessionId(OWNER, neighbour.sessionId))?.blob, neighbour.blob);
+    // Idempotent: nothing is left to delete, and that is no error.
+    expect(await repo.deleteForSession(OWNER, sessionId)).toBe(0);
+    expect(await repo.deleteForRequest(OWNER, "req-session-a")).toBe(1);
+  });
+
+  it("concurrent creates of one (request, session) leave one record holding a writer's blob", async () => {
+    const sessionId = randomUUID();
+    const writers = Array.from({ length: 8 }, (_, i) =>
+      input({ requestId: "req-race", ...sampleSessionBlob({ sessionId, note: `writer ${i}` }) }),
+    );
+    const results = await Promise.all(writers.map((writer) => repo.create(writer)));
+    expect(new Set(results.map((result) => result.id)).size).toBe(1);
+    const stored = await repo.getBySessionId(OWNER, sessionId);
+    const winner = writers.find((writer) => Buffer.from(writer.blob).equals(Buffer.from(stored!.blob)));
+    expect(winner).toBeDefined();
+    expect(stored?.rawSizeBytes).toBe(winner?.rawSizeBytes);
+    expect(await repo.deleteForRequest(OWNER, "req-race")).toBe(1);
+  });
+}
+
+/** The id rules from the outside: request ids and owners up to 255 safe-id characters, the three agents. */
+function itTakesSafeIdsAndTheThreeAgents(repo: SessionBlobRepository): void {
+  it("takes request ids up to 255 characters of the safe-id alphabet, and the three agents", async () => {
+    // Written from the rule: letters, digits and "._:@-", starting with a letter or digit.
+    const requestId = `r${"x".repeat(254)}`;
+    await repo.create(input({ requestId }));
+    expect((await repo.getLatestForRequest(OWNER, requestId))?.agentType).toBe("claude-code");
+    for (const agent of ["codex", "opencode"] as const) {
+      const stored = await repo.create(
+        input({
+          requestId: "job:42@eu-1.v2_x",
+          ...sampleSessionBlob({ sessionId: `ses_${agent}`, agent }),
+        }),
+      );
+      expect(stored.agentType).toBe(agent);
+      expect((await repo.getBySessionId(OWNER, `ses_${agent}`))?.agentType).toBe(agent);
+    }
+    await expectStowageError(repo.create(input({ requestId: `${requestId}x` })), "INVALID_INPUT");
+    await expectStowageError(repo.getLatestForRequest(OWNER, `${requestId}x`), "INVALID_INPUT");
+    await expectStowageError(repo.deleteForRequest(OWNER, `${requestId}x`), "INVALID_INPUT");
+    // An agent type this package cannot restore is refused, as is a hostile one.
+    for (const agentType of [
+      "claude-code-2",
+      `a${"b".repeat(63)}`,
+      "",
+      "-claude",
+      "claude code",
+      "claude/code",
+    ]) {
+      await expectStowageError(repo.create(input({ agentType })), "INVALID_INPUT");
+    }
+    expect(await repo.deleteForRequest(OWNER, requestId)).toBe(1);
+    expect(await repo.deleteForRequest(OWNER, "job:42@eu-1.v2_x")).toBe(2);
+  });
+
+  it("takes owners up to 255 characters of the safe-id alphabet", async () => {
+    // Written from the rule: letters, digits and "._:@-", starting with a letter or digit.
+    const owner = `o${"w".repeat(254)}`;
+    const data = input({ owner, requestId: "req-long-owner" });
+    expect((await repo.create(data)).owner).toBe(owner);
+    expect((await repo.getLatestForRequest(owner, "req-long-owner"))?.owner).toBe(owner);
+    await expectStowageError(repo.create(input({ owner: `${owner}x` })), "INVALID_INPUT");
+    await expectStowageError(repo.getLatestForRequest(`${owner}x`, "req-long-owner"), "INVALID_INPUT");
+    expect(await repo.deleteForRequest(owner, "req-long-owner")).toBe(1);
+  });
+}
+
+function describeOwnersNeverMeet(repo: SessionBlobRepository): void {
+  describe("owners never meet", () => {
+    it("the same request and session id under two owners are two records, each read back by its owner only", async () => {
+      const sessionId = randomUUID();
+      const mine = input({ requestId: "req-shared", sessionId });
+      const theirs = input({ owner: OTHER, requestId: "req-shared", sessionId });
+      const a = await repo.create(mine);
+      const b = await repo.create(theirs);
+      expect(b.id).not.toBe(a.id);
+      expect(b.owner).toBe(OTHER);
+      sameBytes((await repo.getLatestForRequest(OWNER, "req-shared"))?.blob, mine.blob);
+      sameBytes((await repo.getBySessionId(OWNER, sessionId))?.blob, mine.blob);
+      sameBytes((await repo.getLatestForRequest(OTHER, "req-shared"))?.blob, theirs.blob);
+      sameBytes((await repo.getBySessionId(OTHER, sessionId))?.blob, theirs.blob);
+      // A later create by one owner replaces its own record only.
+      const again = await repo.create(recaptured(theirs, "again"));
+      expect(again.id).toBe(b.id);
+      sameBytes((await repo.getBySessionId(OWNER, sessionId))?.blob, mine.blob);
+    });
+
+    it("another owner's request and session ids read as absent: null, never an error", async () => {
+      const data = input({ requestId: "req-alice-only" });
+      await repo.create(data);
+      expect(await repo.getLatestForRequest(OTHER, "req-alice-only")).toBeNull();
+      expect(await repo.getBySessionId(OTHER, data.sessionId)).toBeNull();
+      expect(await repo.deleteForRequest(OTHER, "req-alice-only")).toBe(0);
+      sameBytes((await repo.getLatestForRequest(OWNER, "req-alice-only"))?.blob, data.blob);
+    });
+
+    it("deleteForRequest deletes the owner's records of that request and leaves the other owner's", async () => {
+      const mine = input({ requestId: "req-both" });
+      const theirs = input({ owner: OTHER, requestId: "req-both" });
+      await repo.create(mine);
+      await repo.create(theirs);
+      expect(await repo.deleteForRequest(OTHER, "req-both")).toBe(1);
+      expect(await repo.getLatestForRequest(OTHER, "req-both")).toBeNull();
+      sameBytes((await repo.getLatestForRequest(OWNER, "req-both"))?.blob, mine.blob);
+      expect(await repo.deleteForRequest(OWNER, "req-both")).toBe(1);
+    });
+
+    it("deleteForSession deletes the owner's records of that session and leaves the other owner's", async () => {
+      const sessionId = randomUUID();
+      const mine = input({ requestId: "req-both-sessions", sessionId });
+      const theirs = input({ owner: OTHER, requestId: "req-both-sessions", sessionId });
+      await repo.create(mine);
+      await repo.create(theirs);
+      expect(await repo.deleteForSession(OTHER, sessionId)).toBe(1);
+      expect(await repo.getBySessionId(OTHER, sessionId)).toBeNull();
+      sameBytes((await repo.getBySessionId(OWNER, sessionId))?.blob, mine.blob);
+      // Another owner's session id reads as absent: 0, never an error.
+      expect(await repo.deleteForSession(OTHER, sessionId)).toBe(0);
+      sameBytes((await repo.getBySessionId(OWNER, sessionId))?.blob, mine.blob);
+      expect(await repo.deleteForSession(OWNER, sessionId)).toBe(1);
+    });
+
+    it("deleteExpired works across owners", async () => {
+      const past = new Date(Date.now() - 60 * SECOND);
+      await repo.create(input({ requestId: "req-expired-both", expiresAt: past }));
+      await repo.create(input({ owner: OTHER, requestId: "req-expired-both", expiresAt: past }));
+      expect(await repo.deleteExpired()).toBe(2);
+    });
+  });
+}
+
+function describeListForGarbageCollection(repo: SessionBlobRepository): void {
+  describe("list: every live record of every owner, for garbage collection roots", () => {
+    /** Records of `owners` only: a shared database may hold other tests' records too. */
+    async function listAll(limit: number, owners: string[]): Promise<SessionBlobRecord[]> {
+      const seen: SessionBlobRecord[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await repo.list({ limit, ...(cursor === undefined ? {} : { cursor }) });
+        expect(page.records.length).toBeLessThanOrEqual(limit);
+        seen.push(...page.records);
+        cursor = page.cursor;
+      } while (cursor !== undefined);
+      const ids = seen.map((record) => record.id);
+      expect(ids, "pages in id order, each record once").toEqual([...ids].sort((a, b) => a - b));
+      expect(new Set(ids).size).toBe(ids.length);
+      return seen.filter((record) => owners.includes(record.owner));
+    }
+
+    it("pages through every owner's live records, each once, in id order, with their blobs", async () => {
+      const owners = [`user:list-${randomUUID()}`, `org:list-${randomUUID()}`];
+      const stored: CreateSessionBlobInput[] = [];
+      for (let i = 0; i < 7; i++) {
+        const data = input({ owner: owners[i % 2]!, ...(i === 3 ? { expiresAt: null } : {}) });
+        stored.push(data);
+        await repo.create(data);
+      }
+      await repo.create(input({ owner: owners[0]!, expiresAt: new Date(Date.now() - 60 * SECOND) }));
+      for (const limit of [1, 2, 3, 100]) {
+        const listed = await listAll(limit, owners);
+        expect(listed.map((record) => record.sessionId)).toEqual(stored.map((data) => data.sessionId));
+        listed.forEach((record, i) => {
+          expect(record.owner).toBe(stored[i]!.owner);
+          sameBytes(record.blob, stored[i]!.blob);
+        });
+      }
+      const iterated: string[] = [];
+      for await (const record of iterateSessionBlobs(repo, { limit: 2 })) {
+        if (owners.includes(record.owner)) iterated.push(record.sessionId);
+      }
+      expect(iterated).toEqual(stored.map((data) => data.sessionId));
+    });
+
+    it("a record replaced by an upsert keeps its place and is listed once, with the new blob", async () => {
+      const owner = `user:list-${randomUUID()}`;
+      const first = input({ owner });
+      const second = input({ owner });
+      await repo.create(first);
+      await repo.create(second);
+      const replacement = recaptured(first, "replacement");
+      await repo.create(replacement);
+      const listed = await listAll(1, [owner]);
+      expect(listed.map((record) => record.sessionId)).toEqual([first.sessionId, second.sessionId]);
+      sameBytes(listed[0]!.blob, replacement.blob);
+    });
+
+    it("a page that starts after the last record holds none of it", async () => {
+      const owner = `user:list-${randomUUID()}`;
+      const created = await repo.create(input({ owner }));
+      const after = await repo.list({ cursor: String(created.id) });
+      expect(after.records.filter((record) => record.owner === owner)).toEqual([]);
+    });
+
+    it("rejects a bad limit or cursor", async () => {
+      for (const limit of [0, -1, 1.5, MAX_SESSION_BLOB_PAGE_SIZE + 1, Number.NaN, "10"]) {
+        await expectStowageError(repo.list({ limit: limit as number }), "INVALID_INPUT");
+      }
+      for (const cursor of ["", "0", "-1", "01", "1.5", "abc", "1e3", " 1", "99999999999999999", 5]) {
+        await expectStowageError(repo.list({ cursor: cursor as string }), "INVALID_INPUT", "INVALID_CURSOR");
+      }
+    });
+  });
+}
+
+function describeListByOwner(repo: SessionBlobRepository): void {
+  describe("listByOwner: an owner's live stored sessions, without their blobs", () => {
+    it("pages through the owner's live records in id order, none of another owner's, no blob", async () => {
+      const owner = `user:owned-${randomUUID()}`;
+      const stored: CreateSessionBlobInput[] = [];
+      for (let i = 0; i < 5; i++) {
+        const data = input({
+          owner,
+          ...sampleSessionBlob({ sessionId: `ses_owned_${i}`, agent: i % 2 ? "codex" : "claude-code" }),
+        });
+        stored.push(data);
+        await repo.create(data);
+      }
+      await repo.create(input({ owner: `org:other-${randomUUID()}` }));
+      await repo.create(input({ owner, expiresAt: new Date(Date.now() - 60 * SECOND) }));
+      for (const limit of [1, 2, 5, 100]) {
+        const listed = [];
+        let cursor: string | undefined;
+        do {
+          const page = await repo.listByOwner(owner, {
+            limit,
+            ...(cursor === undefined ? {} : { cursor }),
+          });
+          expect(page.sessions.length).toBeLessThanOrEqual(limit);
+          listed.push(...page.sessions);
+          cursor = page.cursor;
+        } while (cursor !== undefined);
+        expect(listed.map((summary) => [summary.sessionId, summary.agentType, summary.requestId])).toEqual(
+          stored.map((data) => [data.sessionId, data.agentType, data.requestId]),
+        );
+        for (const summary of listed) {
+          expect(summary).not.toHaveProperty("blob");
+          expect(summary).toMatchObject({
+            owner,
+            codec: expect.any(String),
+            blobSizeBytes: expect.any(Number),
+          });
+        }
+      }
+      expect(await repo.listByOwner(`user:nobody-${randomUUID()}`)).toEqual({ sessions: [] });
+    });
+
+    it("rejects a bad owner, limit or cursor", async () => {
+      for (const owner of ["", "a/b", "../x", "x".repeat(300), 5]) {
+        await expectStowageError(repo.listByOwner(owner as string), "INVALID_INPUT");
+      }
+      await expectStowageError(repo.listByOwner(OWNER, { limit: 0 }), "INVALID_INPUT");
+      await expectStowageError(repo.listByOwner(OWNER, { cursor: "abc" }), "INVALID_INPUT", "INVALID_CURSOR");
+    });
+  });
+}
+
+function describeHostileInput(repo: SessionBlobRepository): void {
+  describe("rejects hostile and malformed input with a typed error, storing nothing", () => {
+    for (const { value, why } of HOSTILE_IDS) {
+      it(`id: ${why}`, async () => {
+        const data = input({ requestId: "req-hostile" });
+        await expectStowageError(repo.create({ ...data, owner: value as string }), "INVALID_INPUT");
+        await expectStowageError(repo.create({ ...data, requestId: value as string }), "INVALID_INPUT");
+        await expectStowageError(repo.create({ ...data, sessionId: value as string }), "INVALID_INPUT");
+        await expectStowageError(repo.create({ ...data, agentType: value as string }), "INVALID_INPUT");
+        await expectStowageError(repo.getLatestForRequest(OWNER, value as string), "INVALID_INPUT");
+        await expectStowageError(repo.getBySessionId(OWNER, value as string), "INVALID_INPUT");
+        await expectStowageError(repo.deleteForRequest(OWNER, value as string), "INVALID_INPUT");
+        await expectStowageError(repo.deleteForSession(OWNER, value as string), "INVALID_INPUT");
+        await expectStowageError(repo.getLatestForRequest(value as string, "req-hostile"), "INVALID_INPUT");
+        await expectStowageError(repo.getBySessionId(value as string, data.sessionId), "INVALID_INPUT");
+        await expectStowageError(repo.deleteForRequest(value as string, "req-hostile"), "INVALID_INPUT");
+        await expectStowageError(repo.deleteForSession(value as string, data.sessionId), "INVALID_INPUT");
+        expect(await repo.getLatestForRequest(OWNER, "req-hostile")).toBeNull();
+      });
+    }
+    it("a wrong codec tag, a bad blob, a bad size or expiry", async () => {
+      const data = input({ requestId: "req-bad" });
+      const cases: [Partial<Record<keyof CreateSessionBlobInput, unknown>>, StowageErrorCode][] = [
+        [{ codec: "lz4" }, "INVALID_INPUT"],
+        [{ codec: "GZIP" }, "INVALID_INPUT"],
+        [{ codec: undefined }, "INVALID_INPUT"],
+        [{ blob: new Uint8Array(0) }, "INVALID_INPUT"],
+        [{ blob: "aGVsbG8=" }, "INVALID_INPUT"],
+        [{ blob: [1, 2, 3] }, "INVALID_INPUT"],
+        [{ blob: new Uint8Array(DEFAULT_MAX_SESSION_BLOB_BYTES + 1) }, "TOO_LARGE"],
+        [{ rawSizeBytes: 0 }, "INVALID_INPUT"],
+        [{ rawSizeBytes: -5 }, "INVALID_INPUT"],
+        [{ rawSizeBytes: 1.5 }, "INVALID_INPUT"],
+        [{ rawSizeBytes: "12" }, "INVALID_INPUT"],
+        [{ expiresAt: new Date("nope") }, "INVALID_INPUT"],
+        [{ expiresAt: "2030-01-01" }, "INVALID_INPUT"],
+        // Blobs that could not be restored are refused when stored, never at the follow-up run.
+        [{ blob: new Uint8Array(randomBytes(2048)), rawSizeBytes: 999_999_999 }, "TOO_LARGE"],
+        [{ blob: new Uint8Array(randomBytes(2048)), rawSizeBytes: 4096 }, "INTEGRITY"],
+        [{ blob: new Uint8Array(gzipSync("not json\n")), rawSizeBytes: 9 }, "INVALID_INPUT"],
+        [{ rawSizeBytes: data.rawSizeBytes + 1 }, "INTEGRITY"],
+        [{ codec: "brotli" }, "INTEGRITY"],
+        [{ agentType: "codex" }, "INVALID_INPUT"],
+        [
+          { ...sampleSessionBlob({ sessionId: data.sessionId, agent: "opencode" }), agentType: "codex" },
+          "INVALID_INPUT",
+        ],
+        [{ sessionId: "another-session" }, "INVALID_INPUT"],
+      ];
+      for (const [override, code] of cases) {
+        await expectStowageError(repo.create({ ...data, ...override } as CreateSessionBlobInput), code);
+      }
+      await expectStowageError(repo.create(null as unknown as CreateSessionBlobInput), "INVALID_INPUT");
+      expect(await repo.getLatestForRequest(OWNER, "req-bad")).toBeNull();
+    });
+  });
+}
+
+function itStopsWhenAborted(repo: SessionBlobRepository): void {
+  it("an already-aborted signal fails with ABORTED and stores or deletes nothing", async () => {
+    const controller = new AbortController();
+    controller.abort(new Error("stop"));
+    const { signal } = controller;
+    const data = input({ requestId: "req-abort" });
+    await expectStowageError(repo.create(data, { signal }), "ABORTED");
+    await expectStowageError(repo.getLatestForRequest(OWNER, "req-abort", { signal }), "ABORTED");
+    await expectStowageError(repo.deleteExpired({ signal }), "ABORTED");
+    expect(await repo.getLatestForRequest(OWNER, "req-abort")).toBeNull();
+    const kept = input({ requestId: "req-abort-kept" });
+    await repo.create(kept);
+    await expectStowageError(repo.deleteForSession(OWNER, kept.sessionId, { signal }), "ABORTED");
+    sameBytes((await repo.getBySessionId(OWNER, kept.sessionId))?.blob, kept.blob);
+  });
+}
+
+/**
  * The behaviour every {@link SessionBlobRepository} must have. A backend's test file calls it
  * and adds only what is specific to that backend.
  */
@@ -72,478 +579,14 @@ export function describeSessionBlobRepositoryConformance(
   }
 
   describe(`${name} conformance`, () => {
-    let repo: SessionBlobRepository;
-    beforeEach(async () => {
-      repo = await options.createRepository();
-    });
-    afterEach(async () => {
-      await options.destroyRepository?.(repo);
-    });
-
-    it("stores a session and reads it back by request and by session id", async () => {
-      const data = input({ codec: "gzip" });
-      const before = Date.now();
-      const created = await repo.create(data);
-      expect(created).toMatchObject({
-        owner: OWNER,
-        requestId: data.requestId,
-        sessionId: data.sessionId,
-        agentType: "claude-code",
-        codec: "gzip",
-        blobSizeBytes: data.blob.byteLength,
-        rawSizeBytes: data.rawSizeBytes,
-      });
-      expect(Number.isSafeInteger(created.id)).toBe(true);
-      sameBytes(created.blob, data.blob);
-      expect(created.createdAt.getTime()).toBeGreaterThanOrEqual(before - 5 * SECOND);
-      for (const found of [
-        await repo.getLatestForRequest(OWNER, data.requestId),
-        await repo.getBySessionId(OWNER, data.sessionId),
-      ]) {
-        expect(found).not.toBeNull();
-        const { blob, ...rest } = found as SessionBlobRecord;
-        const { blob: _ignored, ...expected } = created;
-        expect(rest).toEqual(expected);
-        sameBytes(blob, data.blob);
-      }
-    });
-
-    it("returns null for a request or session that has nothing stored", async () => {
-      expect(await repo.getLatestForRequest(OWNER, "req-none")).toBeNull();
-      expect(await repo.getBySessionId(OWNER, randomUUID())).toBeNull();
-      expect(await repo.deleteForRequest(OWNER, "req-none")).toBe(0);
-      expect(await repo.deleteForSession(OWNER, randomUUID())).toBe(0);
-    });
-
-    it("keeps what was stored even if the caller reuses its buffer", async () => {
-      const data = input();
-      const original = data.blob.slice();
-      await repo.create(data);
-      data.blob.fill(0);
-      sameBytes((await repo.getBySessionId(OWNER, data.sessionId))?.blob, original);
-    });
-
-    it("upserts on (owner, request id, session id): the second create replaces the first", async () => {
-      const first = await repo.create(
-        input({ requestId: "req-upsert", sessionId: "7f0e8c1a-0d5b-4a57-9a49-c2b5f6f1e001" }),
-      );
-      const replacement = input({
-        requestId: "req-upsert",
-        ...sampleSessionBlob({ sessionId: "7f0e8c1a-0d5b-4a57-9a49-c2b5f6f1e001", agent: "codex" }),
-      });
-      const second = await repo.create(replacement);
-      expect(second.id).toBe(first.id);
-      const found = await repo.getLatestForRequest(OWNER, "req-upsert");
-      expect(found?.codec).toBe("gzip");
-      expect(found?.agentType).toBe("codex");
-      expect(found?.blobSizeBytes).toBe(replacement.blob.byteLength);
-      sameBytes(found?.blob, replacement.blob);
-      expect(await repo.deleteForRequest(OWNER, "req-upsert")).toBe(1);
-    });
-
-    it("getLatestForRequest returns the most recently stored session of the request", async () => {
-      const a = input({ requestId: "req-latest" });
-      const b = input({ requestId: "req-latest" });
-      await repo.create(a);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-      await repo.create(b);
-      await repo.create(input({ requestId: "req-other" }));
-      expect((await repo.getLatestForRequest(OWNER, "req-latest"))?.sessionId).toBe(b.sessionId);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-      await repo.create(recaptured(a, "again"));
-      expect((await repo.getLatestForRequest(OWNER, "req-latest"))?.sessionId).toBe(a.sessionId);
-    });
-
-    it("expires after 7 days by default; an explicit expiresAt or null is kept", async () => {
-      const defaulted = await repo.create(input());
-      const expected = Date.now() + DEFAULT_SESSION_TTL_MS;
-      expect(Math.abs(defaulted.expiresAt!.getTime() - expected)).toBeLessThan(60 * SECOND);
-      const at = new Date(Date.now() + 3600 * SECOND);
-      expect((await repo.create(input({ expiresAt: at }))).expiresAt?.getTime()).toBe(at.getTime());
-      const forever = input({ expiresAt: null });
-      expect((await repo.create(forever)).expiresAt).toBeNull();
-      expect((await repo.getBySessionId(OWNER, forever.sessionId))?.expiresAt).toBeNull();
-    });
-
-    it("never returns an expired session, and deleteExpired removes only expired ones", async () => {
-      const past = new Date(Date.now() - 60 * SECOND);
-      const expired = input({ requestId: "req-ttl", expiresAt: past });
-      const live = input({ requestId: "req-ttl" });
-      const forever = input({ requestId: "req-ttl-forever", expiresAt: null });
-      await repo.create(live);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-      await repo.create(expired);
-      await repo.create(forever);
-      expect(await repo.getBySessionId(OWNER, expired.sessionId)).toBeNull();
-      expect((await repo.getLatestForRequest(OWNER, "req-ttl"))?.sessionId).toBe(live.sessionId);
-      expect(await repo.deleteExpired()).toBe(1);
-      expect(await repo.deleteExpired()).toBe(0);
-      expect((await repo.getBySessionId(OWNER, live.sessionId))?.sessionId).toBe(live.sessionId);
-      expect((await repo.getBySessionId(OWNER, forever.sessionId))?.sessionId).toBe(forever.sessionId);
-      // The expired record is really gone: storing it again creates a fresh record.
-      expect(await repo.deleteForRequest(OWNER, "req-ttl")).toBe(1);
-    });
-
-    it("deleteExpired works in bounded batches and can stop after maxBatches", async () => {
-      const past = new Date(Date.now() - 60 * SECOND);
-      for (let i = 0; i < 25; i++) await repo.create(input({ requestId: "req-batch", expiresAt: past }));
-      expect(await repo.deleteExpired({ batchSize: 10, maxBatches: 1 })).toBe(10);
-      expect(await repo.deleteExpired({ batchSize: 10 })).toBe(15);
-      expect(await repo.deleteExpired({ batchSize: 10 })).toBe(0);
-      for (const batchSize of [0, -1, 1.5, 100_001, Number.NaN]) {
-        await expectStowageError(repo.deleteExpired({ batchSize }), "INVALID_INPUT");
-      }
-      await expectStowageError(repo.deleteExpired({ maxBatches: 0 }), "INVALID_INPUT");
-    });
-
-    it("deleteForRequest removes every session of that request and nothing else", async () => {
-      for (let i = 0; i < 3; i++) await repo.create(input({ requestId: "req-delete" }));
-      const other = input({ requestId: "req-keep" });
-      await repo.create(other);
-      expect(await repo.deleteForRequest(OWNER, "req-delete")).toBe(3);
-      expect(await repo.getLatestForRequest(OWNER, "req-delete")).toBeNull();
-      expect((await repo.getLatestForRequest(OWNER, "req-keep"))?.sessionId).toBe(other.sessionId);
-    });
-
-    it("deleteForSession removes the owner's records of that session, whatever request, and nothing else", async () => {
-      const sessionId = randomUUID();
-      // The session stored for two requests (one record expired), beside another session of the first.
-      const first = input({ requestId: "req-session-a", sessionId });
-      await repo.create(first);
-      await repo.create(recaptured({ ...first, requestId: "req-session-b" }, "second request"));
-      const past = new Date(Date.now() - 60 * SECOND);
-      await repo.create(recaptured({ ...first, requestId: "req-session-c", expiresAt: past }, "expired"));
-      const neighbour = input({ requestId: "req-session-a" });
-      await repo.create(neighbour);
-      // Three records: the two live ones and the expired one, which a deleted session must not leave.
-      expect(await repo.deleteForSession(OWNER, sessionId)).toBe(3);
-      expect(await repo.getBySessionId(OWNER, sessionId)).toBeNull();
-      expect(await repo.getLatestForRequest(OWNER, "req-session-b")).toBeNull();
-      sameBytes((await repo.getLatestForRequest(OWNER, "req-session-a"))?.blob, neighbour.blob);
-      sameBytes((await repo.getBySessionId(OWNER, neighbour.sessionId))?.blob, neighbour.blob);
-      // Idempotent: nothing is left to delete, and that is no error.
-      expect(await repo.deleteForSession(OWNER, sessionId)).toBe(0);
-      expect(await repo.deleteForRequest(OWNER, "req-session-a")).toBe(1);
-    });
-
-    it("concurrent creates of one (request, session) leave one record holding a writer's blob", async () => {
-      const sessionId = randomUUID();
-      const writers = Array.from({ length: 8 }, (_, i) =>
-        input({ requestId: "req-race", ...sampleSessionBlob({ sessionId, note: `writer ${i}` }) }),
-      );
-      const results = await Promise.all(writers.map((writer) => repo.create(writer)));
-      expect(new Set(results.map((result) => result.id)).size).toBe(1);
-      const stored = await repo.getBySessionId(OWNER, sessionId);
-      const winner = writers.find((writer) => Buffer.from(writer.blob).equals(Buffer.from(stored!.blob)));
-      expect(winner).toBeDefined();
-      expect(stored?.rawSizeBytes).toBe(winner?.rawSizeBytes);
-      expect(await repo.deleteForRequest(OWNER, "req-race")).toBe(1);
-    });
-
-    it("takes request ids up to 255 characters of the safe-id alphabet, and the three agents", async () => {
-      // Written from the rule: letters, digits and "._:@-", starting with a letter or digit.
-      const requestId = `r${"x".repeat(254)}`;
-      await repo.create(input({ requestId }));
-      expect((await repo.getLatestForRequest(OWNER, requestId))?.agentType).toBe("claude-code");
-      for (const agent of ["codex", "opencode"] as const) {
-        const stored = await repo.create(
-          input({
-            requestId: "job:42@eu-1.v2_x",
-            ...sampleSessionBlob({ sessionId: `ses_${agent}`, agent }),
-          }),
-        );
-        expect(stored.agentType).toBe(agent);
-        expect((await repo.getBySessionId(OWNER, `ses_${agent}`))?.agentType).toBe(agent);
-      }
-      await expectStowageError(repo.create(input({ requestId: `${requestId}x` })), "INVALID_INPUT");
-      await expectStowageError(repo.getLatestForRequest(OWNER, `${requestId}x`), "INVALID_INPUT");
-      await expectStowageError(repo.deleteForRequest(OWNER, `${requestId}x`), "INVALID_INPUT");
-      // An agent type this package cannot restore is refused, as is a hostile one.
-      for (const agentType of [
-        "claude-code-2",
-        `a${"b".repeat(63)}`,
-        "",
-        "-claude",
-        "claude code",
-        "claude/code",
-      ]) {
-        await expectStowageError(repo.create(input({ agentType })), "INVALID_INPUT");
-      }
-      expect(await repo.deleteForRequest(OWNER, requestId)).toBe(1);
-      expect(await repo.deleteForRequest(OWNER, "job:42@eu-1.v2_x")).toBe(2);
-    });
-
-    it("takes owners up to 255 characters of the safe-id alphabet", async () => {
-      // Written from the rule: letters, digits and "._:@-", starting with a letter or digit.
-      const owner = `o${"w".repeat(254)}`;
-      const data = input({ owner, requestId: "req-long-owner" });
-      expect((await repo.create(data)).owner).toBe(owner);
-      expect((await repo.getLatestForRequest(owner, "req-long-owner"))?.owner).toBe(owner);
-      await expectStowageError(repo.create(input({ owner: `${owner}x` })), "INVALID_INPUT");
-      await expectStowageError(repo.getLatestForRequest(`${owner}x`, "req-long-owner"), "INVALID_INPUT");
-      expect(await repo.deleteForRequest(owner, "req-long-owner")).toBe(1);
-    });
-
-    describe("owners never meet", () => {
-      it("the same request and session id under two owners are two records, each read back by its owner only", async () => {
-        const sessionId = randomUUID();
-        const mine = input({ requestId: "req-shared", sessionId });
-        const theirs = input({ owner: OTHER, requestId: "req-shared", sessionId });
-        const a = await repo.create(mine);
-        const b = await repo.create(theirs);
-        expect(b.id).not.toBe(a.id);
-        expect(b.owner).toBe(OTHER);
-        sameBytes((await repo.getLatestForRequest(OWNER, "req-shared"))?.blob, mine.blob);
-        sameBytes((await repo.getBySessionId(OWNER, sessionId))?.blob, mine.blob);
-        sameBytes((await repo.getLatestForRequest(OTHER, "req-shared"))?.blob, theirs.blob);
-        sameBytes((await repo.getBySessionId(OTHER, sessionId))?.blob, theirs.blob);
-        // A later create by one owner replaces its own record only.
-        const again = await repo.create(recaptured(theirs, "again"));
-        expect(again.id).toBe(b.id);
-        sameBytes((await repo.getBySessionId(OWNER, sessionId))?.blob, mine.blob);
-      });
-
-      it("another owner's request and session ids read as absent: null, never an error", async () => {
-        const data = input({ requestId: "req-alice-only" });
-        await repo.create(data);
-        expect(await repo.getLatestForRequest(OTHER, "req-alice-only")).toBeNull();
-        expect(await repo.getBySessionId(OTHER, data.sessionId)).toBeNull();
-        expect(await repo.deleteForRequest(OTHER, "req-alice-only")).toBe(0);
-        sameBytes((await repo.getLatestForRequest(OWNER, "req-alice-only"))?.blob, data.blob);
-      });
-
-      it("deleteForRequest deletes the owner's records of that request and leaves the other owner's", async () => {
-        const mine = input({ requestId: "req-both" });
-        const theirs = input({ owner: OTHER, requestId: "req-both" });
-        await repo.create(mine);
-        await repo.create(theirs);
-        expect(await repo.deleteForRequest(OTHER, "req-both")).toBe(1);
-        expect(await repo.getLatestForRequest(OTHER, "req-both")).toBeNull();
-        sameBytes((await repo.getLatestForRequest(OWNER, "req-both"))?.blob, mine.blob);
-        expect(await repo.deleteForRequest(OWNER, "req-both")).toBe(1);
-      });
-
-      it("deleteForSession deletes the owner's records of that session and leaves the other owner's", async () => {
-        const sessionId = randomUUID();
-        const mine = input({ requestId: "req-both-sessions", sessionId });
-        const theirs = input({ owner: OTHER, requestId: "req-both-sessions", sessionId });
-        await repo.create(mine);
-        await repo.create(theirs);
-        expect(await repo.deleteForSession(OTHER, sessionId)).toBe(1);
-        expect(await repo.getBySessionId(OTHER, sessionId)).toBeNull();
-        sameBytes((await repo.getBySessionId(OWNER, sessionId))?.blob, mine.blob);
-        // Another owner's session id reads as absent: 0, never an error.
-        expect(await repo.deleteForSession(OTHER, sessionId)).toBe(0);
-        sameBytes((await repo.getBySessionId(OWNER, sessionId))?.blob, mine.blob);
-        expect(await repo.deleteForSession(OWNER, sessionId)).toBe(1);
-      });
-
-      it("deleteExpired works across owners", async () => {
-        const past = new Date(Date.now() - 60 * SECOND);
-        await repo.create(input({ requestId: "req-expired-both", expiresAt: past }));
-        await repo.create(input({ owner: OTHER, requestId: "req-expired-both", expiresAt: past }));
-        expect(await repo.deleteExpired()).toBe(2);
-      });
-    });
-
-    describe("list: every live record of every owner, for garbage collection roots", () => {
-      /** Records of `owners` only: a shared database may hold other tests' records too. */
-      async function listAll(limit: number, owners: string[]): Promise<SessionBlobRecord[]> {
-        const seen: SessionBlobRecord[] = [];
-        let cursor: string | undefined;
-        do {
-          const page = await repo.list({ limit, ...(cursor === undefined ? {} : { cursor }) });
-          expect(page.records.length).toBeLessThanOrEqual(limit);
-          seen.push(...page.records);
-          cursor = page.cursor;
-        } while (cursor !== undefined);
-        const ids = seen.map((record) => record.id);
-        expect(ids, "pages in id order, each record once").toEqual([...ids].sort((a, b) => a - b));
-        expect(new Set(ids).size).toBe(ids.length);
-        return seen.filter((record) => owners.includes(record.owner));
-      }
-
-      it("pages through every owner's live records, each once, in id order, with their blobs", async () => {
-        const owners = [`user:list-${randomUUID()}`, `org:list-${randomUUID()}`];
-        const stored: CreateSessionBlobInput[] = [];
-        for (let i = 0; i < 7; i++) {
-          const data = input({ owner: owners[i % 2]!, ...(i === 3 ? { expiresAt: null } : {}) });
-          stored.push(data);
-          await repo.create(data);
-        }
-        await repo.create(input({ owner: owners[0]!, expiresAt: new Date(Date.now() - 60 * SECOND) }));
-        for (const limit of [1, 2, 3, 100]) {
-          const listed = await listAll(limit, owners);
-          expect(listed.map((record) => record.sessionId)).toEqual(stored.map((data) => data.sessionId));
-          listed.forEach((record, i) => {
-            expect(record.owner).toBe(stored[i]!.owner);
-            sameBytes(record.blob, stored[i]!.blob);
-          });
-        }
-        const iterated: string[] = [];
-        for await (const record of iterateSessionBlobs(repo, { limit: 2 })) {
-          if (owners.includes(record.owner)) iterated.push(record.sessionId);
-        }
-        expect(iterated).toEqual(stored.map((data) => data.sessionId));
-      });
-
-      it("a record replaced by an upsert keeps its place and is listed once, with the new blob", async () => {
-        const owner = `user:list-${randomUUID()}`;
-        const first = input({ owner });
-        const second = input({ owner });
-        await repo.create(first);
-        await repo.create(second);
-        const replacement = recaptured(first, "replacement");
-        await repo.create(replacement);
-        const listed = await listAll(1, [owner]);
-        expect(listed.map((record) => record.sessionId)).toEqual([first.sessionId, second.sessionId]);
-        sameBytes(listed[0]!.blob, replacement.blob);
-      });
-
-      it("a page that starts after the last record holds none of it", async () => {
-        const owner = `user:list-${randomUUID()}`;
-        const created = await repo.create(input({ owner }));
-        const after = await repo.list({ cursor: String(created.id) });
-        expect(after.records.filter((record) => record.owner === owner)).toEqual([]);
-      });
-
-      it("rejects a bad limit or cursor", async () => {
-        for (const limit of [0, -1, 1.5, MAX_SESSION_BLOB_PAGE_SIZE + 1, Number.NaN, "10"]) {
-          await expectStowageError(repo.list({ limit: limit as number }), "INVALID_INPUT");
-        }
-        for (const cursor of ["", "0", "-1", "01", "1.5", "abc", "1e3", " 1", "99999999999999999", 5]) {
-          await expectStowageError(
-            repo.list({ cursor: cursor as string }),
-            "INVALID_INPUT",
-            "INVALID_CURSOR",
-          );
-        }
-      });
-    });
-
-    describe("listByOwner: an owner's live stored sessions, without their blobs", () => {
-      it("pages through the owner's live records in id order, none of another owner's, no blob", async () => {
-        const owner = `user:owned-${randomUUID()}`;
-        const stored: CreateSessionBlobInput[] = [];
-        for (let i = 0; i < 5; i++) {
-          const data = input({
-            owner,
-            ...sampleSessionBlob({ sessionId: `ses_owned_${i}`, agent: i % 2 ? "codex" : "claude-code" }),
-          });
-          stored.push(data);
-          await repo.create(data);
-        }
-        await repo.create(input({ owner: `org:other-${randomUUID()}` }));
-        await repo.create(input({ owner, expiresAt: new Date(Date.now() - 60 * SECOND) }));
-        for (const limit of [1, 2, 5, 100]) {
-          const listed = [];
-          let cursor: string | undefined;
-          do {
-            const page = await repo.listByOwner(owner, {
-              limit,
-              ...(cursor === undefined ? {} : { cursor }),
-            });
-            expect(page.sessions.length).toBeLessThanOrEqual(limit);
-            listed.push(...page.sessions);
-            cursor = page.cursor;
-          } while (cursor !== undefined);
-          expect(listed.map((summary) => [summary.sessionId, summary.agentType, summary.requestId])).toEqual(
-            stored.map((data) => [data.sessionId, data.agentType, data.requestId]),
-          );
-          for (const summary of listed) {
-            expect(summary).not.toHaveProperty("blob");
-            expect(summary).toMatchObject({
-              owner,
-              codec: expect.any(String),
-              blobSizeBytes: expect.any(Number),
-            });
-          }
-        }
-        expect(await repo.listByOwner(`user:nobody-${randomUUID()}`)).toEqual({ sessions: [] });
-      });
-
-      it("rejects a bad owner, limit or cursor", async () => {
-        for (const owner of ["", "a/b", "../x", "x".repeat(300), 5]) {
-          await expectStowageError(repo.listByOwner(owner as string), "INVALID_INPUT");
-        }
-        await expectStowageError(repo.listByOwner(OWNER, { limit: 0 }), "INVALID_INPUT");
-        await expectStowageError(
-          repo.listByOwner(OWNER, { cursor: "abc" }),
-          "INVALID_INPUT",
-          "INVALID_CURSOR",
-        );
-      });
-    });
-
-    describe("rejects hostile and malformed input with a typed error, storing nothing", () => {
-      for (const { value, why } of HOSTILE_IDS) {
-        it(`id: ${why}`, async () => {
-          const data = input({ requestId: "req-hostile" });
-          await expectStowageError(repo.create({ ...data, owner: value as string }), "INVALID_INPUT");
-          await expectStowageError(repo.create({ ...data, requestId: value as string }), "INVALID_INPUT");
-          await expectStowageError(repo.create({ ...data, sessionId: value as string }), "INVALID_INPUT");
-          await expectStowageError(repo.create({ ...data, agentType: value as string }), "INVALID_INPUT");
-          await expectStowageError(repo.getLatestForRequest(OWNER, value as string), "INVALID_INPUT");
-          await expectStowageError(repo.getBySessionId(OWNER, value as string), "INVALID_INPUT");
-          await expectStowageError(repo.deleteForRequest(OWNER, value as string), "INVALID_INPUT");
-          await expectStowageError(repo.deleteForSession(OWNER, value as string), "INVALID_INPUT");
-          await expectStowageError(repo.getLatestForRequest(value as string, "req-hostile"), "INVALID_INPUT");
-          await expectStowageError(repo.getBySessionId(value as string, data.sessionId), "INVALID_INPUT");
-          await expectStowageError(repo.deleteForRequest(value as string, "req-hostile"), "INVALID_INPUT");
-          await expectStowageError(repo.deleteForSession(value as string, data.sessionId), "INVALID_INPUT");
-          expect(await repo.getLatestForRequest(OWNER, "req-hostile")).toBeNull();
-        });
-      }
-      it("a wrong codec tag, a bad blob, a bad size or expiry", async () => {
-        const data = input({ requestId: "req-bad" });
-        const cases: [Partial<Record<keyof CreateSessionBlobInput, unknown>>, StowageErrorCode][] = [
-          [{ codec: "lz4" }, "INVALID_INPUT"],
-          [{ codec: "GZIP" }, "INVALID_INPUT"],
-          [{ codec: undefined }, "INVALID_INPUT"],
-          [{ blob: new Uint8Array(0) }, "INVALID_INPUT"],
-          [{ blob: "aGVsbG8=" }, "INVALID_INPUT"],
-          [{ blob: [1, 2, 3] }, "INVALID_INPUT"],
-          [{ blob: new Uint8Array(DEFAULT_MAX_SESSION_BLOB_BYTES + 1) }, "TOO_LARGE"],
-          [{ rawSizeBytes: 0 }, "INVALID_INPUT"],
-          [{ rawSizeBytes: -5 }, "INVALID_INPUT"],
-          [{ rawSizeBytes: 1.5 }, "INVALID_INPUT"],
-          [{ rawSizeBytes: "12" }, "INVALID_INPUT"],
-          [{ expiresAt: new Date("nope") }, "INVALID_INPUT"],
-          [{ expiresAt: "2030-01-01" }, "INVALID_INPUT"],
-          // Blobs that could not be restored are refused when stored, never at the follow-up run.
-          [{ blob: new Uint8Array(randomBytes(2048)), rawSizeBytes: 999_999_999 }, "TOO_LARGE"],
-          [{ blob: new Uint8Array(randomBytes(2048)), rawSizeBytes: 4096 }, "INTEGRITY"],
-          [{ blob: new Uint8Array(gzipSync("not json\n")), rawSizeBytes: 9 }, "INVALID_INPUT"],
-          [{ rawSizeBytes: data.rawSizeBytes + 1 }, "INTEGRITY"],
-          [{ codec: "brotli" }, "INTEGRITY"],
-          [{ agentType: "codex" }, "INVALID_INPUT"],
-          [
-            { ...sampleSessionBlob({ sessionId: data.sessionId, agent: "opencode" }), agentType: "codex" },
-            "INVALID_INPUT",
-          ],
-          [{ sessionId: "another-session" }, "INVALID_INPUT"],
-        ];
-        for (const [override, code] of cases) {
-          await expectStowageError(repo.create({ ...data, ...override } as CreateSessionBlobInput), code);
-        }
-        await expectStowageError(repo.create(null as unknown as CreateSessionBlobInput), "INVALID_INPUT");
-        expect(await repo.getLatestForRequest(OWNER, "req-bad")).toBeNull();
-      });
-    });
-
-    it("an already-aborted signal fails with ABORTED and stores or deletes nothing", async () => {
-      const controller = new AbortController();
-      controller.abort(new Error("stop"));
-      const { signal } = controller;
-      const data = input({ requestId: "req-abort" });
-      await expectStowageError(repo.create(data, { signal }), "ABORTED");
-      await expectStowageError(repo.getLatestForRequest(OWNER, "req-abort", { signal }), "ABORTED");
-      await expectStowageError(repo.deleteExpired({ signal }), "ABORTED");
-      expect(await repo.getLatestForRequest(OWNER, "req-abort")).toBeNull();
-      const kept = input({ requestId: "req-abort-kept" });
-      await repo.create(kept);
-      await expectStowageError(repo.deleteForSession(OWNER, kept.sessionId, { signal }), "ABORTED");
-      sameBytes((await repo.getBySessionId(OWNER, kept.sessionId))?.blob, kept.blob);
-    });
+    const repo = repositoryPerTest(options);
+    itStoresAndReadsBack(repo);
+    itExpiresAndDeletes(repo);
+    itTakesSafeIdsAndTheThreeAgents(repo);
+    describeOwnersNeverMeet(repo);
+    describeListForGarbageCollection(repo);
+    describeListByOwner(repo);
+    describeHostileInput(repo);
+    itStopsWhenAborted(repo);
   });
 }

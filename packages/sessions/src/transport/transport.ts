@@ -34,7 +34,7 @@ export interface SessionTransport {
 export type TransportedSession = SessionArchive & { agentType: SessionAgent };
 
 export interface FromTransportOptions {
-  /** Largest decoded blob accepted. Default {@link DEFAULT_MAX_SESSION_BLOB_BYTES} (64 MiB). */
+  /** Largest decoded blob accepted. Default 64 MiB. */
   maxBlobBytes?: number;
 }
 

@@ -1,8 +1,11 @@
 import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
-import { HOSTILE_IDS } from "../../src/testing/hostile-ids.js";
 import { assertSessionAgent, SESSION_AGENTS } from "../../src/agents/session-agent.js";
-import { assertSessionId, isSessionId, MAX_SESSION_ID_LENGTH } from "../../src/agents/session-id.js";
+import { assertSessionId, isSessionId } from "../../src/agents/session-id.js";
+import { HOSTILE_IDS } from "../../src/testing/hostile-ids.js";
+
+// The longest session id, from the rule: a safe id of at most 128 characters.
+const MAX_SESSION_ID_LENGTH = 128;
 
 describe("session ids are opaque safe ids", () => {
   it.each([

@@ -6,13 +6,13 @@ import type { StowageErrorCode } from "@stowage/core";
 import { expectStowageError } from "@stowage/core/testing";
 import { tempDirectory } from "@stowage/test-support";
 import { beforeEach, describe, expect, it } from "vitest";
-import { buildArchive, type RawFile } from "../build-archive.js";
-import { snapshotDirectory } from "../dir-snapshot.js";
-import { compressChunks } from "../../src/codec/compress.js";
 import { MAX_ARCHIVE_ENTRIES, MAX_MANIFEST_BYTES } from "../../src/archive/manifest.js";
 import { restoreSession } from "../../src/archive/restore-session.js";
 import type { SessionArchive } from "../../src/archive/session-archive.js";
 import { verifySessionBlob } from "../../src/archive/verify-session-blob.js";
+import { compressChunks } from "../../src/codec/compress.js";
+import { buildArchive, type RawFile } from "../build-archive.js";
+import { snapshotDirectory } from "../dir-snapshot.js";
 
 const base = await tempDirectory("stowage-restore-hostile-");
 
@@ -45,6 +45,8 @@ interface HostileCase {
   reason?: string;
   archive: () => Promise<SessionArchive>;
   maxBytes?: number;
+  /** The limit the error must carry in `details.limit` (limits are not exported; the README gives them). */
+  limit?: number;
   /**
    * Puts something in the project directory first. The blob itself is then sound (a repository
    * stores it); what is refused is writing it over what is there.
@@ -117,6 +119,7 @@ const cases: HostileCase[] = [
   {
     why: "too many entries",
     code: "INVALID_INPUT",
+    limit: 10_000,
     archive: () =>
       buildArchive({
         sessionId,
@@ -126,6 +129,7 @@ const cases: HostileCase[] = [
   {
     why: "a modification time of 1e300 ms (INVALID_INPUT, not a file-system failure)",
     code: "INVALID_INPUT",
+    limit: Date.UTC(9999, 11, 31, 23, 59, 59, 999),
     archive: () =>
       buildArchive({
         sessionId,
@@ -381,6 +385,7 @@ const cases: HostileCase[] = [
   {
     why: "a manifest length over the limit",
     code: "TOO_LARGE",
+    limit: 4 * 1024 * 1024,
     archive: async () => {
       const preamble = new Uint8Array(13);
       preamble.set(text("STOWSESS"));
@@ -397,6 +402,7 @@ const cases: HostileCase[] = [
   {
     why: "a decompression bomb: a 300 MiB file of zeros, over the 256 MiB default",
     code: "TOO_LARGE",
+    limit: 256 * 1024 * 1024,
     archive: async () => {
       const zeros = new Uint8Array(300 * 1024 * 1024);
       return buildArchive({
@@ -490,6 +496,7 @@ describe("restoreSession refuses hostile or broken archives and leaves the targe
       });
       const error = await expectStowageError(restore, hostile.code);
       if (hostile.reason) expect(error.reason).toBe(hostile.reason);
+      if (hostile.limit !== undefined) expect(error.details?.limit).toBe(hostile.limit);
       expect(await snapshotDirectory(configDir)).toEqual(before);
       expect(await snapshotDirectory(outside)).toEqual(outsideBefore);
       expect(await readFile(join(outside, "secret.txt"), "utf8")).toBe("do not touch\n");

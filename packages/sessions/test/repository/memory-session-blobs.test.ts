@@ -1,7 +1,8 @@
+import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
+import { createMemorySessionBlobRepository } from "../../src/repository/memory-session-blobs.js";
 import { sampleSessionBlob } from "../../src/testing/sample-session-blob.js";
 import { describeSessionBlobRepositoryConformance } from "../../src/testing/session-blob-repository-conformance.js";
-import { createMemorySessionBlobRepository } from "../../src/repository/memory-session-blobs.js";
 
 describeSessionBlobRepositoryConformance({
   name: "memory session blobs",
@@ -24,5 +25,15 @@ describe("memory session blobs", () => {
     expect(await repo.deleteExpired()).toBe(1);
     expect(() => createMemorySessionBlobRepository({ ttlMs: 0 })).toThrow(/ttlMs/);
     expect(() => createMemorySessionBlobRepository({ maxBlobBytes: -1 })).toThrow(/maxBlobBytes/);
+  });
+
+  it("says the limit of a page and of a batch in details.limit (the README gives each)", async () => {
+    const repo = createMemorySessionBlobRepository();
+    const page = await expectStowageError(repo.list({ limit: 1001 }), "INVALID_INPUT");
+    expect(page.details?.limit).toBe(1000);
+    const owned = await expectStowageError(repo.listByOwner("user:alice", { limit: 1001 }), "INVALID_INPUT");
+    expect(owned.details?.limit).toBe(1000);
+    const batch = await expectStowageError(repo.deleteExpired({ batchSize: 100_001 }), "INVALID_INPUT");
+    expect(batch.details?.limit).toBe(100_000);
   });
 });

@@ -2,17 +2,22 @@ import { createHash, randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { SessionStore } from "@anthropic-ai/claude-agent-sdk";
-import { createMemoryObjectStore, type ObjectStore, type StowageError } from "@stowage/core";
+import {
+  createMemoryObjectStore,
+  type ObjectStore,
+  type StowageError,
+  type StowageErrorCode,
+} from "@stowage/core";
 import { expectStowageError } from "@stowage/core/testing";
 import { createFsObjectStore } from "@stowage/storage-fs";
 import { createS3Client, createS3ObjectStore } from "@stowage/storage-s3";
 import { runChild, s3TestEnv, tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
-import { describeSessionStoreConformance } from "../../src/testing/session-store-conformance.js";
 import { createObjectSessionStore } from "../../src/session-store/object-session-store.js";
 import { partName } from "../../src/session-store/part-object.js";
 import { assertAgentSdkInstalled } from "../../src/session-store/summary-fold.js";
 import type { SessionStoreEntry } from "../../src/session-store/types.js";
+import { describeSessionStoreConformance } from "../../src/testing/session-store-conformance.js";
 
 // The SDK reads CLAUDE_CONFIG_DIR once per process; vitest runs this file in its own fork.
 const claudeConfigDir = join(await tempDirectory("stowage-session-store-sdk-"), ".claude");
@@ -436,6 +441,69 @@ describe("createObjectSessionStore", () => {
     for (const compactAfterParts of [-1, 1.5, Number.NaN]) {
       await expectStowageError(() => createObjectSessionStore({ store, compactAfterParts }), "INVALID_INPUT");
     }
+  });
+
+  it("says the limit it enforces in details.limit (limits are not exported: the README gives each)", async () => {
+    const store = createObjectSessionStore({ store: createMemoryObjectStore() });
+    const MiB = 1024 * 1024;
+    const big = "x".repeat(64 * MiB);
+    const cases: Array<[string, () => unknown, StowageErrorCode, number]> = [
+      [
+        "a prefix of 90 bytes",
+        () => createObjectSessionStore({ store: createMemoryObjectStore(), prefix: "p".repeat(90) }),
+        "INVALID_INPUT",
+        89,
+      ],
+      [
+        "a project key of 256 characters",
+        () => store.append({ projectKey: "k".repeat(256), sessionId: "s1" }, [user("u")]),
+        "INVALID_INPUT",
+        255,
+      ],
+      [
+        "a subpath of 513 bytes",
+        () => store.append({ ...key, subpath: `${"a".repeat(255)}/${"b".repeat(255)}/c` }, [user("u")]),
+        "INVALID_INPUT",
+        512,
+      ],
+      [
+        "an entry uuid of 256 characters",
+        () => store.append(key, [user("u".repeat(256))]),
+        "INVALID_INPUT",
+        255,
+      ],
+      [
+        "10,001 entries in one append",
+        () =>
+          store.append(
+            key,
+            Array.from({ length: 10_001 }, () => ({ type: "user" })),
+          ),
+        "INVALID_INPUT",
+        10_000,
+      ],
+      [
+        "an entry over 64 MiB as JSON",
+        () => store.append(key, [user("big", { big })]),
+        "TOO_LARGE",
+        64 * MiB,
+      ],
+      [
+        "a batch over 256 MiB as JSON",
+        () =>
+          store.append(
+            key,
+            Array.from({ length: 5 }, (_, n) => user(`u${n}`, { big: big.slice(0, 60 * MiB) })),
+          ),
+        "TOO_LARGE",
+        256 * MiB,
+      ],
+    ];
+    for (const [why, call, code, limit] of cases) {
+      const error = await expectStowageError(call, code);
+      expect(error.details?.limit, why).toBe(limit);
+    }
+    expect(await store.load(key)).toBeNull();
   });
 
   it("says PEER_MISSING when the Agent SDK cannot be resolved", async () => {

@@ -1,11 +1,5 @@
 import { StowageError } from "@stowage/core";
-import {
-  DEFAULT_SESSION_AGENT,
-  fromTransport,
-  type SessionBlobRecord,
-  type SessionCodec,
-  toTransport,
-} from "@stowage/sessions";
+import { fromTransport, type SessionBlobRecord, type SessionCodec, toTransport } from "@stowage/sessions";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { AppConfig } from "../../config.js";
@@ -59,7 +53,8 @@ async function rawSession(c: AppContext) {
     sessionId: header(SESSION_BLOB_HEADERS.sessionId) as string,
     codec: (header(SESSION_BLOB_HEADERS.codec) ?? "gzip") as SessionCodec,
     rawSizeBytes: Number(rawSize),
-    agentType: header(SESSION_BLOB_HEADERS.agentType) ?? DEFAULT_SESSION_AGENT,
+    // No header: Claude Code's, as the design document's blobs (and fromTransport) read it.
+    agentType: header(SESSION_BLOB_HEADERS.agentType) ?? "claude-code",
     blob: new Uint8Array(await c.req.arrayBuffer()),
   };
 }
