@@ -10,8 +10,8 @@ import {
   type OperationOptions,
   StowageError,
   sha256Hex,
-  toBlobHash,
 } from "@stowage/core";
+import { toBlobHash } from "./blob-hash.js";
 import { type BlobLayout, createBlobKeys } from "./blob-layout.js";
 import { hashingTransform } from "./hashing.js";
 

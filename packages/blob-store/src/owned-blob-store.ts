@@ -5,8 +5,8 @@ import {
   type ObjectStore,
   type OperationOptions,
   StowageError,
-  toBlobHash,
 } from "@stowage/core";
+import { toBlobHash } from "./blob-hash.js";
 import type { BlobInfo, BlobStore } from "./blob-store.js";
 
 /**

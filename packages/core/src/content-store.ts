@@ -54,20 +54,3 @@ export function parseBlobRef(value: unknown): string | null {
   const hash = value.slice(BLOB_REF_PREFIX.length);
   return isSha256Hex(hash) ? hash : null;
 }
-
-export function isBlobRef(value: unknown): value is string {
-  return parseBlobRef(value) !== null;
-}
-
-/** Accepts a bare hash or a ref and returns the hash; anything else is INVALID_INPUT. */
-export function toBlobHash(hashOrRef: unknown): string {
-  if (isSha256Hex(hashOrRef)) return hashOrRef;
-  const hash = parseBlobRef(hashOrRef);
-  if (hash === null) {
-    throw new StowageError(
-      "INVALID_INPUT",
-      `expected a blob hash (64 lowercase hex) or a "blob:sha256:<hash>" ref, got ${describeValue(hashOrRef)}`,
-    );
-  }
-  return hash;
-}

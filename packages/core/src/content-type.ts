@@ -2,7 +2,7 @@ import { describeValue } from "./describe-value.js";
 import { StowageError } from "./errors.js";
 
 /** Longest content type accepted. */
-export const MAX_CONTENT_TYPE_LENGTH = 255;
+const MAX_CONTENT_TYPE_LENGTH = 255;
 
 /** A parsed MIME type: the lowercase `type/subtype` and its parameters (names lowercased). */
 export interface ContentType {
@@ -34,21 +34,6 @@ export function parseContentType(value: unknown): ContentType | undefined {
     parameters[name] = name === "charset" ? raw.toLowerCase() : raw;
   }
   return { essence: `${match[1]}/${match[2]}`.toLowerCase(), parameters };
-}
-
-/** `type/subtype; name=value…`, quoting values that are not plain tokens. */
-export function formatContentType(contentType: ContentType): string {
-  let text = contentType.essence;
-  for (const [name, value] of Object.entries(contentType.parameters)) {
-    text += /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(value) ? `; ${name}=${value}` : `; ${name}="${value}"`;
-  }
-  return text;
-}
-
-/** `value` in canonical form (lowercase essence and parameter names, `; ` separators), or undefined. */
-export function normalizeContentType(value: unknown): string | undefined {
-  const parsed = parseContentType(value);
-  return parsed && formatContentType(parsed);
 }
 
 /** Throws INVALID_INPUT unless `value` is a MIME type such as `image/png`; returns it parsed. */

@@ -7,7 +7,7 @@ import {
 } from "./errors.js";
 
 /** Most bytes of an error response body read back; the rest is ignored. */
-export const MAX_ERROR_BODY_BYTES = 64 * 1024;
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
 const codes: ReadonlySet<string> = new Set(STOWAGE_ERROR_CODES);
 
@@ -65,18 +65,30 @@ async function boundedText(response: Response): Promise<string> {
   return Buffer.concat(chunks).subarray(0, MAX_ERROR_BODY_BYTES).toString("utf8");
 }
 
-function parseErrorBody(text: string): ErrorBody | undefined {
-  let value: unknown;
+/**
+ * The StowageError a wire body stands for (`{ error, code, reason?, details? }`, as parsed from
+ * JSON, e.g. what an MCP error carries), or undefined when `value` is not one. `context` (e.g.
+ * `POST /blobs`) starts the message.
+ */
+export function errorFromBody(value: unknown, context?: string): StowageError | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const { error, code, reason, details } = value as Partial<Record<keyof ErrorBody, unknown>>;
+  if (typeof error !== "string" || typeof code !== "string" || !codes.has(code)) return undefined;
+  const prefix = context === undefined ? "" : `${context}: `;
+  return new StowageError(code as StowageErrorCode, `${prefix}${error}`, {
+    ...(typeof reason === "string" ? { reason } : {}),
+    ...(typeof details === "object" && details !== null
+      ? { details: details as Record<string, unknown> }
+      : {}),
+  });
+}
+
+function parsedJson(text: string): unknown {
   try {
-    value = JSON.parse(text);
+    return JSON.parse(text);
   } catch {
     return undefined;
   }
-  const body = value as Partial<ErrorBody> | null;
-  if (typeof body !== "object" || body === null) return undefined;
-  if (typeof body.error !== "string" || typeof body.code !== "string" || !codes.has(body.code))
-    return undefined;
-  return body as ErrorBody;
 }
 
 /**
@@ -85,14 +97,9 @@ function parseErrorBody(text: string): ErrorBody | undefined {
  * `context` (e.g. `POST /blobs`) starts the message.
  */
 export async function errorFromResponse(response: Response, context?: string): Promise<StowageError> {
-  const body = parseErrorBody(await boundedText(response));
+  const fromBody = errorFromBody(parsedJson(await boundedText(response)), context);
+  if (fromBody) return fromBody;
   const prefix = context === undefined ? "" : `${context}: `;
-  if (body) {
-    return new StowageError(body.code, `${prefix}${body.error}`, {
-      ...(typeof body.reason === "string" ? { reason: body.reason } : {}),
-      ...(typeof body.details === "object" && body.details !== null ? { details: body.details } : {}),
-    });
-  }
   const status = `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ""}`;
   return new StowageError(codeForStatus(response.status), `${prefix}${status}`, {
     details: { status: response.status },

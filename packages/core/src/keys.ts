@@ -83,20 +83,10 @@ export function keyPrefixProblem(prefix: unknown): string | undefined {
   return scanSegments(prefix, "partial");
 }
 
-export function isSafeKey(key: unknown): key is string {
-  return keyProblem(key) === undefined;
-}
-
 /** Throws INVALID_INPUT unless `key` is a safe relative object key (`a/b/c.txt`). */
 export function assertSafeKey(key: unknown, what = "key"): asserts key is string {
   const problem = keyProblem(key);
   if (problem) throw new StowageError("INVALID_INPUT", `${what} ${problem}, got ${describeValue(key)}`);
-}
-
-/** Throws INVALID_INPUT unless `segment` is one safe path segment (no slash, not `..`). */
-export function assertSafePathSegment(segment: unknown, what = "path segment"): asserts segment is string {
-  const problem = pathSegmentProblem(segment);
-  if (problem) throw new StowageError("INVALID_INPUT", `${what} ${problem}, got ${describeValue(segment)}`);
 }
 
 /** Throws INVALID_INPUT unless `prefix` is a safe listing prefix. */
@@ -114,12 +104,4 @@ export function assertKeyDirectoryPrefix(prefix: unknown, what = "prefix"): asse
   if (prefix !== "" && !prefix.endsWith("/")) {
     throw new StowageError("INVALID_INPUT", `${what} must be "" or end in "/", got ${describeValue(prefix)}`);
   }
-}
-
-/** Join segments into a key, validating each segment and the result. */
-export function joinKey(...segments: string[]): string {
-  for (const segment of segments) assertSafePathSegment(segment);
-  const key = segments.join("/");
-  assertSafeKey(key);
-  return key;
 }

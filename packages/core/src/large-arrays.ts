@@ -2,13 +2,6 @@
 // and past about 120,000 of them (the parts of a long transcript, a long sweep) the call overflows
 // the stack. Every package takes these two instead of a spread over an array of unbounded length.
 
-/** The largest of `values`, or `floor` when none is larger. */
-export function largest(values: Iterable<number>, floor: number): number {
-  let result = floor;
-  for (const value of values) if (value > result) result = value;
-  return result;
-}
-
 /** Appends every item of `items` to `target`, however many there are. */
 export function pushAll<T>(target: T[], items: Iterable<T>): void {
   for (const item of items) target.push(item);

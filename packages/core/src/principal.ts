@@ -20,8 +20,3 @@ export function assertPrincipal(value: unknown, what = "principal"): asserts val
   }
   assertSafeId((value as { id?: unknown }).id, `${what}.id`);
 }
-
-/** True when `a` and `b` are the same user or the same org. */
-export function samePrincipal(a: Principal, b: Principal): boolean {
-  return a.kind === b.kind && a.id === b.id;
-}

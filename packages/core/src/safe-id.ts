@@ -7,10 +7,9 @@ export const MAX_SAFE_ID_LENGTH = 128;
 /**
  * Letters, digits and `._:@-`, starting with a letter or digit: safe as one key segment or
  * directory name on every backend (no separator, no traversal, no hidden name, no
- * percent-encoding, no whitespace or control character), and readable in logs and URLs. Exported
- * for JSON Schemas (`SAFE_ID_PATTERN.source`); code checks ids with `assertSafeId`.
+ * percent-encoding, no whitespace or control character), and readable in logs and URLs.
  */
-export const SAFE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:@-]*$/;
+const SAFE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:@-]*$/;
 
 /**
  * Why `value` is not a safe id (user, org, session, request, job, thread…), or undefined when it

@@ -3,7 +3,7 @@ import { StowageError } from "./errors.js";
 import { MAX_SAFE_ID_LENGTH, safeIdProblem } from "./safe-id.js";
 
 /** Longest session id accepted (the safe-id cap). */
-export const MAX_SESSION_ID_LENGTH = MAX_SAFE_ID_LENGTH;
+const MAX_SESSION_ID_LENGTH = MAX_SAFE_ID_LENGTH;
 
 // A session file is `<startedAt>_<sessionId>.jsonl` beside its artifacts directory
 // `<startedAt>_<sessionId>`: an id ending in `.jsonl` would own as its directory the session file

@@ -3,7 +3,7 @@ import { describeValue } from "./describe-value.js";
 import { StowageError } from "./errors.js";
 
 /** A SHA-256 digest as stored and referenced everywhere: 64 lowercase hex characters. */
-export const SHA256_HEX_PATTERN = /^[a-f0-9]{64}$/;
+const SHA256_HEX_PATTERN = /^[a-f0-9]{64}$/;
 
 export function isSha256Hex(value: unknown): value is string {
   return typeof value === "string" && SHA256_HEX_PATTERN.test(value);

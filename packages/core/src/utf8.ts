@@ -1,20 +1,3 @@
-const encoder = new TextEncoder();
-
-/** UTF-8 length of a string without allocating its encoding (a lone surrogate counts as U+FFFD). */
-export function utf8ByteLength(text: string): number {
-  return Buffer.byteLength(text, "utf8");
-}
-
-export function utf8Encode(text: string): Uint8Array {
-  return encoder.encode(text);
-}
-
-/** False when the string holds a lone surrogate, which has no UTF-8 encoding. */
-export function isWellFormedUnicode(text: string): boolean {
-  // Native since Node 20 (ES2024); the lib target here is ES2023, hence the cast.
-  return (text as string & { isWellFormed(): boolean }).isWellFormed();
-}
-
 // Maps a UTF-16 code unit so that plain numeric comparison follows code point order, which is
 // UTF-8 byte order: surrogates (U+10000 and up) must sort after U+E000–U+FFFF.
 function codePointOrderUnit(unit: number): number {

@@ -1,26 +1,20 @@
 import { describe, expect, it } from "vitest";
-import {
-  assertContentType,
-  formatContentType,
-  MAX_CONTENT_TYPE_LENGTH,
-  normalizeContentType,
-  parseContentType,
-} from "../src/content-type.js";
+import { assertContentType, parseContentType } from "../src/content-type.js";
 import { expectStowageError } from "../src/testing/expect-stowage-error.js";
 
 describe("content types", () => {
   it.each([
-    ["image/png", "image/png"],
-    ["IMAGE/PNG", "image/png"],
-    ["text/plain; charset=UTF-8", "text/plain; charset=utf-8"],
-    ["text/plain;charset=utf-8", "text/plain; charset=utf-8"],
-    ['text/plain; charset="utf-8"', "text/plain; charset=utf-8"],
-    ["application/vnd.api+json", "application/vnd.api+json"],
-    ["multipart/form-data; Boundary=AbC", "multipart/form-data; boundary=AbC"],
-    ['text/x-notes; title="a b"', 'text/x-notes; title="a b"'],
-    ["application/x-ms!#$&^_.+-", "application/x-ms!#$&^_.+-"],
-  ])("normalizes %j to %j", (input, expected) => {
-    expect(normalizeContentType(input)).toBe(expected);
+    ["image/png", "image/png", {}],
+    ["IMAGE/PNG", "image/png", {}],
+    ["text/plain; charset=UTF-8", "text/plain", { charset: "utf-8" }],
+    ["text/plain;charset=utf-8", "text/plain", { charset: "utf-8" }],
+    ['text/plain; charset="utf-8"', "text/plain", { charset: "utf-8" }],
+    ["application/vnd.api+json", "application/vnd.api+json", {}],
+    ["multipart/form-data; Boundary=AbC", "multipart/form-data", { boundary: "AbC" }],
+    ['text/x-notes; title="a b"', "text/x-notes", { title: "a b" }],
+    ["application/x-ms!#$&^_.+-", "application/x-ms!#$&^_.+-", {}],
+  ])("parses %j as %j %j", (input, essence, parameters) => {
+    expect(parseContentType(input)).toEqual({ essence, parameters });
   });
 
   it("parses the essence and the parameters", () => {
@@ -28,9 +22,6 @@ describe("content types", () => {
       essence: "text/markdown",
       parameters: { charset: "utf-8", variant: "GFM" },
     });
-    expect(formatContentType({ essence: "text/plain", parameters: { charset: "utf-8" } })).toBe(
-      "text/plain; charset=utf-8",
-    );
   });
 
   it.each([
@@ -45,7 +36,7 @@ describe("content types", () => {
     ['text/plain; x="a\u0000"', "NUL in a quoted value"],
     ["text/plain; x=a b", "a space in a token"],
     ["té/xt", "non-ASCII"],
-    [`a/${"b".repeat(MAX_CONTENT_TYPE_LENGTH)}`, "too long"],
+    [`a/${"b".repeat(255)}`, "too long (over 255 characters)"],
     [42, "a number"],
   ])("refuses %j (%s)", async (value, _why) => {
     expect(parseContentType(value)).toBeUndefined();

@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { StowageError } from "../src/errors.js";
-import { errorBody, errorFromResponse, errorResponse, MAX_ERROR_BODY_BYTES } from "../src/http-errors.js";
+import { errorBody, errorFromBody, errorFromResponse, errorResponse } from "../src/http-errors.js";
+
+/** What errorFromResponse reads of a body at most (the README's 64 KiB). */
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
 describe("the error wire format", () => {
   it("answers a StowageError with its code's status and the flat body documented clients read", async () => {
@@ -44,6 +47,31 @@ describe("the error wire format", () => {
     expect(err.message).toBe("POST /agents/artifacts/upload-url: session is full");
   });
 
+  it("reads a parsed wire body (what an MCP error carries) into a StowageError", () => {
+    const err = errorFromBody(
+      { error: "blob is missing", code: "NOT_FOUND", reason: "BLOB_MISSING", details: { hash: "ab" } },
+      "GET blob",
+    );
+    expect(StowageError.is(err, "NOT_FOUND")).toBe(true);
+    expect(err?.reason).toBe("BLOB_MISSING");
+    expect(err?.details).toEqual({ hash: "ab" });
+    expect(err?.message).toBe("GET blob: blob is missing");
+    expect(errorFromBody({ error: "x", code: "INTERNAL", reason: 5, details: "no" })?.toJSON()).toEqual({
+      error: "x",
+      code: "INTERNAL",
+    });
+  });
+
+  it.each([
+    [undefined, "nothing"],
+    ["NOT_FOUND", "a string"],
+    [{ code: "NOT_FOUND" }, "no message"],
+    [{ error: "x", code: "NOT_A_CODE" }, "an unknown code"],
+    [{ error: { message: "nested" }, code: "FORBIDDEN" }, "a nested message"],
+  ] as [unknown, string][])("finds no error in %j (%s)", (value) => {
+    expect(errorFromBody(value)).toBeUndefined();
+  });
+
   it.each([
     [404, "<html>not found</html>", "NOT_FOUND"],
     [401, "", "UNAUTHORIZED"],
@@ -58,7 +86,7 @@ describe("the error wire format", () => {
     expect(err.details).toEqual({ status });
   });
 
-  it("reads at most MAX_ERROR_BODY_BYTES of a hostile body", async () => {
+  it("reads at most 64 KiB of a hostile body", async () => {
     let pulled = 0;
     const endless = new ReadableStream<Uint8Array>({
       pull(controller) {

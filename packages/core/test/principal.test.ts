@@ -1,6 +1,6 @@
 import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
-import { assertPrincipal, samePrincipal } from "../src/principal.js";
+import { assertPrincipal } from "../src/principal.js";
 
 describe("principals", () => {
   it.each([
@@ -18,11 +18,5 @@ describe("principals", () => {
   it("accepts a user and an org", () => {
     expect(() => assertPrincipal({ kind: "user", id: "alice" })).not.toThrow();
     expect(() => assertPrincipal({ kind: "org", id: "acme" })).not.toThrow();
-  });
-
-  it("compares by kind and id", () => {
-    expect(samePrincipal({ kind: "user", id: "a" }, { kind: "user", id: "a" })).toBe(true);
-    expect(samePrincipal({ kind: "user", id: "a" }, { kind: "org", id: "a" })).toBe(false);
-    expect(samePrincipal({ kind: "user", id: "a" }, { kind: "user", id: "b" })).toBe(false);
   });
 });

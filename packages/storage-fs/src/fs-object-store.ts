@@ -6,9 +6,9 @@ import {
   type ObjectStoreDriver,
   StowageError,
 } from "@stowage/core";
-import { createDirectorySync } from "@stowage/core/fs";
 import { createDirectTransfer, type FsDirectUrlOptions } from "./direct/direct-transfer.js";
 import { createDirectorySnapshots } from "./directory-snapshot.js";
+import { createDirectorySync } from "./directory-sync.js";
 import type { FsContext } from "./fs-context.js";
 import { iterateFiles, listFiles, removeStaleTempFiles } from "./fs-list.js";
 import { moveFile } from "./fs-move.js";

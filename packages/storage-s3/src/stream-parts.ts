@@ -1,4 +1,4 @@
-import { abortedError, StowageError } from "@stowage/core";
+import { StowageError, throwIfAborted } from "@stowage/core";
 
 /**
  * Cuts a byte stream into parts of exactly `partSize` bytes (the last one shorter), holding at
@@ -31,9 +31,9 @@ export function createPartReader(
   let done = false;
 
   async function read(): Promise<Uint8Array | undefined> {
-    if (signal?.aborted) throw abortedError(signal, context);
+    throwIfAborted(signal, context);
     const result = await reader.read();
-    if (signal?.aborted) throw abortedError(signal, context);
+    throwIfAborted(signal, context);
     if (result.done) {
       done = true;
       return undefined;

@@ -1,4 +1,4 @@
-import { describeValue, pathSegmentProblem, StowageError, utf8ByteLength } from "@stowage/core";
+import { describeValue, pathSegmentProblem, StowageError } from "@stowage/core";
 
 /** Longest upload filename accepted, in UTF-8 bytes; a policy may set a smaller cap. */
 export const MAX_UPLOAD_FILENAME_BYTES = 255;
@@ -31,7 +31,7 @@ export function uploadFilenameProblem(
   if (typeof name !== "string") return "must be a string";
   const segment = pathSegmentProblem(name);
   if (segment) return segment;
-  if (utf8ByteLength(name) > maxBytes) return `must be at most ${maxBytes} UTF-8 bytes`;
+  if (Buffer.byteLength(name, "utf8") > maxBytes) return `must be at most ${maxBytes} UTF-8 bytes`;
   if (PERCENT_ENCODED.test(name)) return "must not contain percent-encoded characters such as %2e or %2f";
   if (WINDOWS_RESERVED_CHARACTERS.test(name)) return 'must not contain any of < > : " | ? *';
   if (INVISIBLE_CHARACTERS.test(name)) return "must not contain invisible or text-direction characters";

@@ -1,11 +1,4 @@
-import {
-  describeValue,
-  type Env,
-  envPositiveNumber,
-  formatContentType,
-  parseContentType,
-  StowageError,
-} from "@stowage/core";
+import { describeValue, type Env, envPositiveNumber, parseContentType, StowageError } from "@stowage/core";
 import { formatSize } from "./format-size.js";
 import {
   assertUploadFilename,
@@ -175,7 +168,11 @@ function uploadContentType(value: unknown): { essence: string; text: string } | 
   if (names.length > 1 || (names.length === 1 && names[0] !== "charset")) return undefined;
   const charset = parsed.parameters.charset;
   if (charset !== undefined && !CHARSET_VALUE.test(charset)) return undefined;
-  return { essence: parsed.essence, text: formatContentType(parsed) };
+  // A charset is a plain token (CHARSET_VALUE): it never needs quoting.
+  return {
+    essence: parsed.essence,
+    text: charset === undefined ? parsed.essence : `${parsed.essence}; charset=${charset}`,
+  };
 }
 
 /** The accepted types of an extension; own keys only, so "constructor" or "__proto__" is no type. */

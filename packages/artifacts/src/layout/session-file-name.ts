@@ -1,4 +1,4 @@
-import { describeValue, isSafeId, pathSegmentProblem, StowageError, sessionIdProblem } from "@stowage/core";
+import { describeValue, isSafeId, isSessionId, pathSegmentProblem, StowageError } from "@stowage/core";
 
 /** Extension of a session file; its artifacts directory is the same path without it. */
 export const SESSION_FILE_EXTENSION = ".jsonl";
@@ -34,6 +34,6 @@ export function parseSessionFileName(name: string): SessionFileName | undefined 
   if (separator === -1) return undefined;
   const startedAt = stem.slice(0, separator);
   const sessionId = stem.slice(separator + 1);
-  if (!isSafeId(startedAt) || sessionIdProblem(sessionId) !== undefined) return undefined;
+  if (!isSafeId(startedAt) || !isSessionId(sessionId)) return undefined;
   return { startedAt, sessionId };
 }

@@ -1,10 +1,10 @@
+import { concatBytes } from "@stowage/core";
 import {
   type ControlSequenceState,
-  concatBytes,
   endOfOpenControlSequence,
   OUTSIDE_CONTROL_SEQUENCE,
   scanControlSequences,
-} from "@stowage/core";
+} from "./control-sequence-scanner.js";
 
 const decoder = new TextDecoder("utf-8");
 

@@ -1,4 +1,5 @@
-import { describeValue, StowageError, throwIfAborted, toBlobHash } from "@stowage/core";
+import { describeValue, StowageError, throwIfAborted } from "@stowage/core";
+import { toBlobHash } from "../blob-hash.js";
 
 /** Refs (or hashes) in use: a list, or an async source such as a file scan. */
 export type BlobRoots = Iterable<string> | AsyncIterable<string>;

@@ -1,9 +1,9 @@
 import {
   consoleLogger,
   describeValue,
-  isBlobRef,
   type Logger,
   mapConcurrent,
+  parseBlobRef,
   StowageError,
   sha256Hex,
 } from "@stowage/core";
@@ -117,7 +117,7 @@ export async function prepareEntryForPersistence<T>(entry: T, options: PrepareEn
     },
     image({ payload, field }) {
       const chars = payload.length;
-      if (chars < threshold || isBlobRef(payload)) return undefined;
+      if (chars < threshold || parseBlobRef(payload) !== null) return undefined;
       const bytes = decodeBase64(payload);
       if (!bytes) {
         // Text in an image field is not image data: it gets no exemption from the string limit,

@@ -1,4 +1,3 @@
-export { createDirectorySync } from "./directory-sync.js";
 export {
   descriptorPath,
   type OpenBeneathOptions,

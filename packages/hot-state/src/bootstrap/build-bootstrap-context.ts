@@ -1,7 +1,6 @@
 import {
   assertSafeKey,
   describeValue,
-  largest,
   mapConcurrent,
   type OperationOptions,
   StowageError,
@@ -264,6 +263,7 @@ export async function buildBootstrapContext(
     files: results.map(({ result }) => result),
     refFiles: count("ref"),
     skippedFiles: count("skipped"),
-    largestInlineChars: largest(inline, 0),
+    // reduce, never Math.max(...inline): a spread over many files overflows the stack.
+    largestInlineChars: inline.reduce((max, chars) => Math.max(max, chars), 0),
   };
 }

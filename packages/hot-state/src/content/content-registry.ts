@@ -10,7 +10,6 @@ import {
   type OperationOptions,
   StowageError,
   throwIfAborted,
-  utf8Encode,
 } from "@stowage/core";
 import { z } from "zod";
 import {
@@ -230,7 +229,7 @@ export function createContentRegistry(options: ContentRegistryOptions): ContentR
   };
 
   async function writeRecord(record: ContentRecord, createOnly: boolean, signal?: AbortSignal) {
-    const body = utf8Encode(`${JSON.stringify(record, null, 2)}\n`);
+    const body = new TextEncoder().encode(`${JSON.stringify(record, null, 2)}\n`);
     await records.put(keys.recordKey(record.artifact_id), body, {
       signal,
       ...(createOnly ? { ifNoneMatch: "*" as const } : {}),
@@ -430,7 +429,11 @@ export function createContentRegistry(options: ContentRegistryOptions): ContentR
       return storeBytes(bytes, { type: "doc", mime: TEXT_MIME }, opts);
     },
     async storeJson(value: unknown, opts?: StoreContentOptions) {
-      return storeBytes(utf8Encode(canonicalJson(value)), { type: "data", mime: JSON_MIME }, opts);
+      return storeBytes(
+        new TextEncoder().encode(canonicalJson(value)),
+        { type: "data", mime: JSON_MIME },
+        opts,
+      );
     },
     get,
     async getRecord(id: string, opts: OperationOptions = {}) {

@@ -1,9 +1,4 @@
-import {
-  BLOB_REF_PREFIX,
-  MAX_CONTENT_TYPE_LENGTH,
-  parseContentType,
-  SHA256_HEX_PATTERN,
-} from "@stowage/core";
+import { BLOB_REF_PREFIX, parseContentType } from "@stowage/core";
 import { z } from "zod";
 
 /** Longest identifier (`session_id`, `session_key`, `run_id`, `current_plan_id`), in UTF-16 code units. */
@@ -53,8 +48,13 @@ export const textList = () =>
     .array(freeText(MAX_HOT_STATE_TEXT_CHARS))
     .max(MAX_HOT_STATE_LIST_ITEMS, `must hold at most ${MAX_HOT_STATE_LIST_ITEMS} items`);
 
+/** Longest content type core's `parseContentType` reads (its README: 255 characters). */
+const MAX_CONTENT_TYPE_LENGTH = 255;
+/** A SHA-256 digest as core writes it (`sha256Hex`): 64 lowercase hex characters. */
+const SHA256_HEX = /^[a-f0-9]{64}$/;
+
 export const sha256Hex = () =>
-  z.string().regex(SHA256_HEX_PATTERN, "must be 64 lowercase hex characters (a SHA-256 digest)");
+  z.string().regex(SHA256_HEX, "must be 64 lowercase hex characters (a SHA-256 digest)");
 
 /** A MIME type as core's one parser reads it (`parseContentType`); kept as given. */
 export const mimeType = () =>

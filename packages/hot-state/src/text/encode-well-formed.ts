@@ -1,6 +1,6 @@
-import { utf8Encode } from "@stowage/core";
 import { isWellFormedText } from "./surrogate-safe.js";
 
+const encoder = new TextEncoder();
 const REPLACEMENT_CHARACTER = Buffer.from([0xef, 0xbf, 0xbd]);
 
 /**
@@ -9,7 +9,7 @@ const REPLACEMENT_CHARACTER = Buffer.from([0xef, 0xbf, 0xbd]);
  * common case costs one byte search instead of a second pass over the string.
  */
 export function encodeWellFormed(text: string): Uint8Array | null {
-  const bytes = utf8Encode(text);
+  const bytes = encoder.encode(text);
   const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (view.indexOf(REPLACEMENT_CHARACTER) !== -1 && !isWellFormedText(text)) return null;
   return bytes;

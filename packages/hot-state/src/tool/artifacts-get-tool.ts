@@ -1,4 +1,4 @@
-import { describeValue, type OperationOptions, SHA256_HEX_PATTERN, StowageError } from "@stowage/core";
+import { describeValue, type OperationOptions, StowageError } from "@stowage/core";
 import { z } from "zod";
 import type { ContentRegistry } from "../content/content-registry.js";
 import { decodeUtf8 } from "../content/sniff-content.js";
@@ -15,10 +15,13 @@ export const DEFAULT_TOOL_MAX_CHARS = 8_000;
 /** Smallest page accepted: a page must hold at least one whole astral character. */
 export const MIN_TOOL_MAX_CHARS = 16;
 
+/** A SHA-256 digest as core writes it (`sha256Hex`): the JSON Schema the model sees carries the pattern. */
+const SHA256_HEX = /^[a-f0-9]{64}$/;
+
 const ArtifactsGetInputSchema = z.strictObject({
   artifact_id: z
     .string()
-    .regex(SHA256_HEX_PATTERN, "must be 64 lowercase hex characters (the sha256 shown in the artifact index)")
+    .regex(SHA256_HEX, "must be 64 lowercase hex characters (the sha256 shown in the artifact index)")
     .describe(
       "The artifact's id: 64 lowercase hex characters, as listed in artifact_index or an ArtifactRef line.",
     ),

@@ -1,13 +1,11 @@
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-import { type ErrorBody, errorBody, STOWAGE_ERROR_CODES, StowageError } from "@stowage/core";
+import { type ErrorBody, errorBody, errorFromBody, type StowageError } from "@stowage/core";
 
 /** MCP's JSON-RPC code for a resource that does not exist (the specification's `-32002`). */
 export const RESOURCE_NOT_FOUND = -32002;
 
 /** Where a tool error result carries the StowageError's wire body, beside the text the model reads. */
 export const STOWAGE_ERROR_META_KEY = "dev.stowage/error";
-
-const codes: ReadonlySet<string> = new Set(STOWAGE_ERROR_CODES);
 
 /** Takes server paths (the data directory) out of a wire body before it leaves, as the HTTP API does. */
 export type Redact = (text: string) => string;
@@ -76,34 +74,17 @@ export function toolErrorResult(err: unknown, redact: Redact = (text) => text) {
   };
 }
 
-function bodyFrom(value: unknown): ErrorBody | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
-  const { error, code, reason, details } = value as Partial<Record<keyof ErrorBody, unknown>>;
-  if (typeof error !== "string" || typeof code !== "string" || !codes.has(code)) return undefined;
-  return {
-    error,
-    code: code as ErrorBody["code"],
-    ...(typeof reason === "string" ? { reason } : {}),
-    ...(typeof details === "object" && details !== null
-      ? { details: details as Record<string, unknown> }
-      : {}),
-  };
-}
-
 /**
  * The StowageError inside what an MCP client got back: an `McpError` thrown by a request, or a
  * tool result with `isError`. Null when the value carries none (a transport failure, a success).
  */
 export function errorFromMcp(value: unknown): StowageError | null {
-  const body =
+  // The wire body is read back by core, as an HTTP client of the API reads it.
+  const error =
     value instanceof McpError
-      ? bodyFrom(value.data)
+      ? errorFromBody(value.data)
       : typeof value === "object" && value !== null && (value as { isError?: unknown }).isError === true
-        ? bodyFrom((value as { _meta?: Record<string, unknown> })._meta?.[STOWAGE_ERROR_META_KEY])
+        ? errorFromBody((value as { _meta?: Record<string, unknown> })._meta?.[STOWAGE_ERROR_META_KEY])
         : undefined;
-  if (!body) return null;
-  return new StowageError(body.code, body.error, {
-    ...(body.reason === undefined ? {} : { reason: body.reason }),
-    ...(body.details === undefined ? {} : { details: body.details }),
-  });
+  return error ?? null;
 }

@@ -1,9 +1,12 @@
 import { Buffer } from "node:buffer";
 import type { Resource } from "@modelcontextprotocol/sdk/types.js";
-import { MAX_CURSOR_LENGTH, StowageError } from "@stowage/core";
+import { StowageError } from "@stowage/core";
 import { z } from "zod";
 import type { StowageMcpServerOptions } from "../server/options.js";
 import { CONTENT_REF_SCHEME, HOT_STATE_SCHEME, THREAD_SCHEME } from "./resource-uris.js";
+
+/** Longest cursor an ObjectStore listing takes back (core's README: 4,096 characters). */
+const MAX_CURSOR_LENGTH = 4096;
 
 /** Most resources one `resources/list` page names; `nextCursor` leads to the rest. */
 export const MAX_LISTED_PER_PAGE = 500;

@@ -1,4 +1,4 @@
-import { assertSafeId, describeValue, parseBlobRef, SHA256_HEX_PATTERN, StowageError } from "@stowage/core";
+import { assertSafeId, describeValue, isSha256Hex, parseBlobRef, StowageError } from "@stowage/core";
 
 /** `thread://<alias>`: a thread of the session's job. */
 export const THREAD_SCHEME = "thread://";
@@ -102,7 +102,7 @@ export function parseResourceUri(uri: unknown): ResourceUri {
   }
   if (uri.startsWith(CONTENT_REF_SCHEME)) {
     const id = uri.slice(CONTENT_REF_SCHEME.length);
-    if (!SHA256_HEX_PATTERN.test(id)) {
+    if (!isSha256Hex(id)) {
       throw invalid(
         `content-ref URI must be content-ref://<64 lowercase hex>, got ${describeValue(uri)}`,
         "INVALID_CONTENT_REF",

@@ -1,4 +1,4 @@
-import { assertSafeKey, assertSafePathSegment, describeValue, StowageError } from "@stowage/core";
+import { assertSafeKey, describeValue, pathSegmentProblem, StowageError } from "@stowage/core";
 import { forbidden, type SignedFields } from "./signature.js";
 
 /** Checks the `baseUrl` option: an http(s) URL without query or fragment, trailing slashes dropped. */
@@ -47,7 +47,9 @@ function keyFromPath(base: URL, pathname: string): string {
       } catch {
         throw new StowageError("INVALID_INPUT", `malformed percent-encoding in ${describeValue(segment)}`);
       }
-      assertSafePathSegment(value, "key segment");
+      const problem = pathSegmentProblem(value);
+      if (problem)
+        throw new StowageError("INVALID_INPUT", `key segment ${problem}, got ${describeValue(value)}`);
       return value;
     });
   const key = decoded.join("/");

@@ -1,4 +1,4 @@
-import { isBlobRef, isSafeId } from "@stowage/core";
+import { isSafeId, parseBlobRef } from "@stowage/core";
 import {
   plainPostItem,
   statusItem,
@@ -44,7 +44,7 @@ function blockText(block: Block, imageBytes: number | undefined): string | undef
   if (block.type === "text") return typeof block.text === "string" ? block.text : undefined;
   if (block.type === "image") {
     const source = (block.source ?? {}) as Record<string, unknown>;
-    const known = typeof source.data === "string" && isBlobRef(source.data) ? imageBytes : undefined;
+    const known = parseBlobRef(source.data) !== null ? imageBytes : undefined;
     return imagePlaceholder(source.media_type, source.data, known);
   }
   return `[${block.type}]`;

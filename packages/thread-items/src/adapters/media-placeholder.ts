@@ -1,4 +1,4 @@
-import { isBlobRef, parseDataUrl as parseAnyDataUrl, parseContentType } from "@stowage/core";
+import { parseDataUrl as parseAnyDataUrl, parseBlobRef, parseContentType } from "@stowage/core";
 
 const NOT_BASE64_DIGIT = /[^A-Za-z0-9+/_-]/g;
 
@@ -7,7 +7,7 @@ const NOT_BASE64_DIGIT = /[^A-Za-z0-9+/_-]/g;
  * characters outside both alphabets do not count, so line-wrapped, URL-safe and unpadded base64
  * are measured right.
  */
-export function base64DecodedBytes(base64: string): number {
+function base64DecodedBytes(base64: string): number {
   const digits = base64.length - (base64.match(NOT_BASE64_DIGIT)?.length ?? 0);
   return Math.floor((digits * 3) / 4);
 }
@@ -23,7 +23,7 @@ export function imagePlaceholder(mediaType: unknown, payload: unknown, knownByte
   const bytes =
     knownBytes !== undefined
       ? knownBytes
-      : typeof payload === "string" && !isBlobRef(payload)
+      : typeof payload === "string" && parseBlobRef(payload) === null
         ? base64DecodedBytes(payload)
         : undefined;
   if (bytes === undefined) return `[image: ${type}]`;

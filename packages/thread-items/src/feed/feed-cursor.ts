@@ -1,10 +1,12 @@
 import { Buffer } from "node:buffer";
-import { assertSafeId, MAX_CURSOR_LENGTH, StowageError, sha256Hex } from "@stowage/core";
+import { assertSafeId, StowageError, sha256Hex } from "@stowage/core";
 
 // A store's cursor is opaque (a key, base64 of a key, …) and may hold `/`; the page cursor handed
 // to callers wraps it in base64url, behind a tag of the listing it belongs to, so that it is a
 // safe id and a cursor of one thread's listing is refused by another's.
 const TAG_LENGTH = 12;
+// Longest cursor an ObjectStore listing hands out and takes back (core's README: 4,096 characters).
+const MAX_CURSOR_LENGTH = 4096;
 // At most 3 UTF-8 bytes per UTF-16 unit of the store cursor, 4 base64url characters per 3 bytes.
 const MAX_PAGE_CURSOR_LENGTH = TAG_LENGTH + 1 + MAX_CURSOR_LENGTH * 4;
 

@@ -1,10 +1,10 @@
-import { describeValue, MAX_LIST_LIMIT, mapConcurrent, type ObjectStore, StowageError } from "@stowage/core";
+import { describeValue, mapConcurrent, type ObjectStore, StowageError } from "@stowage/core";
 import { decodePageCursor, encodePageCursor } from "./feed-cursor.js";
 
 /** Items (or threads) per page when a listing is given no `limit`. */
 export const DEFAULT_FEED_PAGE_LIMIT = 100;
-/** Largest `limit` a listing accepts (core's `MAX_LIST_LIMIT`). */
-export const MAX_FEED_PAGE_LIMIT = MAX_LIST_LIMIT;
+/** Largest `limit` a listing accepts: an ObjectStore's largest page (core's README: 1,000). */
+export const MAX_FEED_PAGE_LIMIT = 1000;
 
 /** Stored objects read at once while a page is read. */
 const READ_CONCURRENCY = 16;

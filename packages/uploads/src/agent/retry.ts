@@ -1,4 +1,5 @@
-import { abortedError } from "@stowage/core";
+import { setTimeout as wait } from "node:timers/promises";
+import { throwIfAborted } from "@stowage/core";
 
 /** Longest wait between two attempts, whatever the backoff or a Retry-After header says. */
 export const MAX_RETRY_DELAY_MS = 10_000;
@@ -23,22 +24,14 @@ export function retryDelayMs(attempt: number, baseMs: number, retryAfter?: strin
 }
 
 /** Waits `ms`, or fails with ABORTED as soon as `signal` fires. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(abortedError(signal, "retry wait"));
-      return;
-    }
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(abortedError(signal, "retry wait"));
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
+export async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  throwIfAborted(signal, "retry wait");
+  try {
+    await wait(ms, undefined, signal ? { signal } : {});
+  } catch (err) {
+    throwIfAborted(signal, "retry wait");
+    throw err;
+  }
 }
 
 /** How {@link withRetries} retries. */

@@ -1,5 +1,5 @@
 import type { FileHandle } from "node:fs/promises";
-import { errorFromResponse, MAX_ERROR_BODY_BYTES, readStreamToBytes, StowageError } from "@stowage/core";
+import { errorFromResponse, readStreamToBytes, StowageError } from "@stowage/core";
 import type {
   UploadCompleteRequestBody,
   UploadCompleteResponseBody,
@@ -92,6 +92,9 @@ function validGrant(body: unknown): UploadUrlResponseBody {
   }
   return grant as UploadUrlResponseBody;
 }
+
+/** Most bytes of a refused PUT's body read (what core's `errorFromResponse` reads at most: 64 KiB). */
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
 /**
  * The failure of a refused PUT: storage answers in core's wire format (the fs store's handler)

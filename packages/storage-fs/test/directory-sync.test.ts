@@ -1,9 +1,9 @@
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { StowageError } from "@stowage/core";
 import { afterAll, describe, expect, it } from "vitest";
-import { StowageError } from "../../src/errors.js";
-import { createDirectorySync } from "../../src/fs/directory-sync.js";
+import { createDirectorySync } from "../src/directory-sync.js";
 
 const dir = await mkdtemp(join(tmpdir(), "stowage-dirsync-"));
 afterAll(() => rm(dir, { recursive: true, force: true }));

@@ -1,7 +1,7 @@
 import { Buffer } from "node:buffer";
 
 /**
- * Where a stream of UTF-8 bytes stands in the grammar of escape sequences that `sanitizeText`
+ * Where a stream of UTF-8 bytes stands in the grammar of escape sequences that core's `sanitizeText`
  * removes, for readers that see the stream in pieces and must know whether a piece starts inside
  * a sequence (a tail window cut through a long OSC would otherwise show its payload). An opaque
  * number; {@link OUTSIDE_CONTROL_SEQUENCE} is "not in a sequence".

@@ -1,11 +1,11 @@
+import { sanitizeText } from "@stowage/core";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   endOfOpenControlSequence,
   OUTSIDE_CONTROL_SEQUENCE,
   scanControlSequences,
-} from "../src/control-sequence-scanner.js";
-import { sanitizeText } from "../src/sanitize-text.js";
+} from "../../src/sink/control-sequence-scanner.js";
 
 const ESC = "\u001b";
 const utf8 = (text: string) => new TextEncoder().encode(text);

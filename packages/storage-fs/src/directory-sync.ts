@@ -1,4 +1,4 @@
-import { fsyncDirectory } from "./temp-file.js";
+import { fsyncDirectory } from "@stowage/core/fs";
 
 interface DirectoryState {
   /** The fsync in progress; it may have started before a newcomer's rename, so cannot cover it. */
