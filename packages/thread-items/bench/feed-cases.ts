@@ -7,12 +7,12 @@ import { createFsObjectStore } from "@stowage/storage-fs";
 import {
   createThreadFeeds,
   createThreadLog,
-  MAX_FEED_PAGE_LIMIT,
   type ThreadItem,
   textItem,
   toolCallItem,
   toolResultItem,
 } from "@stowage/thread-items";
+import { MAX_FEED_PAGE_LIMIT } from "../src/feed/listing-page.js";
 
 const DURABLE_POSTS = 100;
 const ITEMS = 10_000;

@@ -1,16 +1,16 @@
 import { Buffer } from "node:buffer";
 import { type BenchCase, runBenchmarks } from "@stowage/bench-kit";
 import {
-  convertClaudeCodeTranscript,
-  convertCodexRollout,
-  convertPiSession,
+  convertTranscript,
   createClaudeAgentSdkAdapter,
-  DEFAULT_BUDGET_BYTES,
+  createClaudeCodeTranscriptConverter,
+  createCodexRolloutConverter,
+  createPiSessionConverter,
   fitToBudget,
-  measureThreadItem,
   type ThreadItem,
   toolResultItem,
 } from "@stowage/thread-items";
+import { DEFAULT_BUDGET_BYTES, measureThreadItem } from "../src/budget/fit-to-budget.js";
 import { longClaudeCodeTranscript, longCodexRollout } from "../test/fixture-generators/fixtures.js";
 import { agentSdkMessages } from "./current-formats/agent-sdk.js";
 import { claudeCode21Transcript } from "./current-formats/claude-code-2-1.js";
@@ -116,25 +116,25 @@ await runBenchmarks("@stowage/thread-items", [
   convertCase(
     "Claude Code 2.0 transcript (generated) → thread items vs JSON.parse of every line",
     longClaudeCodeTranscript,
-    (text) => convertClaudeCodeTranscript(text),
+    (text) => convertTranscript(text, createClaudeCodeTranscriptConverter()),
   ),
   convertCase(
     "Codex 0.46 rollout (generated) → thread items vs JSON.parse of every line",
     longCodexRollout,
-    (text) => convertCodexRollout(text),
+    (text) => convertTranscript(text, createCodexRolloutConverter()),
   ),
   // The formats as current versions write them (bench/current-formats): tool results with
   // toolUseResult, progress lines and IDE blocks; Codex headers, truncation notes, token_count.
   convertCase(
     "Claude Code 2.1 transcript → thread items vs JSON.parse of every line",
     claudeCode21Transcript,
-    (text) => convertClaudeCodeTranscript(text),
+    (text) => convertTranscript(text, createClaudeCodeTranscriptConverter()),
   ),
   convertCase("Codex 0.125 rollout → thread items vs JSON.parse of every line", codex125Rollout, (text) =>
-    convertCodexRollout(text),
+    convertTranscript(text, createCodexRolloutConverter()),
   ),
   convertCase("pi session (v3) → thread items vs JSON.parse of every line", piSessionFile, (text) =>
-    convertPiSession(text),
+    convertTranscript(text, createPiSessionConverter()),
   ),
   convertCase(
     "Agent SDK 0.3 messages → thread items vs JSON.parse of every line",

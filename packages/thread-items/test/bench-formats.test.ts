@@ -5,13 +5,15 @@ import { codex125Rollout } from "../bench/current-formats/codex-0-125.js";
 import { piSessionFile } from "../bench/current-formats/pi-session.js";
 import {
   type ConversionResult,
-  convertClaudeCodeTranscript,
-  convertCodexRollout,
-  convertPiSession,
   createClaudeAgentSdkAdapter,
   isThreadItem,
   type ThreadItem,
 } from "../src/index.js";
+import {
+  convertClaudeCodeTranscript,
+  convertCodexRollout,
+  convertPiSession,
+} from "./support/convert-whole.js";
 
 const TURNS = 6;
 

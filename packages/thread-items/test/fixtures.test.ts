@@ -1,18 +1,16 @@
 import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
+import { DEFAULT_BUDGET_BYTES, measureThreadItem } from "../src/budget/fit-to-budget.js";
 import {
   type ConversionResult,
-  convertClaudeCodeTranscript,
-  convertCodexRollout,
   createClaudeAgentSdkAdapter,
-  DEFAULT_BUDGET_BYTES,
   fitToBudget,
   foldToolPairs,
   isThreadItem,
-  measureThreadItem,
   type ThreadItem,
 } from "../src/index.js";
 import { buildFixtures, type Fixture, LONG_OUTPUT_BYTES } from "./fixture-generators/fixtures.js";
+import { convertClaudeCodeTranscript, convertCodexRollout } from "./support/convert-whole.js";
 
 const fixtures = buildFixtures();
 const fixture = (file: string) => fixtures.find((candidate) => candidate.file === file)!;

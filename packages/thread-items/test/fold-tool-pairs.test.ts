@@ -1,7 +1,6 @@
 import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
 import { statusItem, textItem, toolCallItem, toolResultItem } from "../src/builders/build-items.js";
-import { filterSelf } from "../src/filter-self.js";
 import { foldToolPairs } from "../src/fold-tool-pairs.js";
 import type { ThreadItem } from "../src/schema/thread-item-schema.js";
 
@@ -68,18 +67,5 @@ describe("foldToolPairs", () => {
 
   it("rejects something that is not an array", async () => {
     await expectStowageError(() => foldToolPairs("items" as never), "INVALID_INPUT");
-  });
-});
-
-describe("filterSelf", () => {
-  it("drops the consumer's own echoes and keeps everyone else's (and unstamped) items", () => {
-    const mine = { ...textItem("mine"), user_id: "worker-1" };
-    const human = { ...textItem("human"), user_id: "ana" };
-    const unstamped = textItem("no user");
-    expect(filterSelf([mine, human, unstamped, mine], "worker-1")).toEqual([human, unstamped]);
-  });
-
-  it.each([[""], [undefined], [42]])("rejects the user id %j", async (userId) => {
-    await expectStowageError(() => filterSelf([], userId as never), "INVALID_INPUT");
   });
 });

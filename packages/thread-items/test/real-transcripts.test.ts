@@ -1,18 +1,19 @@
 import { type RealRecord as Fields, realTranscripts } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
+import { DEFAULT_BUDGET_BYTES, measureThreadItem } from "../src/budget/fit-to-budget.js";
 import {
   type ConversionResult,
-  convertClaudeCodeTranscript,
-  convertCodexRollout,
-  convertPiSession,
   createClaudeAgentSdkAdapter,
-  DEFAULT_BUDGET_BYTES,
   fitToBudget,
   isThreadItem,
-  measureThreadItem,
   type ThreadItem,
   type TurnStats,
 } from "../src/index.js";
+import {
+  convertClaudeCodeTranscript,
+  convertCodexRollout,
+  convertPiSession,
+} from "./support/convert-whole.js";
 
 const real = realTranscripts("real-transcript tests");
 const readReal = real.read;

@@ -1,16 +1,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { DEFAULT_BUDGET_BYTES, measureThreadItem } from "../src/budget/fit-to-budget.js";
+import { createClaudeAgentSdkAdapter, fitToBudget, isThreadItem, type ThreadItem } from "../src/index.js";
 import {
   convertClaudeCodeTranscript,
   convertCodexRollout,
   convertPiSession,
-  createClaudeAgentSdkAdapter,
-  DEFAULT_BUDGET_BYTES,
-  fitToBudget,
-  isThreadItem,
-  measureThreadItem,
-  type ThreadItem,
-} from "../src/index.js";
+} from "./support/convert-whole.js";
 
 // Records of each format built from a few realistic shapes, with ids drawn from a small pool (so
 // calls and results repeat and cross), odd text (tags, control characters, a 400 KB output, a

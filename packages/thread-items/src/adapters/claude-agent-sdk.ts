@@ -54,6 +54,62 @@ function resultFailure(message: Fields): ThreadItem | undefined {
   return statusItem({ status, ...(detail ? { detail: statusDetail(detail) } : {}) });
 }
 
+/** A `system` message: the session's start, compaction, and notices. */
+function systemItems(message: Fields): ThreadItem[] {
+  switch (message.subtype) {
+    case "init": {
+      const model = typeof message.model === "string" ? message.model : undefined;
+      return [
+        statusItem({
+          status: "session_started",
+          ...(model ? { detail: statusDetail(`model ${model}`) } : {}),
+          brief: "Session started",
+        }),
+      ];
+    }
+    case "compact_boundary": {
+      const detail = compactionDetail(message.compact_metadata);
+      return [
+        statusItem({
+          status: "context_compacted",
+          ...(detail ? { detail } : {}),
+          brief: "Context compacted",
+        }),
+      ];
+    }
+    case "status":
+      if (message.compact_result === "failed") {
+        const error = typeof message.compact_error === "string" ? message.compact_error : undefined;
+        return [
+          statusItem({ status: "compaction_failed", ...(error ? { detail: statusDetail(error) } : {}) }),
+        ];
+      }
+      return message.status === "compacting"
+        ? [statusItem({ status: "compacting_context", brief: "Compacting context..." })]
+        : [];
+    default: {
+      const notice = sdkNotice(message);
+      return notice ? withIds([statusItem(notice)], message.uuid) : [];
+    }
+  }
+}
+
+/** A `result`: the query's failure, when it failed, and the turn's end with its usage and duration. */
+function resultItems(message: Fields, turn: TurnTracker): ThreadItem[] {
+  const items: ThreadItem[] = [];
+  const failure = resultFailure(message);
+  if (failure) items.push(failure);
+  // The result closes the query's turn even when nothing streamed before it (an early error).
+  turn.activity();
+  const usage = anthropicUsage(message.usage);
+  const ended = turn.finish({
+    ...(usage ? { usage } : {}),
+    ...(typeof message.duration_ms === "number" ? { durationMs: message.duration_ms } : {}),
+  });
+  if (ended) items.push(ended);
+  return items;
+}
+
 /**
  * Adapter for the Claude Agent SDK message stream (`SDKMessage`): `system`/`init` (session id),
  * assistant text, thinking and tool_use blocks (usage counted once per API message, so a stream
@@ -72,46 +128,6 @@ export function createClaudeAgentSdkAdapter(
   let sessionId: string | undefined;
   let position = 0;
   const report = (message: string) => problems.push({ line: position, message });
-
-  function system(message: Fields): ThreadItem[] {
-    switch (message.subtype) {
-      case "init": {
-        if (typeof message.session_id === "string") sessionId = message.session_id;
-        const model = typeof message.model === "string" ? message.model : undefined;
-        return [
-          statusItem({
-            status: "session_started",
-            ...(model ? { detail: statusDetail(`model ${model}`) } : {}),
-            brief: "Session started",
-          }),
-        ];
-      }
-      case "compact_boundary": {
-        const detail = compactionDetail(message.compact_metadata);
-        return [
-          statusItem({
-            status: "context_compacted",
-            ...(detail ? { detail } : {}),
-            brief: "Context compacted",
-          }),
-        ];
-      }
-      case "status":
-        if (message.compact_result === "failed") {
-          const error = typeof message.compact_error === "string" ? message.compact_error : undefined;
-          return [
-            statusItem({ status: "compaction_failed", ...(error ? { detail: statusDetail(error) } : {}) }),
-          ];
-        }
-        return message.status === "compacting"
-          ? [statusItem({ status: "compacting_context", brief: "Compacting context..." })]
-          : [];
-      default: {
-        const notice = sdkNotice(message);
-        return notice ? withIds([statusItem(notice)], message.uuid) : [];
-      }
-    }
-  }
 
   function assistant(message: Fields): ThreadItem[] {
     const inner = object(message.message);
@@ -169,25 +185,16 @@ export function createClaudeAgentSdkAdapter(
     if (sessionId === undefined && typeof message.session_id === "string") sessionId = message.session_id;
     switch (message.type) {
       case "system":
-        return system(message);
+        // The session's id as `init` gives it, whatever earlier messages said.
+        if (message.subtype === "init" && typeof message.session_id === "string")
+          sessionId = message.session_id;
+        return systemItems(message);
       case "assistant":
         return assistant(message);
       case "user":
         return user(message);
-      case "result": {
-        const items: ThreadItem[] = [];
-        const failure = resultFailure(message);
-        if (failure) items.push(failure);
-        // The result closes the query's turn even when nothing streamed before it (an early error).
-        turn.activity();
-        const usage = anthropicUsage(message.usage);
-        const ended = turn.finish({
-          ...(usage ? { usage } : {}),
-          ...(typeof message.duration_ms === "number" ? { durationMs: message.duration_ms } : {}),
-        });
-        if (ended) items.push(ended);
-        return items;
-      }
+      case "result":
+        return resultItems(message, turn);
       case "conversation_reset": {
         // `/clear` and the like: the conversation so far is over, with its turn.
         const trigger = typeof message.trigger === "string" ? message.trigger : undefined;

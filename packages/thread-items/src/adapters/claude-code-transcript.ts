@@ -11,32 +11,81 @@ import {
   withIds,
 } from "./anthropic-content.js";
 import { QueuedPrompts } from "./claude-code-queue.js";
-import {
-  type ConversionResult,
-  convertLines,
-  type LineConverter,
-  lineConverter,
-  RecordProblem,
-} from "./conversion.js";
+import { type LineConverter, lineConverter, RecordProblem } from "./conversion.js";
 import { injectedText } from "./injected-text.js";
 import { type Fields, object, statusDetail } from "./record-fields.js";
 import { anthropicUsage, TurnTracker } from "./turn-tracker.js";
 
-/** Options of {@link createClaudeCodeTranscriptConverter} and {@link convertClaudeCodeTranscript}. */
+/** Options of {@link createClaudeCodeTranscriptConverter}. */
 export interface ClaudeCodeTranscriptOptions {
   /** Turn what the human typed into plain posts. Default true; a worker that posts prompts itself turns it off. */
   includeUserPrompts?: boolean;
+}
+
+/** A `system` record: compaction, the turn's duration, API errors, local commands, failed stop hooks. */
+function systemItems(record: Fields, turn: TurnTracker): ThreadItem[] {
+  switch (record.subtype) {
+    case "compact_boundary": {
+      const detail = compactionDetail(record.compactMetadata ?? record.compact_metadata);
+      return withIds(
+        [
+          statusItem({
+            status: "context_compacted",
+            ...(detail ? { detail } : {}),
+            brief: "Context compacted",
+          }),
+        ],
+        record.uuid,
+      );
+    }
+    case "turn_duration": {
+      const duration = record.durationMs ?? record.duration_ms;
+      return turn.close({
+        ...(typeof duration === "number" ? { durationMs: duration } : {}),
+        at: record.timestamp,
+      });
+    }
+    case "api_error": {
+      const error = object(record.error);
+      const detail =
+        typeof error?.message === "string"
+          ? error.message
+          : typeof record.content === "string"
+            ? record.content
+            : undefined;
+      return withIds(
+        [statusItem({ status: "api_error", ...(detail ? { detail: statusDetail(detail) } : {}) })],
+        record.uuid,
+      );
+    }
+    case "local_command": {
+      // Newer versions write the command echo and its output as system records.
+      const injected = typeof record.content === "string" ? injectedText(record.content) : undefined;
+      return injected && injected !== "skip" ? withIds([statusItem(injected)], record.uuid) : [];
+    }
+    case "stop_hook_summary": {
+      const errors = Array.isArray(record.hookErrors) ? record.hookErrors.map(String) : [];
+      if (errors.length === 0) return [];
+      return withIds(
+        [statusItem({ status: "hook_failed", detail: statusDetail(errors.join("\n")) })],
+        record.uuid,
+      );
+    }
+    default:
+      return [];
+  }
 }
 
 /**
  * An incremental converter of a Claude Code transcript (`<sessionId>.jsonl`), one line at a time.
  * `user`, `assistant` and `system` records become items; text the harness injected into user
  * records (slash commands, command output, task notifications, system reminders, the IDE's
- * context), block by block, becomes status items, never posts, and so does a subagent's prompt; messages typed while the agent worked are posted when the queue hands them
- * to the model mid-turn (`queue-operation` `remove`, `queued_command` attachments). Other record
+ * context), block by block, becomes status items, never posts, and so does a subagent's prompt;
+ * messages typed while the agent worked are posted when the queue hands them to the model
+ * mid-turn (`queue-operation` `remove`, `queued_command` attachments). Other record
  * types (summaries, file-history snapshots, progress, titles, and types not invented yet) are
  * skipped; unknown fields are ignored; a line that is not JSON, or a known record of the wrong
- * shape, is reported in `problems` and skipped.
+ * shape, is reported in `problems` and skipped. Pass it to `convertTranscript` for a whole file.
  */
 export function createClaudeCodeTranscriptConverter(
   options: ClaudeCodeTranscriptOptions = {},
@@ -104,59 +153,6 @@ export function createClaudeCodeTranscriptConverter(
     return withIds(assistantItems(message.content, "assistant record"), record.uuid);
   }
 
-  function system(record: Fields): ThreadItem[] {
-    switch (record.subtype) {
-      case "compact_boundary": {
-        const detail = compactionDetail(record.compactMetadata ?? record.compact_metadata);
-        return withIds(
-          [
-            statusItem({
-              status: "context_compacted",
-              ...(detail ? { detail } : {}),
-              brief: "Context compacted",
-            }),
-          ],
-          record.uuid,
-        );
-      }
-      case "turn_duration": {
-        const duration = record.durationMs ?? record.duration_ms;
-        return turn.close({
-          ...(typeof duration === "number" ? { durationMs: duration } : {}),
-          at: record.timestamp,
-        });
-      }
-      case "api_error": {
-        const error = object(record.error);
-        const detail =
-          typeof error?.message === "string"
-            ? error.message
-            : typeof record.content === "string"
-              ? record.content
-              : undefined;
-        return withIds(
-          [statusItem({ status: "api_error", ...(detail ? { detail: statusDetail(detail) } : {}) })],
-          record.uuid,
-        );
-      }
-      case "local_command": {
-        // Newer versions write the command echo and its output as system records.
-        const injected = typeof record.content === "string" ? injectedText(record.content) : undefined;
-        return injected && injected !== "skip" ? withIds([statusItem(injected)], record.uuid) : [];
-      }
-      case "stop_hook_summary": {
-        const errors = Array.isArray(record.hookErrors) ? record.hookErrors.map(String) : [];
-        if (errors.length === 0) return [];
-        return withIds(
-          [statusItem({ status: "hook_failed", detail: statusDetail(errors.join("\n")) })],
-          record.uuid,
-        );
-      }
-      default:
-        return [];
-    }
-  }
-
   /** A message typed while the agent worked, handed to the model mid-turn. */
   function consumed(text: string | undefined): ThreadItem[] {
     if (text === undefined || text.trim() === "") return [];
@@ -173,7 +169,7 @@ export function createClaudeCodeTranscriptConverter(
         case "assistant":
           return assistant(record);
         case "system":
-          return system(record);
+          return systemItems(record, turn);
         case "queue-operation":
           return consumed(queue.operation(record));
         case "attachment": {
@@ -188,12 +184,4 @@ export function createClaudeCodeTranscriptConverter(
     end: () => turn.close(),
     sessionId: () => sessionId,
   });
-}
-
-/** Converts a whole Claude Code transcript (JSONL text or UTF-8 bytes) into thread items. */
-export function convertClaudeCodeTranscript(
-  input: string | Uint8Array,
-  options: ClaudeCodeTranscriptOptions = {},
-): ConversionResult {
-  return convertLines(input, createClaudeCodeTranscriptConverter(options));
 }

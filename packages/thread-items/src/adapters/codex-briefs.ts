@@ -8,7 +8,7 @@ const BRIEF_CHARS = 120;
  * Control characters made visible, so that a brief shows keystrokes, not raw bytes: C0 in caret
  * notation (`\u0003` → `^C`, DEL → `^?`), C1 as hex (`\u009b` → `\x9b`).
  */
-export function visibleKeys(text: string): string {
+function visibleKeys(text: string): string {
   return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (char) => {
     const code = char.charCodeAt(0);
     if (code >= 0x80) return `\\x${code.toString(16)}`;

@@ -8,7 +8,7 @@ export interface LineProblem {
   message: string;
 }
 
-/** What a whole-file conversion returns. */
+/** What a whole-file conversion (`convertTranscript`) returns. */
 export interface ConversionResult {
   items: ThreadItem[];
   problems: LineProblem[];
@@ -124,8 +124,18 @@ export function lineConverter(handler: {
   };
 }
 
-/** Splits JSONL text (or UTF-8 bytes) and runs every line through `converter`. */
-export function convertLines(input: string | Uint8Array, converter: LineConverter): ConversionResult {
+/**
+ * Converts a whole transcript, JSONL text or UTF-8 bytes, with a fresh `converter`
+ * (`createClaudeCodeTranscriptConverter()`, `createCodexRolloutConverter()`,
+ * `createPiSessionConverter()`): every line is pushed in order, then the input is ended.
+ */
+export function convertTranscript(input: string | Uint8Array, converter: LineConverter): ConversionResult {
+  if (typeof converter?.push !== "function" || typeof converter.end !== "function") {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `converter must be a line converter (createCodexRolloutConverter(), …), got ${describeValue(converter)}`,
+    );
+  }
   if (typeof input !== "string" && !(input instanceof Uint8Array)) {
     throw new StowageError(
       "INVALID_INPUT",

@@ -9,18 +9,12 @@ import {
 } from "../builders/build-items.js";
 import type { ThreadItem } from "../schema/thread-item-schema.js";
 import { withIds } from "./anthropic-content.js";
-import {
-  type ConversionResult,
-  convertLines,
-  type LineConverter,
-  lineConverter,
-  RecordProblem,
-} from "./conversion.js";
+import { type LineConverter, lineConverter, RecordProblem } from "./conversion.js";
 import { imagePlaceholder } from "./media-placeholder.js";
 import { boundedToolField, type Fields, object, statusDetail } from "./record-fields.js";
 import { piUsage, TurnTracker } from "./turn-tracker.js";
 
-/** Options of {@link createPiSessionConverter} and {@link convertPiSession}. */
+/** Options of {@link createPiSessionConverter}. */
 export interface PiSessionOptions {
   /** Turn what the human typed into plain posts. Default true. */
   includeUserPrompts?: boolean;
@@ -73,6 +67,50 @@ function assistantBlocks(content: unknown): ThreadItem[] {
   return items;
 }
 
+/** A user `!` command: a status with the command, its output and how it ended. */
+function bashExecution(message: Fields, entry: Fields): ThreadItem[] {
+  const command = typeof message.command === "string" ? message.command : "";
+  const output = typeof message.output === "string" ? message.output : "";
+  const exit =
+    message.cancelled === true
+      ? "cancelled"
+      : typeof message.exitCode === "number"
+        ? `exit code ${message.exitCode}`
+        : "";
+  const detail = [`$ ${command}`, output.trimEnd(), exit].filter((part) => part !== "").join("\n");
+  const brief = `! ${firstLine(command)}`;
+  return withIds(
+    [statusItem({ status: "user_shell_command", detail: statusDetail(detail), brief })],
+    entry.id,
+  );
+}
+
+/** A status from an entry or message with a summary or content (compaction, branch summary, extension message). */
+function noted(status: string, brief: string, body: string | undefined, id: unknown): ThreadItem[] {
+  return withIds([statusItem({ status, brief, ...(body ? { detail: statusDetail(body) } : {}) })], id);
+}
+
+function compaction(tokens: unknown, id: unknown): ThreadItem[] {
+  const detail =
+    typeof tokens === "number" ? `compaction at ${tokens.toLocaleString("en-US")} tokens` : undefined;
+  return noted("context_compacted", "Context compacted", detail, id);
+}
+
+/** The `session` header's status. */
+function sessionStarted(entry: Fields): ThreadItem[] {
+  const model =
+    typeof entry.provider === "string" && typeof entry.modelId === "string"
+      ? `model ${entry.provider}/${entry.modelId}`
+      : undefined;
+  return [
+    statusItem({
+      status: "session_started",
+      ...(model ? { detail: statusDetail(model) } : {}),
+      brief: "Session started",
+    }),
+  ];
+}
+
 /**
  * An incremental converter of a pi coding-agent session (`~/.pi/agent/sessions/…/<time>_<id>.jsonl`,
  * versions 1 to 3), one line at a time. The `session` header gives the session id; `message`
@@ -81,7 +119,8 @@ function assistantBlocks(content: unknown): ThreadItem[] {
  * usage summed over the turn's model calls. User `!` commands (`bashExecution`), extension
  * messages, branch summaries, compactions and model changes become status items; thinking-level
  * changes, labels, session names and extension state are skipped. A branched session (entries with
- * `parentId`) is read in file order, which is the order things happened.
+ * `parentId`) is read in file order, which is the order things happened. Pass it to
+ * `convertTranscript` for a whole file.
  */
 export function createPiSessionConverter(options: PiSessionOptions = {}): LineConverter {
   const includeUserPrompts = options.includeUserPrompts ?? true;
@@ -132,34 +171,6 @@ export function createPiSessionConverter(options: PiSessionOptions = {}): LineCo
     return withIds([item], entry.id);
   }
 
-  function bashExecution(message: Fields, entry: Fields): ThreadItem[] {
-    const command = typeof message.command === "string" ? message.command : "";
-    const output = typeof message.output === "string" ? message.output : "";
-    const exit =
-      message.cancelled === true
-        ? "cancelled"
-        : typeof message.exitCode === "number"
-          ? `exit code ${message.exitCode}`
-          : "";
-    const detail = [`$ ${command}`, output.trimEnd(), exit].filter((part) => part !== "").join("\n");
-    const brief = `! ${firstLine(command)}`;
-    return withIds(
-      [statusItem({ status: "user_shell_command", detail: statusDetail(detail), brief })],
-      entry.id,
-    );
-  }
-
-  /** A status from an entry or message with a summary or content (compaction, branch summary, extension message). */
-  function noted(status: string, brief: string, body: string | undefined, id: unknown): ThreadItem[] {
-    return withIds([statusItem({ status, brief, ...(body ? { detail: statusDetail(body) } : {}) })], id);
-  }
-
-  function compaction(tokens: unknown, id: unknown): ThreadItem[] {
-    const detail =
-      typeof tokens === "number" ? `compaction at ${tokens.toLocaleString("en-US")} tokens` : undefined;
-    return noted("context_compacted", "Context compacted", detail, id);
-  }
-
   function message(entry: Fields): ThreadItem[] {
     const body = object(entry.message);
     if (!body) throw new RecordProblem("message entry has no message object");
@@ -193,20 +204,9 @@ export function createPiSessionConverter(options: PiSessionOptions = {}): LineCo
     record(entry) {
       if (typeof entry.type !== "string") throw new RecordProblem("entry has no string type");
       switch (entry.type) {
-        case "session": {
+        case "session":
           if (typeof entry.id === "string") sessionId ??= entry.id;
-          const model =
-            typeof entry.provider === "string" && typeof entry.modelId === "string"
-              ? `model ${entry.provider}/${entry.modelId}`
-              : undefined;
-          return [
-            statusItem({
-              status: "session_started",
-              ...(model ? { detail: statusDetail(model) } : {}),
-              brief: "Session started",
-            }),
-          ];
-        }
+          return sessionStarted(entry);
         case "message":
           return message(entry);
         case "compaction":
@@ -237,12 +237,4 @@ export function createPiSessionConverter(options: PiSessionOptions = {}): LineCo
     end: () => turn.close(),
     sessionId: () => sessionId,
   });
-}
-
-/** Converts a whole pi session file (JSONL text or UTF-8 bytes) into thread items. */
-export function convertPiSession(
-  input: string | Uint8Array,
-  options: PiSessionOptions = {},
-): ConversionResult {
-  return convertLines(input, createPiSessionConverter(options));
 }

@@ -201,6 +201,7 @@ export function checkFitOptions(options: FitToBudgetOptions): { budget: number; 
     throw new StowageError(
       "INVALID_INPUT",
       `localLogPath must be a non-empty string of at most ${MAX_LOCAL_LOG_PATH_BYTES} UTF-8 bytes without control characters, got ${describeValue(path)}`,
+      { details: { limit: MAX_LOCAL_LOG_PATH_BYTES } },
     );
   }
   return { budget, localLogPath: path };

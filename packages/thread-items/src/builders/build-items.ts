@@ -144,11 +144,6 @@ export interface ToolResultInput extends ItemIdentity {
   isError?: boolean;
 }
 
-/** The brief of a tool result: `→ <first output line> (<N> lines)`. */
-export function toolResultBrief(output: string): string {
-  return briefOfLines(firstLine(output), countLines(output));
-}
-
 function briefOfLines(first: string, lines: number): string {
   if (lines === 0) return "→ (no output)";
   return `→ ${first} (${lines} ${lines === 1 ? "line" : "lines"})`;

@@ -2,7 +2,7 @@ import { assertSafeKey, describeValue, isSafeId, StowageError, sha256Hex } from 
 import type { ThreadRef } from "../log/thread-layout.js";
 
 /** Key prefix of the feeds when `createThreadFeeds` is given none. */
-export const DEFAULT_FEED_PREFIX = "threads";
+const DEFAULT_FEED_PREFIX = "threads";
 
 /**
  * A posted item's name: `<post time, 16 digits of microseconds since the epoch>-<8 hex digits of

@@ -2,7 +2,7 @@ import { describeValue, mapConcurrent, type ObjectStore, StowageError } from "@s
 import { decodePageCursor, encodePageCursor } from "./feed-cursor.js";
 
 /** Items (or threads) per page when a listing is given no `limit`. */
-export const DEFAULT_FEED_PAGE_LIMIT = 100;
+const DEFAULT_FEED_PAGE_LIMIT = 100;
 /** Largest `limit` a listing accepts: an ObjectStore's largest page (core's README: 1,000). */
 export const MAX_FEED_PAGE_LIMIT = 1000;
 
@@ -24,6 +24,7 @@ function pageLimit(limit: unknown): number {
     throw new StowageError(
       "INVALID_INPUT",
       `limit must be an integer from 1 to ${MAX_FEED_PAGE_LIMIT}, got ${describeValue(limit)}`,
+      { details: { limit: MAX_FEED_PAGE_LIMIT } },
     );
   }
   return limit;

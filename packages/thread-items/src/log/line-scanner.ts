@@ -3,7 +3,7 @@ import { type FileHandle, open } from "node:fs/promises";
 import { errnoOf, fromSystemError, throwIfAborted } from "@stowage/core";
 
 /** Bytes read from a log file per system call while scanning it. */
-export const LOG_READ_CHUNK_BYTES = 1024 * 1024;
+const LOG_READ_CHUNK_BYTES = 1024 * 1024;
 
 export interface ScannedLine {
   /** 1-based line number in the file. */

@@ -2,7 +2,7 @@ import { join, resolve } from "node:path";
 import { assertSafeId, describeValue, StowageError } from "@stowage/core";
 
 /** Name of the log file in `<root>/jobs/{jobId}/threads/{alias}/logs/`. */
-export const THREAD_LOG_FILE_NAME = "thread.log";
+const THREAD_LOG_FILE_NAME = "thread.log";
 
 /** One job thread: both ids are safe ids (core's `assertSafeId`), since both become directory names. */
 export interface ThreadRef {

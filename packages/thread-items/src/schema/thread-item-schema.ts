@@ -146,7 +146,7 @@ const plainPostMetadataSchema = z.looseObject({
   ...truncationMarkers,
 });
 
-export const threadItemMetadataSchema = z.discriminatedUnion("type", [
+const threadItemMetadataSchema = z.discriminatedUnion("type", [
   textMetadataSchema,
   toolCallMetadataSchema,
   toolResultMetadataSchema,
@@ -162,7 +162,7 @@ export const threadItemMetadataSchema = z.discriminatedUnion("type", [
 export const threadItemSchema = z.looseObject({
   /** Stable id (the thread log keys full payloads by it). */
   id: itemIdSchema.optional(),
-  /** Stamped by the platform on every post; `filterSelf` drops the consumer's own. */
+  /** Stamped by the platform on every post, so a consumer can drop its own. */
   user_id: z.string().optional(),
   content: z.array(textContentSchema).min(1),
   metadata: threadItemMetadataSchema.optional(),
@@ -202,14 +202,3 @@ export type StatusItem = ItemWith<StatusMetadata>;
 export type TurnEndItem = ItemWith<TurnEndMetadata>;
 export type PendingPromptItem = ItemWith<PendingPromptMetadata>;
 export type PendingPromptResolvedItem = ItemWith<PendingPromptResolvedMetadata>;
-
-/**
- * JSON Schema (draft 2020-12) of a thread item, for consumers in other languages. A plain post's
- * `metadata.type` must be absent, which zod spells `undefined` and JSON Schema `not: {}`.
- */
-export const THREAD_ITEM_JSON_SCHEMA: Record<string, unknown> = z.toJSONSchema(threadItemSchema, {
-  unrepresentable: "any",
-  override(context) {
-    if (context.zodSchema._zod.def.type === "undefined") context.jsonSchema.not = {};
-  },
-});

@@ -1,11 +1,9 @@
 import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
+import { createClaudeCodeTranscriptConverter } from "../../src/adapters/claude-code-transcript.js";
 import { isThreadItem } from "../../src/schema/parse-thread-item.js";
 import type { ThreadItem } from "../../src/schema/thread-item-schema.js";
-import {
-  convertClaudeCodeTranscript,
-  createClaudeCodeTranscriptConverter,
-} from "../../src/adapters/claude-code-transcript.js";
+import { convertClaudeCodeTranscript } from "../support/convert-whole.js";
 
 const SESSION = "0f8e4b4c-3a43-4e38-9a7e-5a1c2c1e9d10";
 let clock = Date.parse("2025-11-03T10:00:00.000Z");

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { isThreadItem } from "../../src/schema/parse-thread-item.js";
 import type { ThreadItem } from "../../src/schema/thread-item-schema.js";
-import { convertCodexRollout } from "../../src/adapters/codex-rollout.js";
+import { convertCodexRollout } from "../support/convert-whole.js";
 
 const SESSION = "0199a213-81c0-7800-8aa1-bbab2a035a53";
 let clock = Date.parse("2025-11-04T14:00:00.000Z");

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { createPiSessionConverter } from "../../src/adapters/pi-session.js";
 import { isThreadItem } from "../../src/schema/parse-thread-item.js";
 import type { ThreadItem } from "../../src/schema/thread-item-schema.js";
-import { convertPiSession, createPiSessionConverter } from "../../src/adapters/pi-session.js";
+import { convertPiSession } from "../support/convert-whole.js";
 
 const SESSION = "ffae836b-9420-4060-ac13-7745215f90ff";
 const usage = (input: number, cacheRead: number, cacheWrite: number, output: number) => ({

@@ -1,9 +1,6 @@
 import { Buffer } from "node:buffer";
 import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
-import { deepFreeze } from "../support/deep-freeze.js";
-import { isThreadItem } from "../../src/schema/parse-thread-item.js";
-import type { ThreadItem, ToolResultItem } from "../../src/schema/thread-item-schema.js";
 import {
   DEFAULT_BUDGET_BYTES,
   fitToBudget,
@@ -14,6 +11,9 @@ import {
   TRUNCATION_TAIL_BYTES,
 } from "../../src/budget/fit-to-budget.js";
 import { truncationMarker } from "../../src/budget/truncation-marker.js";
+import { isThreadItem } from "../../src/schema/parse-thread-item.js";
+import type { ThreadItem, ToolResultItem } from "../../src/schema/thread-item-schema.js";
+import { deepFreeze } from "../support/deep-freeze.js";
 
 const PATH = "job-1/threads/main/logs/thread.log";
 const bytes = (text: string) => Buffer.byteLength(text);
@@ -274,6 +274,14 @@ describe("fitToBudget: bad input", () => {
     ["options missing", undefined],
   ])("rejects %s with INVALID_INPUT", async (_, options) => {
     await expectStowageError(() => fitToBudget(ok, options as never), "INVALID_INPUT");
+  });
+
+  it("says the longest localLogPath it accepts, 1,024 bytes, in details.limit", async () => {
+    const err = await expectStowageError(
+      () => fitToBudget(ok, { localLogPath: "é".repeat(513) }),
+      "INVALID_INPUT",
+    );
+    expect(err.details).toEqual({ limit: 1024 });
   });
 
   const cyclic: Record<string, unknown> = { a: 1 };

@@ -3,10 +3,10 @@ import { createHash } from "node:crypto";
 import { createMemoryNotifier, createMemoryObjectStore, StowageError } from "@stowage/core";
 import { expectStowageError, HOSTILE_KEYS } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
-import { FEED_STORES, keysUnder } from "../support/feed-stores.js";
 import { textItem } from "../../src/builders/build-items.js";
-import type { ThreadItem } from "../../src/schema/thread-item-schema.js";
 import { createThreadFeeds } from "../../src/feed/thread-feeds.js";
+import type { ThreadItem } from "../../src/schema/thread-item-schema.js";
+import { FEED_STORES, keysUnder } from "../support/feed-stores.js";
 
 const thread = { jobId: "job-1", alias: "main" };
 
@@ -182,6 +182,14 @@ describe.each(FEED_STORES)("hostile input on the $name", ({ create }) => {
     const feeds = createThreadFeeds({ store: create() });
     await expectStowageError(feeds.items(thread, { limit: limit as number }), "INVALID_INPUT");
     await expectStowageError(feeds.threads({ limit: limit as number }), "INVALID_INPUT");
+  });
+
+  it("says the largest limit it accepts, 1,000, in details.limit", async () => {
+    const feeds = createThreadFeeds({ store: create() });
+    const items = await expectStowageError(feeds.items(thread, { limit: 1001 }), "INVALID_INPUT");
+    expect(items.details).toEqual({ limit: 1000 });
+    const threads = await expectStowageError(feeds.threads({ limit: 0 }), "INVALID_INPUT");
+    expect(threads.details).toEqual({ limit: 1000 });
   });
 });
 

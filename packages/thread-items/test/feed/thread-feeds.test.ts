@@ -3,12 +3,11 @@ import { createHash } from "node:crypto";
 import { createMemoryNotifier, type ObjectStore, StowageError } from "@stowage/core";
 import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it, vi } from "vitest";
-import { eventually, FEED_STORES, keysUnder, recordingLogger } from "../support/feed-stores.js";
 import { DEFAULT_BUDGET_BYTES, measureThreadItem } from "../../src/budget/fit-to-budget.js";
 import { textItem, toolCallItem, toolResultItem } from "../../src/builders/build-items.js";
-import { filterSelf } from "../../src/filter-self.js";
-import type { ThreadItem } from "../../src/schema/thread-item-schema.js";
 import { createThreadFeeds } from "../../src/feed/thread-feeds.js";
+import type { ThreadItem } from "../../src/schema/thread-item-schema.js";
+import { eventually, FEED_STORES, keysUnder, recordingLogger } from "../support/feed-stores.js";
 
 const thread = { jobId: "job-1", alias: "main" };
 // Written out by hand: the key layout and the topic are part of the package's contract (README).
@@ -166,7 +165,9 @@ describe.each(FEED_STORES)("thread feeds on the $name", ({ create }) => {
       expect((await feeds.fullItem(thread, "spoofed"))?.user_id).toBe("worker-1");
       await feeds.post(thread, textItem("from ana", { id: "human" }), { author: "ana" });
       const { items } = await feeds.items(thread);
-      expect(filterSelf(items, "worker-1").map((item) => item.id)).toEqual(["human"]);
+      // A reader can trust user_id to drop its own posts.
+      const others = items.filter((item) => item.user_id !== "worker-1");
+      expect(others.map((item) => item.id)).toEqual(["human"]);
     });
 
     it("keeps the item's own user_id when no author is given", async () => {

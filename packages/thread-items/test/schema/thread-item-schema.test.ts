@@ -2,9 +2,10 @@ import { isSafeId } from "@stowage/core";
 import { expectStowageError, HOSTILE_KEYS, UNUSUAL_SAFE_KEYS } from "@stowage/core/testing";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
-import { SAMPLE_ITEMS } from "../support/sample-items.js";
 import { isThreadItem, parseThreadItem, threadItemProblem } from "../../src/schema/parse-thread-item.js";
-import { THREAD_ITEM_JSON_SCHEMA, THREAD_ITEM_TYPES } from "../../src/schema/thread-item-schema.js";
+import { THREAD_ITEM_TYPES } from "../../src/schema/thread-item-schema.js";
+import { SAMPLE_ITEMS } from "../support/sample-items.js";
+import { THREAD_ITEM_JSON_SCHEMA } from "../support/thread-item-json-schema.js";
 
 const validateJson = new Ajv2020({ strict: false }).compile(THREAD_ITEM_JSON_SCHEMA);
 
