@@ -14,16 +14,16 @@ import { MAX_ENTRY_DEPTH, rewriteEntry } from "./entry-walker.js";
 import { truncateForPersistence } from "./truncate-string.js";
 
 /** Strings longer than this many UTF-16 units are cut before persisting. */
-export const DEFAULT_MAX_STRING_CHARS = 500_000;
+const DEFAULT_MAX_STRING_CHARS = 500_000;
 /** Base64 image payloads of at least this many characters move to the blob store. */
 export const BLOB_EXTERNALIZE_THRESHOLD = 1024;
 /** Fields that only matter while a message streams; never persisted. */
-export const TRANSIENT_FIELDS: readonly string[] = ["partialJson", "jsonlEvents"];
+const TRANSIENT_FIELDS: readonly string[] = ["partialJson", "jsonlEvents"];
 /**
  * Fields replayed byte-for-byte to a provider (signatures, encrypted reasoning). A block holding one
  * is signed as a whole, so none of its strings is truncated.
  */
-export const PRESERVED_FIELDS: readonly string[] = [
+const PRESERVED_FIELDS: readonly string[] = [
   "signature",
   "thinkingSignature",
   "encrypted_content",
@@ -38,13 +38,13 @@ export interface PrepareEntryOptions {
   /** Where externalized images go; only `put` is used. */
   /** Its `logger`, when it has one, is the default of `logger`. */
   blobs: Pick<BlobStore, "put"> & Partial<Pick<BlobStore, "logger">>;
-  /** Default {@link DEFAULT_MAX_STRING_CHARS}. */
+  /** Strings longer than this many UTF-16 units are cut. Default 500,000. */
   maxStringChars?: number;
-  /** Default {@link BLOB_EXTERNALIZE_THRESHOLD}. */
+  /** Base64 image payloads of at least this many characters move to the blob store. Default 1,024. */
   externalizeThreshold?: number;
   /**
    * Receives a warning per image payload kept inline (details: `reason`, `field`, `chars`); default
-   * the blob store's `logger`, else `consoleLogger`. Reasons are {@link IMAGE_KEPT_INLINE_REASONS}.
+   * the blob store's `logger`, else `consoleLogger`. Reasons are {@link ImageKeptInlineReason}s.
    */
   logger?: Logger;
   signal?: AbortSignal;
@@ -57,9 +57,7 @@ export interface PrepareEntryOptions {
  * over the limit that is not an image location, the whole string or images embedded in its text
  * (kept whole rather than cut, but a loader would not know to resolve a ref there).
  */
-export const IMAGE_KEPT_INLINE_REASONS = ["not-base64", "unknown-location"] as const;
-/** One of {@link IMAGE_KEPT_INLINE_REASONS}. */
-export type ImageKeptInlineReason = (typeof IMAGE_KEPT_INLINE_REASONS)[number];
+export type ImageKeptInlineReason = "not-base64" | "unknown-location";
 
 function positiveInteger(value: unknown, name: string, fallback: number): number {
   if (value === undefined) return fallback;

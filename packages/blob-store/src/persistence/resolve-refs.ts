@@ -11,14 +11,14 @@ import { encodeBase64 } from "./base64.js";
 import { rewriteEntry } from "./entry-walker.js";
 
 /** Blobs read at once while resolving refs. */
-export const DEFAULT_RESOLVE_CONCURRENCY = 8;
+const DEFAULT_RESOLVE_CONCURRENCY = 8;
 
 /** Options of {@link resolveBlobRefs}. */
 export interface ResolveBlobRefsOptions {
   /** Where the blobs are; only `get` is used. */
   /** Its `logger`, when it has one, is the default of `logger`. */
   blobs: Pick<BlobStore, "get"> & Partial<Pick<BlobStore, "logger">>;
-  /** Default {@link DEFAULT_RESOLVE_CONCURRENCY}. */
+  /** Blobs read at once. Default 8. */
   concurrency?: number;
   /** Receives a warning per missing or corrupted blob; default the blob store's `logger`, else `consoleLogger`. */
   logger?: Logger;

@@ -3,8 +3,8 @@ import { createMemoryObjectStore } from "@stowage/core";
 import { expectStowageError } from "@stowage/core/testing";
 import { beforeEach, describe, expect, it } from "vitest";
 import { type BlobStore, createBlobStore } from "../../src/blob-store.js";
-import { createOwnedBlobStore } from "../../src/owned-blob-store.js";
 import { collectGarbage } from "../../src/gc/collect-garbage.js";
+import { createOwnedBlobStore } from "../../src/owned-blob-store.js";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 

@@ -5,10 +5,10 @@ import { seededRandom } from "@stowage/core/testing";
 import { createS3Client, createS3ObjectStore } from "@stowage/storage-s3";
 import { s3TestEnv } from "@stowage/test-support";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Hook } from "../hooked-store.js";
-import { describeRestampingRaces } from "../restamping-race-cases.js";
 import { type BlobStore, createBlobStore } from "../../src/blob-store.js";
 import { collectGarbage } from "../../src/gc/collect-garbage.js";
+import type { Hook } from "../hooked-store.js";
+import { describeRestampingRaces } from "../restamping-race-cases.js";
 
 // The S3 store's move is CopyObject (a new Last-Modified) then DeleteObject, so the protocol's
 // timestamp check cannot work there: the races run against the real server (Ceph RGW) and its

@@ -2,12 +2,12 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { type ContentStore, createMemoryObjectStore, type ObjectStore } from "@stowage/core";
 import { expectStowageError } from "@stowage/core/testing";
 import { beforeEach, describe, expect, it } from "vitest";
+import { type BlobStore, createBlobStore } from "../../src/blob-store.js";
+import { collectGarbage } from "../../src/gc/collect-garbage.js";
+import { createOwnedBlobStore } from "../../src/owned-blob-store.js";
 import { hookedStore, once } from "../hooked-store.js";
 import { describeRestampingRaces } from "../restamping-race-cases.js";
 import { restampingStore } from "../restamping-store.js";
-import { type BlobStore, createBlobStore } from "../../src/blob-store.js";
-import { createOwnedBlobStore } from "../../src/owned-blob-store.js";
-import { collectGarbage } from "../../src/gc/collect-garbage.js";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const now = { graceMs: 0, timestampSlackMs: 0 };

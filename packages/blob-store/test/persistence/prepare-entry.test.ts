@@ -3,11 +3,14 @@ import { createMemoryObjectStore, type ObjectStore, StowageError } from "@stowag
 import { expectStowageError, recordingLogger } from "@stowage/core/testing";
 import fc from "fast-check";
 import { beforeEach, describe, expect, it } from "vitest";
-import { syntheticSession } from "../synthetic-session.js";
 import { type BlobStore, createBlobStore } from "../../src/blob-store.js";
-import { BLOB_EXTERNALIZE_THRESHOLD, prepareEntryForPersistence } from "../../src/persistence/prepare-entry.js";
+import {
+  BLOB_EXTERNALIZE_THRESHOLD,
+  prepareEntryForPersistence,
+} from "../../src/persistence/prepare-entry.js";
 import { resolveBlobRefs } from "../../src/persistence/resolve-refs.js";
 import { TRUNCATION_NOTICE } from "../../src/persistence/truncate-string.js";
+import { syntheticSession } from "../synthetic-session.js";
 
 const NOTICE = `\n\n${TRUNCATION_NOTICE}`;
 const silent = { warn: () => {} };
