@@ -2,10 +2,10 @@ import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { type ErrorBody, errorBody, errorFromBody, type StowageError } from "@stowage/core";
 
 /** MCP's JSON-RPC code for a resource that does not exist (the specification's `-32002`). */
-export const RESOURCE_NOT_FOUND = -32002;
+const RESOURCE_NOT_FOUND = -32002;
 
 /** Where a tool error result carries the StowageError's wire body, beside the text the model reads. */
-export const STOWAGE_ERROR_META_KEY = "dev.stowage/error";
+const STOWAGE_ERROR_META_KEY = "dev.stowage/error";
 
 /** Takes server paths (the data directory) out of a wire body before it leaves, as the HTTP API does. */
 export type Redact = (text: string) => string;

@@ -9,7 +9,7 @@ import { CONTENT_REF_SCHEME, HOT_STATE_SCHEME, THREAD_SCHEME } from "./resource-
 const MAX_CURSOR_LENGTH = 4096;
 
 /** Most resources one `resources/list` page names; `nextCursor` leads to the rest. */
-export const MAX_LISTED_PER_PAGE = 500;
+const MAX_LISTED_PER_PAGE = 500;
 
 /**
  * Where a listing goes on: the kind it stopped in and the position inside it (the last artifact

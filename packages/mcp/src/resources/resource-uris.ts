@@ -10,7 +10,7 @@ export const HOT_STATE_SCHEME = "hot-state://";
 export const BLOB_SCHEME = "blob:sha256:";
 
 /** Longest resource URI accepted, in characters (the same as an internal URL). */
-export const MAX_RESOURCE_URI_LENGTH = 8192;
+const MAX_RESOURCE_URI_LENGTH = 8192;
 
 /** A resource URI, parsed by hand: never through `URL`, which resolves `..` and decodes `%2e%2e`. */
 export type ResourceUri =
