@@ -3,10 +3,11 @@
 import { execFileSync } from "node:child_process";
 import { mkdir, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { createArtifactStore, createInternalUrlRouter, MAX_READ_BYTES_LIMIT } from "@stowage/artifacts";
+import { createArtifactStore, createInternalUrlRouter } from "@stowage/artifacts";
 import { expectStowageError } from "@stowage/core/testing";
 import { tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
+import { MAX_READ_BYTES_LIMIT } from "../src/read/read-options.js";
 import { sessionFileIn } from "./helpers.js";
 
 const base = await tempDirectory("stowage-artifacts-ranges-");

@@ -1,10 +1,11 @@
 import { execFileSync } from "node:child_process";
 import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
-import { artifactsDirFor, createArtifactStore, forkArtifacts, moveSession } from "@stowage/artifacts";
+import { createArtifactStore, forkArtifacts, moveSession } from "@stowage/artifacts";
 import { expectStowageError } from "@stowage/core/testing";
 import { filesUnder, isRoot, tempDirectory } from "@stowage/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { artifactsDirFor } from "../src/layout/session-dir.js";
 import { mountTmpfs, sessionFileIn, unmount } from "./helpers.js";
 
 // Another file system for EXDEV: a tmpfs mounted for this file (needs root; skipped with a

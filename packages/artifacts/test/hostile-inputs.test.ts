@@ -3,18 +3,18 @@
 import { mkdir, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
-  artifactsDirFor,
-  CLAIMS_DIR_NAME,
   createArtifactStore,
   createInternalUrlRouter,
   createOutputSink,
-  MAX_INTERNAL_URL_LENGTH,
-  MAX_QUERY_LENGTH,
   moveSession,
 } from "@stowage/artifacts";
 import { expectStowageError } from "@stowage/core/testing";
 import { filesUnder, tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
+import { CLAIMS_DIR_NAME } from "../src/ids/claims.js";
+import { artifactsDirFor } from "../src/layout/session-dir.js";
+import { MAX_QUERY_LENGTH } from "../src/read/json-extract.js";
+import { MAX_INTERNAL_URL_LENGTH } from "../src/urls/internal-url.js";
 import { sessionFileIn } from "./helpers.js";
 
 const base = await tempDirectory("stowage-artifacts-hostile-");
@@ -125,6 +125,69 @@ describe("hostile URLs, queries and read options", () => {
   it("a JSON document nested a million deep is a clear error, not a crash", async () => {
     await store.writeAgentOutput("1-Deep", `${"[".repeat(1_000_000)}${"]".repeat(1_000_000)}`);
     await expectStowageError(router.read("agent://1-Deep?q=."), "TOO_LARGE", "JSON_TOO_DEEP");
+  });
+});
+
+describe("an error that enforces a limit says it in details.limit", () => {
+  // The limits are not exported: the README gives each, and the error that enforces one carries it.
+  it.each([
+    ["an oversized URL", () => router.read(`agent://0-Report/${"a/".repeat(4096)}a`), "INVALID_URL", 8192],
+    [
+      "an oversized query",
+      () => router.read(`agent://0-Report?q=.${"a".repeat(4096)}`),
+      "INVALID_QUERY",
+      4096,
+    ],
+    ["a path of 257 steps", () => router.read(`agent://0-Report/${"a/".repeat(256)}a`), "INVALID_QUERY", 256],
+    [
+      "a query of 257 steps",
+      () => router.read(`agent://0-Report?q=${".a".repeat(257)}`),
+      "INVALID_QUERY",
+      256,
+    ],
+    [
+      "maxBytes over 256 MiB",
+      () => router.read("artifact://0", { maxBytes: 256 * 1024 * 1024 + 1 }),
+      "INVALID_READ_OPTION",
+      256 * 1024 * 1024,
+    ],
+    [
+      "a byte range's maxBytes over 256 MiB",
+      () => router.readBytes("artifact://0", { maxBytes: 256 * 1024 * 1024 + 1 }),
+      "INVALID_READ_OPTION",
+      256 * 1024 * 1024,
+    ],
+    [
+      "a whole read over its maxBytes",
+      () => router.read("artifact://0", { maxBytes: 4 }),
+      "READ_TOO_LARGE",
+      4,
+    ],
+    [
+      "lines over their maxBytes",
+      () => router.read("artifact://0", { offset: 1, limit: 1, maxBytes: 4 }),
+      "READ_TOO_LARGE",
+      4,
+    ],
+    [
+      "spillBytes over 8 MiB",
+      async () => createOutputSink({ spillBytes: 8 * 1024 * 1024 + 1 }),
+      undefined,
+      8 * 1024 * 1024,
+    ],
+    [
+      "an agent output id past 200 characters",
+      () => store.allocateAgentOutput("x", { parentPrefix: `0-${"a".repeat(190)}` }),
+      "AGENT_OUTPUT_ID_TOO_LONG",
+      200,
+    ],
+  ] as const)("%s", async (_why, action, reason, limit) => {
+    const err = await expectStowageError(
+      action,
+      reason === "READ_TOO_LARGE" ? "TOO_LARGE" : "INVALID_INPUT",
+      reason,
+    );
+    expect(err.details?.limit).toBe(limit);
   });
 });
 

@@ -3,9 +3,10 @@
 // read walks from the root the caller gave, so none may ever return the outside copy.
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { artifactsDirFor, createArtifactStore, createInternalUrlRouter } from "@stowage/artifacts";
+import { createArtifactStore, createInternalUrlRouter } from "@stowage/artifacts";
 import { startDirectorySwapper, tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
+import { artifactsDirFor } from "../src/layout/session-dir.js";
 import { sessionFileIn } from "./helpers.js";
 
 /** Bounds of the race: this many reads, or this long, whichever ends first. */

@@ -4,8 +4,6 @@ import { rmSync, symlinkSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, symlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import {
-  artifactsDirFor,
-  CLAIMS_DIR_NAME,
   createArtifactStore,
   createInternalUrlRouter,
   createSessionFiles,
@@ -15,6 +13,8 @@ import {
 import { expectStowageError } from "@stowage/core/testing";
 import { tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
+import { CLAIMS_DIR_NAME } from "../src/ids/claims.js";
+import { artifactsDirFor } from "../src/layout/session-dir.js";
 import { copyTree } from "../src/session/copy-tree.js";
 import { sessionFileIn } from "./helpers.js";
 

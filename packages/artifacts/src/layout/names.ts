@@ -15,7 +15,7 @@ export const MAX_AGENT_OUTPUT_ID_LENGTH = 200;
 /** Suffix of a tool output still being written; the file is renamed without it once complete. */
 export const PARTIAL_SUFFIX = ".partial";
 /** Extension of tool output artifacts. */
-export const ARTIFACT_EXTENSION = ".log";
+const ARTIFACT_EXTENSION = ".log";
 /** Extension of agent (subagent) outputs. */
 export const AGENT_OUTPUT_EXTENSION = ".md";
 

@@ -18,17 +18,18 @@ export type JsonStep =
 const IDENTIFIER = /[A-Za-z_][A-Za-z0-9_]*/y;
 const INDEX = /(0|[1-9][0-9]*)\]/y;
 
-function badQuery(query: string, problem: string): StowageError {
+function badQuery(query: string, problem: string, details?: Record<string, unknown>): StowageError {
   return new StowageError(
     "INVALID_INPUT",
     `agent:// query ${problem}; accepted: . followed by .key, [n] and ["quoted key"] steps (e.g. .a.b[0]), got: ${describeValue(query)}`,
-    { reason: "INVALID_QUERY" },
+    { reason: "INVALID_QUERY", ...(details ? { details } : {}) },
   );
 }
 
 function tooManySteps(what: string): StowageError {
   return new StowageError("INVALID_INPUT", `agent:// ${what} has more than ${MAX_JSON_PATH_STEPS} steps`, {
     reason: "INVALID_QUERY",
+    details: { limit: MAX_JSON_PATH_STEPS },
   });
 }
 
@@ -38,7 +39,9 @@ function tooManySteps(what: string): StowageError {
  */
 export function parseJsonQuery(query: string): JsonStep[] {
   if (query.length === 0) throw badQuery(query, "is empty");
-  if (query.length > MAX_QUERY_LENGTH) throw badQuery(query, `is longer than ${MAX_QUERY_LENGTH} characters`);
+  if (query.length > MAX_QUERY_LENGTH) {
+    throw badQuery(query, `is longer than ${MAX_QUERY_LENGTH} characters`, { limit: MAX_QUERY_LENGTH });
+  }
   if (query[0] !== ".") throw badQuery(query, "must start with .");
   if (query === ".") return [];
   const steps: JsonStep[] = [];

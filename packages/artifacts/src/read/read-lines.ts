@@ -16,7 +16,7 @@ function tooLarge(what: string, maxBytes: number, page: PageRequest): StowageErr
   return new StowageError(
     "TOO_LARGE",
     `${what}: lines from ${page.offset} (limit ${page.limit}) hold more than ${maxBytes} bytes; ask for fewer lines or a larger maxBytes`,
-    { reason: "READ_TOO_LARGE", details: { maxBytes } },
+    { reason: "READ_TOO_LARGE", details: { maxBytes, limit: maxBytes } },
   );
 }
 
@@ -125,7 +125,7 @@ export async function readWhole(
     new StowageError(
       "TOO_LARGE",
       `${what} is ${size} bytes, more than the ${maxBytes} a read returns; read it by lines with offset and limit`,
-      { reason: "READ_TOO_LARGE", details: { size, maxBytes } },
+      { reason: "READ_TOO_LARGE", details: { size, maxBytes, limit: maxBytes } },
     );
   try {
     const size = sizeHint ?? (await handle.stat()).size;

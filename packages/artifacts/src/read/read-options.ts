@@ -1,7 +1,7 @@
 import { describeValue, StowageError } from "@stowage/core";
 
 /** Most bytes one read returns (a whole file, or one page of lines); more fails with TOO_LARGE. */
-export const DEFAULT_MAX_READ_BYTES = 16 * 1024 * 1024;
+const DEFAULT_MAX_READ_BYTES = 16 * 1024 * 1024;
 /** The largest `maxBytes` a caller may ask for (a JavaScript string cannot hold much more). */
 export const MAX_READ_BYTES_LIMIT = 256 * 1024 * 1024;
 
@@ -10,7 +10,7 @@ export interface ReadOptions {
   offset?: number;
   /** Most lines to return. */
   limit?: number;
-  /** Most bytes to return; default {@link DEFAULT_MAX_READ_BYTES}. */
+  /** Most bytes to return; default 16 MiB. */
   maxBytes?: number;
   signal?: AbortSignal;
 }
@@ -31,7 +31,7 @@ export interface LineRange {
 export interface ByteRangeOptions {
   /** First byte to return, 0-based. Default 0; at most the file's size (which returns no bytes). */
   start?: number;
-  /** Most bytes to return; default {@link DEFAULT_MAX_READ_BYTES}, at most {@link MAX_READ_BYTES_LIMIT}. */
+  /** Most bytes to return; default 16 MiB, at most 256 MiB. */
   maxBytes?: number;
   signal?: AbortSignal;
 }
@@ -56,7 +56,11 @@ function integerOption(value: unknown, name: string, min: number, max: number): 
     throw new StowageError(
       "INVALID_INPUT",
       `${name} must be an integer from ${min} to ${max}, got ${describeValue(value)}`,
-      { reason: "INVALID_READ_OPTION" },
+      // A bound a caller can reach says so; MAX_SAFE_INTEGER is no limit of this package's.
+      {
+        reason: "INVALID_READ_OPTION",
+        ...(max < Number.MAX_SAFE_INTEGER ? { details: { limit: max } } : {}),
+      },
     );
   }
   return value;

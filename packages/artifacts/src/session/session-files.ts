@@ -39,7 +39,7 @@ export interface SessionFilesOptions {
    * `dir`. `dir` itself is the caller's and may be a link. Default none: the sessions are in `dir`.
    */
   segments?: readonly string[];
-  /** fsync a new session file and its directory entry, and every artifact (see `createArtifactStore`). Default {@link DEFAULT_FSYNC}. */
+  /** fsync a new session file and its directory entry, and every artifact (see `createArtifactStore`). Default false. */
   fsync?: boolean;
   /** Receives the artifact stores' warnings. Default `consoleLogger`. */
   logger?: Logger;

@@ -12,7 +12,7 @@ import { TailWindow } from "./tail-window.js";
 /** Output size past which a sink spills to an artifact file; also the size of the tail it keeps. */
 export const DEFAULT_SPILL_BYTES = 50 * 1024;
 /** The largest `spillBytes` accepted: the tail (up to five times this) is held in memory. */
-export const MAX_SPILL_BYTES = 8 * 1024 * 1024;
+const MAX_SPILL_BYTES = 8 * 1024 * 1024;
 /**
  * Bytes queued for the artifact file at which `push()` stops resolving at once and waits for the
  * disk (backpressure). The queue is handed to one write system call at a time, so the producer
@@ -37,7 +37,7 @@ export interface OutputSinkOptions {
   artifacts?: ArtifactWriterSource | undefined;
   /** The tool's name, sanitized into `<id>.<toolType>.log`. Default `"tool"`. */
   toolType?: string;
-  /** Spill threshold and tail size in bytes; default {@link DEFAULT_SPILL_BYTES}. */
+  /** Spill threshold and tail size in bytes; default 51,200 (50 KiB), at most 8 MiB. */
   spillBytes?: number;
   /** Receives a warning when the artifact cannot be kept. Default `consoleLogger`. */
   logger?: Logger;
@@ -117,6 +117,7 @@ export class OutputSink {
       throw new StowageError(
         "INVALID_INPUT",
         `spillBytes must be an integer from 1 to ${MAX_SPILL_BYTES}, got ${describeValue(options.spillBytes)}`,
+        { details: { limit: MAX_SPILL_BYTES } },
       );
     }
     this.#artifacts = options.artifacts;
@@ -247,7 +248,7 @@ export class OutputSink {
         new StowageError(
           "TOO_LARGE",
           `output of ${this.#toolType} arrived faster than the disk took it and push() was not awaited; more than ${MAX_SINK_BUFFERED_BYTES} bytes waited`,
-          { reason: "BACKPRESSURE_IGNORED" },
+          { reason: "BACKPRESSURE_IGNORED", details: { limit: MAX_SINK_BUFFERED_BYTES } },
         ),
       );
       return;

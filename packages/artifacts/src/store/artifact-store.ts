@@ -56,7 +56,7 @@ export interface ArtifactStoreOptions {
   sessionFile?: string;
   /** Or the artifacts directory itself (a temp directory for a run without a session file). */
   dir?: string;
-  /** fsync each artifact and agent output (and its directory) before publishing it. Default {@link DEFAULT_FSYNC}. */
+  /** fsync each artifact and agent output (and its directory) before publishing it. Default false. */
   fsync?: boolean;
   /** Receives warnings. Default `consoleLogger`. */
   logger?: Logger;
@@ -237,7 +237,7 @@ export function openArtifactStore(
         throw new StowageError(
           "INVALID_INPUT",
           `agent output id under ${describeValue(parentPrefix)} would exceed ${MAX_AGENT_OUTPUT_ID_LENGTH} characters; nest less deeply or use a shorter name`,
-          { reason: "AGENT_OUTPUT_ID_TOO_LONG" },
+          { reason: "AGENT_OUTPUT_ID_TOO_LONG", details: { limit: MAX_AGENT_OUTPUT_ID_LENGTH } },
         );
       }
       const index = await ids.nextAgentIndex(parentPrefix, operation.signal);

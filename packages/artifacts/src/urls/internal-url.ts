@@ -18,8 +18,8 @@ export type InternalUrl =
       query?: string;
     };
 
-function invalid(message: string, reason = "INVALID_URL"): StowageError {
-  return new StowageError("INVALID_INPUT", message, { reason });
+function invalid(message: string, reason = "INVALID_URL", details?: Record<string, unknown>): StowageError {
+  return new StowageError("INVALID_INPUT", message, { reason, ...(details ? { details } : {}) });
 }
 
 function decode(part: string, url: string): string {
@@ -75,7 +75,11 @@ function parseAgentUrl(url: string, rest: string): InternalUrl {
 export function parseInternalUrl(url: unknown): InternalUrl {
   if (typeof url !== "string") throw invalid(`internal URL must be a string, got ${describeValue(url)}`);
   if (url.length > MAX_INTERNAL_URL_LENGTH) {
-    throw invalid(`internal URL must be at most ${MAX_INTERNAL_URL_LENGTH} characters, got ${url.length}`);
+    throw invalid(
+      `internal URL must be at most ${MAX_INTERNAL_URL_LENGTH} characters, got ${url.length}`,
+      "INVALID_URL",
+      { limit: MAX_INTERNAL_URL_LENGTH },
+    );
   }
   if (url.startsWith(ARTIFACT_SCHEME)) {
     return { scheme: "artifact", id: assertArtifactId(url.slice(ARTIFACT_SCHEME.length)) };

@@ -3,9 +3,9 @@ import { join } from "node:path";
 import { expectStowageError } from "@stowage/core/testing";
 import { tempDirectory } from "@stowage/test-support";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { DirectoryListingCache } from "../../src/layout/listing-cache.js";
 import { createArtifactStore } from "../../src/store/artifact-store.js";
 import { createInternalUrlRouter } from "../../src/urls/router.js";
-import { DirectoryListingCache } from "../../src/layout/listing-cache.js";
 
 const base = await tempDirectory("stowage-artifacts-listing-cache-");
 let dirs = 0;

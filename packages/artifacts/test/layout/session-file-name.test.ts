@@ -1,6 +1,10 @@
 import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
-import { formatSessionFileName, parseSessionFileName, sessionTimestamp } from "../../src/layout/session-file-name.js";
+import {
+  formatSessionFileName,
+  parseSessionFileName,
+  sessionTimestamp,
+} from "../../src/layout/session-file-name.js";
 
 describe("session file names", () => {
   it.each([

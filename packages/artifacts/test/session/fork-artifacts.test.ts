@@ -4,11 +4,11 @@ import { join } from "node:path";
 import { expectStowageError, type RecordedWarning, recordingLogger } from "@stowage/core/testing";
 import { filesUnder, tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
-import { sessionFileIn } from "../helpers.js";
 import { CLAIMS_DIR_NAME } from "../../src/ids/claims.js";
 import { artifactsDirFor } from "../../src/layout/session-dir.js";
-import { createArtifactStore } from "../../src/store/artifact-store.js";
 import { forkArtifacts } from "../../src/session/fork-artifacts.js";
+import { createArtifactStore } from "../../src/store/artifact-store.js";
+import { sessionFileIn } from "../helpers.js";
 
 const base = await tempDirectory("stowage-artifacts-fork-");
 const quiet = { warn: () => {} };

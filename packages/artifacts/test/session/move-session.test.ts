@@ -3,10 +3,10 @@ import { join } from "node:path";
 import { expectStowageError } from "@stowage/core/testing";
 import { filesUnder, tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
-import { sessionFileIn } from "../helpers.js";
 import { artifactsDirFor } from "../../src/layout/session-dir.js";
-import { createArtifactStore } from "../../src/store/artifact-store.js";
 import { moveSession } from "../../src/session/move-session.js";
+import { createArtifactStore } from "../../src/store/artifact-store.js";
+import { sessionFileIn } from "../helpers.js";
 
 const base = await tempDirectory("stowage-artifacts-move-");
 let count = 0;

@@ -4,11 +4,7 @@ import { StowageError } from "@stowage/core";
 import { expectStowageError, recordingLogger } from "@stowage/core/testing";
 import { tempDirectory } from "@stowage/test-support";
 import { describe, expect, it, vi } from "vitest";
-import { openFdCount } from "../helpers.js";
 import { CLAIMS_DIR_NAME } from "../../src/ids/claims.js";
-import { type ArtifactStore, createArtifactStore } from "../../src/store/artifact-store.js";
-import type { ArtifactWriter } from "../../src/store/artifact-writer.js";
-import { createInternalUrlRouter } from "../../src/urls/router.js";
 import {
   type ArtifactWriterSource,
   createOutputSink,
@@ -16,6 +12,10 @@ import {
   MAX_SINK_BUFFERED_BYTES,
   SINK_HIGH_WATER_BYTES,
 } from "../../src/sink/output-sink.js";
+import { type ArtifactStore, createArtifactStore } from "../../src/store/artifact-store.js";
+import type { ArtifactWriter } from "../../src/store/artifact-writer.js";
+import { createInternalUrlRouter } from "../../src/urls/router.js";
+import { openFdCount } from "../helpers.js";
 
 const base = await tempDirectory("stowage-artifacts-sink-");
 let count = 0;
@@ -331,6 +331,7 @@ describe("OutputSink failures never reach the tool", () => {
     const chunk = new Uint8Array(1024 * 1024).fill(0x63);
     for (let i = 0; i < MAX_SINK_BUFFERED_BYTES / chunk.byteLength + 4; i++) void sink.push(chunk);
     expect(sink.artifactError?.reason).toBe("BACKPRESSURE_IGNORED");
+    expect(sink.artifactError?.details?.limit).toBe(64 * 1024 * 1024);
     stalled.release();
     const summary = await sink.dump();
     expect(summary.artifactId).toBeUndefined();

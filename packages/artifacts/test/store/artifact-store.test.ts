@@ -3,10 +3,10 @@ import { join } from "node:path";
 import { expectStowageError } from "@stowage/core/testing";
 import { tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
-import { sessionFileIn } from "../helpers.js";
 import { CLAIMS_DIR_NAME } from "../../src/ids/claims.js";
 import { artifactsDirFor } from "../../src/layout/session-dir.js";
 import { createArtifactStore } from "../../src/store/artifact-store.js";
+import { sessionFileIn } from "../helpers.js";
 
 const base = await tempDirectory("stowage-artifacts-store-");
 let count = 0;

@@ -3,9 +3,9 @@ import { basename, join } from "node:path";
 import { expectStowageError } from "@stowage/core/testing";
 import { tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
-import { sessionFileIn } from "../helpers.js";
 import { artifactsDirFor } from "../../src/layout/session-dir.js";
 import { openRunArtifacts, TEMPORARY_ARTIFACTS_PREFIX } from "../../src/store/run-artifacts.js";
+import { sessionFileIn } from "../helpers.js";
 
 const base = await tempDirectory("stowage-run-artifacts-");
 const quiet = { warn: () => {} };

@@ -4,9 +4,9 @@ import { join } from "node:path";
 import { expectStowageError } from "@stowage/core/testing";
 import { tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
-import { sessionFileIn } from "../helpers.js";
 import { createArtifactStore } from "../../src/store/artifact-store.js";
 import { createInternalUrlRouter } from "../../src/urls/router.js";
+import { sessionFileIn } from "../helpers.js";
 
 const base = await tempDirectory("stowage-artifacts-router-");
 const secret = join(base, "secret.txt");

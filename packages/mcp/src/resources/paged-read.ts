@@ -1,5 +1,5 @@
 import { Buffer } from "node:buffer";
-import { DEFAULT_MAX_READ_BYTES, type InternalResource, type InternalUrlRouter } from "@stowage/artifacts";
+import type { InternalResource, InternalUrlRouter } from "@stowage/artifacts";
 import { describeValue, StowageError } from "@stowage/core";
 
 /** Most bytes of text one resource read carries; larger reads go by pages. */
@@ -14,7 +14,7 @@ export const MAX_TOOL_RESULT_BYTES = 256 * 1024;
  * Most bytes read from disk to serve a slice: a line longer than a page, or the output a JSON
  * value is extracted from (extraction parses the whole output). The router's own default bound.
  */
-const MAX_SOURCE_READ_BYTES = DEFAULT_MAX_READ_BYTES;
+const MAX_SOURCE_READ_BYTES = 16 * 1024 * 1024;
 
 /** Where the next read starts: a page of lines, or the rest of one line (or of an extracted value) from a character. */
 export interface NextRead {
