@@ -96,18 +96,15 @@ export async function createServices(config: AppConfig): Promise<Services> {
   try {
     const stores = await storesFor(config, objects, database);
     const notifier = createPostgresNotifier({ connection: database });
-    const { apiKeys, registeredSessions } = createSharedStores({ shared: stores.shared });
+    const { registeredSessions } = createSharedStores({ shared: stores.shared });
     const uploads = createUploadService({
       store: stores.uploads,
       policy: config.uploadPolicy,
       quota: createPostgresQuotaLedger({ db: database.db }),
-      auth: {
-        authenticate: (apiKey, options) => apiKeys.authenticate(apiKey, options),
-        // A session exists in its principal's namespace only: the same id of another principal is
-        // another session, and nobody can squat an id.
-        sessionExists: (principal, sessionId, options) =>
-          registeredSessions(principal).has(sessionId, options),
-      },
+      // The caller is authenticated by the app's middleware (its API key), never by the service.
+      // A session exists in its principal's namespace only: the same id of another principal is
+      // another session, and nobody can squat an id.
+      sessionExists: (principal, sessionId, options) => registeredSessions(principal).has(sessionId, options),
     });
     uploadsService = uploads;
     const sessionBlobs = createPostgresSessionBlobs({ db: database.db, ttlMs: config.sessionTtlMs });

@@ -4,12 +4,12 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { createSessionFiles, type OpenedSession } from "@stowage/artifacts";
 import { createBlobStore } from "@stowage/blob-store";
-import { createMemoryObjectStore } from "@stowage/core";
+import { createMemoryObjectStore, errorResponse, StowageError } from "@stowage/core";
 import { createContentRegistry, createHotStateStore } from "@stowage/hot-state";
 import { createFsObjectStore } from "@stowage/storage-fs";
 import { encodePng } from "@stowage/test-support";
 import { createThreadFeeds, textItem } from "@stowage/thread-items";
-import { createUploadService, type UploadPolicy } from "@stowage/uploads";
+import { createUploadService, handleUploadRequest, type UploadPolicy } from "@stowage/uploads";
 import { createStowageMcpServer, errorFromMcp, type StowageMcpServerOptions } from "../src/index.js";
 
 export const SESSION_ID = "0b6f4e0a-9f0c-4d35-8a1e-2f4f1c1b7a11";
@@ -75,11 +75,8 @@ export async function sessionFixture(
   const service = createUploadService({
     store: uploadStore,
     ...(uploadPolicy ? { policy: uploadPolicy } : {}),
-    auth: {
-      authenticate: async (key) => (key === ALICE_KEY ? ALICE : null),
-      sessionExists: async (principal, sessionId) =>
-        registered.has(`${principal.kind}:${principal.id}:${sessionId}`),
-    },
+    sessionExists: async (principal, sessionId) =>
+      registered.has(`${principal.kind}:${principal.id}:${sessionId}`),
   });
 
   const options: StowageMcpServerOptions = {
@@ -93,12 +90,16 @@ export async function sessionFixture(
       apiBase: UPLOAD_API,
       apiKey: ALICE_KEY,
       ...(uploadPolicy ? { policy: uploadPolicy } : {}),
-      // The upload API and the signed URLs, answered in process as the app answers them.
+      // The upload API and the signed URLs, answered in process as the app answers them: its
+      // middleware authenticates the key (401 otherwise), then the handler acts for the principal.
       fetch: async (input, init) => {
         const request = new Request(input, init);
-        return new URL(request.url).pathname.startsWith("/agents/")
-          ? service.handleUploadRequest(request)
-          : uploadStore.handleDirectRequest!(request);
+        if (!new URL(request.url).pathname.startsWith("/agents/"))
+          return uploadStore.handleDirectRequest!(request);
+        if (request.headers.get("authorization") !== `Bearer ${ALICE_KEY}`) {
+          return errorResponse(new StowageError("UNAUTHORIZED", "invalid or revoked API key"));
+        }
+        return handleUploadRequest(service, request, { principal: ALICE });
       },
     },
     pollIntervalMs: 20,

@@ -1,12 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { describeValue, mapConcurrent, StowageError } from "@stowage/core";
 import {
-  assertQuotaCommit,
-  assertQuotaKey,
-  assertQuotaReservationRequest,
-  assertQuotaScope,
-  assertQuotaUsageSource,
-  checkQuotaListing,
+  defineQuotaLedger,
   type QuotaLedger,
   type QuotaUsage,
   type QuotaUsageSource,
@@ -209,9 +204,9 @@ export function createPostgresQuotaLedger(options: PostgresQuotaLedgerOptions): 
     return row ? figuresOf(row) : undefined;
   }
 
-  return {
+  // Every input is checked by defineQuotaLedger before any of this runs.
+  return defineQuotaLedger({
     async reserve(request, { signal } = {}) {
-      assertQuotaReservationRequest(request);
       const { scope, key, bytes, limitBytes, urlExpiresAt, source } = request;
       const token = randomUUID();
       const expiresAt = new Date(urlExpiresAt.getTime() + graceMs).toISOString();
@@ -254,7 +249,6 @@ export function createPostgresQuotaLedger(options: PostgresQuotaLedgerOptions): 
     },
 
     async commit(commit, { signal } = {}) {
-      assertQuotaCommit(commit);
       const { scope, key, size } = commit;
       await change(`quota: commit ${key}`, signal, scope, async (tx) => {
         // The reservation stays until its URLs expire: another URL for the key, or the same one
@@ -264,7 +258,6 @@ export function createPostgresQuotaLedger(options: PostgresQuotaLedgerOptions): 
     },
 
     async forget(scope, key, { signal } = {}) {
-      assertQuotaKey(scope, key);
       // A reservation stays: its URL may still be used until it expires.
       await change(`quota: forget ${key}`, signal, scope, (tx) =>
         applySizes(tx, scope, [{ key, size: null }]),
@@ -272,7 +265,7 @@ export function createPostgresQuotaLedger(options: PostgresQuotaLedgerOptions): 
     },
 
     async reconcile(scope, listing, { signal } = {}) {
-      const { objects, listedAt } = checkQuotaListing(scope, listing);
+      const { objects, listedAt } = listing;
       const keepSince = new Date(listedAt.getTime() - LISTING_CLOCK_ALLOWANCE_MS);
       await runDatabase(`quota: reconcile ${scope}`, signal, () =>
         db.transaction(async (tx) => {
@@ -288,8 +281,6 @@ export function createPostgresQuotaLedger(options: PostgresQuotaLedgerOptions): 
     },
 
     async usage(scope, source, { signal } = {}) {
-      assertQuotaScope(scope);
-      assertQuotaUsageSource(source);
       for (let round = 0; round < MAX_ROUNDS; round++) {
         const figures = await readFigures(scope, signal);
         if (!figures) await load(scope, source, signal);
@@ -300,7 +291,6 @@ export function createPostgresQuotaLedger(options: PostgresQuotaLedgerOptions): 
     },
 
     async revoke(scope, { signal } = {}) {
-      assertQuotaScope(scope);
       // A scope without a row never had a reservation (the first one lists it and makes the row):
       // there is no URL of it to revoke.
       await change(`quota: revoke ${scope}`, signal, scope, async (tx) => {
@@ -310,7 +300,6 @@ export function createPostgresQuotaLedger(options: PostgresQuotaLedgerOptions): 
     },
 
     async revocations(scope, { signal } = {}) {
-      assertQuotaScope(scope);
       const [row] = rowsOf(
         await runDatabase(`quota: revocations of ${scope}`, signal, () =>
           db.execute(sql`SELECT revocations FROM quota_scopes WHERE scope = ${scope}`),
@@ -318,5 +307,5 @@ export function createPostgresQuotaLedger(options: PostgresQuotaLedgerOptions): 
       );
       return row ? Number(row.revocations) : 0;
     },
-  };
+  });
 }

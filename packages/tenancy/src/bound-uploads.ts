@@ -1,10 +1,13 @@
 import { type OperationOptions, type Principal, StowageError } from "@stowage/core";
-import type { SessionDeletion, UploadService } from "@stowage/uploads";
+import { handleUploadRequest, type SessionDeletion, type UploadService } from "@stowage/uploads";
 import type { RegisteredSessions } from "./shared/registered-sessions.js";
 
 /** One principal's uploads: the upload service with the principal filled in. */
 export interface TenantUploads {
-  /** The upload API (`/agents/*`) on behalf of the principal. */
+  /**
+   * The upload API (`/agents/*`) on behalf of the principal: `@stowage/uploads`' handler, given
+   * the principal the caller authenticated (it reads no Authorization header).
+   */
   handle(request: Request): Promise<Response>;
   /**
    * Deletes every upload of one of the principal's sessions and revokes its upload URLs;
@@ -20,7 +23,7 @@ export function bindUploads(
   registeredSessions: RegisteredSessions,
 ): TenantUploads {
   return {
-    handle: (request) => service.handleUploadRequest(request, { principal }),
+    handle: (request) => handleUploadRequest(service, request, { principal }),
     async deleteSession(sessionId, options = {}) {
       if ((await registeredSessions.state(sessionId, options)) === null) {
         throw new StowageError("NOT_FOUND", `no session ${sessionId}`, { reason: "SESSION_NOT_FOUND" });

@@ -36,10 +36,7 @@ function deploymentOn(dir: string) {
   };
   const uploads = createUploadService({
     store: uploadStore,
-    auth: {
-      authenticate: () => null,
-      sessionExists: (principal, sessionId) => stowage.registeredSessions(principal).has(sessionId),
-    },
+    sessionExists: (principal, sessionId) => stowage.registeredSessions(principal).has(sessionId),
   });
   const stowage = createStowage({ ...stowageOptions, uploads });
   return { shared, uploadStore, uploads, stowage, options: { ...stowageOptions, uploads } };

@@ -3,14 +3,8 @@ import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import type { BenchCase } from "@stowage/bench-kit";
 import type { Principal } from "@stowage/core";
 import { mapConcurrent } from "@stowage/core";
-import {
-  createMemoryQuotaLedger,
-  createUploadService,
-  sessionPrefix,
-  uploadKey,
-  uploadsPrefix,
-  usageSourceFromStore,
-} from "@stowage/uploads";
+import { createMemoryQuotaLedger, createUploadService, usageSourceFromStore } from "@stowage/uploads";
+import { sessionPrefix, uploadKey, uploadsPrefix } from "../src/upload-keys.js";
 import { emptyStore, rgw, rgwStore } from "../test/support/rgw.js";
 
 export { rgw };
@@ -96,9 +90,9 @@ export async function rgwCases(): Promise<BenchCase[]> {
       `(linear in objects: one LIST page per 1,000 keys)`,
   );
 
-  const auth = { authenticate: () => null, sessionExists: () => true };
-  const uploads = createUploadService({ store, auth });
-  const recordingUploads = createUploadService({ store: recordingStore, auth });
+  const sessionExists = () => true;
+  const uploads = createUploadService({ store, sessionExists });
+  const recordingUploads = createUploadService({ store: recordingStore, sessionExists });
   const signableHeaders = new Set(["content-type", "content-length"]);
   const rawSign = (i: number) =>
     getSignedUrl(

@@ -1,20 +1,19 @@
+// What a caller's code calls, passes or receives (docs/CONVENTIONS.md, "Public surfaces"): the
+// service and its HTTP handler, the policy, the quota ledger contract with the memory ledger and
+// what a ledger of one's own needs. Limits, defaults, key layout and wire paths are not exported:
+// the README gives each, and the agent side (`./agent`) is the client that builds the requests.
+export { defineQuotaLedger, type QuotaLedgerDriver } from "./define-quota-ledger.js";
 export { formatSize } from "./format-size.js";
 export { createMemoryQuotaLedger, type MemoryQuotaLedgerOptions } from "./memory-quota-ledger.js";
-export {
-  type DownloadUrlResponseBody,
-  MAX_UPLOAD_REQUEST_BODY_BYTES,
-  UPLOAD_COMPLETE_PATH,
-  UPLOAD_POLICY_PATH,
-  UPLOAD_URL_PATH,
-  type UploadCompleteRequestBody,
-  type UploadCompleteResponseBody,
-  type UploadListEntry,
-  type UploadListResponseBody,
-  type UploadPolicyResponseBody,
-  type UploadUrlRequestBody,
-  type UploadUrlResponseBody,
-  uploadDownloadPath,
-  uploadListPath,
+export type {
+  DownloadUrlResponseBody,
+  UploadCompleteRequestBody,
+  UploadCompleteResponseBody,
+  UploadListEntry,
+  UploadListResponseBody,
+  UploadPolicyResponseBody,
+  UploadUrlRequestBody,
+  UploadUrlResponseBody,
 } from "./protocol.js";
 export {
   type QuotaCommit,
@@ -27,26 +26,10 @@ export {
   quotaExceededError,
   usageSourceFromStore,
 } from "./quota-ledger.js";
+export type { CheckedQuotaListing } from "./quota-ledger-input.js";
+export { handleUploadRequest, type UploadRequestContext } from "./upload-handler.js";
 export {
-  assertQuotaCommit,
-  assertQuotaKey,
-  assertQuotaReservationRequest,
-  assertQuotaScope,
-  assertQuotaUsageSource,
-  type CheckedQuotaListing,
-  checkQuotaListing,
-} from "./quota-ledger-input.js";
-export { assertUploadFilename, MAX_UPLOAD_FILENAME_BYTES, uploadFilenameProblem } from "./upload-filename.js";
-export type { UploadRequestContext } from "./upload-handler.js";
-export { sessionPrefix, uploadKey, uploadsPrefix } from "./upload-keys.js";
-export {
-  type CheckedUpload,
-  checkUpload,
-  contentTypeForFilename,
   createUploadPolicy,
-  DEFAULT_UPLOAD_POLICY,
-  DEFAULT_UPLOAD_TYPES,
-  type UploadCandidate,
   type UploadPolicy,
   type UploadPolicyOptions,
   uploadPolicyOptionsFromEnv,
@@ -57,15 +40,14 @@ export type {
   SweepUploadsResult,
   SweptUpload,
 } from "./upload-retention.js";
-export {
-  createUploadService,
-  type DirectUploadGrant,
-  type DownloadGrant,
-  type SessionUsage,
-  type UploadAuth,
-  type UploadGrant,
-  type UploadInfo,
-  type UploadRequest,
-  type UploadService,
-  type UploadServiceOptions,
-} from "./upload-service.js";
+export { createUploadService, type UploadServiceOptions } from "./upload-service.js";
+export type {
+  DownloadGrant,
+  SessionExists,
+  SessionUsage,
+  UploadGrant,
+  UploadInfo,
+  UploadRequest,
+  UploadService,
+} from "./upload-service-types.js";
+export type { DirectUploadGrant } from "./upload-verification.js";

@@ -1,16 +1,16 @@
 import { assertSafeKey, assertSafeKeyPrefix, describeValue, StowageError } from "@stowage/core";
 import type { QuotaCommit, QuotaListing, QuotaReservationRequest, QuotaUsageSource } from "./quota-ledger.js";
 
-// The checks every QuotaLedger makes before it touches its state, one per method, so that every
-// ledger refuses the same input with the same code (INVALID_INPUT) and stores nothing.
+// The checks `defineQuotaLedger` makes before a ledger touches its state, one per method, so that
+// every ledger refuses the same input with the same code (INVALID_INPUT) and stores nothing.
 
-/** Throws INVALID_INPUT unless `scope` is a non-empty safe key prefix. For ledger implementers. */
+/** Throws INVALID_INPUT unless `scope` is a non-empty safe key prefix. */
 export function assertQuotaScope(scope: unknown): asserts scope is string {
   assertSafeKeyPrefix(scope, "quota scope");
   if (scope === "") throw new StowageError("INVALID_INPUT", "quota ledger: scope must not be empty");
 }
 
-/** Throws INVALID_INPUT unless `key` is a safe key strictly under the safe `scope`. For ledger implementers. */
+/** Throws INVALID_INPUT unless `key` is a safe key strictly under the safe `scope`. */
 export function assertQuotaKey(scope: unknown, key: unknown): asserts key is string {
   if (typeof scope !== "string" || scope === "") assertQuotaScope(scope);
   assertSafeKey(key, "quota key");
@@ -45,7 +45,7 @@ function assertDate(value: unknown, what: string): asserts value is Date {
   }
 }
 
-/** Throws INVALID_INPUT unless `source` can list and head objects. For ledger implementers. */
+/** Throws INVALID_INPUT unless `source` can list and head objects. */
 export function assertQuotaUsageSource(source: unknown): asserts source is QuotaUsageSource {
   const candidate = source as Partial<QuotaUsageSource> | null | undefined;
   if (typeof candidate?.list !== "function" || typeof candidate.head !== "function") {
@@ -56,8 +56,11 @@ export function assertQuotaUsageSource(source: unknown): asserts source is Quota
   }
 }
 
-/** Throws INVALID_INPUT unless `request` is a well-formed {@link QuotaReservationRequest}. For ledger implementers. */
-export function assertQuotaReservationRequest(request: unknown): asserts request is QuotaReservationRequest {
+/**
+ * A well-formed {@link QuotaReservationRequest}, copied field by field (each read once), or
+ * INVALID_INPUT.
+ */
+export function checkQuotaReservationRequest(request: unknown): QuotaReservationRequest {
   if (typeof request !== "object" || request === null) {
     throw new StowageError(
       "INVALID_INPUT",
@@ -70,16 +73,25 @@ export function assertQuotaReservationRequest(request: unknown): asserts request
   assertByteCount(limitBytes, "limitBytes");
   assertDate(urlExpiresAt, "urlExpiresAt");
   assertQuotaUsageSource(source);
+  return {
+    scope: scope as string,
+    key,
+    bytes,
+    limitBytes,
+    urlExpiresAt: new Date(urlExpiresAt.getTime()),
+    source,
+  };
 }
 
-/** Throws INVALID_INPUT unless `commit` is a well-formed {@link QuotaCommit}. For ledger implementers. */
-export function assertQuotaCommit(commit: unknown): asserts commit is QuotaCommit {
+/** A well-formed {@link QuotaCommit}, copied (each field read once), or INVALID_INPUT. */
+export function checkQuotaCommit(commit: unknown): QuotaCommit {
   if (typeof commit !== "object" || commit === null) {
     throw new StowageError("INVALID_INPUT", `quota commit must be an object, got ${describeValue(commit)}`);
   }
   const { scope, key, size } = commit as Record<string, unknown>;
   assertQuotaKey(scope, key);
   assertByteCount(size, "size");
+  return { scope: scope as string, key, size };
 }
 
 /** A {@link QuotaListing} checked by {@link checkQuotaListing}: one entry per key, in a copied array. */
@@ -91,7 +103,7 @@ export interface CheckedQuotaListing {
 /**
  * Checks a listing given to `reconcile` (INVALID_INPUT unless every key is under `scope` with a
  * byte count, and `listedAt` is a Date) and returns it with one entry per key, the last one
- * winning. For ledger implementers.
+ * winning.
  */
 export function checkQuotaListing(scope: unknown, listing: unknown): CheckedQuotaListing {
   assertQuotaScope(scope);

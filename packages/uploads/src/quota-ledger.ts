@@ -92,9 +92,8 @@ export interface QuotaListing {
  * of the scope (`reconcile`) replaces what the ledger believes the keys hold, except where the
  * ledger learnt something newer than the listing (see {@link QuotaLedger.reconcile}).
  *
- * Implementers validate input with the helpers of `quota-ledger-input.ts`
- * (`assertQuotaReservationRequest`, `assertQuotaCommit`, `assertQuotaKey`, `assertQuotaScope`,
- * `assertQuotaUsageSource`, `checkQuotaListing`), refuse with {@link quotaExceededError}, and run
+ * Implementers write a `QuotaLedgerDriver` and wrap it with `defineQuotaLedger`, which checks
+ * every input first, refuse with {@link quotaExceededError}, and run
  * `describeQuotaLedgerConformance` from `@stowage/uploads/testing`.
  */
 export interface QuotaLedger {

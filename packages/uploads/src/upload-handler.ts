@@ -1,5 +1,6 @@
 import {
   assertPrincipal,
+  consoleLogger,
   errorResponse,
   type Logger,
   type Principal,
@@ -18,21 +19,24 @@ import {
   type UploadPolicyResponseBody,
   type UploadUrlResponseBody,
 } from "./protocol.js";
-import type { UploadInfo, UploadService } from "./upload-service.js";
+import type { UploadInfo, UploadService } from "./upload-service-types.js";
 
-/** What the handler calls: the service without its own handler. */
+/** What the handler calls of the service. */
 type UploadRoutes = Pick<
   UploadService,
-  "authenticate" | "requestUpload" | "completeUpload" | "listUploads" | "requestDownload" | "policy"
+  "requestUpload" | "completeUpload" | "listUploads" | "requestDownload" | "policy"
 >;
 
-/** What the caller of `handleUploadRequest` already knows about the request. */
+/** What the caller of {@link handleUploadRequest} knows about the request. */
 export interface UploadRequestContext {
   /**
-   * The caller, when the app's own middleware has authenticated the request already: the handler
-   * then does not read the Authorization header again.
+   * Who is calling, as the caller's own authentication found it (an app's middleware: the
+   * principal of the request's API key). Required: the handler never authenticates, and answers
+   * UNAUTHORIZED without one.
    */
-  principal?: Principal;
+  principal: Principal;
+  /** Where unexpected (INTERNAL) failures are reported; default core's `consoleLogger`. */
+  logger?: Logger;
 }
 
 type Route =
@@ -144,24 +148,21 @@ function entryOf(upload: UploadInfo): UploadListEntry {
   return { ...upload, lastModified: upload.lastModified.toISOString() };
 }
 
-/** The request's principal: the caller's, when it authenticated already, else the Bearer key's. */
-async function principalOf(
-  routes: UploadRoutes,
-  request: Request,
-  context: UploadRequestContext | undefined,
-  options: { signal: AbortSignal },
-): Promise<Principal> {
+/** The principal the caller authenticated: UNAUTHORIZED without one, INTERNAL for a malformed one. */
+function principalOf(context: UploadRequestContext | undefined): Principal {
   const given = context?.principal;
-  if (given === undefined) return routes.authenticate(request.headers.get("authorization"), options);
+  if (given === undefined || given === null) {
+    throw new StowageError("UNAUTHORIZED", "the request was not authenticated");
+  }
   try {
     assertPrincipal(given);
   } catch (err) {
-    // The app passed something that is not a principal: its bug, not the client's.
+    // The caller passed something that is not a principal: its bug, not the client's.
     throw new StowageError("INTERNAL", "handleUploadRequest: context.principal is not a principal", {
       cause: err,
     });
   }
-  return given;
+  return { kind: given.kind, id: given.id };
 }
 
 async function answer(
@@ -180,7 +181,7 @@ async function answer(
     });
   }
   const options = { signal: request.signal };
-  const principal = await principalOf(routes, request, context, options);
+  const principal = principalOf(context);
   switch (route.name) {
     case "upload-url": {
       const body = await readJsonObject(request);
@@ -222,30 +223,36 @@ async function answer(
   }
 }
 
-/** The fetch-style handler of the upload API over `routes`; see `UploadService.handleUploadRequest`. */
-export function createUploadHandler(
-  routes: UploadRoutes,
-  logger: Logger,
-): (request: Request, context?: UploadRequestContext) => Promise<Response> {
-  return async (request, context) => {
-    try {
-      return await answer(routes, request, context);
-    } catch (err) {
-      if (!StowageError.is(err) || err.code === "INTERNAL") {
-        logger.warn(
-          {
-            method: request.method,
-            url: request.url,
-            error: err instanceof Error ? (err.stack ?? err.message) : String(err),
-          },
-          "upload request failed unexpectedly",
-        );
-      }
-      const response = errorResponse(err);
-      if (StowageError.is(err) && err.reason === "METHOD_NOT_ALLOWED") {
-        response.headers.set("allow", String(err.details?.allow));
-      }
-      return response;
+/**
+ * The upload API over HTTP for `service` (paths as the design document names them), a
+ * fetch-style handler: `POST /agents/artifacts/upload-url`, `POST /agents/artifacts/complete` and
+ * `GET /agents/artifacts/policy` (Stowage's additions), `GET /agents/{sessionId}/artifacts`,
+ * `GET /agents/{sessionId}/artifacts/{filename}/download`; JSON bodies, errors in core's wire
+ * format (`errorResponse`). Mount it at `/agents/*`, after your own authentication: it acts for
+ * `context.principal` and reads no Authorization header. Never throws.
+ */
+export async function handleUploadRequest(
+  service: UploadService,
+  request: Request,
+  context: UploadRequestContext,
+): Promise<Response> {
+  try {
+    return await answer(service, request, context);
+  } catch (err) {
+    if (!StowageError.is(err) || err.code === "INTERNAL") {
+      (context?.logger ?? consoleLogger).warn(
+        {
+          method: request.method,
+          url: request.url,
+          error: err instanceof Error ? (err.stack ?? err.message) : String(err),
+        },
+        "upload request failed unexpectedly",
+      );
     }
-  };
+    const response = errorResponse(err);
+    if (StowageError.is(err) && err.reason === "METHOD_NOT_ALLOWED") {
+      response.headers.set("allow", String(err.details?.allow));
+    }
+    return response;
+  }
 }

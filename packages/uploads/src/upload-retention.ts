@@ -1,5 +1,6 @@
 import {
   describeValue,
+  type ListItem,
   mapConcurrent,
   type ObjectStore,
   type OperationOptions,
@@ -101,158 +102,182 @@ function checkSweepOptions(options: SweepUploadsOptions): { cutoff: Date; now: n
   return { cutoff: new Date(now.getTime() - olderThanDays * DAY_MS), now: now.getTime(), dryRun };
 }
 
+/** Where a listed key sits: its session and its place in it. */
+type SessionKeyParts = NonNullable<ReturnType<typeof sessionKeyParts>>;
+
+/** What retention's operations share. */
+interface RetentionContext {
+  store: ObjectStore;
+  quota: QuotaLedger;
+  /** The service's clock in ms: when a session's listing starts, for the ledger. */
+  now: () => number;
+}
+
+const withSignal = (signal: AbortSignal | undefined) => (signal ? { signal } : {});
+
+function removeAll({ store }: RetentionContext, keys: readonly string[], signal?: AbortSignal) {
+  return mapConcurrent(keys, DELETE_CONCURRENCY, (key) => store.delete(key, withSignal(signal)), signal);
+}
+
+/**
+ * The record keys of a batch that may go: those of expired URLs (a stamp has no URL) whose
+ * upload is swept now, or whose upload is absent and which are older than the cutoff. A record
+ * of a URL that can still write stays, so that its upload is checked when it lands.
+ */
+function doomedRecords(
+  batch: SessionBatch,
+  swept: ReadonlySet<string>,
+  now: number,
+  cutoff: number,
+): string[] {
+  const doomed: string[] = [];
+  for (const [filename, records] of batch.records) {
+    for (const record of records) {
+      const expired = record.expiresAt === undefined || record.expiresAt + LANDING_GRACE_MS <= now;
+      const absentAndOld = !batch.uploads.has(filename) && record.lastModified < cutoff;
+      if (expired && (swept.has(filename) || absentAndOld)) doomed.push(record.key);
+    }
+  }
+  return doomed;
+}
+
+/**
+ * Deletes each listed upload that is still past retention when looked at again, just before its
+ * delete (same size, last modified before the cutoff); returns those deleted. An agent that
+ * uploaded the same filename again after the listing keeps its new file, which is younger than
+ * the cutoff: a sweep runs for minutes over a large store, and only the moment between the look
+ * and the delete is left for such a race (the ObjectStore contract has no conditional delete).
+ * The time is compared with the cutoff, not with the listed one: a store may give a listing and
+ * a HEAD different precisions (S3: milliseconds and seconds).
+ */
+async function deleteUnchanged(
+  { store }: RetentionContext,
+  listed: readonly SweptUpload[],
+  cutoff: Date,
+  signal?: AbortSignal,
+): Promise<SweptUpload[]> {
+  const deleted = await mapConcurrent(
+    listed,
+    DELETE_CONCURRENCY,
+    async (upload) => {
+      const current = await store.head(upload.key, withSignal(signal));
+      const unchanged = current !== null && current.size === upload.size && current.lastModified < cutoff;
+      if (!unchanged) return false;
+      await store.delete(upload.key, withSignal(signal));
+      return true;
+    },
+    signal,
+  );
+  return listed.filter((_, i) => deleted[i]);
+}
+
+/** Removes everything under the session's prefix, its upload URLs revoked first; the ledger follows. */
+async function deleteSession(
+  ctx: RetentionContext,
+  principal: Principal,
+  sessionId: string,
+  signal?: AbortSignal,
+): Promise<SessionDeletion> {
+  const { store, quota } = ctx;
+  const scope = sessionPrefix(principal, sessionId);
+  throwIfAborted(signal, "delete session uploads");
+  // First, the URLs: every reservation ends (its room is free at once) and the revocation is
+  // counted, so a URL being handed out meanwhile is refused instead. Their records go with
+  // the rest below, and a URL without a record writes nothing that counts.
+  await quota.revoke(scope, withSignal(signal));
+  const keys: string[] = [];
+  let deletedObjects = 0;
+  let deletedBytes = 0;
+  const listedAt = new Date(ctx.now());
+  for await (const item of store.iterate({ prefix: scope, ...withSignal(signal) })) {
+    keys.push(item.key);
+    if (sessionKeyParts(item.key)?.place.folder === "records") continue;
+    deletedObjects += 1;
+    deletedBytes += item.size;
+  }
+  await removeAll(ctx, keys, signal);
+  // The ledger forgets what was deleted, then drops what the listing did not find; an upload
+  // that landed after the listing passed its place was not deleted and stays counted until
+  // it is settled (refused: its URL was revoked).
+  await mapConcurrent(
+    keys,
+    DELETE_CONCURRENCY,
+    (key) => quota.forget(scope, key, withSignal(signal)),
+    signal,
+  );
+  await quota.reconcile(scope, { objects: [], listedAt }, withSignal(signal));
+  return { deletedObjects, deletedBytes };
+}
+
+/** Adds one listed key of the batch's session: an upload (old or not) or the record of a URL. */
+function gather(batch: SessionBatch, parts: SessionKeyParts, item: ListItem, cutoff: Date): void {
+  const { place } = parts;
+  if (place.folder === "uploads") {
+    batch.uploads.add(place.filename);
+    if (item.lastModified < cutoff) {
+      batch.old.push({
+        principal: parts.owner,
+        sessionId: parts.sessionId,
+        filename: place.filename,
+        key: item.key,
+        size: item.size,
+        lastModified: item.lastModified,
+      });
+    }
+  } else if (place.folder === "records") {
+    const list = batch.records.get(place.filename) ?? [];
+    list.push({
+      key: item.key,
+      expiresAt: grantRecordExpiry(place.name),
+      lastModified: item.lastModified.getTime(),
+    });
+    batch.records.set(place.filename, list);
+  }
+}
+
+/** The retention sweep: one listing of every session, each session's old uploads gone when it is passed. */
+async function sweep(ctx: RetentionContext, sweepOptions: SweepUploadsOptions): Promise<SweepUploadsResult> {
+  const { cutoff, now, dryRun } = checkSweepOptions(sweepOptions);
+  const signal = sweepOptions.signal;
+  const uploads: SweptUpload[] = [];
+  let deletedRecords = 0;
+  let batch: SessionBatch | undefined;
+
+  const flush = async (done: SessionBatch) => {
+    const gone = dryRun ? done.old : await deleteUnchanged(ctx, done.old, cutoff, signal);
+    const swept = new Set(gone.map((upload) => upload.filename));
+    const records = doomedRecords(done, swept, now, cutoff.getTime());
+    pushAll(uploads, gone);
+    deletedRecords += records.length;
+    if (dryRun) return;
+    for (const upload of gone) await ctx.quota.forget(done.scope, upload.key, withSignal(signal));
+    await removeAll(ctx, records, signal);
+  };
+
+  for await (const item of ctx.store.iterate({ prefix: SESSIONS_ROOT, ...withSignal(signal) })) {
+    const parts = sessionKeyParts(item.key);
+    if (!parts) continue;
+    if (batch?.scope !== parts.scope) {
+      if (batch) await flush(batch);
+      batch = { scope: parts.scope, uploads: new Set(), old: [], records: new Map() };
+    }
+    gather(batch, parts, item, cutoff);
+  }
+  if (batch) await flush(batch);
+  const deletedBytes = uploads.reduce((sum, upload) => sum + upload.size, 0);
+  return { dryRun, cutoff, uploads, deletedBytes, deletedRecords };
+}
+
 /**
  * A session's removal ("simple recursive deletion", as the design document's layout intends) and
  * the retention sweep of old uploads ("auto-delete artifacts after N days"); the ledger follows
  * every deletion.
  */
-export function createUploadRetention(options: {
-  store: ObjectStore;
-  quota: QuotaLedger;
-  /** The service's clock in ms: when a session's listing starts, for the ledger. */
-  now: () => number;
-}): UploadRetention {
-  const { store, quota, now } = options;
-
-  const removeAll = (keys: readonly string[], signal?: AbortSignal) =>
-    mapConcurrent(keys, DELETE_CONCURRENCY, (key) => store.delete(key, signal ? { signal } : {}), signal);
-
-  /**
-   * The record keys of a batch that may go: those of expired URLs (a stamp has no URL) whose
-   * upload is swept now, or whose upload is absent and which are older than the cutoff. A record
-   * of a URL that can still write stays, so that its upload is checked when it lands.
-   */
-  function doomedRecords(
-    batch: SessionBatch,
-    swept: ReadonlySet<string>,
-    now: number,
-    cutoff: number,
-  ): string[] {
-    const doomed: string[] = [];
-    for (const [filename, records] of batch.records) {
-      for (const record of records) {
-        const expired = record.expiresAt === undefined || record.expiresAt + LANDING_GRACE_MS <= now;
-        const absentAndOld = !batch.uploads.has(filename) && record.lastModified < cutoff;
-        if (expired && (swept.has(filename) || absentAndOld)) doomed.push(record.key);
-      }
-    }
-    return doomed;
-  }
-
-  /**
-   * Deletes each listed upload that is still past retention when looked at again, just before its
-   * delete (same size, last modified before the cutoff); returns those deleted. An agent that
-   * uploaded the same filename again after the listing keeps its new file, which is younger than
-   * the cutoff: a sweep runs for minutes over a large store, and only the moment between the look
-   * and the delete is left for such a race (the ObjectStore contract has no conditional delete).
-   * The time is compared with the cutoff, not with the listed one: a store may give a listing and
-   * a HEAD different precisions (S3: milliseconds and seconds).
-   */
-  async function deleteUnchanged(
-    listed: readonly SweptUpload[],
-    cutoff: Date,
-    signal?: AbortSignal,
-  ): Promise<SweptUpload[]> {
-    const deleted = await mapConcurrent(
-      listed,
-      DELETE_CONCURRENCY,
-      async (upload) => {
-        const current = await store.head(upload.key, signal ? { signal } : {});
-        const unchanged = current !== null && current.size === upload.size && current.lastModified < cutoff;
-        if (!unchanged) return false;
-        await store.delete(upload.key, signal ? { signal } : {});
-        return true;
-      },
-      signal,
-    );
-    return listed.filter((_, i) => deleted[i]);
-  }
-
+export function createUploadRetention(options: RetentionContext): UploadRetention {
+  const ctx: RetentionContext = { store: options.store, quota: options.quota, now: options.now };
   return {
-    async deleteSession(principal, sessionId, { signal } = {}) {
-      const scope = sessionPrefix(principal, sessionId);
-      throwIfAborted(signal, "delete session uploads");
-      // First, the URLs: every reservation ends (its room is free at once) and the revocation is
-      // counted, so a URL being handed out meanwhile is refused instead. Their records go with
-      // the rest below, and a URL without a record writes nothing that counts.
-      await quota.revoke(scope, signal ? { signal } : {});
-      const keys: string[] = [];
-      let deletedObjects = 0;
-      let deletedBytes = 0;
-      const listedAt = new Date(now());
-      for await (const item of store.iterate({ prefix: scope, ...(signal ? { signal } : {}) })) {
-        keys.push(item.key);
-        if (sessionKeyParts(item.key)?.place.folder === "records") continue;
-        deletedObjects += 1;
-        deletedBytes += item.size;
-      }
-      await removeAll(keys, signal);
-      // The ledger forgets what was deleted, then drops what the listing did not find; an upload
-      // that landed after the listing passed its place was not deleted and stays counted until
-      // it is settled (refused: its URL was revoked).
-      await mapConcurrent(
-        keys,
-        DELETE_CONCURRENCY,
-        (key) => quota.forget(scope, key, signal ? { signal } : {}),
-        signal,
-      );
-      await quota.reconcile(scope, { objects: [], listedAt }, signal ? { signal } : {});
-      return { deletedObjects, deletedBytes };
-    },
-
-    async sweep(sweepOptions) {
-      const { cutoff, now, dryRun } = checkSweepOptions(sweepOptions);
-      const signal = sweepOptions.signal;
-      const uploads: SweptUpload[] = [];
-      let deletedRecords = 0;
-      let batch: SessionBatch | undefined;
-
-      const flush = async (done: SessionBatch) => {
-        const gone = dryRun ? done.old : await deleteUnchanged(done.old, cutoff, signal);
-        const swept = new Set(gone.map((upload) => upload.filename));
-        const records = doomedRecords(done, swept, now, cutoff.getTime());
-        pushAll(uploads, gone);
-        deletedRecords += records.length;
-        if (dryRun) return;
-        for (const upload of gone) {
-          await quota.forget(done.scope, upload.key, signal ? { signal } : {});
-        }
-        await removeAll(records, signal);
-      };
-
-      for await (const item of store.iterate({ prefix: SESSIONS_ROOT, ...(signal ? { signal } : {}) })) {
-        const parts = sessionKeyParts(item.key);
-        if (!parts) continue;
-        if (batch?.scope !== parts.scope) {
-          if (batch) await flush(batch);
-          batch = { scope: parts.scope, uploads: new Set(), old: [], records: new Map() };
-        }
-        const { place } = parts;
-        if (place.folder === "uploads") {
-          batch.uploads.add(place.filename);
-          if (item.lastModified < cutoff) {
-            batch.old.push({
-              principal: parts.owner,
-              sessionId: parts.sessionId,
-              filename: place.filename,
-              key: item.key,
-              size: item.size,
-              lastModified: item.lastModified,
-            });
-          }
-        } else if (place.folder === "records") {
-          const list = batch.records.get(place.filename) ?? [];
-          list.push({
-            key: item.key,
-            expiresAt: grantRecordExpiry(place.name),
-            lastModified: item.lastModified.getTime(),
-          });
-          batch.records.set(place.filename, list);
-        }
-      }
-      if (batch) await flush(batch);
-      const deletedBytes = uploads.reduce((sum, upload) => sum + upload.size, 0);
-      return { dryRun, cutoff, uploads, deletedBytes, deletedRecords };
-    },
+    deleteSession: (principal, sessionId, { signal } = {}) =>
+      deleteSession(ctx, principal, sessionId, signal),
+    sweep: (sweepOptions) => sweep(ctx, sweepOptions),
   };
 }

@@ -6,34 +6,27 @@ import {
   consoleLogger,
   describeValue,
   type Logger,
-  MAX_SIGNED_URL_SECONDS,
   mapConcurrent,
   type ObjectInfo,
   type ObjectStore,
-  type OperationOptions,
   type Principal,
-  parseBearerToken,
   StowageError,
   throwIfAborted,
 } from "@stowage/core";
 import { formatSize } from "./format-size.js";
 import { createMemoryQuotaLedger } from "./memory-quota-ledger.js";
-import {
-  type QuotaLedger,
-  type QuotaUsage,
-  type QuotaUsageSource,
-  usageSourceFromStore,
-} from "./quota-ledger.js";
+import { type QuotaLedger, type QuotaUsageSource, usageSourceFromStore } from "./quota-ledger.js";
 import { assertUploadFilename } from "./upload-filename.js";
-import { createUploadHandler, type UploadRequestContext } from "./upload-handler.js";
 import { sessionKeyParts, sessionPrefix, uploadKey, uploadRecordsPrefix } from "./upload-keys.js";
 import { checkUpload, DEFAULT_UPLOAD_POLICY, type UploadPolicy } from "./upload-policy.js";
-import {
-  createUploadRetention,
-  type SessionDeletion,
-  type SweepUploadsOptions,
-  type SweepUploadsResult,
-} from "./upload-retention.js";
+import { createUploadRetention } from "./upload-retention.js";
+import type {
+  DownloadGrant,
+  SessionExists,
+  UploadInfo,
+  UploadRequest,
+  UploadService,
+} from "./upload-service-types.js";
 import {
   createUploadVerifier,
   type DirectUploadGrant,
@@ -42,31 +35,12 @@ import {
   type UploadVerifier,
 } from "./upload-verification.js";
 
-export type { DirectUploadGrant } from "./upload-verification.js";
-
 /** Lifetime of an upload URL unless set: 15 minutes, as the design document says. */
 const DEFAULT_UPLOAD_URL_SECONDS = 900;
 /** Lifetime of a download URL unless set: 1 hour, as the design document says. */
 const DEFAULT_DOWNLOAD_URL_SECONDS = 3600;
-
-/** How the service learns who is calling and which sessions exist. */
-export interface UploadAuth {
-  /**
-   * The principal of an API key (e.g. `createApiKeys().authenticate`); null when unknown or
-   * revoked.
-   */
-  authenticate(apiKey: string, options: OperationOptions): Promise<Principal | null> | Principal | null;
-  /**
-   * Whether `principal` has a session `sessionId`. Sessions live in each principal's own
-   * namespace (as their keys do, `sessions/<user|org>/<id>/<sessionId>/…`): the same id may exist
-   * for two principals independently, and another principal's session is simply not there.
-   */
-  sessionExists(
-    principal: Principal,
-    sessionId: string,
-    options: OperationOptions,
-  ): Promise<boolean> | boolean;
-}
+/** Longest lifetime of a signed URL: 7 days, what S3 (SigV4) and core's stores allow. */
+const MAX_URL_SECONDS = 7 * 24 * 3600;
 
 /** Options of {@link createUploadService}. */
 export interface UploadServiceOptions {
@@ -77,141 +51,23 @@ export interface UploadServiceOptions {
    * service checks every upload's bytes itself; see `completeUpload`.
    */
   store: ObjectStore;
-  /** Default {@link DEFAULT_UPLOAD_POLICY}. */
+  /**
+   * Whether a principal has a session (your sessions table, looked up in the principal's own
+   * namespace). The service never authenticates: its caller passes the principal it authenticated.
+   */
+  sessionExists: SessionExists;
+  /** Default: the design document's policy (`createUploadPolicy()`). */
   policy?: UploadPolicy;
   /** Default: a {@link createMemoryQuotaLedger} (race-free within this process only). */
   quota?: QuotaLedger;
-  auth: UploadAuth;
   /** Upload URL lifetime in seconds; default 900 (15 minutes). */
   uploadExpiresInSeconds?: number;
   /** Download URL lifetime in seconds; default 3600 (1 hour). */
   downloadExpiresInSeconds?: number;
-  /**
-   * Where `handleUploadRequest` reports unexpected (INTERNAL) failures, and where refused uploads
-   * are reported; default `consoleLogger`.
-   */
+  /** Where refused uploads are reported; default `consoleLogger`. */
   logger?: Logger;
   /** Clock in ms (URL expiry, the records' clean-up, the default ledger's); default `Date.now`. */
   now?: () => number;
-}
-
-/** A request for an upload URL, on behalf of an authenticated principal. */
-export interface UploadRequest {
-  principal: Principal;
-  sessionId: string;
-  filename: string;
-  contentType: string;
-  fileSize: number;
-  /** Hex SHA-256 of the file; when given, the URL binds it and the uploader must send it. */
-  sha256?: string;
-}
-
-/** A signed upload: where and how to PUT the file. */
-export interface UploadGrant {
-  /** PUT the file here… */
-  url: string;
-  /** …with exactly these headers (content-type, content-length, and the checksum when bound). */
-  headers: Record<string, string>;
-  /** The store key the file will have. */
-  key: string;
-  expiresIn: number;
-}
-
-/** One upload of a session, as listed. */
-export interface UploadInfo {
-  filename: string;
-  size: number;
-  /** `1.0 MiB` (1,024-byte units, named as such). */
-  sizeFormatted: string;
-  lastModified: Date;
-}
-
-/** A signed download URL; it serves the file as an attachment. */
-export interface DownloadGrant {
-  url: string;
-  expiresIn: number;
-}
-
-/** A session's usage against its limit. */
-export interface SessionUsage extends QuotaUsage {
-  limitBytes: number;
-}
-
-/** The upload service; see {@link createUploadService}. */
-export interface UploadService {
-  readonly policy: UploadPolicy;
-  readonly store: ObjectStore;
-  /**
-   * The principal of an `Authorization: Bearer <key>` header value (a `Headers.get()` result
-   * passes as it is); UNAUTHORIZED otherwise.
-   */
-  authenticate(authorization: string | null | undefined, options?: OperationOptions): Promise<Principal>;
-  /** Checks the file and the quota, reserves its size, and signs a URL that binds what was checked. */
-  requestUpload(request: UploadRequest, options?: OperationOptions): Promise<UploadGrant>;
-  /**
-   * Verifies a landed upload and counts it: where the store checks the bound SHA-256 itself
-   * (AWS S3, the fs signer) the signed size is enough; elsewhere (Ceph RGW 16) the stored object
-   * is hashed (streamed) and compared with what its URL bound. A mismatch is deleted and thrown
-   * as INTEGRITY (`UPLOAD_MISMATCH`); nothing landed is NOT_FOUND (`UPLOAD_NOT_FOUND`).
-   */
-  completeUpload(
-    principal: Principal,
-    sessionId: string,
-    filename: string,
-    options?: OperationOptions,
-  ): Promise<UploadInfo>;
-  /**
-   * The session's verified uploads, in key order; only files written under its uploads prefix.
-   * Uploads nobody completed are verified here first (a refused one is deleted, never listed),
-   * and the ledger is reconciled with what the listing found.
-   */
-  listUploads(principal: Principal, sessionId: string, options?: OperationOptions): Promise<UploadInfo[]>;
-  /** A download URL of a verified upload; an unverified one is verified first. */
-  requestDownload(
-    principal: Principal,
-    sessionId: string,
-    filename: string,
-    options?: OperationOptions,
-  ): Promise<DownloadGrant>;
-  /** Bytes used and reserved in a session, against its limit. */
-  usage(principal: Principal, sessionId: string, options?: OperationOptions): Promise<SessionUsage>;
-  /**
-   * Removes everything under the session's prefix (uploads, their records, `session.json`,
-   * `diff.txt`: the layout's "simple recursive deletion"); the ledger follows. Revokes every
-   * upload URL handed out for the session before: their reservations end at once, a URL being
-   * handed out meanwhile is refused (CONFLICT `UPLOADS_REVOKED`), and what a revoked URL writes
-   * is refused (FORBIDDEN `UPLOAD_REVOKED`): at the PUT where the store asks
-   * ({@link UploadService.checkDirectUpload}), else at completion or the first listing, and
-   * deleted. Needs no session: call it before or after removing the session itself (a session
-   * being deleted should already refuse `sessionExists`, so that no new URL is handed out for it
-   * meanwhile). Only `principal`'s namespace is touched.
-   */
-  deleteSessionUploads(
-    principal: Principal,
-    sessionId: string,
-    options?: OperationOptions,
-  ): Promise<SessionDeletion>;
-  /**
-   * The retention sweep: deletes uploads last modified more than `olderThanDays` days ago,
-   * across every session of the store (with `dryRun`, only reports them); the ledger follows.
-   * For an app's periodic sweeper.
-   */
-  sweepUploads(options: SweepUploadsOptions): Promise<SweepUploadsResult>;
-  /**
-   * Whether an upload through a signed URL may be stored: resolves when the URL is one the service
-   * handed out and has not revoked; FORBIDDEN (`UPLOAD_REVOKED`) otherwise. For a store whose
-   * PUTs the app serves itself: the file-system store's `directUrls.checkUpload`.
-   */
-  checkDirectUpload(upload: DirectUploadGrant, options?: OperationOptions): Promise<void>;
-  /**
-   * The upload API over HTTP (paths as the design document names them), a fetch-style handler:
-   * `POST /agents/artifacts/upload-url`, `POST /agents/artifacts/complete` and
-   * `GET /agents/artifacts/policy` (Stowage's additions), `GET /agents/{sessionId}/artifacts`, `GET /agents/{sessionId}/artifacts/{filename}/download`,
-   * Bearer API keys, JSON bodies, errors in core's wire format (`errorResponse`). Mount it at
-   * `/agents/*`. When the caller has authenticated the request already (an app's middleware),
-   * it passes `{ principal }` and the handler does not authenticate again. Never throws.
-   */
-  handleUploadRequest(request: Request, context?: UploadRequestContext): Promise<Response>;
 }
 
 function invalidOption(message: string): StowageError {
@@ -220,18 +76,22 @@ function invalidOption(message: string): StowageError {
 
 function lifetime(what: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || value < 1 || value > MAX_SIGNED_URL_SECONDS) {
+  if (!Number.isSafeInteger(value) || value < 1 || value > MAX_URL_SECONDS) {
     throw invalidOption(
-      `${what} must be an integer from 1 to ${MAX_SIGNED_URL_SECONDS}, got ${describeValue(value)}`,
+      `${what} must be an integer from 1 to ${MAX_URL_SECONDS}, got ${describeValue(value)}`,
     );
   }
   return value;
 }
 
 function validateOptions(options: UploadServiceOptions): void {
-  if (typeof options?.auth?.authenticate !== "function" || typeof options.auth.sessionExists !== "function") {
+  if (typeof options?.sessionExists !== "function") {
+    // Until the caller authenticated, this was `auth: { authenticate, sessionExists }`.
+    const former = typeof options === "object" && options !== null && "auth" in options;
     throw invalidOption(
-      "auth must have authenticate(apiKey) and sessionExists(principal, sessionId) functions",
+      former
+        ? "auth is gone: authenticate the caller yourself and pass sessionExists(principal, sessionId)"
+        : `sessionExists must be a function (principal, sessionId) → boolean, got ${describeValue(options?.sessionExists)}`,
     );
   }
   const { store } = options;
@@ -303,7 +163,7 @@ function verifiedObject(verdict: UploadVerdict, filename: string, sessionId: str
 /** What the service's operations share, built once by {@link createUploadService}. */
 interface ServiceContext {
   store: ObjectStore;
-  auth: UploadAuth;
+  sessionExists: SessionExists;
   policy: UploadPolicy;
   quota: QuotaLedger;
   verifier: UploadVerifier;
@@ -323,17 +183,17 @@ async function authorize(
   signal?: AbortSignal,
 ): Promise<Principal> {
   if (principal === undefined || principal === null) {
-    throw new StowageError("UNAUTHORIZED", "no authenticated principal; authenticate the API key first");
+    throw new StowageError("UNAUTHORIZED", "no authenticated principal: authenticate the caller first");
   }
   assertPrincipal(principal);
   assertSafeId(sessionId, "sessionId");
   throwIfAborted(signal, "authorize");
   const caller: Principal = { kind: principal.kind, id: principal.id };
-  const exists = await ctx.auth.sessionExists(caller, sessionId, withSignal(signal));
+  const exists = await ctx.sessionExists(caller, sessionId, withSignal(signal));
   if (typeof exists !== "boolean") {
     throw new StowageError(
       "INTERNAL",
-      `auth.sessionExists returned ${describeValue(exists)} for ${describeValue(sessionId)}, not a boolean`,
+      `sessionExists returned ${describeValue(exists)} for ${describeValue(sessionId)}, not a boolean`,
     );
   }
   if (!exists) {
@@ -629,15 +489,16 @@ async function checkGrant(ctx: ServiceContext, upload: DirectUploadGrant, signal
 }
 
 /**
- * The backend side of uploads over any ObjectStore with direct URLs: checks the caller, that the
- * session exists in the caller's own namespace, the file against the policy and the session's
- * quota, then hands out a URL whose signature binds size, type and checksum, and records what it
- * bound. The bytes go straight to storage; an upload counts once it is verified (on completion or
- * on listing). Deleting a session's uploads revokes its URLs (see `deleteSessionUploads`).
+ * The backend side of uploads over any ObjectStore with direct URLs: for a principal its caller
+ * authenticated, checks that the session exists in that principal's own namespace, the file
+ * against the policy and the session's quota, then hands out a URL whose signature binds size,
+ * type and checksum, and records what it bound. The bytes go straight to storage; an upload counts
+ * once it is verified (on completion or on listing). Deleting a session's uploads revokes its URLs
+ * (see `deleteSessionUploads`). `handleUploadRequest` serves it over HTTP.
  */
 export function createUploadService(options: UploadServiceOptions): UploadService {
   validateOptions(options);
-  const { store, auth } = options;
+  const { store, sessionExists } = options;
   const uploadSeconds = lifetime(
     "uploadExpiresInSeconds",
     options.uploadExpiresInSeconds,
@@ -655,22 +516,11 @@ export function createUploadService(options: UploadServiceOptions): UploadServic
   const source = uploadUsageSource(store);
   const verifier = createUploadVerifier({ store, quota, now, logger });
   const retention = createUploadRetention({ store, quota, now });
-  const ctx: ServiceContext = { store, auth, policy, quota, verifier, source, now, uploadSeconds };
+  const ctx: ServiceContext = { store, sessionExists, policy, quota, verifier, source, now, uploadSeconds };
 
-  const service: Omit<UploadService, "handleUploadRequest"> = {
+  return Object.freeze({
     policy,
     store,
-
-    async authenticate(authorization, { signal } = {}) {
-      const apiKey = parseBearerToken(authorization);
-      throwIfAborted(signal, "authenticate");
-      const principal = await auth.authenticate(apiKey, withSignal(signal));
-      if (principal === null || principal === undefined) {
-        throw new StowageError("UNAUTHORIZED", "invalid or revoked API key");
-      }
-      assertPrincipal(principal);
-      return principal;
-    },
 
     requestUpload: (request, { signal } = {}) => grantUpload(ctx, request, signal),
 
@@ -697,7 +547,5 @@ export function createUploadService(options: UploadServiceOptions): UploadServic
     sweepUploads: (sweepOptions) => retention.sweep(sweepOptions),
 
     checkDirectUpload: (upload, { signal } = {}) => checkGrant(ctx, upload, signal),
-  };
-  const handleUploadRequest = createUploadHandler(service, logger);
-  return Object.freeze({ ...service, handleUploadRequest });
+  } satisfies UploadService);
 }

@@ -6,9 +6,10 @@ import { sha256Hex } from "@stowage/core";
 import { tempDirectory } from "@stowage/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { uploadFile, uploadFiles } from "../src/agent/index.js";
-import { createUploadPolicy, createUploadService, uploadDownloadPath, uploadListPath } from "../src/index.js";
+import { createUploadPolicy, createUploadService } from "../src/index.js";
+import { uploadDownloadPath, uploadListPath } from "../src/protocol.js";
 import { emptyStore, rgwSkipReason, rgwStore } from "./support/rgw.js";
-import { createTestKeys } from "./support/test-keys.js";
+import { createTestKeys, mountUploadApi } from "./support/test-keys.js";
 import { startFetchServer } from "./support/upload-server.js";
 
 const store = rgwStore("agent-upload");
@@ -21,14 +22,10 @@ const uploads = createUploadService({
   store,
   // The server's own limit is below the agent's default one: the server decides.
   policy: createUploadPolicy({ maxFileSizeBytes: 1024 * 1024 }),
-  auth: {
-    authenticate: apiKeys.authenticate,
-    sessionExists: (principal, id) =>
-      principal.kind === "user" && principal.id === "alice" && id === sessionId,
-  },
+  sessionExists: (principal, id) => principal.kind === "user" && principal.id === "alice" && id === sessionId,
 });
-// The service's own handler, mounted as an app mounts it.
-const api = await startFetchServer(uploads.handleUploadRequest);
+// The package's handler, mounted as an app mounts it (after its own authentication).
+const api = await startFetchServer(mountUploadApi(uploads, apiKeys));
 const dir = await tempDirectory("stowage-agent-");
 
 describe.skipIf(rgwSkipReason !== undefined)("agent uploads through a real API server to Ceph RGW", () => {

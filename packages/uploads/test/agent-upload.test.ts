@@ -8,7 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { uploadFile, uploadFiles } from "../src/agent/index.js";
-import { createUploadPolicy, UPLOAD_COMPLETE_PATH, UPLOAD_URL_PATH } from "../src/index.js";
+import { createUploadPolicy } from "../src/index.js";
+import { UPLOAD_COMPLETE_PATH, UPLOAD_URL_PATH } from "../src/protocol.js";
 
 interface Seen {
   method: string;

@@ -71,10 +71,7 @@ function serviceOn(
     ...(quota ? { quota } : {}),
     // 100 bytes a session: one revoked URL that still counted would leave no room for the next.
     policy: createUploadPolicy({ maxFileSizeBytes: 100, maxTotalSizeBytes: 100 }),
-    auth: {
-      authenticate: () => null,
-      sessionExists: (principal, id) => sessions.has(`${principal.kind}:${principal.id}/${id}`),
-    },
+    sessionExists: (principal, id) => sessions.has(`${principal.kind}:${principal.id}/${id}`),
     now,
     logger: recordingLogger([]).logger,
   });

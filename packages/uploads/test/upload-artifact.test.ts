@@ -13,14 +13,15 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
   createUploadArtifactTool,
-  fetchUploadPolicy,
   loadUploadArtifactTool,
   uploadArtifact,
   uploadArtifactSdkTool,
   uploadArtifacts,
-  uploadArtifactToolDescription,
 } from "../src/agent/index.js";
-import { createUploadPolicy, UPLOAD_POLICY_PATH } from "../src/index.js";
+import { uploadArtifactToolDescription } from "../src/agent/tool-description.js";
+import { fetchUploadPolicy } from "../src/agent/upload-policy-source.js";
+import { createUploadPolicy } from "../src/index.js";
+import { UPLOAD_POLICY_PATH } from "../src/protocol.js";
 import { startUploadApi } from "./support/upload-api.js";
 import { startFetchServer } from "./support/upload-server.js";
 

@@ -1,7 +1,8 @@
 import type { Principal } from "@stowage/core";
-// The upload API over real HTTP: the service's own handler mounted on a node:http server, with
-// the file-system store's signed URLs served beside it, as an app with no S3 mounts them.
-// `artifacts` in paths, keys and bodies is the design document's wire name.
+// The upload API over real HTTP: the package's handler mounted on a node:http server behind the
+// app's own authentication (test keys standing in for it), with the file-system store's signed
+// URLs served beside it, as an app with no S3 mounts them. `artifacts` in paths, keys and bodies
+// is the design document's wire name.
 
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -13,16 +14,20 @@ import { describe, expect, it } from "vitest";
 import { uploadFile } from "../src/agent/index.js";
 import {
   createUploadService,
-  UPLOAD_COMPLETE_PATH,
-  UPLOAD_URL_PATH,
+  handleUploadRequest,
   type UploadListResponseBody,
   type UploadUrlResponseBody,
+} from "../src/index.js";
+import {
+  UPLOAD_COMPLETE_PATH,
+  UPLOAD_POLICY_PATH,
+  UPLOAD_URL_PATH,
   uploadDownloadPath,
   uploadListPath,
-} from "../src/index.js";
+} from "../src/protocol.js";
 import { HOSTILE_FILENAMES } from "./support/filenames.js";
 import { type RawResponse, rawRequest } from "./support/raw-request.js";
-import { createTestKeys } from "./support/test-keys.js";
+import { createTestKeys, mountUploadApi } from "./support/test-keys.js";
 import { type FetchHandler, startFetchServer } from "./support/upload-server.js";
 
 const alice: Principal = { kind: "user", id: "alice" };
@@ -31,6 +36,7 @@ const bob: Principal = { kind: "user", id: "bob" };
 const sessions = new Set(["user:alice/s1", "user:bob/s1", "user:bob/s2"]);
 const apiKeys = createTestKeys();
 const warnings: RecordedWarning[] = [];
+const { logger } = recordingLogger(warnings);
 const root = await tempDirectory("stowage-upload-handler-");
 const files = await tempDirectory("stowage-upload-files-");
 
@@ -43,24 +49,22 @@ const store = createFsObjectStore({
 });
 const uploads = createUploadService({
   store,
-  auth: {
-    authenticate: apiKeys.authenticate,
-    sessionExists: (principal, id) => {
-      if (id === "explodes") throw new Error("database password=hunter2 at db.ts:12");
-      return sessions.has(`${principal.kind}:${principal.id}/${id}`);
-    },
+  sessionExists: (principal, id) => {
+    if (id === "explodes") throw new Error("database password=hunter2 at db.ts:12");
+    return sessions.has(`${principal.kind}:${principal.id}/${id}`);
   },
-  logger: recordingLogger(warnings).logger,
+  logger,
 });
+const api = mountUploadApi(uploads, apiKeys, logger);
 handle = (request) => {
   const { pathname } = new URL(request.url);
   if (pathname.startsWith("/direct/")) return store.handleDirectRequest!(request);
-  // As an app whose own middleware authenticated the caller mounts it: a fixed principal.
+  // A caller whose own authentication said "bob", whatever the request's headers say.
   if (pathname.startsWith("/as-bob/")) {
     const inner = new Request(new URL(pathname.slice("/as-bob".length), request.url), request);
-    return uploads.handleUploadRequest(inner, { principal: bob });
+    return handleUploadRequest(uploads, inner, { principal: bob });
   }
-  return uploads.handleUploadRequest(request);
+  return api(request);
 };
 
 const aliceKey = (await apiKeys.issue(alice)).apiKey;
@@ -156,31 +160,37 @@ describe("the upload API over HTTP", () => {
     expect(grant.headers).toMatchObject({ "content-type": "image/png", "content-length": "5" });
   });
 
-  it("refuses a caller without a valid key before reading anything else", async () => {
+  it("called without a principal, answers 401 UNAUTHORIZED before reading anything else", async () => {
     const before = await storedKeys();
-    const cases: [Record<string, string>, string][] = [
-      [{}, "no Authorization header"],
-      [{ authorization: "Basic YWxpY2U6c2VjcmV0" }, "another scheme"],
-      [{ authorization: "Bearer stw_AAAAAAAAAAAA_" + "A".repeat(43) }, "an unknown key"],
-      [{ authorization: `Bearer ${aliceKey}x` }, "a longer key"],
-      [{ authorization: `Bearer ${"x".repeat(10_000)}` }, "an oversized header"],
+    const contexts: [unknown, string][] = [
+      [undefined, "no context"],
+      [{}, "a context without a principal"],
+      [{ principal: undefined }, "an undefined principal"],
+      [{ principal: null }, "a null principal"],
     ];
-    for (const [headers, why] of cases) {
+    for (const [context, why] of contexts) {
       for (const path of [
         UPLOAD_URL_PATH,
         UPLOAD_COMPLETE_PATH,
+        UPLOAD_POLICY_PATH,
         uploadListPath("s1"),
         uploadDownloadPath("s1", "shot.png"),
       ]) {
         const method = path === UPLOAD_URL_PATH || path === UPLOAD_COMPLETE_PATH ? "POST" : "GET";
-        const response = await rawRequest(server.url, {
+        // A valid key in the header changes nothing: the handler never reads it.
+        const request = new Request(new URL(path, server.url), {
           method,
-          path,
-          headers: { ...headers, "content-type": "application/json" },
+          headers: json,
           ...(method === "POST" ? { body: JSON.stringify(goodBody) } : {}),
         });
-        expect({ why, path, status: response.status }).toEqual({ why, path, status: 401 });
-        expectRefusal(response, 401, "UNAUTHORIZED");
+        const response = await handleUploadRequest(uploads, request, context as never);
+        expect(response.headers.get("content-type")).toMatch(/^application\/json/);
+        expect({ why, path, status: response.status, body: await response.json() }).toEqual({
+          why,
+          path,
+          status: 401,
+          body: { error: expect.any(String), code: "UNAUTHORIZED" },
+        });
       }
     }
     expect(await storedKeys()).toEqual(before);
@@ -246,8 +256,8 @@ describe("the upload API over HTTP", () => {
     );
   });
 
-  it("takes the caller's principal when its middleware authenticated the request", async () => {
-    // No Authorization header at all: the app said who this is.
+  it("acts for the principal its caller passes, whatever the request's Authorization header says", async () => {
+    // No Authorization header at all: the caller said who this is.
     const response = await rawRequest(server.url, {
       method: "POST",
       path: `/as-bob${UPLOAD_URL_PATH}`,
@@ -258,10 +268,25 @@ describe("the upload API over HTTP", () => {
     expect(JSON.parse(response.body)).toMatchObject({ key: "sessions/user/bob/s2/artifacts/from-app.png" });
     const listed = await rawRequest(server.url, { method: "GET", path: `/as-bob${uploadListPath("s2")}` });
     expect(listed.status).toBe(200);
-    // An app that passes something else is answered as its own bug: INTERNAL, 500.
-    const broken = await uploads.handleUploadRequest(new Request(new URL(uploadListPath("s2"), server.url)), {
-      principal: { kind: "team", id: "x" } as never,
+    // Alice's key in the header: still bob's session s2 (alice has none), never alice's s1.
+    const withAlicesKey = await rawRequest(server.url, {
+      method: "POST",
+      path: `/as-bob${UPLOAD_URL_PATH}`,
+      headers: json,
+      body: JSON.stringify({ ...goodBody, filename: "from-app.png" }),
     });
+    expect(JSON.parse(withAlicesKey.body)).toMatchObject({
+      key: "sessions/user/bob/s1/artifacts/from-app.png",
+    });
+    // A caller that passes something else is answered as its own bug: INTERNAL, 500.
+    const broken = await handleUploadRequest(
+      uploads,
+      new Request(new URL(uploadListPath("s2"), server.url)),
+      {
+        principal: { kind: "team", id: "x" } as never,
+        logger,
+      },
+    );
     expect(broken.status).toBe(500);
     expect(await broken.json()).toMatchObject({ code: "INTERNAL" });
   });

@@ -40,10 +40,7 @@ describe("the retention sweep", () => {
     };
     const uploads = createUploadService({
       store,
-      auth: {
-        authenticate: () => null,
-        sessionExists: (principal, id) => principal.id === "alice" && id === "s1",
-      },
+      sessionExists: (principal, id) => principal.id === "alice" && id === "s1",
     });
     // An upload 40 days old, then a sweep of uploads older than 30 days.
     await fsStore.put(KEY, bytes("old screenshot"));

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { startDirectorySwapper, tempDirectory } from "@stowage/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { uploadFile } from "../src/agent/index.js";
-import { UPLOAD_COMPLETE_PATH } from "../src/index.js";
+import { UPLOAD_COMPLETE_PATH } from "../src/protocol.js";
 
 /** Bounds of the race: this many uploads, or this long, whichever ends first. */
 const MAX_UPLOADS = 3_000;

@@ -7,10 +7,10 @@ import { StowageError, sha256Hex } from "@stowage/core";
 import { expectStowageError } from "@stowage/core/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import { createUploadPolicy } from "../src/upload-policy.js";
-import { createUploadService, type UploadGrant, type UploadServiceOptions } from "../src/upload-service.js";
+import { createUploadService, type UploadServiceOptions } from "../src/upload-service.js";
+import type { UploadGrant } from "../src/upload-service-types.js";
 import { HOSTILE_FILENAMES } from "./support/filenames.js";
 import { emptyStore, rgwSkipReason, rgwStore } from "./support/rgw.js";
-import { createTestKeys } from "./support/test-keys.js";
 
 const KIB = 1024;
 const store = rgwStore("upload-service");
@@ -18,7 +18,6 @@ const alice: Principal = { kind: "user", id: "alice" };
 const bob: Principal = { kind: "user", id: "bob" };
 const acme: Principal = { kind: "org", id: "acme" };
 const sessions = new Set<string>();
-const apiKeys = createTestKeys();
 
 /** A new session in `owner`'s namespace. */
 function newSession(owner: Principal): string {
@@ -30,10 +29,7 @@ function newSession(owner: Principal): string {
 function uploadsWith(options: Partial<UploadServiceOptions> = {}) {
   return createUploadService({
     store,
-    auth: {
-      authenticate: apiKeys.authenticate,
-      sessionExists: (principal, id) => sessions.has(`${principal.kind}:${principal.id}/${id}`),
-    },
+    sessionExists: (principal, id) => sessions.has(`${principal.kind}:${principal.id}/${id}`),
     ...options,
   });
 }
@@ -268,13 +264,6 @@ describe.skipIf(rgwSkipReason !== undefined)("uploads on Ceph RGW", () => {
     expect((await uploads.listUploads(alice, sessionId)).map((item) => item.filename)).toEqual([
       "private.txt",
     ]);
-  });
-
-  it("resolves principals from Bearer API keys", async () => {
-    const { apiKey } = await apiKeys.issue(alice);
-    expect(await uploads.authenticate(`Bearer ${apiKey}`)).toEqual(alice);
-    await expectStowageError(uploads.authenticate(`Bearer ${apiKey.slice(0, -1)}x`), "UNAUTHORIZED");
-    await expectStowageError(uploads.authenticate(undefined), "UNAUTHORIZED");
   });
 
   it("a same-length upload of other bytes with the signed checksum header is stored by RGW 16, refused at completion and never served", async () => {

@@ -8,7 +8,8 @@ import {
 } from "@stowage/core";
 import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
-import { createUploadService, type UploadAuth } from "../src/upload-service.js";
+import { createUploadService } from "../src/upload-service.js";
+import type { SessionExists } from "../src/upload-service-types.js";
 import { HOSTILE_FILENAMES } from "./support/filenames.js";
 
 /**
@@ -36,13 +37,10 @@ function unreachableStore(): ObjectStore {
 
 const store = unreachableStore();
 const alice: Principal = { kind: "user", id: "alice" };
-const auth: UploadAuth = {
-  authenticate: (key) => (key === "good" ? alice : null),
-  // Alice has s1; "broken" makes the app's callback answer something that is not a boolean.
-  sessionExists: (principal, id) =>
-    id === "broken" ? ("yes" as never) : principal.kind === "user" && principal.id === "alice" && id === "s1",
-};
-const uploads = createUploadService({ store, auth });
+// Alice has s1; "broken" makes the app's callback answer something that is not a boolean.
+const sessionExists: SessionExists = (principal, id) =>
+  id === "broken" ? ("yes" as never) : principal.kind === "user" && principal.id === "alice" && id === "s1";
+const uploads = createUploadService({ store, sessionExists });
 const request = {
   principal: alice,
   sessionId: "s1",
@@ -53,17 +51,17 @@ const request = {
 
 describe("createUploadService without storage", () => {
   it.each([
-    ["no auth", { store }],
-    ["auth without sessionExists", { store, auth: { authenticate: () => null } }],
+    ["no sessionExists", { store }],
+    ["a sessionExists that is not a function", { store, sessionExists: true }],
     [
-      "auth with the former sessionOwner",
-      { store, auth: { authenticate: () => null, sessionOwner: () => null } },
+      "the former auth option (the caller authenticates now)",
+      { store, auth: { authenticate: () => null, sessionExists } },
     ],
-    ["a clock that is not a function", { store, auth, now: 5 }],
-    ["no store", { auth }],
-    ["a store without direct uploads", { store: createMemoryObjectStore(), auth }],
-    ["an upload lifetime of 0", { store, auth, uploadExpiresInSeconds: 0 }],
-    ["a download lifetime over 7 days", { store, auth, downloadExpiresInSeconds: 8 * 86_400 }],
+    ["a clock that is not a function", { store, sessionExists, now: 5 }],
+    ["no store", { sessionExists }],
+    ["a store without direct uploads", { store: createMemoryObjectStore(), sessionExists }],
+    ["an upload lifetime of 0", { store, sessionExists, uploadExpiresInSeconds: 0 }],
+    ["a download lifetime over 7 days", { store, sessionExists, downloadExpiresInSeconds: 8 * 86_400 }],
   ])("rejects %s", async (_why, options) => {
     await expectStowageError(() => createUploadService(options as never), "INVALID_INPUT");
   });
@@ -129,12 +127,16 @@ describe("createUploadService without storage", () => {
     );
   });
 
-  it("authenticates Bearer keys through auth.authenticate", async () => {
-    expect(await uploads.authenticate("Bearer good")).toEqual(alice);
-    await expectStowageError(() => uploads.authenticate("Bearer bad"), "UNAUTHORIZED");
-    await expectStowageError(() => uploads.authenticate(undefined), "UNAUTHORIZED");
-    await expectStowageError(() => uploads.authenticate(null), "UNAUTHORIZED");
-    await expectStowageError(() => uploads.authenticate("Basic good"), "UNAUTHORIZED");
+  it("never authenticates: it acts for the principal its caller passes, UNAUTHORIZED without one", async () => {
+    expect(Object.keys(uploads)).not.toContain("authenticate");
+    expect(Object.keys(uploads)).not.toContain("handleUploadRequest");
+    for (const missing of [undefined, null]) {
+      const principal = missing as never;
+      await expectStowageError(() => uploads.completeUpload(principal, "s1", "a.png"), "UNAUTHORIZED");
+      await expectStowageError(() => uploads.listUploads(principal, "s1"), "UNAUTHORIZED");
+      await expectStowageError(() => uploads.requestDownload(principal, "s1", "a.png"), "UNAUTHORIZED");
+      await expectStowageError(() => uploads.usage(principal, "s1"), "UNAUTHORIZED");
+    }
   });
 
   it("an aborted signal stops a request before storage", async () => {

@@ -54,10 +54,7 @@ describe("uploads on a store that does not check the bound SHA-256", () => {
     warnings.length = 0;
     uploads = createUploadService({
       store,
-      auth: {
-        authenticate: () => null,
-        sessionExists: (principal, id) => sessions.has(`${principal.kind}:${principal.id}/${id}`),
-      },
+      sessionExists: (principal, id) => sessions.has(`${principal.kind}:${principal.id}/${id}`),
       now: () => clock,
       logger: recordingLogger(warnings).logger,
     });
@@ -330,7 +327,7 @@ describe("uploads on a store that checks the bound SHA-256 itself", () => {
     };
     const uploads = createUploadService({
       store,
-      auth: { authenticate: () => null, sessionExists: () => true },
+      sessionExists: () => true,
       now: () => clock,
     });
     const grantFor = (filename: string, body: Uint8Array) =>

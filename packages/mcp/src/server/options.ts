@@ -27,7 +27,7 @@ export interface McpUploads {
   apiBase: string;
   /** An API key of the session's principal (`Authorization: Bearer`). */
   apiKey: string;
-  /** The policy the tool describes and checks before sending. Default `DEFAULT_UPLOAD_POLICY`; the server checks its own. */
+  /** The policy the tool describes and checks before sending. Default: the design document's (`createUploadPolicy()`); the server checks its own. */
   policy?: UploadPolicy;
   /** Makes the requests. Default the global `fetch`; in one process, a handler such as `(request) => app.fetch(request)`. */
   fetch?: typeof fetch;

@@ -1,5 +1,5 @@
 import { StowageError } from "@stowage/core";
-import { DEFAULT_UPLOAD_POLICY, formatSize } from "@stowage/uploads";
+import { createUploadPolicy, formatSize } from "@stowage/uploads";
 import { uploadFile } from "@stowage/uploads/agent";
 import { z } from "zod";
 import type { McpSession, McpUploads } from "../server/options.js";
@@ -30,7 +30,7 @@ const UploadArtifactInput = z.strictObject({
  */
 export function uploadArtifactTool(session: McpSession, uploads: McpUploads): McpTool {
   const { root, apiBase, apiKey } = uploads;
-  const policy = uploads.policy ?? DEFAULT_UPLOAD_POLICY;
+  const policy = uploads.policy ?? createUploadPolicy();
   return {
     definition: {
       name: "upload_artifact",

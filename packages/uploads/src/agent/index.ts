@@ -1,15 +1,12 @@
 // The agent side: what a devbox runs to upload files. It loads only Node and @stowage/core (the
 // import-graph test proves it); the policy it checks against comes from `@stowage/uploads`.
-export { type AgentUploadEnv, agentUploadOptionsFromEnv } from "./agent-env.js";
 export type { UploadProgress } from "./file-body.js";
-export { uploadArtifactToolDescription } from "./tool-description.js";
 export { type UploadArtifactOptions, uploadArtifact, uploadArtifacts } from "./upload-artifact.js";
 export {
   createUploadArtifactTool,
   type LoadUploadArtifactToolOptions,
   loadUploadArtifactTool,
   type McpCallToolResult,
-  UPLOAD_ARTIFACT_TOOL_NAME,
   type UploadArtifactInputSchema,
   type UploadArtifactTool,
   type UploadArtifactToolOptions,
@@ -24,4 +21,3 @@ export {
   uploadFile,
   uploadFiles,
 } from "./upload-file.js";
-export { type FetchUploadPolicyOptions, fetchUploadPolicy } from "./upload-policy-source.js";

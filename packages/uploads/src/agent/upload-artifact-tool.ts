@@ -10,7 +10,7 @@ import type { UploadFileResult } from "./upload-file.js";
 import { fetchUploadPolicy, localUploadPolicy } from "./upload-policy-source.js";
 
 /** The tool's name, as the design document gives it: what the model calls. */
-export const UPLOAD_ARTIFACT_TOOL_NAME = "UploadArtifact";
+const UPLOAD_ARTIFACT_TOOL_NAME = "UploadArtifact";
 
 /** The JSON Schema of the tool's one parameter. */
 export interface UploadArtifactInputSchema {
@@ -42,7 +42,7 @@ export type McpCallToolResult = {
  * definition, exactly the shape of an MCP `tools/list` entry; `run` and `callMcp` execute it.
  */
 export interface UploadArtifactTool {
-  readonly name: typeof UPLOAD_ARTIFACT_TOOL_NAME;
+  readonly name: "UploadArtifact";
   readonly description: string;
   readonly inputSchema: UploadArtifactInputSchema;
   /** The policy the description states and the handler checks files against before any request. */
@@ -228,7 +228,7 @@ export function uploadArtifactSdkTool<Z extends ZodStringFactory>(
   z: Z,
   options: UploadArtifactToolOptions = {},
 ): {
-  name: typeof UPLOAD_ARTIFACT_TOOL_NAME;
+  name: "UploadArtifact";
   description: string;
   inputSchema: { filePath: ReturnType<Z["string"]> };
   handler: (args: { filePath?: unknown }, extra: unknown) => Promise<McpCallToolResult>;

@@ -2,10 +2,13 @@ import type { Principal } from "@stowage/core";
 import { createFsObjectStore, type FsObjectStore } from "@stowage/storage-fs";
 import { tempDirectory } from "@stowage/test-support";
 import { createUploadService, type UploadPolicy, type UploadService } from "../../src/index.js";
-import { createTestKeys } from "./test-keys.js";
+import { createTestKeys, mountUploadApi } from "./test-keys.js";
 import { startFetchServer } from "./upload-server.js";
 
-/** The upload API on 127.0.0.1, as an app without S3 serves it: the service's handler and fs direct URLs. */
+/**
+ * The upload API on 127.0.0.1, as an app without S3 serves it: its own authentication, the
+ * handler, and fs direct URLs.
+ */
 export interface UploadApi {
   /** The server's base URL, ending in `/`. */
   url: string;
@@ -30,7 +33,7 @@ export async function startUploadApi(
   const server = await startFetchServer((request) =>
     new URL(request.url).pathname.startsWith("/direct/")
       ? store!.handleDirectRequest!(request)
-      : uploads!.handleUploadRequest(request),
+      : mountUploadApi(uploads!, apiKeys)(request),
   );
   store = createFsObjectStore({
     root: await tempDirectory("stowage-upload-api-"),
@@ -39,10 +42,7 @@ export async function startUploadApi(
   uploads = createUploadService({
     store,
     ...(options.policy ? { policy: options.policy } : {}),
-    auth: {
-      authenticate: apiKeys.authenticate,
-      sessionExists: (principal, id) => known.has(`${principal.kind}:${principal.id}/${id}`),
-    },
+    sessionExists: (principal, id) => known.has(`${principal.kind}:${principal.id}/${id}`),
   });
   return {
     url: server.url,

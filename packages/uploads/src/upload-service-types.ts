@@ -1,0 +1,128 @@
+import type { ObjectStore, OperationOptions, Principal } from "@stowage/core";
+import type { QuotaUsage } from "./quota-ledger.js";
+import type { UploadPolicy } from "./upload-policy.js";
+import type { SessionDeletion, SweepUploadsOptions, SweepUploadsResult } from "./upload-retention.js";
+import type { DirectUploadGrant } from "./upload-verification.js";
+
+// The upload service as its callers see it. Both the service (`upload-service.ts`) and the HTTP
+// handler over it (`upload-handler.ts`) import these; neither imports the other.
+
+/**
+ * Whether `principal` has a session `sessionId`. Sessions live in each principal's own namespace
+ * (as their keys do, `sessions/<user|org>/<id>/<sessionId>/…`): the same id may exist for two
+ * principals independently, and another principal's session is simply not there.
+ */
+export type SessionExists = (
+  principal: Principal,
+  sessionId: string,
+  options: OperationOptions,
+) => Promise<boolean> | boolean;
+
+/** A request for an upload URL, on behalf of a principal the caller authenticated. */
+export interface UploadRequest {
+  principal: Principal;
+  sessionId: string;
+  filename: string;
+  contentType: string;
+  fileSize: number;
+  /** Hex SHA-256 of the file; when given, the URL binds it and the uploader must send it. */
+  sha256?: string;
+}
+
+/** A signed upload: where and how to PUT the file. */
+export interface UploadGrant {
+  /** PUT the file here… */
+  url: string;
+  /** …with exactly these headers (content-type, content-length, and the checksum when bound). */
+  headers: Record<string, string>;
+  /** The store key the file will have. */
+  key: string;
+  expiresIn: number;
+}
+
+/** One upload of a session, as listed. */
+export interface UploadInfo {
+  filename: string;
+  size: number;
+  /** `1.0 MiB` (1,024-byte units, named as such). */
+  sizeFormatted: string;
+  lastModified: Date;
+}
+
+/** A signed download URL; it serves the file as an attachment. */
+export interface DownloadGrant {
+  url: string;
+  expiresIn: number;
+}
+
+/** A session's usage against its limit. */
+export interface SessionUsage extends QuotaUsage {
+  limitBytes: number;
+}
+
+/**
+ * The upload service; see `createUploadService`. Every method takes the principal its caller
+ * authenticated (the service checks that the session is in that principal's namespace, never who
+ * the caller is); `handleUploadRequest` serves it over HTTP.
+ */
+export interface UploadService {
+  readonly policy: UploadPolicy;
+  readonly store: ObjectStore;
+  /** Checks the file and the quota, reserves its size, and signs a URL that binds what was checked. */
+  requestUpload(request: UploadRequest, options?: OperationOptions): Promise<UploadGrant>;
+  /**
+   * Verifies a landed upload and counts it: where the store checks the bound SHA-256 itself
+   * (AWS S3, the fs signer) the signed size is enough; elsewhere (Ceph RGW 16) the stored object
+   * is hashed (streamed) and compared with what its URL bound. A mismatch is deleted and thrown
+   * as INTEGRITY (`UPLOAD_MISMATCH`); nothing landed is NOT_FOUND (`UPLOAD_NOT_FOUND`).
+   */
+  completeUpload(
+    principal: Principal,
+    sessionId: string,
+    filename: string,
+    options?: OperationOptions,
+  ): Promise<UploadInfo>;
+  /**
+   * The session's verified uploads, in key order; only files written under its uploads prefix.
+   * Uploads nobody completed are verified here first (a refused one is deleted, never listed),
+   * and the ledger is reconciled with what the listing found.
+   */
+  listUploads(principal: Principal, sessionId: string, options?: OperationOptions): Promise<UploadInfo[]>;
+  /** A download URL of a verified upload; an unverified one is verified first. */
+  requestDownload(
+    principal: Principal,
+    sessionId: string,
+    filename: string,
+    options?: OperationOptions,
+  ): Promise<DownloadGrant>;
+  /** Bytes used and reserved in a session, against its limit. */
+  usage(principal: Principal, sessionId: string, options?: OperationOptions): Promise<SessionUsage>;
+  /**
+   * Removes everything under the session's prefix (uploads, their records, `session.json`,
+   * `diff.txt`: the layout's "simple recursive deletion"); the ledger follows. Revokes every
+   * upload URL handed out for the session before: their reservations end at once, a URL being
+   * handed out meanwhile is refused (CONFLICT `UPLOADS_REVOKED`), and what a revoked URL writes
+   * is refused (FORBIDDEN `UPLOAD_REVOKED`): at the PUT where the store asks
+   * ({@link UploadService.checkDirectUpload}), else at completion or the first listing, and
+   * deleted. Needs no session: call it before or after removing the session itself (a session
+   * being deleted should already refuse `sessionExists`, so that no new URL is handed out for it
+   * meanwhile). Only `principal`'s namespace is touched.
+   */
+  deleteSessionUploads(
+    principal: Principal,
+    sessionId: string,
+    options?: OperationOptions,
+  ): Promise<SessionDeletion>;
+  /**
+   * The retention sweep: deletes uploads last modified more than `olderThanDays` days ago,
+   * across every session of the store (with `dryRun`, only reports them); the ledger follows.
+   * For an app's periodic sweeper.
+   */
+  sweepUploads(options: SweepUploadsOptions): Promise<SweepUploadsResult>;
+  /**
+   * Whether an upload through a signed URL may be stored: resolves when the URL is one the service
+   * handed out and has not revoked; FORBIDDEN (`UPLOAD_REVOKED`) otherwise. For a store whose
+   * PUTs the app serves itself: the file-system store's `directUrls.checkUpload`.
+   */
+  checkDirectUpload(upload: DirectUploadGrant, options?: OperationOptions): Promise<void>;
+}
