@@ -43,6 +43,9 @@ export function assertContentType(value: unknown, what = "contentType"): Content
     throw new StowageError(
       "INVALID_INPUT",
       `${what} must be a MIME type such as "image/png" or "text/plain; charset=utf-8", got ${describeValue(value)}`,
+      typeof value === "string" && value.length > MAX_CONTENT_TYPE_LENGTH
+        ? { details: { limit: MAX_CONTENT_TYPE_LENGTH } }
+        : {},
     );
   }
   return parsed;

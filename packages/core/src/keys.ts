@@ -6,6 +6,9 @@ export const MAX_KEY_BYTES = 1024;
 /** Longest single path segment accepted, in UTF-8 bytes (NAME_MAX on common file systems). */
 export const MAX_SEGMENT_BYTES = 255;
 
+const SEGMENT_TOO_LONG = `segment must be at most ${MAX_SEGMENT_BYTES} UTF-8 bytes`;
+const KEY_TOO_LONG = `must be at most ${MAX_KEY_BYTES} UTF-8 bytes`;
+
 const SLASH = 0x2f;
 const BACKSLASH = 0x5c;
 
@@ -29,7 +32,7 @@ function scanSegments(value: string, last: "whole" | "partial"): string | undefi
       if (length === 1 && value.charCodeAt(segmentStart) === 0x2e && !partial)
         return 'segment must not be "."';
       if (length === 2 && value.startsWith("..", segmentStart)) return 'segment must not be ".."';
-      if (segmentBytes > MAX_SEGMENT_BYTES) return `segment must be at most ${MAX_SEGMENT_BYTES} UTF-8 bytes`;
+      if (segmentBytes > MAX_SEGMENT_BYTES) return SEGMENT_TOO_LONG;
       segmentStart = i + 1;
       segmentBytes = 0;
       totalBytes += 1;
@@ -52,7 +55,7 @@ function scanSegments(value: string, last: "whole" | "partial"): string | undefi
     segmentBytes += bytes;
     totalBytes += bytes;
   }
-  if (totalBytes - 1 > MAX_KEY_BYTES) return `must be at most ${MAX_KEY_BYTES} UTF-8 bytes`;
+  if (totalBytes - 1 > MAX_KEY_BYTES) return KEY_TOO_LONG;
   return undefined;
 }
 
@@ -83,16 +86,25 @@ export function keyPrefixProblem(prefix: unknown): string | undefined {
   return scanSegments(prefix, "partial");
 }
 
+/** The refusal of a key or prefix: a length limit it broke is in `details.limit`. */
+function keyError(what: string, problem: string, value: unknown): StowageError {
+  const limit =
+    problem === KEY_TOO_LONG ? MAX_KEY_BYTES : problem === SEGMENT_TOO_LONG ? MAX_SEGMENT_BYTES : undefined;
+  return new StowageError("INVALID_INPUT", `${what} ${problem}, got ${describeValue(value)}`, {
+    ...(limit === undefined ? {} : { details: { limit } }),
+  });
+}
+
 /** Throws INVALID_INPUT unless `key` is a safe relative object key (`a/b/c.txt`). */
 export function assertSafeKey(key: unknown, what = "key"): asserts key is string {
   const problem = keyProblem(key);
-  if (problem) throw new StowageError("INVALID_INPUT", `${what} ${problem}, got ${describeValue(key)}`);
+  if (problem) throw keyError(what, problem, key);
 }
 
 /** Throws INVALID_INPUT unless `prefix` is a safe listing prefix. */
 export function assertSafeKeyPrefix(prefix: unknown, what = "prefix"): asserts prefix is string {
   const problem = keyPrefixProblem(prefix);
-  if (problem) throw new StowageError("INVALID_INPUT", `${what} ${problem}, got ${describeValue(prefix)}`);
+  if (problem) throw keyError(what, problem, prefix);
 }
 
 /**

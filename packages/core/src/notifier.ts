@@ -41,6 +41,9 @@ export function assertNotification(topic: unknown, message?: unknown): void {
     throw new StowageError(
       "INVALID_INPUT",
       `topic must be 1 to ${MAX_NOTIFY_TOPIC_LENGTH} characters without control characters, got ${describeValue(topic)}`,
+      typeof topic === "string" && topic.length > MAX_NOTIFY_TOPIC_LENGTH
+        ? { details: { limit: MAX_NOTIFY_TOPIC_LENGTH } }
+        : {},
     );
   }
   if (message === undefined) return;
@@ -48,6 +51,7 @@ export function assertNotification(topic: unknown, message?: unknown): void {
     throw new StowageError(
       "INVALID_INPUT",
       `message must be a string of at most ${MAX_NOTIFY_MESSAGE_BYTES} UTF-8 bytes, got ${describeValue(message)}`,
+      typeof message === "string" ? { details: { limit: MAX_NOTIFY_MESSAGE_BYTES } } : {},
     );
   }
 }

@@ -42,6 +42,7 @@ export function listLimit(limit: unknown): number {
     throw new StowageError(
       "INVALID_INPUT",
       `limit must be an integer from 1 to ${MAX_LIST_LIMIT}, got ${describeValue(limit)}`,
+      typeof limit === "number" && limit > MAX_LIST_LIMIT ? { details: { limit: MAX_LIST_LIMIT } } : {},
     );
   }
   return limit;
@@ -53,6 +54,9 @@ export function assertCursor(cursor: unknown): asserts cursor is string | undefi
     throw new StowageError(
       "INVALID_INPUT",
       `cursor must be the non-empty string returned by the previous page, got ${describeValue(cursor)}`,
+      typeof cursor === "string" && cursor.length > MAX_CURSOR_LENGTH
+        ? { details: { limit: MAX_CURSOR_LENGTH } }
+        : {},
     );
   }
 }
@@ -99,6 +103,9 @@ function assertExpiry(seconds: unknown): void {
     throw new StowageError(
       "INVALID_INPUT",
       `expiresInSeconds must be an integer from 1 to ${MAX_SIGNED_URL_SECONDS}, got ${describeValue(seconds)}`,
+      typeof seconds === "number" && seconds > MAX_SIGNED_URL_SECONDS
+        ? { details: { limit: MAX_SIGNED_URL_SECONDS } }
+        : {},
     );
   }
 }

@@ -35,5 +35,9 @@ export function assertSafeId(
   maxLength = MAX_SAFE_ID_LENGTH,
 ): asserts value is string {
   const problem = safeIdProblem(value, maxLength);
-  if (problem) throw new StowageError("INVALID_INPUT", `${what} ${problem}, got ${describeValue(value)}`);
+  if (!problem) return;
+  const tooLong = typeof value === "string" && value.length > maxLength;
+  throw new StowageError("INVALID_INPUT", `${what} ${problem}, got ${describeValue(value)}`, {
+    ...(tooLong ? { details: { limit: maxLength } } : {}),
+  });
 }

@@ -32,8 +32,10 @@ export function isSessionId(value: unknown): value is string {
 export function assertSessionId(value: unknown, what = "sessionId"): asserts value is string {
   const problem = sessionIdProblem(value);
   if (problem) {
+    const tooLong = typeof value === "string" && value.length > MAX_SESSION_ID_LENGTH;
     throw new StowageError("INVALID_INPUT", `${what} ${problem}, got ${describeValue(value)}`, {
       reason: "INVALID_SESSION_ID",
+      ...(tooLong ? { details: { limit: MAX_SESSION_ID_LENGTH } } : {}),
     });
   }
 }
