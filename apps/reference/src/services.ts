@@ -8,11 +8,11 @@ import {
   connectPostgres,
   createPostgresNotifier,
   createPostgresObjectStore,
-  createPostgresPromptMetricsLog,
-  createPostgresQuotaLedger,
-  createPostgresSessionBlobs,
   type StowageConnection,
 } from "@stowage/storage-postgres";
+import { createPostgresPromptMetricsLog } from "@stowage/storage-postgres/metrics";
+import { createPostgresSessionBlobs } from "@stowage/storage-postgres/sessions";
+import { createPostgresQuotaLedger } from "@stowage/storage-postgres/uploads";
 import { createStowage, type Stowage, type Tenant } from "@stowage/tenancy";
 import { createSharedStores } from "@stowage/tenancy/shared";
 import { createUploadService, type UploadService } from "@stowage/uploads";

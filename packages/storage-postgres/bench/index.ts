@@ -6,8 +6,9 @@ import { compressChunks } from "@stowage/sessions";
 import { realisticSessionTree } from "@stowage/sessions/testing";
 import { createMemoryQuotaLedger, type QuotaLedger, usageSourceFromStore } from "@stowage/uploads";
 import pg from "pg";
-import { createPostgresSessionStore } from "../src/agent-sdk/index.js";
-import { connectPostgres, createPostgresQuotaLedger, createPostgresSessionBlobs } from "../src/index.js";
+import { connectPostgres } from "../src/index.js";
+import { createPostgresSessionBlobs, createPostgresSessionStore } from "../src/sessions/index.js";
+import { createPostgresQuotaLedger } from "../src/uploads/index.js";
 
 const url = process.env.DATABASE_URL;
 if (!url) {

@@ -5,7 +5,8 @@ import { randomBytes } from "node:crypto";
 import { runBenchmarks } from "@stowage/bench-kit";
 import { buildHotState, countTokensHeuristic, measurePrompt, type PromptMetrics } from "@stowage/hot-state";
 import pg from "pg";
-import { connectPostgres, createPostgresPromptMetricsLog } from "../src/index.js";
+import { connectPostgres } from "../src/index.js";
+import { createPostgresPromptMetricsLog } from "../src/metrics/index.js";
 
 const url = process.env.DATABASE_URL;
 if (!url) {

@@ -6,7 +6,7 @@ import { registerListenSessions } from "./listen-sessions.js";
 import { migrateStowage } from "./migrate-stowage.js";
 
 /** Connections in the pool when `maxConnections` is not given (node-postgres's own default). */
-export const DEFAULT_MAX_CONNECTIONS = 10;
+const DEFAULT_MAX_CONNECTIONS = 10;
 
 export interface ConnectPostgresOptions {
   /**
@@ -20,7 +20,7 @@ export interface ConnectPostgresOptions {
    * search path; its migration history is kept in the same schema (`stowage_migrations`). Default `public`.
    */
   schema?: string;
-  /** Pool size. Default {@link DEFAULT_MAX_CONNECTIONS}. */
+  /** Pool size. Default 10. */
   maxConnections?: number;
   signal?: AbortSignal;
 }

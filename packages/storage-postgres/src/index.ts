@@ -1,46 +1,13 @@
+// The root entry: connecting (pg or embedded PGlite, migrations applied), the ObjectStore, core's
+// Notifier over LISTEN/NOTIFY and the `rate_limits` table. It loads no domain package: the session
+// blobs and the Agent SDK SessionStore are `./sessions`, the quota ledger `./uploads`, hot-state's
+// metrics log `./metrics`, each with its domain package as an optional peer; the settings reader
+// is `./env`. Limits and defaults are in the README, not exported.
 export { type ConnectEmbeddedOptions, connectEmbedded } from "./connect-embedded.js";
-export { type ConnectPostgresOptions, connectPostgres, DEFAULT_MAX_CONNECTIONS } from "./connect-postgres.js";
+export { type ConnectPostgresOptions, connectPostgres } from "./connect-postgres.js";
 export type { DataDirHolder } from "./data-dir-lock.js";
-export {
-  DEFAULT_SCHEMA,
-  STOWAGE_MIGRATIONS_FOLDER,
-  type StowageConnection,
-  type StowageDatabase,
-} from "./database.js";
-export { fromDatabaseError } from "./database-errors.js";
-export {
-  MIGRATION_LOCK_KEY,
-  type MigrateStowageOptions,
-  migrateStowage,
-  STOWAGE_MIGRATIONS_TABLE,
-} from "./migrate-stowage.js";
-export { createPostgresNotifier, DEFAULT_NOTIFY_CHANNEL, type PostgresNotifierOptions } from "./notifier.js";
-export {
-  createPostgresObjectStore,
-  DEFAULT_MAX_OBJECT_BYTES,
-  DEFAULT_OBJECT_NAMESPACE,
-  MAX_OBJECT_BYTES_LIMIT,
-  type PostgresObjectStoreOptions,
-} from "./object-store.js";
-export { postgresOptionsFromEnv } from "./options-from-env.js";
-export {
-  createPostgresPromptMetricsLog,
-  type PostgresPromptMetricsLogOptions,
-} from "./prompt-metrics-log.js";
-export {
-  createPostgresQuotaLedger,
-  DEFAULT_RESERVATION_GRACE_MS,
-  type PostgresQuotaLedgerOptions,
-} from "./quota-ledger.js";
-export {
-  agentSessions,
-  blobs,
-  promptMetrics,
-  quotaObjects,
-  quotaReservations,
-  quotaScopes,
-  rateLimits,
-  sessionStoreEntries,
-  sessionStoreKeys,
-} from "./schema.js";
-export { createPostgresSessionBlobs, type PostgresSessionBlobsOptions } from "./session-blobs.js";
+export type { StowageConnection, StowageDatabase } from "./database.js";
+export { type MigrateStowageOptions, migrateStowage } from "./migrate-stowage.js";
+export { createPostgresNotifier, type PostgresNotifierOptions } from "./notifier.js";
+export { createPostgresObjectStore, type PostgresObjectStoreOptions } from "./object-store.js";
+export { rateLimits } from "./schema.js";

@@ -10,9 +10,9 @@ import { runDatabase } from "./run-database.js";
  * that a host's drizzle `migrate()` (which keeps `drizzle.__drizzle_migrations`) and Stowage's
  * never skip each other's. Same columns as drizzle's (`id`, `hash`, `created_at`).
  */
-export const STOWAGE_MIGRATIONS_TABLE = "stowage_migrations";
+const STOWAGE_MIGRATIONS_TABLE = "stowage_migrations";
 /** Transaction-level advisory lock key held while migrating, so that concurrent processes migrate one at a time. */
-export const MIGRATION_LOCK_KEY = 0x5354_4f57; // "STOW"
+const MIGRATION_LOCK_KEY = 0x5354_4f57; // "STOW"
 
 /** Options of {@link migrateStowage}. */
 export interface MigrateStowageOptions {

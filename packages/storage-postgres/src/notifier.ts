@@ -5,7 +5,7 @@ import { type ListenSession, listenSessionsOf } from "./listen-sessions.js";
 import { runDatabase } from "./run-database.js";
 
 /** The NOTIFY channel when none is given. Deployments sharing one database give each its own. */
-export const DEFAULT_NOTIFY_CHANNEL = "stowage";
+const DEFAULT_NOTIFY_CHANNEL = "stowage";
 /** A channel name: an unquoted PostgreSQL identifier, 1 to 63 characters. */
 const CHANNEL_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
 /** First and longest wait before opening a lost LISTEN connection again. */
@@ -16,7 +16,7 @@ const RECONNECT_MAX_MS = 5000;
 export interface PostgresNotifierOptions {
   /** A connection from `connectPostgres` or `connectEmbedded`: its pool publishes, a connection of its own listens. */
   connection: StowageConnection;
-  /** The one channel every topic travels on. Default {@link DEFAULT_NOTIFY_CHANNEL}. */
+  /** The one channel every topic travels on. Default `stowage`. */
   channel?: string;
 }
 

@@ -19,9 +19,9 @@ function databaseUrl(env: Env): string | undefined {
 
 /**
  * The `connectPostgres` options from the environment: `DATABASE_URL` (a `postgres://` or
- * `postgresql://` connection string) and `DATABASE_POOL_MAX` (pool size, default
- * `DEFAULT_MAX_CONNECTIONS`). Undefined when `DATABASE_URL` is unset or empty, which means "no
- * server: use `connectEmbedded`". A malformed value fails with INVALID_INPUT (`INVALID_SETTING`).
+ * `postgresql://` connection string) and `DATABASE_POOL_MAX` (pool size, default 10).
+ * Undefined when `DATABASE_URL` is unset or empty, which means "no server: use
+ * `connectEmbedded`". A malformed value fails with INVALID_INPUT (`INVALID_SETTING`).
  */
 export function postgresOptionsFromEnv(env: Env): ConnectPostgresOptions | undefined {
   const url = databaseUrl(env);

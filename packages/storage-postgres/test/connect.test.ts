@@ -4,11 +4,11 @@ import { expectStowageError, integrationEnv, recordingLogger } from "@stowage/co
 import { tempDirectory } from "@stowage/test-support";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { uniqueSchema } from "./backends.js";
 import { connectEmbedded } from "../src/connect-embedded.js";
 import { connectPostgres } from "../src/connect-postgres.js";
 import { rowsOf } from "../src/database.js";
 import { createPostgresObjectStore } from "../src/object-store.js";
+import { uniqueSchema } from "./backends.js";
 
 const base = await tempDirectory("stowage-connect-");
 const text = (value: string) => new TextEncoder().encode(value);

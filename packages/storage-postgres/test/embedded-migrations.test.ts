@@ -30,10 +30,11 @@ describe("embedded migrations", () => {
         entry,
         [
           // The package's entry, as an application's bundler meets it (sources through @stowage/source).
-          `import { connectEmbedded, STOWAGE_MIGRATIONS_TABLE } from ${JSON.stringify(join(PACKAGE_DIR, "src", "index.ts"))};`,
+          `import { connectEmbedded } from ${JSON.stringify(join(PACKAGE_DIR, "src", "index.ts"))};`,
           'import { sql } from "drizzle-orm";',
           "const connection = await connectEmbedded();",
-          'const result = await connection.db.execute(sql.raw("SELECT count(*)::int AS n FROM " + STOWAGE_MIGRATIONS_TABLE));',
+          // The table the README names, where Stowage records the migrations it applied.
+          'const result = await connection.db.execute(sql.raw("SELECT count(*)::int AS n FROM stowage_migrations"));',
           "console.log(JSON.stringify(result.rows[0]));",
           "await connection.close();",
         ].join("\n"),

@@ -13,7 +13,7 @@ import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { rowsOf, STOWAGE_MIGRATIONS_FOLDER, type StowageDatabase } from "../src/database.js";
 import { migrateStowage } from "../src/migrate-stowage.js";
-import { createPostgresSessionBlobs } from "../src/session-blobs.js";
+import { createPostgresSessionBlobs } from "../src/sessions/session-blobs.js";
 
 const scratch = await tempDirectory("stowage-host-migrations-");
 

@@ -3,9 +3,9 @@ import { describeNotifierConformance, expectStowageError } from "@stowage/core/t
 import { runChild } from "@stowage/test-support";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { describeBackends } from "./backends.js";
 import type { StowageConnection } from "../src/database.js";
 import { createPostgresNotifier } from "../src/notifier.js";
+import { describeBackends } from "./backends.js";
 
 const PUBLISH_CHILD = new URL("./children/publish-notification.ts", import.meta.url);
 

@@ -1,9 +1,9 @@
 import { describeObjectStoreConformance, expectStowageError } from "@stowage/core/testing";
 import { eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { describeBackends } from "./backends.js";
 import { createPostgresObjectStore, MAX_OBJECT_BYTES_LIMIT } from "../src/object-store.js";
 import { blobs } from "../src/schema.js";
+import { describeBackends } from "./backends.js";
 
 const text = (value: string) => new TextEncoder().encode(value);
 

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import type { SessionBlobRepository } from "@stowage/sessions";
-import { connectEmbedded, connectPostgres, createPostgresSessionBlobs } from "@stowage/storage-postgres";
+import { connectEmbedded, connectPostgres } from "@stowage/storage-postgres";
+import { createPostgresSessionBlobs } from "@stowage/storage-postgres/sessions";
 import type { SessionBlobsConfig } from "../config.js";
 
 /** The database alone with the session blobs in it; see {@link openSessionBlobs}. */

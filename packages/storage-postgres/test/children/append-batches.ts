@@ -1,5 +1,5 @@
-import { createPostgresSessionStore } from "../../src/agent-sdk/session-store.js";
 import { connectPostgres } from "../../src/connect-postgres.js";
+import { createPostgresSessionStore } from "../../src/sessions/session-store.js";
 
 // A separate process appending to the same session as its siblings: argv = url, schema,
 // projectKey, sessionId, worker id, batches, entries per batch.

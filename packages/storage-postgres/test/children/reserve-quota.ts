@@ -1,7 +1,7 @@
 import { createMemoryObjectStore } from "@stowage/core";
 import { usageSourceFromStore } from "@stowage/uploads";
 import { connectPostgres } from "../../src/connect-postgres.js";
-import { createPostgresQuotaLedger } from "../../src/quota-ledger.js";
+import { createPostgresQuotaLedger } from "../../src/uploads/quota-ledger.js";
 
 // A second app process asking for upload room in the same session: argv = url, schema, scope,
 // number of reservations, bytes each, limit. Prints "ready", waits for SIGUSR1, reserves all at

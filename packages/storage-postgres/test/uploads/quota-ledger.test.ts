@@ -7,11 +7,11 @@ import { usageSourceFromStore } from "@stowage/uploads";
 import { describeQuotaLedgerConformance } from "@stowage/uploads/testing";
 import { sql } from "drizzle-orm";
 import { beforeEach, expect, it } from "vitest";
-import { describeBackends } from "./backends.js";
-import { rowsOf } from "../src/database.js";
-import { createPostgresQuotaLedger } from "../src/quota-ledger.js";
+import { rowsOf } from "../../src/database.js";
+import { createPostgresQuotaLedger } from "../../src/uploads/quota-ledger.js";
+import { describeBackends } from "../backends.js";
 
-const RESERVE_CHILD = new URL("./children/reserve-quota.ts", import.meta.url);
+const RESERVE_CHILD = new URL("../children/reserve-quota.ts", import.meta.url);
 const HOUR = 3600_000;
 const bytes = (n: number) => new Uint8Array(n).fill(7);
 

@@ -1,26 +1,20 @@
+import { assertSafeId, consoleLogger, type Logger, StowageError, throwIfAborted } from "@stowage/core";
+import type {
+  AppendPromptMetricsOptions,
+  PromptMetrics,
+  PromptMetricsEntry,
+  PromptMetricsLog,
+  PromptMetricsSeriesOptions,
+} from "@stowage/hot-state";
 import {
-  assertSafeId,
-  consoleLogger,
-  describeValue,
-  type Logger,
-  pathSegmentProblem,
-  StowageError,
-  throwIfAborted,
-} from "@stowage/core";
-import {
-  type AppendPromptMetricsOptions,
-  type PromptMetrics,
-  type PromptMetricsEntry,
   PromptMetricsEntrySchema,
-  type PromptMetricsLog,
-  type PromptMetricsSeriesOptions,
   promptMetricsSeriesWindow,
   toPromptMetricsEntry,
-} from "@stowage/hot-state";
+} from "@stowage/hot-state/backend";
 import { sql } from "drizzle-orm";
-import { assertDatabase, rowsOf, type StowageDatabase } from "./database.js";
-import { fromDatabaseError } from "./database-errors.js";
-import { DEFAULT_OBJECT_NAMESPACE } from "./object-store.js";
+import { assertDatabase, rowsOf, type StowageDatabase } from "../database.js";
+import { fromDatabaseError } from "../database-errors.js";
+import { assertNamespace, DEFAULT_OBJECT_NAMESPACE } from "../object-store-context.js";
 
 /** Options of `createPostgresPromptMetricsLog`. */
 export interface PostgresPromptMetricsLogOptions {
@@ -44,10 +38,7 @@ const MAX_APPEND_ATTEMPTS = 16;
  */
 export function createPostgresPromptMetricsLog(options: PostgresPromptMetricsLogOptions): PromptMetricsLog {
   const db = assertDatabase(options?.db, "createPostgresPromptMetricsLog");
-  const namespace = options.namespace ?? DEFAULT_OBJECT_NAMESPACE;
-  const problem = pathSegmentProblem(namespace);
-  if (problem)
-    throw new StowageError("INVALID_INPUT", `namespace ${problem}, got ${describeValue(namespace)}`);
+  const namespace = assertNamespace(options.namespace ?? DEFAULT_OBJECT_NAMESPACE);
   const now = options.now ?? (() => new Date());
   const logger = options.logger ?? consoleLogger;
 

@@ -2,15 +2,17 @@ import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import type { SessionKey, SessionStore, SessionStoreEntry } from "@anthropic-ai/claude-agent-sdk";
 import { expectStowageError, seededRandom } from "@stowage/core/testing";
-import { MAX_APPEND_ENTRIES } from "@stowage/sessions";
 import { describeSessionStoreConformance, seededUuid } from "@stowage/sessions/testing";
 import { runChild, tempDirectory } from "@stowage/test-support";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import { rowsOf } from "../../src/database.js";
+import { createPostgresSessionStore } from "../../src/sessions/session-store.js";
 import { describeBackends } from "../backends.js";
 import { storeEntries } from "../store-entries.js";
-import { rowsOf } from "../../src/database.js";
-import { createPostgresSessionStore } from "../../src/agent-sdk/session-store.js";
+
+// Most entries one append takes, on every SessionStore backend (the @stowage/sessions README).
+const MAX_APPEND_ENTRIES = 10_000;
 
 // The SDK reads CLAUDE_CONFIG_DIR once per process; vitest runs this file in its own fork.
 const claudeConfigDir = join(await tempDirectory("stowage-pg-session-store-"), ".claude");

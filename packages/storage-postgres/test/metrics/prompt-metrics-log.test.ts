@@ -11,9 +11,9 @@ import {
 } from "@stowage/hot-state";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { describeBackends } from "./backends.js";
-import { createPostgresObjectStore } from "../src/object-store.js";
-import { createPostgresPromptMetricsLog } from "../src/prompt-metrics-log.js";
+import { createPostgresPromptMetricsLog } from "../../src/metrics/prompt-metrics-log.js";
+import { createPostgresObjectStore } from "../../src/object-store.js";
+import { describeBackends } from "../backends.js";
 
 const FIXED = new Date("2026-11-23T04:00:00.000Z");
 const quiet = { warn() {} };

@@ -1,12 +1,13 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { gzipSync } from "node:zlib";
+import { expectStowageError } from "@stowage/core/testing";
 import { describeSessionBlobRepositoryConformance, sampleSessionBlob } from "@stowage/sessions/testing";
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { describeBackends } from "./backends.js";
-import { rowsOf } from "../src/database.js";
-import { agentSessions } from "../src/schema.js";
-import { createPostgresSessionBlobs } from "../src/session-blobs.js";
+import { rowsOf } from "../../src/database.js";
+import { agentSessions } from "../../src/schema.js";
+import { createPostgresSessionBlobs } from "../../src/sessions/session-blobs.js";
+import { describeBackends } from "../backends.js";
 
 describeBackends("postgres session blobs", (backend) => {
   describeSessionBlobRepositoryConformance({
@@ -118,6 +119,26 @@ describeBackends("postgres session blobs", (backend) => {
       expect(found?.blob.constructor).toBe(Uint8Array);
       expect(Buffer.from(found!.blob).equals(Buffer.from(blob))).toBe(true);
       await repo.deleteForRequest("user:alice", "req-big");
+    });
+
+    it("keeps maxRawBytes: a blob that inflates past it is refused before any row is written", async () => {
+      const { db } = backend.connection();
+      const repo = createPostgresSessionBlobs({ db, maxRawBytes: 1024 });
+      const sessionId = randomUUID();
+      // 4 KiB of JSONL, gzipped to a few dozen bytes: small as stored, over the cap once read.
+      const jsonl = `${JSON.stringify({ type: "user", sessionId, data: "a".repeat(4096) })}\n`;
+      const stored = repo.create({
+        owner: "user:alice",
+        requestId: "req-inflates",
+        sessionId,
+        agentType: "claude-code",
+        codec: "gzip",
+        blob: new Uint8Array(gzipSync(jsonl)),
+        rawSizeBytes: Buffer.byteLength(jsonl),
+      });
+      const err = await expectStowageError(stored, "TOO_LARGE", "DECOMPRESSED_TOO_LARGE");
+      expect(err.details).toMatchObject({ limit: 1024 });
+      expect(await repo.getBySessionId("user:alice", sessionId)).toBeNull();
     });
   });
 });

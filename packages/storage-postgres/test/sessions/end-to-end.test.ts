@@ -11,8 +11,8 @@ import {
 import { realisticSessionTree, writeSessionTree } from "@stowage/sessions/testing";
 import { filesUnder, tempDirectory } from "@stowage/test-support";
 import { expect, it } from "vitest";
-import { createPostgresSessionBlobs } from "../src/session-blobs.js";
-import { describeBackends } from "./backends.js";
+import { createPostgresSessionBlobs } from "../../src/sessions/session-blobs.js";
+import { describeBackends } from "../backends.js";
 
 const base = await tempDirectory("stowage-e2e-");
 

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { rowsOf, type StowageDatabase } from "./database.js";
+import { rowsOf, type StowageDatabase } from "../database.js";
 
 /** A statement runner: the database or a transaction on it. */
 export type Executor = Pick<StowageDatabase, "execute">;

@@ -1,0 +1,138 @@
+import { throwIfAborted } from "@stowage/core";
+import type { SessionKey, SessionStoreEntry } from "@stowage/sessions";
+import {
+  encodeJsonLines,
+  loadSummaryFold,
+  type StoredSessionKey,
+  serializeEntries,
+} from "@stowage/sessions/backend";
+import { sql } from "drizzle-orm";
+import { rowsOf, type StowageDatabase } from "../database.js";
+import { runDatabase } from "../run-database.js";
+import { sessionStoreEntries as entries, sessionStoreKeys as keys } from "../schema.js";
+import { readSummary } from "./session-store-rows.js";
+
+/** A batch as the append statement takes it: its entries as one UTF-8 parameter, and their uuids. */
+export interface BatchParameters {
+  lines: Buffer;
+  uuids: (string | null)[];
+}
+
+/**
+ * A batch as the append statement takes it, or undefined when it is empty: the entries serialized
+ * once and written newline-separated (JSON text never holds a raw newline) into one UTF-8
+ * parameter, which the server splits without parsing it again, and their uuids. The JSON strings
+ * are dropped here: kept across the statement's round trips they outlived the young generation
+ * and were collected by full GCs, which cost more than the rest of the Node side together.
+ */
+export function batchParameters(batch: unknown, into: Buffer | undefined): BatchParameters | undefined {
+  const serialized = serializeEntries(batch);
+  if (serialized.length === 0) return undefined;
+  return {
+    lines: encodeJsonLines(
+      serialized.map((entry) => entry.json),
+      { finalNewline: false, into },
+    ),
+    uuids: serialized.map((entry) => entry.uuid),
+  };
+}
+
+type Executor = Pick<StowageDatabase, "execute">;
+
+/**
+ * One statement: upserting the key row locks it until commit (appends to one key run one at a
+ * time, its mtime only moves forward), and the insert reads `head`, so it runs after the lock is
+ * held and its ids follow the previous batch's. Returns the key's mtime, its summary before this
+ * batch and the uuids this batch stored (JSON text).
+ */
+async function insertBatch(
+  tx: Executor,
+  stored: StoredSessionKey,
+  { lines, uuids }: BatchParameters,
+): Promise<Record<string, unknown> | undefined> {
+  const [result] = rowsOf(
+    await tx.execute(sql`
+      WITH head AS (
+        INSERT INTO ${keys} (project_key, session_id, subpath, mtime)
+        VALUES (${stored.projectKey}, ${stored.sessionId}, ${stored.subpath},
+                floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint)
+        ON CONFLICT (project_key, session_id, subpath)
+        DO UPDATE SET mtime = GREATEST(excluded.mtime, ${keys.mtime} + 1)
+        RETURNING mtime, summary
+      ), batch AS (
+        SELECT line.value AS entry, id.value AS uuid, line.position
+        FROM unnest(string_to_array(convert_from(${lines}::bytea, 'UTF8'), E'\n'))
+          WITH ORDINALITY AS line(value, position)
+        JOIN json_array_elements_text(${JSON.stringify(uuids)}::json) WITH ORDINALITY AS id(value, position)
+          USING (position)
+      ), inserted AS (
+        INSERT INTO ${entries} (project_key, session_id, subpath, uuid, entry)
+        SELECT ${stored.projectKey}, ${stored.sessionId}, ${stored.subpath}, batch.uuid, batch.entry
+        FROM batch CROSS JOIN head
+        ORDER BY batch.position
+        ON CONFLICT (project_key, session_id, subpath, uuid) WHERE uuid IS NOT NULL DO NOTHING
+        RETURNING uuid
+      )
+      SELECT head.mtime, head.summary,
+             (SELECT json_agg(uuid) FROM inserted WHERE uuid IS NOT NULL)::text AS uuids
+      FROM head`),
+  );
+  return result;
+}
+
+/**
+ * Appends one batch in one transaction: the rows, then, for a main transcript, the summary folded
+ * with the SDK's `foldSessionSummary` over the entries stored now (a retried batch must not
+ * replay older titles).
+ */
+export async function appendBatch(
+  db: StowageDatabase,
+  key: SessionKey,
+  stored: StoredSessionKey,
+  batch: readonly SessionStoreEntry[],
+  parameters: BatchParameters,
+  context: string,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  const fold = stored.subpath === "" ? await loadSummaryFold() : undefined;
+  await runDatabase(context, signal, () =>
+    db.transaction(async (tx) => {
+      const result = await insertBatch(tx, stored, parameters);
+      if (fold) {
+        const storedUuids = new Set<string>(JSON.parse((result?.uuids as string | null) ?? "[]"));
+        const fresh: SessionStoreEntry[] = [];
+        for (const [index, uuid] of parameters.uuids.entries()) {
+          if (uuid === null || storedUuids.delete(uuid)) fresh.push(batch[index]!);
+        }
+        const previous =
+          typeof result?.summary === "string" ? readSummary(stored, result.summary) : undefined;
+        const summary = fold(previous, key, fresh, { mtime: Number(result?.mtime) });
+        await tx.execute(sql`
+          UPDATE ${keys} SET summary = ${JSON.stringify(summary)}
+          WHERE project_key = ${stored.projectKey} AND session_id = ${stored.sessionId} AND subpath = ''`);
+      }
+      // The last moment to give up: past this, the batch is committed.
+      throwIfAborted(signal, context);
+    }),
+  );
+}
+
+/** Deletes a transcript; a main transcript takes its subkeys (subagent transcripts) with it. */
+export async function deleteTranscript(
+  db: StowageDatabase,
+  stored: StoredSessionKey,
+  context: string,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  const scope =
+    stored.subpath === ""
+      ? sql`project_key = ${stored.projectKey} AND session_id = ${stored.sessionId}`
+      : sql`project_key = ${stored.projectKey} AND session_id = ${stored.sessionId} AND subpath = ${stored.subpath}`;
+  await runDatabase(context, signal, () =>
+    db.transaction(async (tx) => {
+      await tx.execute(sql`DELETE FROM ${entries} WHERE ${scope}`);
+      await tx.execute(sql`DELETE FROM ${keys} WHERE ${scope}`);
+      throwIfAborted(signal, context);
+    }),
+  );
+}

@@ -1,0 +1,79 @@
+import type { CompleteSessionStore } from "@stowage/sessions";
+import {
+  assertAgentSdkInstalled,
+  describeSessionKey,
+  toSessionScope,
+  toStoredSessionKey,
+} from "@stowage/sessions/backend";
+import { assertDatabase, type StowageDatabase } from "../database.js";
+import { listSessions, listSubkeys, listSummaries, loadEntries } from "./session-store-rows.js";
+import { appendBatch, batchParameters, deleteTranscript } from "./session-store-writes.js";
+
+export interface PostgresSessionStoreOptions {
+  /** A database with Stowage's tables: `connectPostgres`/`connectEmbedded`'s `db`, or the host's own. */
+  db: StowageDatabase;
+}
+
+/**
+ * A Claude Agent SDK `SessionStore` with every optional method, plus `{ signal }` as a last
+ * argument (which the SDK never passes; callers may). Assignable to the SDK's own type.
+ */
+export type PostgresSessionStore = CompleteSessionStore;
+
+/** Largest batch buffer a store keeps for reuse: a rare huge batch is not held for good. */
+const MAX_SPARE_BYTES = 16 * 1024 * 1024;
+
+const isViewOf = (view: Buffer, whole: Buffer) =>
+  view.buffer === whole.buffer && view.byteOffset === whole.byteOffset;
+
+/**
+ * The Claude Agent SDK's `SessionStore` on PostgreSQL (or PGlite): transcripts mirrored as rows,
+ * `append` idempotent on `uuid` and order-preserving, `load` returning deep-equal entries or null,
+ * summaries kept with the SDK's own `foldSessionSummary` inside the append transaction (which
+ * holds the key's row lock, so concurrent appends to one session fold one after another), and
+ * `delete` of a main transcript cascading to its subkeys. The SDK is an optional peer: it is
+ * loaded on the first append, and a missing SDK fails here with UNAVAILABLE / PEER_MISSING.
+ */
+export function createPostgresSessionStore(options: PostgresSessionStoreOptions): PostgresSessionStore {
+  const db = assertDatabase(options?.db, "createPostgresSessionStore");
+  assertAgentSdkInstalled();
+  // The buffer of the last batch, reused by the next append that finds it free: a new one of
+  // megabytes per batch made V8 run full collections for the external memory alone.
+  let spare: Buffer | undefined;
+  const keepSpare = (used: Buffer | undefined) => {
+    if (used && used.byteLength <= MAX_SPARE_BYTES && used.byteLength > (spare?.byteLength ?? -1))
+      spare = used;
+  };
+
+  return {
+    async append(key, batch, { signal } = {}) {
+      const stored = toStoredSessionKey(key);
+      const scratch = spare;
+      spare = undefined;
+      let lines: Buffer | undefined;
+      try {
+        const parameters = batchParameters(batch, scratch);
+        // An empty batch changes nothing (the SDK's contract): a key never written stays null.
+        if (parameters === undefined) return;
+        lines = parameters.lines;
+        const context = `session store append ${describeSessionKey(stored)}`;
+        await appendBatch(db, key, stored, batch, parameters, context, signal);
+      } finally {
+        // The transaction is over (or never began), so the driver is done with the bytes.
+        keepSpare(!lines || (scratch && isViewOf(lines, scratch)) ? scratch : lines);
+      }
+    },
+
+    // async: a key refused by the checks rejects the promise, it does not throw from the call.
+    load: async (key, { signal } = {}) => loadEntries(db, toStoredSessionKey(key), signal),
+    listSessions: async (projectKey, { signal } = {}) => listSessions(db, projectKey, signal),
+    listSessionSummaries: async (projectKey, { signal } = {}) => listSummaries(db, projectKey, signal),
+
+    async delete(key, { signal } = {}) {
+      const stored = toStoredSessionKey(key);
+      await deleteTranscript(db, stored, `session store delete ${describeSessionKey(stored)}`, signal);
+    },
+
+    listSubkeys: async (key, { signal } = {}) => listSubkeys(db, toSessionScope(key), signal),
+  };
+}
