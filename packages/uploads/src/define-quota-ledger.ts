@@ -19,7 +19,7 @@ import {
 
 /**
  * What a quota ledger implements: {@link QuotaLedger}'s methods, each called by
- * {@link defineQuotaLedger} only with input it checked (and copied), and always with options.
+ * {@link defineQuotaLedger} only with input it checked, and always with options.
  */
 export interface QuotaLedgerDriver {
   /** Throws `quotaExceededError(request, usage)` when the request does not fit. */
@@ -34,6 +34,19 @@ export interface QuotaLedgerDriver {
 }
 
 /**
+ * `run()`'s promise, or a rejected one when it throws: the checks throw before the driver is
+ * called, and a caller of a ledger always gets a promise. (Not an async function: a reservation
+ * is the hot path, and this adds no promise of its own.)
+ */
+function checked<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return run();
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
+/**
  * A {@link QuotaLedger} over `driver`: every input is checked before the driver sees it (scopes
  * and keys are safe, keys strictly under their scope, sizes non-negative safe integers, dates
  * valid, sources able to list and head), so that every ledger refuses the same input with
@@ -42,31 +55,31 @@ export interface QuotaLedgerDriver {
  */
 export function defineQuotaLedger(driver: QuotaLedgerDriver): QuotaLedger {
   return {
-    async reserve(request, options = {}) {
-      return driver.reserve(checkQuotaReservationRequest(request), options);
-    },
-    async commit(commit, options = {}) {
-      return driver.commit(checkQuotaCommit(commit), options);
-    },
-    async forget(scope, key, options = {}) {
-      assertQuotaKey(scope, key);
-      return driver.forget(scope, key, options);
-    },
-    async reconcile(scope, listing, options = {}) {
-      return driver.reconcile(scope, checkQuotaListing(scope, listing), options);
-    },
-    async usage(scope, source, options = {}) {
-      assertQuotaScope(scope);
-      assertQuotaUsageSource(source);
-      return driver.usage(scope, source, options);
-    },
-    async revoke(scope, options = {}) {
-      assertQuotaScope(scope);
-      return driver.revoke(scope, options);
-    },
-    async revocations(scope, options = {}) {
-      assertQuotaScope(scope);
-      return driver.revocations(scope, options);
-    },
+    reserve: (request, options = {}) =>
+      checked(() => driver.reserve(checkQuotaReservationRequest(request), options)),
+    commit: (commit, options = {}) => checked(() => driver.commit(checkQuotaCommit(commit), options)),
+    forget: (scope, key, options = {}) =>
+      checked(() => {
+        assertQuotaKey(scope, key);
+        return driver.forget(scope, key, options);
+      }),
+    reconcile: (scope, listing, options = {}) =>
+      checked(() => driver.reconcile(scope, checkQuotaListing(scope, listing), options)),
+    usage: (scope, source, options = {}) =>
+      checked(() => {
+        assertQuotaScope(scope);
+        assertQuotaUsageSource(source);
+        return driver.usage(scope, source, options);
+      }),
+    revoke: (scope, options = {}) =>
+      checked(() => {
+        assertQuotaScope(scope);
+        return driver.revoke(scope, options);
+      }),
+    revocations: (scope, options = {}) =>
+      checked(() => {
+        assertQuotaScope(scope);
+        return driver.revocations(scope, options);
+      }),
   };
 }

@@ -110,18 +110,18 @@ function exclusive<T>(state: ScopeState, action: () => Promise<T>): Promise<T> {
   return run;
 }
 
-/** `action` on the scope's state, after every earlier operation of the scope, unless aborted by then. */
+/** `change` on the scope's state, after every earlier operation of the scope, unless aborted by then. */
 function inScope<T>(
   ledger: MemoryLedger,
   scope: string,
   what: string,
   signal: AbortSignal | undefined,
-  action: (state: ScopeState) => T | Promise<T>,
+  change: (state: ScopeState) => T,
 ): Promise<T> {
   const state = stateOf(ledger, scope);
   return exclusive(state, async () => {
     throwIfAborted(signal, what);
-    return action(state);
+    return change(state);
   });
 }
 
@@ -190,7 +190,9 @@ async function reserve(
   signal?: AbortSignal,
 ): Promise<QuotaReservation> {
   const { scope, key, bytes, limitBytes, urlExpiresAt, source } = request;
-  return inScope(ledger, scope, "quota reserve", signal, async (state) => {
+  const state = stateOf(ledger, scope);
+  return exclusive(state, async () => {
+    throwIfAborted(signal, "quota reserve");
     // The common case awaits nothing: the scope is listed and no reservation has expired.
     if (!state.loaded) await load(ledger, state, scope, source, signal);
     if (ledger.now() >= state.nextExpiry) await settleExpired(ledger, state, source, signal);

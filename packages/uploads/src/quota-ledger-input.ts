@@ -56,10 +56,7 @@ export function assertQuotaUsageSource(source: unknown): asserts source is Quota
   }
 }
 
-/**
- * A well-formed {@link QuotaReservationRequest}, copied field by field (each read once), or
- * INVALID_INPUT.
- */
+/** `request`, when it is a well-formed {@link QuotaReservationRequest}; INVALID_INPUT otherwise. */
 export function checkQuotaReservationRequest(request: unknown): QuotaReservationRequest {
   if (typeof request !== "object" || request === null) {
     throw new StowageError(
@@ -73,17 +70,10 @@ export function checkQuotaReservationRequest(request: unknown): QuotaReservation
   assertByteCount(limitBytes, "limitBytes");
   assertDate(urlExpiresAt, "urlExpiresAt");
   assertQuotaUsageSource(source);
-  return {
-    scope: scope as string,
-    key,
-    bytes,
-    limitBytes,
-    urlExpiresAt: new Date(urlExpiresAt.getTime()),
-    source,
-  };
+  return request as QuotaReservationRequest;
 }
 
-/** A well-formed {@link QuotaCommit}, copied (each field read once), or INVALID_INPUT. */
+/** `commit`, when it is a well-formed {@link QuotaCommit}; INVALID_INPUT otherwise. */
 export function checkQuotaCommit(commit: unknown): QuotaCommit {
   if (typeof commit !== "object" || commit === null) {
     throw new StowageError("INVALID_INPUT", `quota commit must be an object, got ${describeValue(commit)}`);
@@ -91,7 +81,7 @@ export function checkQuotaCommit(commit: unknown): QuotaCommit {
   const { scope, key, size } = commit as Record<string, unknown>;
   assertQuotaKey(scope, key);
   assertByteCount(size, "size");
-  return { scope: scope as string, key, size };
+  return commit as QuotaCommit;
 }
 
 /** A {@link QuotaListing} checked by {@link checkQuotaListing}: one entry per key, in a copied array. */
