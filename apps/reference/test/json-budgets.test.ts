@@ -1,12 +1,4 @@
 import { randomUUID } from "node:crypto";
-import {
-  MAX_CONTENT_SUMMARY_CHARS,
-  MAX_HOT_STATE_LIST_ITEMS,
-  MAX_HOT_STATE_TEXT_CHARS,
-  MAX_ID_CHARS,
-  MAX_LABEL_CHARS,
-  MAX_VERSION_CHARS,
-} from "@stowage/hot-state";
 import { toolResultItem } from "@stowage/thread-items";
 import { Agent, fetch as undiciFetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -15,6 +7,14 @@ import { startTestApp, type TestApp } from "./support/test-app.js";
 
 // Each route reads its JSON body within the budget of the biggest body it really takes
 // (`src/http/limits.ts`), refusing anything past it while it is read, with one code and reason.
+
+// The hot state's schema limits, as @stowage/hot-state's README gives them.
+const MAX_ID_CHARS = 256;
+const MAX_HOT_STATE_TEXT_CHARS = 2_000;
+const MAX_HOT_STATE_LIST_ITEMS = 200;
+const MAX_LABEL_CHARS = 200;
+const MAX_VERSION_CHARS = 128;
+const MAX_CONTENT_SUMMARY_CHARS = 500;
 
 let app: TestApp;
 let key: string;

@@ -1,8 +1,7 @@
-// The metrics logs on the file system: 10,000 prompt_metrics entries appended one call at a time
-// and the series read back, against the raw way (appendFile of each JSON line, then readFile) for
-// the file-system log, and against the fs store's own create-only puts for the log over any
-// ObjectStore (one object per entry: a new file each, which alone costs several appendFiles).
-import { appendFile, mkdtemp, readFile, rm } from "node:fs/promises";
+// The metrics log on the file system: 10,000 prompt_metrics entries appended one call at a time
+// and the series read back, against the fs store's own create-only puts (one object per entry: a
+// new file each) and a listing and get of all of them.
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runBenchmarks } from "@stowage/bench-kit";
@@ -11,7 +10,6 @@ import { createFsObjectStore } from "@stowage/storage-fs";
 import {
   buildHotState,
   countTokensHeuristic,
-  createFsPromptMetricsLog,
   createPromptMetricsLog,
   measurePrompt,
   type PromptMetrics,
@@ -40,40 +38,6 @@ const fresh = async () => {
 };
 
 await runBenchmarks("@stowage/hot-state metrics log", [
-  {
-    name: `createFsPromptMetricsLog (fsync off): ${RECORDS.toLocaleString("en-US")} appends + read the series vs appendFile of each line + readFile`,
-    target: { kind: "speed", min: 0.5 },
-    units: { count: RECORDS, label: "ops" },
-    rounds: 5,
-    warmup: false,
-    prepare: fresh,
-    ours: async () => {
-      const log = createFsPromptMetricsLog({ root, fsync: false, logger: quiet });
-      for (const call of calls) await log.append(call);
-      const series = await log.series(SESSION);
-      if (series.length !== RECORDS) throw new Error(`read ${series.length} entries`);
-    },
-    baseline: async () => {
-      const file = join(root, "metrics.jsonl");
-      let turn = 0;
-      for (const call of calls) {
-        turn++;
-        const line = {
-          turn,
-          recorded_at: new Date().toISOString(),
-          record: call.record,
-          warnings: call.warnings,
-        };
-        await appendFile(file, `${JSON.stringify(line)}\n`);
-      }
-      const lines = (await readFile(file, "utf8"))
-        .trimEnd()
-        .split("\n")
-        .map((line) => JSON.parse(line));
-      if (lines.length !== RECORDS) throw new Error(`read ${lines.length} lines`);
-    },
-    cleanup: () => rm(root, { recursive: true, force: true }),
-  },
   {
     // What the log adds over the store it writes to: the same create-only put per entry, then a
     // listing and a get of every object to read them back (no segments).

@@ -1,14 +1,16 @@
-// Exact token counting against what a user would pick instead (js-tiktoken) and on the texts that
-// made byte-pair merging quadratic: one long unbroken run of 1 MiB, against the same text cut into
-// 16 pieces of 64 KiB (a linear count takes the same time for both). Before the heap-ordered
-// merge, 64 KB of one word took 1.7-3.7 s and 200 KB 41 s (issue 17).
+// Exact token counting against what a user would pick instead (js-tiktoken), and on the texts that
+// make byte-pair merging quadratic: one long unbroken run, which gpt-tokenizer merges in time
+// quadratic in its length (64 KB of one word took 1.7-3.7 s, 200 KB 41 s: issue 17). hot-state
+// counts runs up to 1,024 characters and refuses longer ones without merging them.
 import type { BenchCase } from "@stowage/bench-kit";
+import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
 import { Tiktoken } from "js-tiktoken/lite";
 import o200kRanks from "js-tiktoken/ranks/o200k_base";
 import { countTokensExact } from "../src/index.js";
 
 const MIB = 1024 * 1024;
-const PIECE = 64 * 1024;
+/** The longest run hot-state counts, as its README gives it. */
+const MAX_PIECE_CHARS = 1_024;
 
 function randomText(length: number, alphabet: string, seed: number): string {
   let state = seed;
@@ -23,7 +25,6 @@ function randomText(length: number, alphabet: string, seed: number): string {
 const LONG_RUNS: Record<string, string> = {
   "one repeated letter": "a".repeat(MIB),
   "one long random word": randomText(MIB, "abcdefghijklmnopqrstuvwxyz", 7),
-  "random base64": randomText(MIB, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", 8),
   "repeated '='": "=".repeat(MIB),
   spaces: " ".repeat(MIB),
 };
@@ -41,7 +42,7 @@ export function tokenCountCases(mixedText: string): BenchCase[] {
     },
   ];
   // Many distinct short pieces: gpt-tokenizer's own merge cache evicts through `map.keys().next()`,
-  // which made this text take 1.4 s, then 4.5 s once its cache was full; hot-state keeps its own.
+  // which made this text take 1.4 s, then 4.5 s once its cache was full; hot-state empties it first.
   const distinctPieces = randomText(MIB, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", 9);
   cases.push({
     name: "countTokensExact vs js-tiktoken encode().length (1 MiB of random mixed-case letters: 260,000 distinct short pieces)",
@@ -51,20 +52,46 @@ export function tokenCountCases(mixedText: string): BenchCase[] {
     ours: async () => countTokensExact(distinctPieces),
     baseline: async () => tiktoken.encode(distinctPieces, [], []).length,
   });
+  // Random base64: short pieces (letters, digits and "+/" alternate), counted whole.
+  const base64 = randomText(MIB, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", 8);
+  cases.push({
+    name: "countTokensExact vs js-tiktoken encode().length (1 MiB of random base64)",
+    target: { kind: "speed", min: 1.0 },
+    rounds: 5,
+    units: { count: MIB, label: "B" },
+    ours: async () => countTokensExact(base64),
+    baseline: async () => tiktoken.encode(base64, [], []).length,
+  });
   for (const [name, text] of Object.entries(LONG_RUNS)) {
-    const pieces = Array.from({ length: MIB / PIECE }, (_, i) => text.slice(i * PIECE, (i + 1) * PIECE));
+    const longest = text.slice(0, MAX_PIECE_CHARS);
     cases.push({
-      name: `countTokensExact of 1 MiB, ${name} (under 1 s: above 1 MiB/s) vs 16 counts of 64 KiB of it`,
-      // n log n within one run: 16 times the length may cost log(2^20) / log(2^16) = 1.25 times
-      // more per byte, and a larger heap misses the CPU cache more often.
-      target: { kind: "time", max: 2 },
-      maxOursMs: 1000,
-      rounds: 5,
-      units: { count: MIB, label: "B" },
-      ours: async () => countTokensExact(text),
-      baseline: async () => {
-        for (const piece of pieces) countTokensExact(piece);
+      name: `countTokensExact of the longest run counted (1,024 characters), ${name}, vs gpt-tokenizer countTokens of it`,
+      target: { kind: "time", max: 1.5 },
+      rounds: 9,
+      units: { count: 100 * MAX_PIECE_CHARS, label: "B" },
+      ours: async () => {
+        for (let i = 0; i < 100; i++) countTokensExact(longest);
       },
+      baseline: async () => {
+        for (let i = 0; i < 100; i++) countTokens(longest);
+      },
+    });
+    const refused = text.slice(0, 8 * MAX_PIECE_CHARS);
+    cases.push({
+      name: `countTokensExact refusing 1 MiB, ${name} (under 0.2 s), vs gpt-tokenizer counting 8 KiB of it`,
+      target: { kind: "time", max: 1 },
+      maxOursMs: 200,
+      rounds: 3,
+      units: { count: MIB, label: "B" },
+      ours: async () => {
+        try {
+          countTokensExact(text);
+        } catch {
+          return; // TOO_LARGE: a run over 1,024 characters is not counted
+        }
+        throw new Error(`a 1 MiB run (${name}) was counted`);
+      },
+      baseline: async () => countTokens(refused),
     });
   }
   return cases;

@@ -9,7 +9,6 @@ import { describe, expect, it } from "vitest";
 import {
   buildHotState,
   countTokensHeuristic,
-  createFsPromptMetricsLog,
   createHotStateStore,
   createPromptMetricsLog,
   measurePrompt,
@@ -39,15 +38,6 @@ const LOGS: { name: string; open(): PromptMetricsLog }[] = [
     open: () =>
       createPromptMetricsLog({
         store: createFsObjectStore({ root: join(base, `fs-${Math.random()}`) }),
-        logger: captureLogger(),
-      }),
-  },
-  {
-    name: "file-system log",
-    open: () =>
-      createFsPromptMetricsLog({
-        root: join(base, `log-${Math.random()}`),
-        fsync: false,
         logger: captureLogger(),
       }),
   },

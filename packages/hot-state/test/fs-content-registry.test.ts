@@ -6,7 +6,8 @@ import { TEMP_FILE_PREFIX } from "@stowage/core/fs";
 import { createFsObjectStore } from "@stowage/storage-fs";
 import { filesUnder, runChild, spawnChild, tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
-import { ContentRecordSchema, createContentRegistry } from "../src/index.js";
+import { createContentRegistry } from "../src/index.js";
+import { ContentRecordSchema } from "../src/schemas/content-record-schema.js";
 import { captureLogger } from "./capture-logger.js";
 
 const base = await tempDirectory("stowage-hot-state-fs-");
@@ -54,7 +55,8 @@ describe("content registry on the file system", () => {
       record.artifact_id,
     );
     await writeFile(path, "{}");
-    expect((await registry.rebuildRecord(record.artifact_id)).artifact_id).toBe(record.artifact_id);
+    expect((await registry.getRecord(record.artifact_id))?.artifact_id).toBe(record.artifact_id);
+    expect(JSON.parse(await readFile(path, "utf8")).artifact_id).toBe(record.artifact_id);
     expect(logger.lines).toHaveLength(2);
     await unlink(path);
     expect(await registry.get(record.artifact_id)).toBeNull();

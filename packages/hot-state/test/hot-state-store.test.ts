@@ -6,12 +6,8 @@ import { expectStowageError, HOSTILE_KEYS, HOSTILE_PREFIXES } from "@stowage/cor
 import { createFsObjectStore } from "@stowage/storage-fs";
 import { filesUnder, runChild, tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
-import {
-  countTokensHeuristic,
-  createHotStateStore,
-  type HotStateStoreOptions,
-  hotStateStoreOptionsFromEnv,
-} from "../src/index.js";
+import { hotStateStoreOptionsFromEnv } from "../src/env.js";
+import { countTokensHeuristic, createHotStateStore, type HotStateStoreOptions } from "../src/index.js";
 import { captureLogger } from "./capture-logger.js";
 
 const base = await tempDirectory("stowage-hot-state-store-");

@@ -307,7 +307,6 @@ describe("prompt metrics log: two processes", () => {
           "race",
           writer,
           String(count),
-          "object-store",
           join(root, "barrier"),
           "a,b",
         ]),

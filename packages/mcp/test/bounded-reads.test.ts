@@ -259,8 +259,8 @@ describe("resources", () => {
     // A registry that takes content larger than a read (the default takes 512 KiB at most).
     const large = createContentRegistry({
       content: fixture.blobs,
-      records: fixture.registry.records,
-      prefix: fixture.registry.prefix,
+      records: fixture.shared,
+      prefix: "content-refs/",
       maxBytes: 2 * MAX_RESOURCE_READ_BYTES,
     });
     const { record } = await large.storeText("c".repeat(MAX_RESOURCE_READ_BYTES + 1));

@@ -1,25 +1,31 @@
 import { type Env, envFlag, envPositiveInteger } from "@stowage/core";
-import { DEFAULT_BOOTSTRAP_THRESHOLD_CHARS } from "./bootstrap-threshold.js";
+import { DEFAULT_CONTEXT_BUDGET } from "../budget/context-budget.js";
 
-// The variable names are the design document's: "artifact refs" there are this package's content refs.
-const ARTIFACT_REFS_ENV = "STOWAGE_ARTIFACT_REFS";
-const ARTIFACT_REFS_THRESHOLD_ENV = "STOWAGE_ARTIFACT_REFS_THRESHOLD_CHARS";
+/**
+ * Files of at least this many characters are stored and referenced instead of inlined: one more
+ * than the default budget's `maxInlineArtifactChars` (2,000), so a file the default budget would
+ * refuse inline is referenced instead (2,001). Here, without zod, so that reading the settings
+ * loads no schema.
+ */
+export const DEFAULT_BOOTSTRAP_THRESHOLD_CHARS = DEFAULT_CONTEXT_BUDGET.maxInlineArtifactChars + 1;
 
 /** The settings of bootstrap refs that {@link bootstrapOptionsFromEnv} reads. */
 export interface BootstrapEnvOptions {
   /** `STOWAGE_ARTIFACT_REFS`: `true`/`1`/`yes`/`on` or `false`/`0`/`no`/`off`. Unset: false. */
   enabled: boolean;
-  /** `STOWAGE_ARTIFACT_REFS_THRESHOLD_CHARS`, a positive integer. Unset: {@link DEFAULT_BOOTSTRAP_THRESHOLD_CHARS}. */
+  /** `STOWAGE_ARTIFACT_REFS_THRESHOLD_CHARS`, a positive integer. Unset: 2,001. */
   thresholdChars: number;
 }
 
 /**
- * `{ enabled, thresholdChars }` for `buildBootstrapContext` from the environment. A value that is
- * not understood throws INVALID_INPUT (reason `INVALID_SETTING`) instead of quietly meaning "off".
+ * `{ enabled, thresholdChars }` for `buildBootstrapContext` from the environment (the design
+ * document's variable names: its "artifact refs" are this package's content refs). A value that
+ * is not understood throws INVALID_INPUT (reason `INVALID_SETTING`) instead of quietly meaning "off".
  */
 export function bootstrapOptionsFromEnv(env: Env = process.env): BootstrapEnvOptions {
   return {
-    enabled: envFlag(env, ARTIFACT_REFS_ENV) ?? false,
-    thresholdChars: envPositiveInteger(env, ARTIFACT_REFS_THRESHOLD_ENV) ?? DEFAULT_BOOTSTRAP_THRESHOLD_CHARS,
+    enabled: envFlag(env, "STOWAGE_ARTIFACT_REFS") ?? false,
+    thresholdChars:
+      envPositiveInteger(env, "STOWAGE_ARTIFACT_REFS_THRESHOLD_CHARS") ?? DEFAULT_BOOTSTRAP_THRESHOLD_CHARS,
   };
 }

@@ -12,18 +12,10 @@ import type { ContentRecord } from "../schemas/content-record-schema.js";
 import { mimeType } from "../schemas/text-fields.js";
 import { parseOrThrow } from "../schemas/validation-error.js";
 import { surrogateSafeIndex } from "../text/surrogate-safe.js";
-import { DEFAULT_BOOTSTRAP_THRESHOLD_CHARS } from "./bootstrap-threshold.js";
+import { DEFAULT_BOOTSTRAP_THRESHOLD_CHARS } from "./bootstrap-env.js";
 
-// In its own module (no zod), so that reading the settings loads no schema.
-export { DEFAULT_BOOTSTRAP_THRESHOLD_CHARS };
-/**
- * Characters of head + tail excerpt shown for a referenced file: the default budget's
- * `maxInlineArtifactChars` (2,000), since the excerpt is inline text too. A configured excerpt is
- * cut to the budget's `maxInlineArtifactChars` as well.
- */
-export const DEFAULT_BOOTSTRAP_EXCERPT_CHARS = DEFAULT_CONTEXT_BUDGET.maxInlineArtifactChars;
 /** Most files one bootstrap context accepts. */
-export const MAX_BOOTSTRAP_FILES = 256;
+const MAX_BOOTSTRAP_FILES = 256;
 /** Files stored at once. */
 const BOOTSTRAP_STORE_CONCURRENCY = 4;
 
@@ -42,18 +34,11 @@ export interface BuildBootstrapContextOptions extends OperationOptions {
   registry?: ContentRegistry;
   /** Store large files in the registry and send refs. Default: true when a registry is given. */
   enabled?: boolean;
-  /**
-   * Default {@link DEFAULT_BOOTSTRAP_THRESHOLD_CHARS}. With refs enabled, a file longer than the
-   * budget's `maxInlineArtifactChars` is referenced whatever this says: inlining it would break
-   * the budget.
-   */
+  /** Default 2,001; a file longer than the budget's `maxInlineArtifactChars` is referenced whatever this says. */
   thresholdChars?: number;
-  /** The context budget the prompt is checked against (its `maxInlineArtifactChars`). Default {@link DEFAULT_CONTEXT_BUDGET}. */
+  /** The context budget the prompt is checked against (its `maxInlineArtifactChars`). */
   budget?: Partial<ContextBudget>;
-  /**
-   * Default {@link DEFAULT_BOOTSTRAP_EXCERPT_CHARS}; never more than the budget's
-   * `maxInlineArtifactChars`. The excerpt, its marker included, is at most this long.
-   */
+  /** Characters of a referenced file's excerpt, its marker included. Default 2,000; never more than the budget's `maxInlineArtifactChars`. */
   excerptChars?: number;
 }
 
@@ -73,7 +58,7 @@ export interface BootstrapContext {
   files: BootstrapFileResult[];
   /** Files sent as an ArtifactRef (the `ref_files` metric). */
   refFiles: number;
-  /** Files too large for the registry, sent only as a head/tail excerpt with the reason (see `files`). */
+  /** Files too large for the registry, sent only as a head/tail excerpt with the reason. */
   skippedFiles: number;
   /** Characters of the largest file sent inline (for `maxInlineArtifactChars`). */
   largestInlineChars: number;
@@ -89,11 +74,6 @@ const MIME_BY_EXTENSION: Readonly<Record<string, string>> = {
   html: "text/html",
 };
 
-function mimeFor(path: string): string {
-  const extension = /\.([A-Za-z0-9]+)$/.exec(path)?.[1]?.toLowerCase();
-  return (extension && MIME_BY_EXTENSION[extension]) || "text/plain";
-}
-
 const BootstrapFileSchema = z.strictObject({
   path: z.string(),
   content: z.string(),
@@ -102,13 +82,13 @@ const BootstrapFileSchema = z.strictObject({
 
 function positiveInteger(value: unknown, what: string, fallback: number): number {
   if (value === undefined) return fallback;
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
+  if (!Number.isSafeInteger(value) || (value as number) < 1) {
     throw new StowageError(
       "INVALID_INPUT",
       `${what} must be a positive integer, got ${describeValue(value)}`,
     );
   }
-  return value;
+  return value as number;
 }
 
 /**
@@ -132,56 +112,67 @@ function headTailExcerpt(content: string, excerptChars: number, rest: string): s
   return content.slice(0, surrogateSafeIndex(content, excerptChars));
 }
 
-function refSection(path: string, record: ContentRecord, content: string, excerptChars: number): string {
-  const id = record.artifact_id;
-  return [
-    `## ${path}`,
-    "",
-    `ArtifactRef: ${id} (type=${record.mime}, sha256=${record.content_hash}, bytes=${record.size_bytes}, createdAt=${record.created_at})`,
-    "",
-    "Summary (head/tail excerpt):",
-    headTailExcerpt(content, excerptChars, `call artifacts_get with artifact_id ${id} for the full file`),
-  ].join("\n");
+/** A file's section of the prompt when it is not inlined: its ref line (or why not), then an excerpt. */
+function excerptSection(
+  path: string,
+  content: string,
+  excerptChars: number,
+  record: ContentRecord | string,
+): string {
+  const [head, rest] =
+    typeof record === "string"
+      ? [`Not included in full: ${record}. There is no ArtifactRef for it.`, "the full file is not available"]
+      : [
+          `ArtifactRef: ${record.artifact_id} (type=${record.mime}, sha256=${record.content_hash}, bytes=${record.size_bytes}, createdAt=${record.created_at})`,
+          `call artifacts_get with artifact_id ${record.artifact_id} for the full file`,
+        ];
+  const excerpt = headTailExcerpt(content, excerptChars, rest);
+  return `## ${path}\n\n${head}\n\nSummary (head/tail excerpt):\n${excerpt}`;
 }
 
-function skippedSection(path: string, content: string, excerptChars: number, why: string): string {
-  return [
-    `## ${path}`,
-    "",
-    `Not included in full: ${why}. There is no ArtifactRef for it.`,
-    "",
-    "Summary (head/tail excerpt):",
-    headTailExcerpt(content, excerptChars, "the full file is not available"),
-  ].join("\n");
+function checkedFiles(files: readonly BootstrapFile[]) {
+  if (!Array.isArray(files) || files.length > MAX_BOOTSTRAP_FILES) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `bootstrap files must be an array of at most ${MAX_BOOTSTRAP_FILES} files, got ${describeValue(files)}`,
+      { details: { limit: MAX_BOOTSTRAP_FILES } },
+    );
+  }
+  const seen = new Set<string>();
+  return files.map((file, index) => {
+    const parsed = parseOrThrow(BootstrapFileSchema, file, `bootstrap file ${index}`);
+    assertSafeKey(parsed.path, `bootstrap file ${index} path`);
+    if (seen.has(parsed.path)) {
+      throw new StowageError(
+        "INVALID_INPUT",
+        `bootstrap file path ${describeValue(parsed.path)} is given twice`,
+      );
+    }
+    seen.add(parsed.path);
+    return parsed;
+  });
 }
 
 /**
  * Builds the bootstrap part of a prompt from workspace files. With refs enabled, each file of at
  * least `thresholdChars` characters, or longer than the budget's `maxInlineArtifactChars`, is
  * stored in the registry and replaced by an `ArtifactRef: <sha256> (type=…, sha256=…, bytes=…,
- * createdAt=…)` line and a head/tail excerpt of about `excerptChars`; smaller files, and all files
- * when refs are off, are inlined. A file over the registry's size cap is skipped, file by file:
- * it gets a head/tail excerpt and the reason in the prompt, and `mode: "skipped"` (reason
- * `TOO_LARGE`) in `files`; the rest of the context is built. Any other error about one file fails
- * the call and names the file in `details.path`. (`ArtifactRef` is the design document's wire
- * name for a content ref.)
+ * createdAt=…)` line and a head/tail excerpt; smaller files, and all files when refs are off, are
+ * inlined. A file over the registry's size cap is skipped, file by file: it gets a head/tail
+ * excerpt and the reason in the prompt, and `mode: "skipped"` (reason `TOO_LARGE`) in `files`. Any
+ * other error about one file fails the call and names the file in `details.path`.
  */
 export async function buildBootstrapContext(
   files: readonly BootstrapFile[],
   options: BuildBootstrapContextOptions = {},
 ): Promise<BootstrapContext> {
-  if (!Array.isArray(files) || files.length > MAX_BOOTSTRAP_FILES) {
-    throw new StowageError(
-      "INVALID_INPUT",
-      `bootstrap files must be an array of at most ${MAX_BOOTSTRAP_FILES} files, got ${describeValue(files)}`,
-    );
-  }
+  const checked = checkedFiles(files);
   const { registry, signal } = options;
   const enabled = options.enabled ?? registry !== undefined;
   if (typeof enabled !== "boolean") {
     throw new StowageError("INVALID_INPUT", `enabled must be a boolean, got ${describeValue(enabled)}`);
   }
-  if (enabled && (!registry || typeof registry.storeText !== "function")) {
+  if (enabled && typeof registry?.storeText !== "function") {
     throw new StowageError(
       "INVALID_INPUT",
       `a content registry is required when refs are enabled, got ${describeValue(registry)}`,
@@ -194,76 +185,51 @@ export async function buildBootstrapContext(
   );
   const { maxInlineArtifactChars } = resolveBudget(options.budget);
   const excerptChars = Math.min(
-    positiveInteger(options.excerptChars, "excerptChars", DEFAULT_BOOTSTRAP_EXCERPT_CHARS),
+    positiveInteger(options.excerptChars, "excerptChars", DEFAULT_CONTEXT_BUDGET.maxInlineArtifactChars),
     maxInlineArtifactChars,
   );
 
-  const seen = new Set<string>();
-  const checked = files.map((file, index) => {
-    const parsed = parseOrThrow(BootstrapFileSchema, file, `bootstrap file ${index}`);
-    assertSafeKey(parsed.path, `bootstrap file ${index} path`);
-    if (seen.has(parsed.path)) {
-      throw new StowageError(
-        "INVALID_INPUT",
-        `bootstrap file path ${describeValue(parsed.path)} is given twice`,
-      );
+  const sent = async ({ path, content, mime }: BootstrapFile) => {
+    const chars = content.length;
+    if (!enabled || (chars < thresholdChars && chars <= maxInlineArtifactChars)) {
+      return { result: { path, chars, mode: "inline" as const }, section: `## ${path}\n\n${content}` };
     }
-    seen.add(parsed.path);
-    return parsed;
-  });
-
-  const results = await mapConcurrent(
-    checked,
-    BOOTSTRAP_STORE_CONCURRENCY,
-    async (file): Promise<{ result: BootstrapFileResult; section: string }> => {
-      const chars = file.content.length;
-      if (!enabled || (chars < thresholdChars && chars <= maxInlineArtifactChars)) {
-        return {
-          result: { path: file.path, chars, mode: "inline" },
-          section: `## ${file.path}\n\n${file.content}`,
-        };
+    try {
+      const type =
+        mime ?? MIME_BY_EXTENSION[/\.([A-Za-z0-9]+)$/.exec(path)?.[1]?.toLowerCase() ?? ""] ?? "text/plain";
+      const { record } = await registry!.storeText(content, {
+        type: "doc",
+        mime: type,
+        producer: "system",
+        signal,
+      });
+      return {
+        result: { path, chars, mode: "ref" as const, record },
+        section: excerptSection(path, content, excerptChars, record),
+      };
+    } catch (err) {
+      if (StowageError.is(err, "TOO_LARGE")) {
+        const message = `${chars} characters are over the content registry's size limit (${err.message})`;
+        const result = { path, chars, mode: "skipped" as const, reason: "TOO_LARGE" as const, message };
+        return { result, section: excerptSection(path, content, excerptChars, message) };
       }
-      try {
-        const { record } = await registry!.storeText(file.content, {
-          type: "doc",
-          mime: file.mime ?? mimeFor(file.path),
-          producer: "system",
-          signal,
-        });
-        return {
-          result: { path: file.path, chars, mode: "ref", record },
-          section: refSection(file.path, record, file.content, excerptChars),
-        };
-      } catch (err) {
-        if (StowageError.is(err, "TOO_LARGE")) {
-          const message = `${chars} characters are over the content registry's size limit (${err.message})`;
-          return {
-            result: { path: file.path, chars, mode: "skipped", reason: "TOO_LARGE", message },
-            section: skippedSection(file.path, file.content, excerptChars, message),
-          };
-        }
-        if (StowageError.is(err) && err.code !== "ABORTED") {
-          throw new StowageError(err.code, `bootstrap file ${describeValue(file.path)}: ${err.message}`, {
-            cause: err,
-            ...(err.reason === undefined ? {} : { reason: err.reason }),
-            details: { ...err.details, path: file.path },
-          });
-        }
-        throw err;
-      }
-    },
-    signal,
-  );
+      if (!StowageError.is(err) || err.code === "ABORTED") throw err;
+      throw new StowageError(err.code, `bootstrap file ${describeValue(path)}: ${err.message}`, {
+        cause: err,
+        ...(err.reason === undefined ? {} : { reason: err.reason }),
+        details: { ...err.details, path },
+      });
+    }
+  };
+  const results = await mapConcurrent(checked, BOOTSTRAP_STORE_CONCURRENCY, sent, signal);
 
-  const inline = results.filter(({ result }) => result.mode === "inline").map(({ result }) => result.chars);
-  const count = (mode: BootstrapFileResult["mode"]) =>
-    results.filter(({ result }) => result.mode === mode).length;
+  const sentAs = (mode: BootstrapFileResult["mode"]) => results.filter(({ result }) => result.mode === mode);
   return {
     text: results.map(({ section }) => section).join("\n\n"),
     files: results.map(({ result }) => result),
-    refFiles: count("ref"),
-    skippedFiles: count("skipped"),
+    refFiles: sentAs("ref").length,
+    skippedFiles: sentAs("skipped").length,
     // reduce, never Math.max(...inline): a spread over many files overflows the stack.
-    largestInlineChars: inline.reduce((max, chars) => Math.max(max, chars), 0),
+    largestInlineChars: sentAs("inline").reduce((max, { result }) => Math.max(max, result.chars), 0),
   };
 }

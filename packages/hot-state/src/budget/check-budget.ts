@@ -1,5 +1,6 @@
-import { consoleLogger, describeValue, type Logger, StowageError } from "@stowage/core";
-import { tokenCountProblem } from "../tokens/token-counter.js";
+import { consoleLogger, describeValue, type Logger } from "@stowage/core";
+import { invalidInput } from "../schemas/validation-error.js";
+import { countProblem } from "../tokens/token-counter.js";
 import { BUDGET_FIELDS, type BudgetField, type ContextBudget, resolveBudget } from "./context-budget.js";
 
 /** A measured amount, or a function that measures it (a throw counts as a violation). */
@@ -25,26 +26,21 @@ const USAGE_FOR_FIELD: Readonly<Record<BudgetField, keyof BudgetUsage>> = {
   maxRagChunks: "ragChunks",
   maxInlineArtifactChars: "inlineArtifactChars",
 };
-const USAGE_FIELDS = new Set<string>(Object.values(USAGE_FOR_FIELD));
+const USAGE_FIELDS: readonly string[] = Object.values(USAGE_FOR_FIELD);
 
 /** One limit that a usage passed, or could not be measured against. */
 export interface BudgetViolation {
-  /** The budget field that is violated. */
   field: BudgetField;
   limit: number;
   /** The measured amount; `null` when it could not be measured or was not given. */
   actual: number | null;
-  /**
-   * `exceeded`: over the limit; `unmeasurable`: the measure threw or was not a non-negative
-   * integer; `missing`: the check covers the limit but no measure was given for it.
-   */
+  /** `exceeded`; `unmeasurable`: the measure threw or was not a non-negative integer; `missing`: not given. */
   kind: "exceeded" | "unmeasurable" | "missing";
   message: string;
 }
 
-/** What `checkBudget` returns. */
+/** What `checkBudget` returns: `ok` only when every covered measure was read and is within its limit. */
 export interface BudgetCheck {
-  /** True only when every given measure was read and is within its limit. */
   ok: boolean;
   violations: BudgetViolation[];
 }
@@ -52,48 +48,32 @@ export interface BudgetCheck {
 /** Options of `checkBudget`. */
 export interface CheckBudgetOptions {
   budget?: Partial<ContextBudget>;
-  /**
-   * The limits this check covers; default every one ({@link BUDGET_FIELDS}). Leaving a limit out
-   * must be said here: a covered limit without a measure is a violation, never a pass.
-   */
+  /** The limits this check covers; default every one. A covered limit without a measure is a violation. */
   fields?: readonly BudgetField[];
   /** Where each violation is logged; default `consoleLogger`. */
   logger?: Logger;
 }
 
-/**
- * Why `value` is not a usable count (a finite, non-negative integer), or undefined when it is.
- * NaN and the infinities are named as such (JSON would print them as `null`).
- */
-export function countProblem(value: unknown, source: string): string | undefined {
-  if (typeof value === "number" && !Number.isFinite(value)) {
-    return `${source} returned ${String(value)}, not a non-negative integer`;
+/** The measure's value, or why it has none. */
+function read(measure: unknown, field: BudgetField, limit: number): Omit<BudgetViolation, "field" | "limit"> {
+  const usage = USAGE_FOR_FIELD[field];
+  let value = measure;
+  let problem: string | undefined;
+  try {
+    if (typeof measure === "function") value = measure();
+    problem = countProblem(value, "the measure");
+  } catch (err) {
+    problem = `the measure threw: ${err instanceof Error ? err.message : describeValue(err)}`;
   }
-  return tokenCountProblem(value, source);
-}
-
-function read(measure: unknown): { value: number } | { problem: string } {
-  let value: unknown = measure;
-  if (typeof measure === "function") {
-    try {
-      value = measure();
-    } catch (err) {
-      return { problem: `the measure threw: ${err instanceof Error ? err.message : describeValue(err)}` };
-    }
+  if (problem) {
+    const message = `${usage} could not be measured (${problem}); ${field} (${limit}) counts as violated`;
+    return { actual: null, kind: "unmeasurable", message };
   }
-  const problem = countProblem(value, "the measure");
-  return problem ? { problem } : { value: value as number };
-}
-
-function coveredFields(fields: unknown): readonly BudgetField[] {
-  if (fields === undefined) return BUDGET_FIELDS;
-  if (!Array.isArray(fields) || fields.some((field) => !BUDGET_FIELDS.includes(field as BudgetField))) {
-    throw new StowageError(
-      "INVALID_INPUT",
-      `fields must be a list of budget fields (${BUDGET_FIELDS.join(", ")}), got ${describeValue(fields)}`,
-    );
-  }
-  return fields as BudgetField[];
+  return {
+    actual: value as number,
+    kind: "exceeded",
+    message: `${usage} is ${value}, over ${field} of ${limit}`,
+  };
 }
 
 /**
@@ -104,63 +84,36 @@ function coveredFields(fields: unknown): readonly BudgetField[] {
  */
 export function checkBudget(usage: BudgetUsage, options: CheckBudgetOptions = {}): BudgetCheck {
   if (typeof usage !== "object" || usage === null || Array.isArray(usage)) {
-    throw new StowageError("INVALID_INPUT", `budget usage must be an object, got ${describeValue(usage)}`);
+    throw invalidInput(`budget usage must be an object, got ${describeValue(usage)}`);
   }
-  for (const key of Object.keys(usage)) {
-    if (!USAGE_FIELDS.has(key)) {
-      throw new StowageError(
-        "INVALID_INPUT",
-        `budget usage has an unknown field ${describeValue(key)}; accepted: ${[...USAGE_FIELDS].join(", ")}`,
-      );
-    }
+  const unknown = Object.keys(usage).find((key) => !USAGE_FIELDS.includes(key));
+  if (unknown !== undefined) {
+    throw invalidInput(
+      `budget usage has an unknown field ${describeValue(unknown)}; accepted: ${USAGE_FIELDS.join(", ")}`,
+    );
   }
   const budget = resolveBudget(options.budget);
-  const covered = coveredFields(options.fields);
-  const logger = options.logger ?? consoleLogger;
+  const covered = options.fields ?? BUDGET_FIELDS;
+  if (!Array.isArray(covered) || covered.some((field) => !BUDGET_FIELDS.includes(field))) {
+    throw invalidInput(
+      `fields must be a list of budget fields (${BUDGET_FIELDS.join(", ")}), got ${describeValue(covered)}`,
+    );
+  }
   const violations: BudgetViolation[] = [];
-  for (const field of BUDGET_FIELDS) {
-    if (!covered.includes(field)) continue;
-    const usageField = USAGE_FOR_FIELD[field];
+  for (const field of BUDGET_FIELDS.filter((field) => covered.includes(field))) {
     const limit = budget[field];
-    if (usage[usageField] === undefined) {
-      violations.push({
-        field,
-        limit,
-        actual: null,
-        kind: "missing",
-        message: `${usageField} was not measured; ${field} (${limit}) counts as violated`,
-      });
+    const measure = usage[USAGE_FOR_FIELD[field]];
+    if (measure === undefined) {
+      const message = `${USAGE_FOR_FIELD[field]} was not measured; ${field} (${limit}) counts as violated`;
+      violations.push({ field, limit, actual: null, kind: "missing", message });
       continue;
     }
-    const measured = read(usage[usageField]);
-    if ("problem" in measured) {
-      violations.push({
-        field,
-        limit,
-        actual: null,
-        kind: "unmeasurable",
-        message: `${usageField} could not be measured (${measured.problem}); ${field} (${limit}) counts as violated`,
-      });
-    } else if (measured.value > limit) {
-      violations.push({
-        field,
-        limit,
-        actual: measured.value,
-        kind: "exceeded",
-        message: `${usageField} is ${measured.value}, over ${field} of ${limit}`,
-      });
-    }
+    const measured = read(measure, field, limit);
+    if (measured.actual === null || measured.actual > limit) violations.push({ field, limit, ...measured });
   }
-  for (const violation of violations) {
-    logger.warn(
-      {
-        field: violation.field,
-        limit: violation.limit,
-        actual: violation.actual,
-        kind: violation.kind,
-      },
-      `context budget violated: ${violation.message}`,
-    );
+  const logger = options.logger ?? consoleLogger;
+  for (const { field, limit, actual, kind, message } of violations) {
+    logger.warn({ field, limit, actual, kind }, `context budget violated: ${message}`);
   }
   return { ok: violations.length === 0, violations };
 }

@@ -1,4 +1,5 @@
-import { describeValue, StowageError } from "@stowage/core";
+import { describeValue } from "@stowage/core";
+import { invalidInput } from "../schemas/validation-error.js";
 
 /** Hard limits that keep a prompt small. Every limit is a non-negative integer. */
 export interface ContextBudget {
@@ -14,7 +15,7 @@ export interface ContextBudget {
   maxInlineArtifactChars: number;
 }
 
-/** The budget used where none is given; spread it to change one limit (`{ ...DEFAULT_CONTEXT_BUDGET, maxPromptTokens: 16_000 }`). */
+/** The budget used where none is given. */
 export const DEFAULT_CONTEXT_BUDGET: Readonly<ContextBudget> = Object.freeze({
   maxHotStateTokens: 1_000,
   maxArtifactIndexEntries: 20,
@@ -27,9 +28,7 @@ export const DEFAULT_CONTEXT_BUDGET: Readonly<ContextBudget> = Object.freeze({
 export type BudgetField = keyof ContextBudget;
 
 /** The budget's fields, in the order violations are reported. */
-export const BUDGET_FIELDS: readonly BudgetField[] = Object.freeze(
-  Object.keys(DEFAULT_CONTEXT_BUDGET) as BudgetField[],
-);
+export const BUDGET_FIELDS = Object.freeze(Object.keys(DEFAULT_CONTEXT_BUDGET) as BudgetField[]);
 
 /**
  * The defaults with `overrides` applied. Throws INVALID_INPUT for an unknown field or a limit
@@ -37,22 +36,18 @@ export const BUDGET_FIELDS: readonly BudgetField[] = Object.freeze(
  */
 export function resolveBudget(overrides: Partial<ContextBudget> = {}): Readonly<ContextBudget> {
   if (typeof overrides !== "object" || overrides === null || Array.isArray(overrides)) {
-    throw new StowageError("INVALID_INPUT", `budget must be an object, got ${describeValue(overrides)}`);
+    throw invalidInput(`budget must be an object, got ${describeValue(overrides)}`);
   }
   const budget: ContextBudget = { ...DEFAULT_CONTEXT_BUDGET };
   for (const [field, value] of Object.entries(overrides)) {
     if (!BUDGET_FIELDS.includes(field as BudgetField)) {
-      throw new StowageError(
-        "INVALID_INPUT",
+      throw invalidInput(
         `budget has an unknown field ${describeValue(field)}; accepted: ${BUDGET_FIELDS.join(", ")}`,
       );
     }
     if (value === undefined) continue;
-    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
-      throw new StowageError(
-        "INVALID_INPUT",
-        `budget.${field} must be a non-negative integer, got ${describeValue(value)}`,
-      );
+    if (!Number.isSafeInteger(value) || value < 0) {
+      throw invalidInput(`budget.${field} must be a non-negative integer, got ${describeValue(value)}`);
     }
     budget[field as BudgetField] = value;
   }

@@ -1,11 +1,10 @@
-import { consoleLogger, describeValue, type Logger, pushAll, StowageError } from "@stowage/core";
+import { consoleLogger, describeValue, type Logger, StowageError } from "@stowage/core";
 import { type ContextBudget, resolveBudget } from "../budget/context-budget.js";
-import type { ContentRef, HotState } from "../schemas/hot-state-schema.js";
-import { HotStateSchema } from "../schemas/hot-state-schema.js";
+import { type ContentRef, type HotState, HotStateSchema } from "../schemas/hot-state-schema.js";
 import { parseOrThrow } from "../schemas/validation-error.js";
 import {
   assertTokenCounter,
-  DEFAULT_TOKEN_COUNTER,
+  countTokensExact,
   measureTokensUpTo,
   type TokenCounter,
 } from "../tokens/token-counter.js";
@@ -29,13 +28,11 @@ export interface HotStateBuild {
   state: Readonly<HotState>;
   /** `state` as compact JSON, the text to put in the prompt. */
   json: string;
-  /** Tokens of `json`. */
   tokens: number;
   /** UTF-8 bytes of `json`. */
   bytes: number;
   /** Everything removed from the input, in the order it was removed. */
   shed: readonly ShedItem[];
-  /** True when anything was shed. */
   truncated: boolean;
   /** True when only the identifiers were kept. */
   minimal: boolean;
@@ -43,29 +40,22 @@ export interface HotStateBuild {
 
 const FIELD_ORDER = Object.keys(HotStateSchema.shape) as (keyof HotState)[];
 
+type Measured = { json: string; tokens: number };
+type Measure = (state: HotState, max?: number) => Steps<Measured>;
+
 /** Keeps the most recent entry of each artifact and at most `max` entries, the most recent ones. */
 function trimIndex(entries: readonly ContentRef[], max: number, shed: ShedItem[]): ContentRef[] {
-  const lastPosition = new Map<string, number>();
-  for (const [position, entry] of entries.entries()) lastPosition.set(entry.artifact_id, position);
-  const unique: ContentRef[] = [];
-  for (const [position, entry] of entries.entries()) {
-    if (lastPosition.get(entry.artifact_id) === position) unique.push(entry);
-    else
-      shed.push({
-        field: "artifact_index",
-        reason: "duplicate",
-        value: entry,
-        artifact_id: entry.artifact_id,
-      });
-  }
+  const lastPosition = new Map(entries.map((entry, position) => [entry.artifact_id, position]));
+  const unique = entries.filter((entry, position) => lastPosition.get(entry.artifact_id) === position);
   const over = Math.max(0, unique.length - max);
-  for (const entry of unique.slice(0, over)) {
-    shed.push({
-      field: "artifact_index",
-      reason: "max_entries",
-      value: entry,
-      artifact_id: entry.artifact_id,
-    });
+  const dropped = [
+    ...entries
+      .filter((entry, position) => lastPosition.get(entry.artifact_id) !== position)
+      .map((entry) => ({ entry, reason: "duplicate" as const })),
+    ...unique.slice(0, over).map((entry) => ({ entry, reason: "max_entries" as const })),
+  ];
+  for (const { entry, reason } of dropped) {
+    shed.push({ field: "artifact_index", reason, value: entry, artifact_id: entry.artifact_id });
   }
   return unique.slice(over);
 }
@@ -73,13 +63,10 @@ function trimIndex(entries: readonly ContentRef[], max: number, shed: ShedItem[]
 /**
  * Validates `input` against the strict hot-state schema, then fits it to the budget. Index
  * entries over `maxArtifactIndexEntries` (and older duplicates) go first; then, while the JSON is
- * over `maxHotStateTokens`, whole units are shed in {@link SHED_ORDER}, each step oldest first
- * and no more than needed. Only when all of that is not enough does it fall back to the minimal
- * state (`session_id` and the other identifiers). Every removal is listed in `shed` and logged.
- * With the exact counter (the default), a text is counted only as far as the budget needs: a
- * count stops once it is past `maxHotStateTokens`, and a text too long to fit even in tokens of
- * the vocabulary's longest is not counted at all, so a maximal input costs little more than a
- * state at the limit.
+ * over `maxHotStateTokens`, whole units are shed in `SHED_ORDER`, each step oldest first and no
+ * more than needed. Only when all of that is not enough does it fall back to the minimal state
+ * (`session_id` and the other identifiers). Every removal is listed in `shed` and logged. With the
+ * exact counter (the default), a text is counted only as far as the budget needs.
  *
  * Throws INVALID_INPUT for an invalid state or budget, and BUDGET_EXCEEDED when even the
  * minimal state is over budget or the counter fails (reason `UNMEASURABLE`): a state that cannot
@@ -89,10 +76,7 @@ export function buildHotState(input: unknown, options: BuildHotStateOptions = {}
   return runToEnd(fitHotState(input, options));
 }
 
-/**
- * {@link buildHotState} in slices that let the event loop go on: what a server's write runs, so
- * that fitting a maximal state never holds its other requests. ABORTED when `signal` fires.
- */
+/** {@link buildHotState} in slices that let the event loop go on. ABORTED when `signal` fires. */
 export function buildHotStateInSlices(
   input: unknown,
   options: BuildHotStateOptions = {},
@@ -103,60 +87,41 @@ export function buildHotStateInSlices(
 
 /**
  * The work of {@link buildHotState}, pausing between bounded steps: every count is of one JSON
- * text and stops once it is past the budget (a text far over it is not counted at all), so a
- * maximal input costs a handful of short counts, not seconds of counting.
+ * text and stops once it is past the budget, so a maximal input costs a handful of short counts.
  */
 function* fitHotState(input: unknown, options: BuildHotStateOptions): Steps<HotStateBuild> {
   const budget = resolveBudget(options.budget);
-  const counter = options.countTokens ?? DEFAULT_TOKEN_COUNTER;
+  const counter = options.countTokens ?? countTokensExact;
   assertTokenCounter(counter);
-  const logger = options.logger ?? consoleLogger;
   const limit = budget.maxHotStateTokens;
 
   let state: HotState = parseOrThrow(HotStateSchema, input, "hot state");
   const shed: ShedItem[] = [];
   if (state.artifact_index) {
-    state = {
-      ...state,
-      artifact_index: trimIndex(state.artifact_index, budget.maxArtifactIndexEntries, shed),
-    };
-    if (state.artifact_index!.length === 0 && shed.length > 0) delete state.artifact_index;
+    const index = trimIndex(state.artifact_index, budget.maxArtifactIndexEntries, shed);
+    state = { ...state, artifact_index: index };
+    if (index.length === 0 && shed.length > 0) delete state.artifact_index;
   }
-
   yield;
-  // Counted up to the limit: every decision is "within it or not", and a count past the limit
-  // goes no further (the count of a state that fits, the one kept, is exact).
-  const measureUpTo = function* (candidate: HotState, max: number): Steps<Measured> {
-    // The schema's output has its fields in schema order and shedding keeps that order, so equal
-    // states serialize to equal JSON whatever order the input had.
+  // Counted up to the limit: every decision is "within it or not", and the count of the state
+  // kept is exact. The schema's output has its fields in schema order and shedding keeps it, so
+  // equal states serialize to equal JSON whatever order the input had.
+  const measure: Measure = function* (candidate, max = limit) {
     const json = JSON.stringify(candidate);
     yield;
     const what = `hot state of session ${describeValue(candidate.session_id)}`;
     return { json, tokens: yield* measureTokensUpTo(counter, json, max, what) };
   };
-  const measure = (candidate: HotState) => measureUpTo(candidate, limit);
 
   let measured = yield* measure(state);
   let minimal = false;
   if (measured.tokens > limit) {
-    const fitted = yield* shedToFit(state, measured, limit, measure);
-    pushAll(shed, fitted.shed);
-    state = fitted.state;
-    measured = fitted.measured;
+    ({ state, measured } = yield* shedToFit(state, measured, limit, measure, shed));
     if (measured.tokens > limit) {
-      const kept: HotState = { session_id: state.session_id };
-      for (const field of MINIMAL_HOT_STATE_FIELDS) {
-        if (state[field] !== undefined) Object.assign(kept, { [field]: state[field] });
-      }
-      for (const field of FIELD_ORDER) {
-        if (state[field] !== undefined && kept[field] === undefined) {
-          shed.push({ field: field as ShedItem["field"], reason: "minimal_fallback", value: state[field] });
-        }
-      }
-      state = kept;
-      // Counted whole (it is identifiers only): the error says how far over it is.
-      measured = yield* measureUpTo(state, Number.POSITIVE_INFINITY);
       minimal = true;
+      state = minimalState(state, shed);
+      // Counted whole (it is identifiers only): the error says how far over it is.
+      measured = yield* measure(state, Number.POSITIVE_INFINITY);
       if (measured.tokens > limit) {
         throw new StowageError(
           "BUDGET_EXCEEDED",
@@ -168,7 +133,7 @@ function* fitHotState(input: unknown, options: BuildHotStateOptions): Steps<HotS
   }
 
   if (shed.length > 0) {
-    logger.warn(
+    (options.logger ?? consoleLogger).warn(
       {
         tokens: measured.tokens,
         maxHotStateTokens: limit,
@@ -188,8 +153,17 @@ function* fitHotState(input: unknown, options: BuildHotStateOptions): Steps<HotS
   });
 }
 
-type Measured = { json: string; tokens: number };
-type Measure = (state: HotState) => Steps<Measured>;
+/** The identifiers of `state` alone; every other field is listed in `shed`. */
+function minimalState(state: HotState, shed: ShedItem[]): HotState {
+  const kept: HotState = { session_id: state.session_id };
+  for (const field of FIELD_ORDER) {
+    if (state[field] === undefined || field === "session_id") continue;
+    if ((MINIMAL_HOT_STATE_FIELDS as readonly string[]).includes(field))
+      Object.assign(kept, { [field]: state[field] });
+    else shed.push({ field: field as ShedItem["field"], reason: "minimal_fallback", value: state[field] });
+  }
+  return kept;
+}
 
 /**
  * Runs the shedding steps until the state fits. Within a step, a binary search finds the fewest
@@ -201,20 +175,20 @@ function* shedToFit(
   startMeasured: Measured,
   limit: number,
   measure: Measure,
-): Steps<{ state: HotState; shed: ShedItem[]; measured: Measured }> {
+  shed: ShedItem[],
+) {
   let state = start;
   let measured = startMeasured;
-  const shed: ShedItem[] = [];
   for (const step of SHED_STEPS) {
     const units = step.units(state);
     if (units === 0) continue;
     const fewest = yield* fewestUnitsThatFit(step, state, units, limit, measure);
     state = fewest.applied.state;
-    pushAll(shed, fewest.applied.shed);
+    shed.push(...fewest.applied.shed);
     measured = fewest.measured;
     if (measured.tokens <= limit) break;
   }
-  return { state, shed, measured };
+  return { state, measured };
 }
 
 function* fewestUnitsThatFit(

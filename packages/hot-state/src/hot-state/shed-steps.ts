@@ -3,10 +3,10 @@ import type { ContentRef, HotState } from "../schemas/hot-state-schema.js";
 /** Fields a minimal hot state keeps: the session id and the other identifiers. */
 export const MINIMAL_HOT_STATE_FIELDS = ["session_id", "session_key", "run_id", "current_plan_id"] as const;
 
-type MinimalField = (typeof MINIMAL_HOT_STATE_FIELDS)[number];
-
 /** What a shed item was: a hot-state field, or the summary of one index entry. */
-export type ShedField = Exclude<keyof HotState, MinimalField> | "artifact_index.summary";
+export type ShedField =
+  | Exclude<keyof HotState, (typeof MINIMAL_HOT_STATE_FIELDS)[number]>
+  | "artifact_index.summary";
 
 /**
  * Why it was shed. `duplicate`: an older index entry of the same artifact; `max_entries`: over
@@ -32,17 +32,19 @@ export interface ShedStep {
   apply(state: HotState, count: number): { state: HotState; shed: ShedItem[] };
 }
 
-type ListField = "accepted_decisions" | "open_questions";
-
-function listStep(field: ListField): ShedStep {
+/** Removes the oldest items of a list (an index entry carries its id). */
+function listStep(field: "accepted_decisions" | "open_questions" | "artifact_index"): ShedStep {
   return {
     field,
     units: (state) => state[field]?.length ?? 0,
     apply(state, count) {
-      const items = state[field] ?? [];
-      const next: HotState = { ...state, [field]: items.slice(count) };
+      const items: readonly unknown[] = state[field] ?? [];
+      const next = { ...state, [field]: items.slice(count) };
       if (next[field]!.length === 0) delete next[field];
-      const shed = items.slice(0, count).map((value): ShedItem => ({ field, reason: "tokens", value }));
+      const shed = items.slice(0, count).map((value): ShedItem => {
+        const id = field === "artifact_index" ? { artifact_id: (value as ContentRef).artifact_id } : {};
+        return { field, reason: "tokens", value, ...id };
+      });
       return { state: next, shed };
     },
   };
@@ -55,35 +57,16 @@ const summaryStep: ShedStep = {
     const shed: ShedItem[] = [];
     const entries = (state.artifact_index ?? []).map((entry): ContentRef => {
       if (entry.summary === undefined || shed.length === count) return entry;
+      const { summary, ...rest } = entry;
       shed.push({
         field: "artifact_index.summary",
         reason: "tokens",
-        value: entry.summary,
+        value: summary,
         artifact_id: entry.artifact_id,
       });
-      const { summary: _summary, ...rest } = entry;
       return rest;
     });
     return { state: { ...state, artifact_index: entries }, shed };
-  },
-};
-
-const indexStep: ShedStep = {
-  field: "artifact_index",
-  units: (state) => state.artifact_index?.length ?? 0,
-  apply(state, count) {
-    const entries = state.artifact_index ?? [];
-    const next: HotState = { ...state, artifact_index: entries.slice(count) };
-    if (next.artifact_index!.length === 0) delete next.artifact_index;
-    const shed = entries.slice(0, count).map(
-      (entry): ShedItem => ({
-        field: "artifact_index",
-        reason: "tokens",
-        value: entry,
-        artifact_id: entry.artifact_id,
-      }),
-    );
-    return { state: next, shed };
   },
 };
 
@@ -105,7 +88,7 @@ const lastStepStep: ShedStep = {
 export const SHED_STEPS: readonly ShedStep[] = Object.freeze([
   summaryStep,
   listStep("accepted_decisions"),
-  indexStep,
+  listStep("artifact_index"),
   listStep("open_questions"),
   lastStepStep,
 ]);

@@ -1,51 +1,89 @@
 import { assertSafeId, describeValue, type OperationOptions, StowageError } from "@stowage/core";
 import { z } from "zod";
-import type { BudgetViolation } from "../budget/check-budget.js";
 import { BUDGET_FIELDS, type BudgetField } from "../budget/context-budget.js";
-import {
-  MAX_PROMPT_METRICS_COUNT,
-  type PromptMetrics,
-  type PromptMetricsRecord,
-  type PromptWarning,
-  type PromptWarningKind,
-} from "../metrics/prompt-metrics.js";
+import type { PromptMetrics } from "../metrics/prompt-metrics.js";
+import { invalidInput } from "../schemas/validation-error.js";
 
-/** The warning kinds, in the order summaries list them. */
-export const PROMPT_WARNING_KINDS: readonly PromptWarningKind[] = Object.freeze([
+/**
+ * The largest count a `prompt_metrics` record holds (2^31 − 1, PostgreSQL's `integer`), so that
+ * every metrics log keeps the same records: a larger one is refused as INVALID_INPUT everywhere.
+ */
+export const MAX_PROMPT_METRICS_COUNT = 2_147_483_647;
+export const promptMetricsCount = z.int().min(0).max(MAX_PROMPT_METRICS_COUNT);
+
+/** What a prompt warning is about, in the order summaries list them. */
+export const PROMPT_WARNING_KINDS = [
   "hot_state_tokens",
   "artifact_index_entries",
   "prompt_tokens",
   "budget_violations",
-]);
+] as const;
 
-/** One model call in a session's metrics log: the `prompt_metrics` record with what it raised. */
-export interface PromptMetricsEntry {
-  type: "prompt_metrics_entry";
-  session: string;
-  /** 1 for the session's first recorded call, then one more per call. */
-  turn: number;
-  /** When it was appended (ISO 8601). */
-  recorded_at: string;
-  /** The stored hot-state version the call was made with, when the caller said so. */
-  hot_state_version: number | null;
-  record: PromptMetricsRecord;
-  /** The regression warnings of this call, recorded beside its record. */
-  warnings: PromptWarning[];
-  /** Every budget violation of this call (`record.budget_violations` counts them). */
-  violations: BudgetViolation[];
-}
+const RecordSchema = z.object({
+  type: z.literal("prompt_metrics"),
+  session: z.string(),
+  run: z.string().nullable(),
+  hs_tokens: promptMetricsCount,
+  hs_bytes: promptMetricsCount,
+  hs_truncated: z.boolean(),
+  artifacts: promptMetricsCount,
+  artifact_types: z.array(z.string()),
+  sys_chars: promptMetricsCount,
+  user_chars: promptMetricsCount,
+  est_tokens: promptMetricsCount.nullable(),
+  ref_files: promptMetricsCount,
+  budget_violations: promptMetricsCount,
+  budget_ok: z.boolean(),
+});
+const WarningSchema = z.object({
+  kind: z.enum(PROMPT_WARNING_KINDS),
+  message: z.string(),
+  value: z.number(),
+  threshold: z.number(),
+});
+const RecordedAtSchema = z.iso.datetime();
+/** A stored entry, checked when it is appended and when it is read back. */
+export const PromptMetricsEntrySchema = z.object({
+  type: z.literal("prompt_metrics_entry"),
+  session: z.string(),
+  turn: z.int().min(1),
+  recorded_at: RecordedAtSchema,
+  hot_state_version: z.int().min(1).nullable(),
+  record: RecordSchema,
+  warnings: z.array(WarningSchema),
+  violations: z.array(
+    z.object({
+      field: z.enum(BUDGET_FIELDS as [BudgetField, ...BudgetField[]]),
+      limit: z.number(),
+      actual: z.number().nullable(),
+      kind: z.enum(["exceeded", "unmeasurable", "missing"]),
+      message: z.string(),
+    }),
+  ),
+});
 
-/** Options of `append`. */
+/** One model call, as a JSON log record (`est_tokens` is `null` when the counter failed). */
+export type PromptMetricsRecord = z.infer<typeof RecordSchema>;
+/** What a prompt warning is about. */
+export type PromptWarningKind = (typeof PROMPT_WARNING_KINDS)[number];
+/** A limit approached or passed by one prompt; `threshold` is the value above which it is raised. */
+export type PromptWarning = z.infer<typeof WarningSchema>;
+
+/**
+ * One model call in a session's metrics log: the `prompt_metrics` record with the warnings and
+ * budget violations it raised, its turn (1 for the session's first recorded call), when it was
+ * appended, and the stored hot-state version the call was made with, when the caller said so.
+ */
+export type PromptMetricsEntry = z.infer<typeof PromptMetricsEntrySchema>;
+
+/** Options of `append`: the stored hot-state version (`HotStateVersion.version`) this call was made with. */
 export interface AppendPromptMetricsOptions extends OperationOptions {
-  /** The stored hot-state version (`HotStateVersion.version`) this call was made with. */
   hotStateVersion?: number;
 }
 
-/** Options of `series`. */
+/** Options of `series`: only entries after `afterTurn` (default 0), at most `limit` (default: all). */
 export interface PromptMetricsSeriesOptions extends OperationOptions {
-  /** Only entries after this turn. Default 0 (all). */
   afterTurn?: number;
-  /** At most this many entries (the first ones after `afterTurn`). Default: every one. */
   limit?: number;
 }
 
@@ -59,52 +97,8 @@ export interface PromptMetricsLog {
    * Deletes every entry of the session (none is not an error); its next append is turn 1 again.
    * For a session whose model calls have stopped: an append racing the deletion may survive it.
    */
-  deleteSession(sessionId: string, options?: { signal?: AbortSignal }): Promise<void>;
+  deleteSession(sessionId: string, options?: OperationOptions): Promise<void>;
 }
-
-// Bounded as PostgreSQL's integer columns are, so a record one log keeps every log keeps.
-const count = z.number().int().nonnegative().max(MAX_PROMPT_METRICS_COUNT);
-const WarningSchema = z.object({
-  kind: z.enum(PROMPT_WARNING_KINDS as [PromptWarningKind, ...PromptWarningKind[]]),
-  message: z.string(),
-  value: z.number(),
-  threshold: z.number(),
-});
-const ViolationSchema = z.object({
-  field: z.enum(BUDGET_FIELDS as [BudgetField, ...BudgetField[]]),
-  limit: z.number(),
-  actual: z.number().nullable(),
-  kind: z.enum(["exceeded", "unmeasurable", "missing"]),
-  message: z.string(),
-});
-const RecordSchema = z.object({
-  type: z.literal("prompt_metrics"),
-  session: z.string(),
-  run: z.string().nullable(),
-  hs_tokens: count,
-  hs_bytes: count,
-  hs_truncated: z.boolean(),
-  artifacts: count,
-  artifact_types: z.array(z.string()),
-  sys_chars: count,
-  user_chars: count,
-  est_tokens: count.nullable(),
-  ref_files: count,
-  budget_violations: count,
-  budget_ok: z.boolean(),
-});
-const RecordedAtSchema = z.iso.datetime();
-/** A stored entry, checked when it is appended and when it is read back. */
-export const PromptMetricsEntrySchema = z.object({
-  type: z.literal("prompt_metrics_entry"),
-  session: z.string(),
-  turn: z.number().int().min(1),
-  recorded_at: RecordedAtSchema,
-  hot_state_version: z.number().int().min(1).nullable(),
-  record: RecordSchema,
-  warnings: z.array(WarningSchema),
-  violations: z.array(ViolationSchema),
-});
 
 /** Which entries a `series` call reads: those after `afterTurn`, at most `limit` (∞: all). */
 export interface PromptMetricsSeriesWindow {
@@ -119,15 +113,14 @@ export interface PromptMetricsSeriesWindow {
 export function promptMetricsSeriesWindow(
   options: PromptMetricsSeriesOptions = {},
 ): PromptMetricsSeriesWindow {
-  const { afterTurn = 0, limit } = options ?? {};
-  if (typeof afterTurn !== "number" || !Number.isSafeInteger(afterTurn) || afterTurn < 0) {
+  const { afterTurn = 0, limit = Number.POSITIVE_INFINITY } = options ?? {};
+  if (!Number.isSafeInteger(afterTurn) || afterTurn < 0) {
     throw new StowageError(
       "INVALID_INPUT",
       `afterTurn must be a whole number ≥ 0, got ${describeValue(afterTurn)}`,
     );
   }
-  if (limit === undefined) return { afterTurn, limit: Number.POSITIVE_INFINITY };
-  if (typeof limit !== "number" || !Number.isSafeInteger(limit) || limit < 1) {
+  if (limit !== Number.POSITIVE_INFINITY && (!Number.isSafeInteger(limit) || limit < 1)) {
     throw new StowageError("INVALID_INPUT", `limit must be a whole number ≥ 1, got ${describeValue(limit)}`);
   }
   return { afterTurn, limit };
@@ -156,13 +149,10 @@ export function toPromptMetricsEntry(
   const session = metrics?.record?.session;
   assertSafeId(session, "prompt_metrics session");
   if (hotStateVersion !== undefined && (!Number.isSafeInteger(hotStateVersion) || hotStateVersion < 1)) {
-    throw new StowageError(
-      "INVALID_INPUT",
-      `hotStateVersion must be a whole number ≥ 1, got ${describeValue(hotStateVersion)}`,
-    );
+    throw invalidInput(`hotStateVersion must be a whole number ≥ 1, got ${describeValue(hotStateVersion)}`);
   }
-  const entry = {
-    type: "prompt_metrics_entry" as const,
+  const parsed = PromptMetricsEntrySchema.safeParse({
+    type: "prompt_metrics_entry",
     session,
     turn,
     recorded_at: isoTime(recordedAt),
@@ -170,22 +160,22 @@ export function toPromptMetricsEntry(
     record: metrics.record,
     warnings: metrics.warnings,
     violations: metrics.budget?.violations,
-  };
-  const parsed = PromptMetricsEntrySchema.safeParse(entry);
+  });
   if (!parsed.success) {
+    const issues = parsed.error.issues.map((issue) => ({
+      path: issue.path.join("."),
+      message: issue.message,
+    }));
     throw new StowageError("INVALID_INPUT", "metrics must be a measurePrompt result", {
-      details: {
-        issues: parsed.error.issues.map((issue) => ({ path: issue.path.join("."), message: issue.message })),
-      },
+      details: { issues },
     });
   }
-  return parsed.data as PromptMetricsEntry;
+  return parsed.data;
 }
 
 /**
- * The entry of a checked `entry` at another turn and time, without checking the record again
- * (an append retries turns with the entry it checked once). Throws INVALID_INPUT when the time
- * has no ISO 8601 form the schema accepts (an invalid date, a year past 9999).
+ * The entry of a checked `entry` at another turn and time, without checking the record again.
+ * INVALID_INPUT when the time has no ISO 8601 form the schema accepts (an invalid date, a year past 9999).
  */
 export function placeEntry(entry: PromptMetricsEntry, turn: number, recordedAt: Date): PromptMetricsEntry {
   const recorded_at = isoTime(recordedAt);
@@ -198,5 +188,5 @@ export function placeEntry(entry: PromptMetricsEntry, turn: number, recordedAt: 
 /** Reads one stored entry back; `null` when it is damaged (the caller logs it). */
 export function parseEntry(value: unknown, sessionId: string): PromptMetricsEntry | null {
   const parsed = PromptMetricsEntrySchema.safeParse(value);
-  return parsed.success && parsed.data.session === sessionId ? (parsed.data as PromptMetricsEntry) : null;
+  return parsed.success && parsed.data.session === sessionId ? parsed.data : null;
 }

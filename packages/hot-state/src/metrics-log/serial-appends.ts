@@ -6,36 +6,24 @@ import {
   toPromptMetricsEntry,
 } from "./prompt-metrics-entry.js";
 
-/** Writes one checked entry (turn 1 until placed) to its session's log; returns it as stored. */
-export type AppendChecked = (
-  session: string,
-  checked: PromptMetricsEntry,
-  operation: OperationOptions,
-) => Promise<PromptMetricsEntry>;
-
 /**
  * The `append` of a metrics log: checks the metrics once, before any I/O (the session names
- * where the entry goes), then runs the appends of one session in this process one after another
- * (they would only race each other for turns).
+ * where the entry goes), then runs `appendChecked` for the appends of one session in this process
+ * one after another (they would only race each other for turns).
  */
-export function serialAppends(now: () => Date, appendChecked: AppendChecked) {
+export function serialAppends(
+  now: () => Date,
+  appendChecked: (
+    session: string,
+    checked: PromptMetricsEntry,
+    op: OperationOptions,
+  ) => Promise<PromptMetricsEntry>,
+) {
   const queues = new Map<string, Promise<unknown>>();
-  return function append(
-    metrics: PromptMetrics,
-    op: AppendPromptMetricsOptions = {},
-  ): Promise<PromptMetricsEntry> {
-    let checked: PromptMetricsEntry;
-    try {
-      checked = toPromptMetricsEntry(metrics, {
-        turn: 1,
-        recordedAt: now(),
-        hotStateVersion: op.hotStateVersion,
-      });
-    } catch (err) {
-      return Promise.reject(err);
-    }
+  return async (metrics: PromptMetrics, op: AppendPromptMetricsOptions = {}): Promise<PromptMetricsEntry> => {
+    const { hotStateVersion, ...operation } = op;
+    const checked = toPromptMetricsEntry(metrics, { turn: 1, recordedAt: now(), hotStateVersion });
     const session = checked.session;
-    const { hotStateVersion: _version, ...operation } = op;
     const run = () => appendChecked(session, checked, operation);
     const next = (queues.get(session) ?? Promise.resolve()).then(run, run);
     const settled = next.catch(() => {});

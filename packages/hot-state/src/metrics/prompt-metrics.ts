@@ -1,60 +1,25 @@
-import { consoleLogger, describeValue, type Logger, StowageError } from "@stowage/core";
-import { type BudgetCheck, checkBudget, countProblem } from "../budget/check-budget.js";
+import { consoleLogger, describeValue, type Logger } from "@stowage/core";
+import { z } from "zod";
+import { type BudgetCheck, checkBudget } from "../budget/check-budget.js";
 import { type ContextBudget, resolveBudget } from "../budget/context-budget.js";
 import type { HotStateBuild } from "../hot-state/build-hot-state.js";
+import {
+  type PromptMetricsRecord,
+  type PromptWarning,
+  type PromptWarningKind,
+  promptMetricsCount,
+} from "../metrics-log/prompt-metrics-entry.js";
 import { identifier } from "../schemas/text-fields.js";
-import { parseOrThrow } from "../schemas/validation-error.js";
-import { assertTokenCounter, DEFAULT_TOKEN_COUNTER, type TokenCounter } from "../tokens/token-counter.js";
+import { invalidInput, parseOrThrow } from "../schemas/validation-error.js";
+import {
+  assertTokenCounter,
+  countProblem,
+  countTokensExact,
+  type TokenCounter,
+} from "../tokens/token-counter.js";
 
-/** Warn when the hot state uses more than this share of `maxHotStateTokens` (800 of 1,000). */
-export const DEFAULT_HOT_STATE_WARN_RATIO = 0.8;
-/** Warn when the index holds more than this share of `maxArtifactIndexEntries` (15 of 20). */
-export const DEFAULT_INDEX_WARN_RATIO = 0.75;
-/** Warn when the estimated prompt uses more than this share of `maxPromptTokens` (6,000 of 8,000). */
-export const DEFAULT_PROMPT_WARN_RATIO = 0.75;
-/**
- * The largest count a `prompt_metrics` record holds (2^31 − 1, PostgreSQL's `integer`), so that
- * every metrics log keeps the same records: a larger one is refused as INVALID_INPUT everywhere.
- */
-export const MAX_PROMPT_METRICS_COUNT = 2_147_483_647;
-
-/** One model call, as a JSON log record. */
-export interface PromptMetricsRecord {
-  type: "prompt_metrics";
-  session: string;
-  run: string | null;
-  hs_tokens: number;
-  hs_bytes: number;
-  hs_truncated: boolean;
-  /** Entries in the hot state's artifact index. */
-  artifacts: number;
-  /** Distinct types in the index, sorted. */
-  artifact_types: string[];
-  sys_chars: number;
-  user_chars: number;
-  /** Estimated prompt tokens (system + user); `null` when the counter failed. */
-  est_tokens: number | null;
-  /** Bootstrap files sent as ArtifactRef. */
-  ref_files: number;
-  budget_violations: number;
-  budget_ok: boolean;
-}
-
-/** What a prompt warning is about. */
-export type PromptWarningKind =
-  | "hot_state_tokens"
-  | "artifact_index_entries"
-  | "prompt_tokens"
-  | "budget_violations";
-
-/** A limit approached or passed by one prompt. */
-export interface PromptWarning {
-  kind: PromptWarningKind;
-  message: string;
-  value: number;
-  /** The value above which this warning is raised. */
-  threshold: number;
-}
+/** Shares of the limits above which a warning is raised: 800 of 1,000 tokens, 15 of 20 entries, 6,000 of 8,000. */
+const DEFAULT_WARN_RATIOS = { hotState: 0.8, index: 0.75, prompt: 0.75 };
 
 /** What `measurePrompt` measures: one model call's prompt. */
 export interface PromptMetricsInput {
@@ -72,13 +37,31 @@ export interface PromptMetricsInput {
   inlineArtifactChars?: number;
 }
 
-/** Options of `measurePrompt`. */
-export interface PromptMetricsOptions {
+// Every value that lands in the record is checked, so that a record is valid for every log.
+const InputSchema = z.object({
+  sessionId: identifier(),
+  runId: identifier().optional(),
+  hotState: z.object({
+    state: z.object({ artifact_index: z.array(z.object({ type: z.string() })).optional() }),
+    tokens: promptMetricsCount,
+    bytes: promptMetricsCount,
+    truncated: z.boolean(),
+  }),
+  systemPrompt: z.string(),
+  userPrompt: z.string(),
+  refFiles: promptMetricsCount.default(0),
+});
+
+/** The budget and warning shares of `measurePrompt` and `promptBudget`. */
+export interface PromptBudgetOptions {
   budget?: Partial<ContextBudget>;
-  countTokens?: TokenCounter;
-  /** Shares of the limits above which a warning is raised; defaults as the constants above. */
+  /** Shares of the limits above which a warning is raised; default 0.8, 0.75 and 0.75. */
   warnRatios?: { hotState?: number; index?: number; prompt?: number };
-  /** Where warnings and violations are logged. Default `consoleLogger`. */
+}
+
+/** Options of `measurePrompt`; warnings and violations go to `logger` (default `consoleLogger`). */
+export interface PromptMetricsOptions extends PromptBudgetOptions {
+  countTokens?: TokenCounter;
   logger?: Logger;
 }
 
@@ -89,34 +72,33 @@ export interface PromptMetrics {
   budget: BudgetCheck;
 }
 
-function ratio(value: unknown, what: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== "number" || !(value > 0 && value <= 1)) {
-    throw new StowageError(
-      "INVALID_INPUT",
-      `${what} must be a number above 0 and at most 1, got ${describeValue(value)}`,
-    );
-  }
-  return value;
+/** The limits a prompt is checked against, and the levels above which its measures are warned of. */
+export interface PromptBudget {
+  limits: Readonly<ContextBudget>;
+  warningLevels: Readonly<Record<Exclude<PromptWarningKind, "budget_violations">, number>>;
 }
 
-function assertCount(value: unknown, what: string): asserts value is number {
-  if (
-    typeof value !== "number" ||
-    !Number.isInteger(value) ||
-    value < 0 ||
-    value > MAX_PROMPT_METRICS_COUNT
-  ) {
-    throw new StowageError(
-      "INVALID_INPUT",
-      `${what} must be a whole number from 0 to ${MAX_PROMPT_METRICS_COUNT}, got ${describeValue(value)}`,
-    );
-  }
-}
-
-function assertString(value: unknown, what: string): asserts value is string {
-  if (typeof value !== "string")
-    throw new StowageError("INVALID_INPUT", `${what} must be a string, got ${describeValue(value)}`);
+/**
+ * The budget (defaults with `budget` applied) and the warning levels `measurePrompt` uses with
+ * it, for a dashboard drawing them. INVALID_INPUT for a bad limit or a ratio outside (0, 1].
+ */
+export function promptBudget(options: PromptBudgetOptions = {}): PromptBudget {
+  const limits = resolveBudget(options.budget);
+  const level = (name: keyof typeof DEFAULT_WARN_RATIOS, limit: number) => {
+    const ratio = options.warnRatios?.[name] ?? DEFAULT_WARN_RATIOS[name];
+    if (typeof ratio !== "number" || !(ratio > 0 && ratio <= 1)) {
+      throw invalidInput(
+        `warnRatios.${name} must be a number above 0 and at most 1, got ${describeValue(ratio)}`,
+      );
+    }
+    return Math.floor(limit * ratio);
+  };
+  const warningLevels = Object.freeze({
+    hot_state_tokens: level("hotState", limits.maxHotStateTokens),
+    artifact_index_entries: level("index", limits.maxArtifactIndexEntries),
+    prompt_tokens: level("prompt", limits.maxPromptTokens),
+  });
+  return Object.freeze({ limits, warningLevels });
 }
 
 /**
@@ -126,50 +108,17 @@ function assertString(value: unknown, what: string): asserts value is string {
  * violations are logged; the record is returned for the caller to emit.
  */
 export function measurePrompt(input: PromptMetricsInput, options: PromptMetricsOptions = {}): PromptMetrics {
-  const budget = resolveBudget(options.budget);
-  const counter = options.countTokens ?? DEFAULT_TOKEN_COUNTER;
+  const { limits, warningLevels } = promptBudget(options);
+  const counter = options.countTokens ?? countTokensExact;
   assertTokenCounter(counter);
   const logger = options.logger ?? consoleLogger;
-  const hotStateRatio = ratio(
-    options.warnRatios?.hotState,
-    "warnRatios.hotState",
-    DEFAULT_HOT_STATE_WARN_RATIO,
+  const { sessionId, runId, hotState, systemPrompt, userPrompt, refFiles } = parseOrThrow(
+    InputSchema,
+    input,
+    "prompt metrics input",
   );
-  const indexRatio = ratio(options.warnRatios?.index, "warnRatios.index", DEFAULT_INDEX_WARN_RATIO);
-  const promptRatio = ratio(options.warnRatios?.prompt, "warnRatios.prompt", DEFAULT_PROMPT_WARN_RATIO);
-
-  const session = parseOrThrow(identifier(), input?.sessionId, "sessionId");
-  const run = input.runId === undefined ? null : parseOrThrow(identifier(), input.runId, "runId");
-  assertString(input.systemPrompt, "systemPrompt");
-  assertString(input.userPrompt, "userPrompt");
-  const hotState = input.hotState;
-  if (!hotState || typeof hotState.state !== "object" || hotState.state === null) {
-    throw new StowageError(
-      "INVALID_INPUT",
-      `hotState must be a buildHotState result, got ${describeValue(hotState)}`,
-    );
-  }
-  // Every value that lands in the record is checked here, so a record is valid for every log.
-  assertCount(hotState.tokens, "hotState.tokens");
-  assertCount(hotState.bytes, "hotState.bytes");
-  if (typeof hotState.truncated !== "boolean") {
-    throw new StowageError(
-      "INVALID_INPUT",
-      `hotState.truncated must be true or false, got ${describeValue(hotState.truncated)}`,
-    );
-  }
-  const refFiles = input.refFiles ?? 0;
-  assertCount(refFiles, "refFiles");
-  const index: unknown = hotState.state.artifact_index ?? [];
-  if (
-    !Array.isArray(index) ||
-    index.some((entry) => typeof entry !== "object" || entry === null || typeof entry.type !== "string")
-  ) {
-    throw new StowageError(
-      "INVALID_INPUT",
-      `hotState.state.artifact_index must be a list of content refs, got ${describeValue(index)}`,
-    );
-  }
+  const types = (hotState.state.artifact_index ?? []).map((entry) => entry.type);
+  const { ragChunks, inlineArtifactChars } = input;
 
   let estTokens: number | null = null;
   // Each count is checked before the two are added: 50 + (−10) must not pass as 40.
@@ -179,96 +128,70 @@ export function measurePrompt(input: PromptMetricsInput, options: PromptMetricsO
     if (problem) throw new Error(problem);
     return counted as number;
   };
-  const estimate = () => {
-    estTokens = count(input.systemPrompt, "system prompt") + count(input.userPrompt, "user prompt");
-    return estTokens;
-  };
-  const optional = {
-    ...(input.ragChunks === undefined ? {} : { ragChunks: input.ragChunks }),
-    ...(input.inlineArtifactChars === undefined ? {} : { inlineArtifactChars: input.inlineArtifactChars }),
-  };
-  const check = checkBudget(
+  const budget = checkBudget(
     {
       hotStateTokens: hotState.tokens,
-      artifactIndexEntries: index.length,
-      promptTokens: estimate,
-      ...optional,
+      artifactIndexEntries: types.length,
+      promptTokens: () => {
+        estTokens = count(systemPrompt, "system prompt") + count(userPrompt, "user prompt");
+        return estTokens;
+      },
+      ...(ragChunks === undefined ? {} : { ragChunks }),
+      ...(inlineArtifactChars === undefined ? {} : { inlineArtifactChars }),
     },
     {
-      budget,
+      budget: limits,
       logger,
       // RAG chunks and inline artifacts are checked when the call reports them; the rest always.
       fields: [
         "maxHotStateTokens",
         "maxArtifactIndexEntries",
         "maxPromptTokens",
-        ...(input.ragChunks === undefined ? [] : (["maxRagChunks"] as const)),
-        ...(input.inlineArtifactChars === undefined ? [] : (["maxInlineArtifactChars"] as const)),
+        ...(ragChunks === undefined ? [] : (["maxRagChunks"] as const)),
+        ...(inlineArtifactChars === undefined ? [] : (["maxInlineArtifactChars"] as const)),
       ],
     },
   );
-  if (
-    check.violations.some((violation) => violation.field === "maxPromptTokens" && violation.actual === null)
-  ) {
+  if (budget.violations.some(({ field, actual }) => field === "maxPromptTokens" && actual === null)) {
     estTokens = null;
   }
 
   const record: PromptMetricsRecord = {
     type: "prompt_metrics",
-    session,
-    run,
+    session: sessionId,
+    run: runId ?? null,
     hs_tokens: hotState.tokens,
     hs_bytes: hotState.bytes,
     hs_truncated: hotState.truncated,
-    artifacts: index.length,
-    artifact_types: [...new Set(index.map((entry: { type: string }) => entry.type))].sort(),
-    sys_chars: input.systemPrompt.length,
-    user_chars: input.userPrompt.length,
+    artifacts: types.length,
+    artifact_types: [...new Set(types)].sort(),
+    sys_chars: systemPrompt.length,
+    user_chars: userPrompt.length,
     est_tokens: estTokens,
     ref_files: refFiles,
-    budget_violations: check.violations.length,
-    budget_ok: check.ok,
+    budget_violations: budget.violations.length,
+    budget_ok: budget.ok,
   };
-
+  const measured: [PromptWarningKind, number | null, number, string][] = [
+    ["hot_state_tokens", record.hs_tokens, warningLevels.hot_state_tokens, "hot state tokens"],
+    [
+      "artifact_index_entries",
+      record.artifacts,
+      warningLevels.artifact_index_entries,
+      "artifact index entries",
+    ],
+    ["prompt_tokens", record.est_tokens, warningLevels.prompt_tokens, "estimated prompt tokens"],
+    ["budget_violations", record.budget_violations, 0, "budget violations"],
+  ];
   const warnings: PromptWarning[] = [];
-  const warnAbove = (kind: PromptWarningKind, value: number | null, threshold: number, what: string) => {
-    if (value !== null && value > threshold) {
-      warnings.push({
-        kind,
-        value,
-        threshold,
-        message: `${what} is ${value}, above the warning level of ${threshold}`,
-      });
-    }
-  };
-  warnAbove(
-    "hot_state_tokens",
-    record.hs_tokens,
-    Math.floor(budget.maxHotStateTokens * hotStateRatio),
-    "hot state tokens",
-  );
-  warnAbove(
-    "artifact_index_entries",
-    record.artifacts,
-    Math.floor(budget.maxArtifactIndexEntries * indexRatio),
-    "artifact index entries",
-  );
-  warnAbove(
-    "prompt_tokens",
-    record.est_tokens,
-    Math.floor(budget.maxPromptTokens * promptRatio),
-    "estimated prompt tokens",
-  );
-  warnAbove("budget_violations", record.budget_violations, 0, "budget violations");
-  for (const warning of warnings) {
+  for (const [kind, value, threshold, what] of measured) {
+    if (value === null || value <= threshold) continue;
+    const message = `${what} is ${value}, above the warning level of ${threshold}`;
+    warnings.push({ kind, message, value, threshold });
     logger.warn(
-      {
-        kind: warning.kind,
-        value: warning.value,
-        threshold: warning.threshold,
-      },
-      `prompt regression in session ${describeValue(session)}: ${warning.message}`,
+      { kind, value, threshold },
+      `prompt regression in session ${describeValue(sessionId)}: ${message}`,
     );
   }
-  return { record, warnings, budget: check };
+  return { record, warnings, budget };
 }

@@ -30,3 +30,8 @@ export function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown, wha
   if (!result.success) throw validationError(what, result.error);
   return result.data;
 }
+
+/** INVALID_INPUT with `message`: what was wrong with the input and what is accepted. */
+export function invalidInput(message: string, details?: Record<string, unknown>): StowageError {
+  return new StowageError("INVALID_INPUT", message, details ? { details } : {});
+}

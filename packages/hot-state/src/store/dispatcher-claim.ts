@@ -1,12 +1,11 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
-import {
-  describeValue,
-  type ObjectStore,
-  type OperationOptions,
-  StowageError,
-  sha256Hex,
-} from "@stowage/core";
+import { describeValue, type OperationOptions, StowageError, sha256Hex } from "@stowage/core";
 import { z } from "zod";
+import { claimKey, type StoreContext } from "./version-reads.js";
+
+// A session's claim is one create-only object holding the SHA-256 of its token. It is created
+// once and removed only by the holder of its token (a release, or the deletion of the session):
+// nothing else rewrites it, so a claim seen held by a token stays held until that holder lets go.
 
 /** Random bytes in a dispatcher token (256 bits): nothing to guess. */
 const DISPATCHER_TOKEN_BYTES = 32;
@@ -21,49 +20,28 @@ const ClaimSchema = z.strictObject({
   claimed_at: z.iso.datetime(),
 });
 
-/** A new dispatcher token (base64url, 43 characters). */
-export function newDispatcherToken(): string {
-  return randomBytes(DISPATCHER_TOKEN_BYTES).toString("base64url");
-}
+/** Who holds a session's claim, as seen by the holder of a token: nobody, that token, or another. */
+export type ClaimHolding = "unclaimed" | "held" | "other";
 
-/** The bytes of the claim of `sessionId` by the holder of `token`. */
-export function encodeClaim(sessionId: string, token: string, claimedAt: Date): Uint8Array {
-  const claim: z.infer<typeof ClaimSchema> = {
-    type: "hot_state_dispatcher",
-    session_id: sessionId,
-    token_sha256: sha256Hex(token),
-    claimed_at: claimedAt.toISOString(),
-  };
-  return new TextEncoder().encode(JSON.stringify(claim));
-}
-
-/** Whether `token` is the one `claim` (stored bytes) was made with; INTEGRITY when the claim is damaged. */
-export function claimHeldBy(claim: Uint8Array, sessionId: string, token: unknown): boolean {
-  let parsed: z.infer<typeof ClaimSchema>;
-  try {
-    parsed = ClaimSchema.parse(JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(claim)));
-  } catch {
+/** Whether `token` is the one the stored `claim` was made with; INTEGRITY when the claim is damaged. */
+function claimHeldBy(claim: Uint8Array, sessionId: string, token: unknown): boolean {
+  const parsed = (() => {
+    try {
+      return ClaimSchema.parse(JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(claim)));
+    } catch {
+      return null;
+    }
+  })();
+  if (parsed === null || parsed.session_id !== sessionId) {
     throw new StowageError("INTEGRITY", `the dispatcher claim of hot state ${sessionId} is damaged`, {
       details: { sessionId },
     });
-  }
-  if (parsed.session_id !== sessionId) {
-    throw new StowageError(
-      "INTEGRITY",
-      `the dispatcher claim of hot state ${sessionId} names another session`,
-      {
-        details: { sessionId },
-      },
-    );
   }
   if (typeof token !== "string" || token.length === 0 || token.length > MAX_DISPATCHER_TOKEN_LENGTH)
     return false;
   // Hashes of equal length compared in constant time: the token's bytes are never compared directly.
   return timingSafeEqual(Buffer.from(sha256Hex(token), "hex"), Buffer.from(parsed.token_sha256, "hex"));
 }
-
-/** Who holds a session's claim, as seen by the holder of a token: nobody, that token, or another. */
-export type ClaimHolding = "unclaimed" | "held" | "other";
 
 /** FORBIDDEN (`NOT_DISPATCHER`): what a token that does not hold the session's claim is refused with. */
 export function notDispatcher(sessionId: string, claimed: boolean, doing: string): StowageError {
@@ -86,65 +64,27 @@ export function assertTokenShape(token: unknown): asserts token is string | unde
   }
 }
 
-/** Where claims are kept and the clock they are stamped with. */
-export interface DispatcherClaimsOptions {
-  store: ObjectStore;
-  claimKey: (sessionId: string) => string;
-  now: () => Date;
+export async function claimHolding(
+  ctx: StoreContext,
+  sessionId: string,
+  token: unknown,
+  op: OperationOptions,
+): Promise<ClaimHolding> {
+  const claim = await ctx.store.get(claimKey(ctx, sessionId), op);
+  if (claim === null) return "unclaimed";
+  return claimHeldBy(claim, sessionId, token) ? "held" : "other";
 }
 
-/** Claiming, confirming and releasing a session's dispatcher role; see `createDispatcherClaims`. */
-export interface DispatcherClaims {
-  holding(sessionId: string, token: unknown, op: OperationOptions): Promise<ClaimHolding>;
-  claim(sessionId: string, token: string | undefined, op: OperationOptions): Promise<string>;
-  release(sessionId: string, token: unknown, op: OperationOptions): Promise<void>;
-}
-
-/**
- * A session's claim is one create-only object holding the SHA-256 of its token. It is created
- * once and removed only by the holder of its token (a release, or the deletion of the session):
- * nothing else rewrites it, so a claim seen held by a token stays held until that holder lets go.
- */
-export function createDispatcherClaims(options: DispatcherClaimsOptions): DispatcherClaims {
-  const { store, claimKey, now } = options;
-
-  async function holding(sessionId: string, token: unknown, op: OperationOptions): Promise<ClaimHolding> {
-    const claim = await store.get(claimKey(sessionId), op);
-    if (claim === null) return "unclaimed";
-    return claimHeldBy(claim, sessionId, token) ? "held" : "other";
-  }
-
-  return {
-    holding,
-
-    async claim(sessionId, token, op) {
-      // The holder claiming again (a retry) is told its claim stands; nobody else takes it over.
-      if (token !== undefined) {
-        const held = await holding(sessionId, token, op);
-        if (held === "held") return token;
-        if (held === "unclaimed") throw notDispatcher(sessionId, false, "claims it again");
-        throw claimedAlready(sessionId);
-      }
-      const fresh = newDispatcherToken();
-      try {
-        await store.put(claimKey(sessionId), encodeClaim(sessionId, fresh, now()), {
-          ...op,
-          ifNoneMatch: "*",
-          contentType: "application/json",
-        });
-      } catch (err) {
-        if (!StowageError.is(err, "ALREADY_EXISTS")) throw err;
-        throw claimedAlready(sessionId, err);
-      }
-      return fresh;
-    },
-
-    async release(sessionId, token, op) {
-      const held = await holding(sessionId, token, op);
-      if (held !== "held") throw notDispatcher(sessionId, held === "other", "releases its claim");
-      await store.delete(claimKey(sessionId), op.signal ? { signal: op.signal } : {});
-    },
-  };
+/** FORBIDDEN unless `token` holds the session's claim, or there is no claim and no token. */
+export async function assertDispatcher(
+  ctx: StoreContext,
+  sessionId: string,
+  token: unknown,
+  op: OperationOptions,
+) {
+  const holding = await claimHolding(ctx, sessionId, token, op);
+  if (holding === "held" || (holding === "unclaimed" && token === undefined)) return;
+  throw notDispatcher(sessionId, holding === "other", "writes it");
 }
 
 function claimedAlready(sessionId: string, cause?: unknown): StowageError {
@@ -153,4 +93,37 @@ function claimedAlready(sessionId: string, cause?: unknown): StowageError {
     reason: "DISPATCHER_CLAIMED",
     details: { sessionId },
   });
+}
+
+/** A new claim's token; the holder claiming again (a retry) is told its claim stands. */
+export async function claimSession(
+  ctx: StoreContext,
+  sessionId: string,
+  token: string | undefined,
+  op: OperationOptions,
+): Promise<string> {
+  if (token !== undefined) {
+    const holding = await claimHolding(ctx, sessionId, token, op);
+    if (holding === "held") return token;
+    if (holding === "unclaimed") throw notDispatcher(sessionId, false, "claims it again");
+    throw claimedAlready(sessionId);
+  }
+  const fresh = randomBytes(DISPATCHER_TOKEN_BYTES).toString("base64url");
+  const claim: z.infer<typeof ClaimSchema> = {
+    type: "hot_state_dispatcher",
+    session_id: sessionId,
+    token_sha256: sha256Hex(fresh),
+    claimed_at: ctx.now().toISOString(),
+  };
+  try {
+    await ctx.store.put(claimKey(ctx, sessionId), new TextEncoder().encode(JSON.stringify(claim)), {
+      ...op,
+      ifNoneMatch: "*",
+      contentType: "application/json",
+    });
+  } catch (err) {
+    if (!StowageError.is(err, "ALREADY_EXISTS")) throw err;
+    throw claimedAlready(sessionId, err);
+  }
+  return fresh;
 }

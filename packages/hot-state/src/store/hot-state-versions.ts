@@ -3,6 +3,7 @@ import { z } from "zod";
 import { deepFreeze } from "../hot-state/deep-freeze.js";
 import type { ShedItem } from "../hot-state/shed-steps.js";
 import { type HotState, HotStateSchema } from "../schemas/hot-state-schema.js";
+import { invalidInput } from "../schemas/validation-error.js";
 
 /** The highest version a session's hot state can reach (keys hold 12 digits). */
 export const MAX_HOT_STATE_VERSION = 999_999_999_999;
@@ -18,7 +19,7 @@ export interface HotStateVersion {
   previousHash: string | null;
   /** When the dispatcher wrote it (ISO 8601). */
   writtenAt: string;
-  /** The fitted state (deeply frozen) and its prompt JSON. */
+  /** The fitted state (deeply frozen), its prompt JSON and the rest of its `buildHotState` result. */
   state: Readonly<HotState>;
   json: string;
   tokens: number;
@@ -32,31 +33,24 @@ export interface HotStateVersion {
 const StoredVersionSchema = z.strictObject({
   type: z.literal("hot_state_version"),
   session_id: z.string(),
-  version: z.number().int().min(1).max(MAX_HOT_STATE_VERSION),
+  version: z.int().min(1).max(MAX_HOT_STATE_VERSION),
   previous_hash: z
     .string()
     .regex(/^[a-f0-9]{64}$/)
     .nullable(),
   written_at: z.iso.datetime(),
-  tokens: z.number().int().nonnegative(),
-  bytes: z.number().int().nonnegative(),
+  tokens: z.int().nonnegative(),
+  bytes: z.int().nonnegative(),
   truncated: z.boolean(),
   minimal: z.boolean(),
   shed: z.array(z.unknown()),
   state: z.unknown(),
 });
-type StoredVersion = z.infer<typeof StoredVersionSchema>;
 
 /** Throws INVALID_INPUT unless `version` is a whole number from 1 to {@link MAX_HOT_STATE_VERSION}. */
 export function assertVersion(version: unknown, what = "version"): asserts version is number {
-  if (
-    typeof version !== "number" ||
-    !Number.isInteger(version) ||
-    version < 1 ||
-    version > MAX_HOT_STATE_VERSION
-  ) {
-    throw new StowageError(
-      "INVALID_INPUT",
+  if (!Number.isInteger(version) || (version as number) < 1 || (version as number) > MAX_HOT_STATE_VERSION) {
+    throw invalidInput(
       `${what} must be a whole number from 1 to ${MAX_HOT_STATE_VERSION}, got ${describeValue(version)}`,
     );
   }
@@ -71,7 +65,7 @@ export function versionKey(prefix: string, sessionId: string, version: number): 
 
 /** Serializes a version for storage; its hash is the SHA-256 of exactly these bytes. */
 export function encodeVersion(version: Omit<HotStateVersion, "hash" | "json">): Uint8Array {
-  const stored: StoredVersion = {
+  const stored: z.infer<typeof StoredVersionSchema> = {
     type: "hot_state_version",
     session_id: version.sessionId,
     version: version.version,
@@ -113,19 +107,22 @@ export function decodeVersion(bytes: Uint8Array, sessionId: string, version: num
   const state = HotStateSchema.safeParse(record.state);
   if (!state.success || state.data.session_id !== sessionId)
     throw damaged("its state is not a valid hot state");
+  const { previous_hash: previousHash, written_at: writtenAt, tokens, truncated, minimal } = record;
   const json = JSON.stringify(state.data);
+  const shed = record.shed as ShedItem[];
+  const hash = sha256Hex(bytes);
   return deepFreeze({
     sessionId,
     version,
-    hash: sha256Hex(bytes),
-    previousHash: record.previous_hash,
-    writtenAt: record.written_at,
+    hash,
+    previousHash,
+    writtenAt,
     state: state.data,
     json,
-    tokens: record.tokens,
+    tokens,
     bytes: record.bytes,
-    truncated: record.truncated,
-    minimal: record.minimal,
-    shed: record.shed as ShedItem[],
+    truncated,
+    minimal,
+    shed,
   });
 }

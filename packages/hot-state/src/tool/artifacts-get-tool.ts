@@ -2,9 +2,9 @@ import { describeValue, type OperationOptions, StowageError } from "@stowage/cor
 import { z } from "zod";
 import type { ContentRegistry } from "../content/content-registry.js";
 import { decodeUtf8 } from "../content/sniff-content.js";
-import type { JsonSchema } from "../schemas/json-schemas.js";
 import { parseOrThrow } from "../schemas/validation-error.js";
 import { surrogateSafeIndex } from "../text/surrogate-safe.js";
+import type { JsonSchema } from "./tool-formats.js";
 
 /** Name of the tool, as the model sees it. */
 export const ARTIFACTS_GET_TOOL_NAME = "artifacts_get";
@@ -81,13 +81,6 @@ export interface ArtifactsGetToolOptions {
   maxChars?: number;
 }
 
-function inputJsonSchema(): JsonSchema {
-  const { $schema: _dialect, ...schema } = z.toJSONSchema(ArtifactsGetInputSchema, {
-    io: "input",
-  }) as JsonSchema;
-  return schema;
-}
-
 /**
  * The `artifacts_get` tool (named after the design document's tool, which models know): fetches
  * a content ref from the registry by its SHA-256 id and returns its metadata and up to `maxChars`
@@ -117,13 +110,14 @@ export function createArtifactsGetTool(options: ArtifactsGetToolOptions): Artifa
     );
   }
 
+  const { $schema: _dialect, ...inputSchema } = z.toJSONSchema(ArtifactsGetInputSchema, { io: "input" });
   return Object.freeze({
     name,
     description:
       `Fetch a stored artifact (a file, document, log or data the prompt refers to by id) by its ` +
       `64-character sha256 id. Returns its metadata and up to ${maxChars} characters of content; ` +
       `when next_offset is not null, call again with offset=next_offset to read more.`,
-    inputSchema: Object.freeze(inputJsonSchema()),
+    inputSchema: Object.freeze(inputSchema),
     async execute(input: unknown, opts: OperationOptions = {}): Promise<ArtifactsGetResult> {
       const { artifact_id: id, offset: requested = 0 } = parseOrThrow(
         ArtifactsGetInputSchema,

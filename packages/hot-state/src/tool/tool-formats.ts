@@ -1,4 +1,5 @@
-import type { JsonSchema } from "../schemas/json-schemas.js";
+/** A JSON Schema (draft 2020-12) document as a plain object. */
+export type JsonSchema = Record<string, unknown>;
 
 /** The parts of a tool every provider format is built from. */
 export interface ToolDefinition {
@@ -8,24 +9,16 @@ export interface ToolDefinition {
 }
 
 /** An Anthropic Messages API tool: `{ name, description, input_schema }`. */
-export function toAnthropicTool(tool: ToolDefinition) {
-  return { name: tool.name, description: tool.description, input_schema: tool.inputSchema };
+export function toAnthropicTool({ name, description, inputSchema }: ToolDefinition) {
+  return { name, description, input_schema: inputSchema };
 }
 
 /** An OpenAI Chat Completions tool: `{ type: "function", function: { name, description, parameters } }`. */
-export function toOpenAITool(tool: ToolDefinition) {
-  return {
-    type: "function" as const,
-    function: { name: tool.name, description: tool.description, parameters: tool.inputSchema },
-  };
+export function toOpenAITool({ name, description, inputSchema }: ToolDefinition) {
+  return { type: "function" as const, function: { name, description, parameters: inputSchema } };
 }
 
 /** An OpenAI Responses API tool: `{ type: "function", name, description, parameters }`. */
-export function toOpenAIResponsesTool(tool: ToolDefinition) {
-  return {
-    type: "function" as const,
-    name: tool.name,
-    description: tool.description,
-    parameters: tool.inputSchema,
-  };
+export function toOpenAIResponsesTool({ name, description, inputSchema }: ToolDefinition) {
+  return { type: "function" as const, name, description, parameters: inputSchema };
 }

@@ -2,11 +2,12 @@ import { createBlobStore } from "@stowage/blob-store";
 import { createMemoryObjectStore, StowageError } from "@stowage/core";
 import { expectStowageError, HOSTILE_KEYS } from "@stowage/core/testing";
 import { beforeEach, describe, expect, it } from "vitest";
-import { captureLogger } from "../capture-logger.js";
+import { DEFAULT_BOOTSTRAP_THRESHOLD_CHARS } from "../../src/bootstrap/bootstrap-env.js";
+import { buildBootstrapContext } from "../../src/bootstrap/build-bootstrap-context.js";
 import { type ContentRegistry, createContentRegistry } from "../../src/content/content-registry.js";
 import { isWellFormedText } from "../../src/text/surrogate-safe.js";
 import { createArtifactsGetTool } from "../../src/tool/artifacts-get-tool.js";
-import { buildBootstrapContext, DEFAULT_BOOTSTRAP_THRESHOLD_CHARS } from "../../src/bootstrap/build-bootstrap-context.js";
+import { captureLogger } from "../capture-logger.js";
 
 let registry: ContentRegistry;
 beforeEach(() => {

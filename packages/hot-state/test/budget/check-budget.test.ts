@@ -1,7 +1,7 @@
 import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
-import { captureLogger } from "../capture-logger.js";
 import { checkBudget } from "../../src/budget/check-budget.js";
+import { captureLogger } from "../capture-logger.js";
 
 describe("checkBudget", () => {
   it("passes usage within every limit, logging nothing", () => {

@@ -1,32 +1,26 @@
 // One process appending `count` prompt_metrics entries to a session's log on the file system,
-// racing another process doing the same. Each entry's run is the writer, its system prompt
-// `step` characters. `log` is `object-store` (JSON Lines through the fs ObjectStore) or `fs`
-// (createFsPromptMetricsLog's appended file). With `barrier` and `writers`, it starts appending
+// racing another process doing the same, through the fs ObjectStore. Each entry's run is the
+// writer, its system prompt `step` characters. With `barrier` and `writers`, it starts appending
 // only once every writer has left its file in `barrier`, so that the appends overlap.
 import { createFsObjectStore } from "@stowage/storage-fs";
 import {
   buildHotState,
   countTokensHeuristic,
-  createFsPromptMetricsLog,
   createPromptMetricsLog,
   measurePrompt,
 } from "../../src/index.js";
 import { passBarrier } from "./barrier.js";
 
-const [root, sessionId, writer, count, kind = "object-store", barrier, writers] = process.argv.slice(2) as [
+const [root, sessionId, writer, count, barrier, writers] = process.argv.slice(2) as [
   string,
   string,
   string,
   string,
-  string?,
   string?,
   string?,
 ];
 const quiet = { warn() {} };
-const log =
-  kind === "fs"
-    ? createFsPromptMetricsLog({ root, fsync: false, logger: quiet })
-    : createPromptMetricsLog({ store: createFsObjectStore({ root }), logger: quiet });
+const log = createPromptMetricsLog({ store: createFsObjectStore({ root }), logger: quiet });
 const hotState = buildHotState(
   { session_id: sessionId },
   { countTokens: countTokensHeuristic, logger: quiet },

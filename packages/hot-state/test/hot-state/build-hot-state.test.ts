@@ -1,11 +1,11 @@
 import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
-import { captureLogger } from "../capture-logger.js";
-import { hexIds } from "../corpora.js";
-import type { HotState } from "../../src/schemas/hot-state-schema.js";
-import { countTokensExact } from "../../src/tokens/token-counter.js";
 import { buildHotState } from "../../src/hot-state/build-hot-state.js";
 import { SHED_ORDER } from "../../src/hot-state/shed-steps.js";
+import type { HotState } from "../../src/schemas/hot-state-schema.js";
+import { countTokensExact } from "../../src/tokens/token-counter.js";
+import { captureLogger } from "../capture-logger.js";
+import { hexIds } from "../corpora.js";
 
 // One token per character: makes budget arithmetic in these tests exact.
 const byChars = (text: string) => text.length;

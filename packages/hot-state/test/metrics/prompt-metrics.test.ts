@@ -1,10 +1,10 @@
 import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
+import { buildHotState } from "../../src/hot-state/build-hot-state.js";
+import { measurePrompt } from "../../src/metrics/prompt-metrics.js";
+import { countTokensExact } from "../../src/tokens/token-counter.js";
 import { captureLogger } from "../capture-logger.js";
 import { hexIds } from "../corpora.js";
-import { buildHotState } from "../../src/hot-state/build-hot-state.js";
-import { countTokensExact } from "../../src/tokens/token-counter.js";
-import { measurePrompt } from "../../src/metrics/prompt-metrics.js";
 
 const ids = hexIds(20);
 const hotState = buildHotState({

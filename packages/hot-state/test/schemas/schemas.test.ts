@@ -1,14 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { hexIds } from "../corpora.js";
-import { HOSTILE_CONTENT_IDS } from "../hostile-ids.js";
 import { ContentRecordSchema } from "../../src/schemas/content-record-schema.js";
 import { ContentRefSchema, HotStateSchema } from "../../src/schemas/hot-state-schema.js";
 import {
-  CONTENT_RECORD_JSON_SCHEMA,
-  CONTENT_REF_JSON_SCHEMA,
-  HOT_STATE_JSON_SCHEMA,
-} from "../../src/schemas/json-schemas.js";
-import { MAX_CONTENT_SUMMARY_CHARS, MAX_HOT_STATE_LIST_ITEMS, MAX_ID_CHARS } from "../../src/schemas/text-fields.js";
+  MAX_CONTENT_SUMMARY_CHARS,
+  MAX_HOT_STATE_LIST_ITEMS,
+  MAX_ID_CHARS,
+} from "../../src/schemas/text-fields.js";
+import { hexIds } from "../corpora.js";
+import { HOSTILE_CONTENT_IDS } from "../hostile-ids.js";
 
 const [id] = hexIds(1) as [string];
 
@@ -117,49 +116,5 @@ describe("ContentRecordSchema", () => {
     [{ extra: true }, "an unknown field"],
   ])("rejects %j (%s)", (change, _why) => {
     expect(ContentRecordSchema.safeParse({ ...record, ...change }).success).toBe(false);
-  });
-});
-
-describe("JSON Schema export", () => {
-  it("describes the hot state strictly", () => {
-    const schema = HOT_STATE_JSON_SCHEMA as {
-      type: string;
-      required: string[];
-      additionalProperties: boolean;
-      properties: Record<string, Record<string, unknown>>;
-    };
-    expect(schema.type).toBe("object");
-    expect(schema.required).toEqual(["session_id"]);
-    expect(schema.additionalProperties).toBe(false);
-    expect(Object.keys(schema.properties)).toEqual(Object.keys(fullState));
-    expect(schema.properties.risk_level).toMatchObject({ enum: ["low", "medium", "high"] });
-    expect(schema.properties.session_id).toMatchObject({
-      type: "string",
-      minLength: 1,
-      maxLength: MAX_ID_CHARS,
-    });
-    expect(Object.isFrozen(schema)).toBe(true);
-  });
-
-  it("describes index entries and records with the id pattern and enums", () => {
-    const entry = CONTENT_REF_JSON_SCHEMA as { properties: Record<string, Record<string, unknown>> };
-    expect(entry.properties.artifact_id!.pattern).toBe("^[a-f0-9]{64}$");
-    expect(entry.properties.type!.enum).toEqual(["repo", "doc", "code", "log", "data", "plan", "result"]);
-    const recordSchema = CONTENT_RECORD_JSON_SCHEMA as {
-      required: string[];
-      properties: Record<string, Record<string, unknown>>;
-    };
-    expect(recordSchema.required.sort()).toEqual(
-      ["artifact_id", "content_hash", "content_uri", "created_at", "size_bytes", "type"].sort(),
-    );
-    expect(recordSchema.properties.producer!.enum).toEqual(["dispatcher", "executor", "planner", "system"]);
-    expect(recordSchema.properties.summary!.maxLength).toBe(500);
-  });
-
-  it("has patterns that a JSON Schema validator's regex engine agrees with", () => {
-    const entry = CONTENT_REF_JSON_SCHEMA as { properties: { label: { pattern: string } } };
-    const pattern = new RegExp(entry.properties.label.pattern, "u");
-    expect(pattern.test("parser.ts 😀")).toBe(true);
-    expect(pattern.test("a\u0000b")).toBe(false);
   });
 });

@@ -3,10 +3,7 @@ import { describe, expect, it } from "vitest";
 
 describe("the o200k vocabulary", () => {
   it("is loaded on the first exact count, not when hot-state is imported or counts heuristically", async () => {
-    const child = await runChild(
-      new URL("../children/count-without-vocabulary.ts", import.meta.url),
-      [],
-    );
+    const child = await runChild(new URL("../children/count-without-vocabulary.ts", import.meta.url), []);
     expect(child.stderr).toBe("");
     expect(child.code).toBe(0);
     // "hello world" is two o200k tokens ("hello", " world").

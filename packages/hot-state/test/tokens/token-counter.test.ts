@@ -1,18 +1,18 @@
 import { expectStowageError, seededRandom } from "@stowage/core/testing";
 import { realTranscripts } from "@stowage/test-support";
 import { countTokens as o200k } from "gpt-tokenizer/encoding/o200k_base";
+import { O200K_TOKEN_SPLIT_REGEX } from "gpt-tokenizer/encodingParams/constants";
 import { Tiktoken } from "js-tiktoken/lite";
 import o200kRanks from "js-tiktoken/ranks/o200k_base";
 import { describe, expect, it } from "vitest";
-import { CORPORA } from "../corpora.js";
 import { countTokensHeuristic } from "../../src/tokens/heuristic-token-counter.js";
-import { countTokensExact, DEFAULT_TOKEN_COUNTER, measureTokens } from "../../src/tokens/token-counter.js";
+import { countTokensExact, measureTokens } from "../../src/tokens/token-counter.js";
+import { CORPORA } from "../corpora.js";
 
 const charsOver4 = (text: string) => Math.ceil(text.length / 4);
 
 describe("exact token counter", () => {
-  it("is the default and agrees with o200k_base", () => {
-    expect(DEFAULT_TOKEN_COUNTER).toBe(countTokensExact);
+  it("agrees with o200k_base", () => {
     for (const text of Object.values(CORPORA)) expect(countTokensExact(text)).toBe(o200k(text));
     expect(countTokensExact("")).toBe(0);
   });
@@ -35,7 +35,12 @@ const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 const tiktoken = new Tiktoken(o200kRanks);
 const tiktokenCount = (text: string) => tiktoken.encode(text, [], []).length;
 
-/** Long unbroken runs: what the pre-tokenizer leaves as one piece, merged by the O(n log n) path. */
+/** The longest unbroken run (pre-tokenized piece) counted, as the README gives it. */
+const MAX_PIECE_CHARS = 1_024;
+const longestPiece = (text: string) =>
+  Math.max(0, ...Array.from(text.matchAll(O200K_TOKEN_SPLIT_REGEX), ([piece]) => piece.length));
+
+/** Long unbroken runs: what the pre-tokenizer leaves as one piece. */
 function longRuns(length: number, seed: number): Record<string, string> {
   const random = seededRandom(seed);
   const pick = (alphabet: string) =>
@@ -60,10 +65,15 @@ function longRuns(length: number, seed: number): Record<string, string> {
 }
 
 describe("exact counting of long unbroken runs", () => {
-  it("gives gpt-tokenizer's own count for every kind of long run, at many lengths", () => {
+  it("gives gpt-tokenizer's own count for every kind of run up to 1,024 characters, and refuses longer ones", async () => {
     let seed = 1;
-    for (const length of [129, 200, 517, 1_000, 2_500]) {
+    for (const length of [129, 200, 517, 1_000, 1_024, 1_025, 2_500]) {
       for (const [name, text] of Object.entries(longRuns(length, seed++))) {
+        if (longestPiece(text) > MAX_PIECE_CHARS) {
+          const err = await expectStowageError(() => countTokensExact(text), "TOO_LARGE", "RUN_TOO_LONG");
+          expect(err.details).toEqual({ limit: MAX_PIECE_CHARS });
+          continue;
+        }
         expect({ name, length, count: countTokensExact(text) }).toEqual({
           name,
           length,
@@ -73,14 +83,26 @@ describe("exact counting of long unbroken runs", () => {
     }
   });
 
+  it("refuses 1 MiB of one unbroken run at once, without merging it (gpt-tokenizer would take hours)", async () => {
+    for (const run of ["a", "=", " ", "中", "😀"]) {
+      const started = performance.now();
+      await expectStowageError(
+        () => countTokensExact(`before ${run.repeat(1024 * 1024)} after`),
+        "TOO_LARGE",
+      );
+      // A generous bound for a stall guard: merging the run would take hours.
+      expect(performance.now() - started).toBeLessThan(5_000);
+    }
+  });
+
   it("gives the same count as js-tiktoken (OpenAI's port) on long runs inside prose", () => {
     const runs = longRuns(600, 99);
     const text = Object.values(runs).join(" and then some prose, 42 of it.\n");
     expect(countTokensExact(text)).toBe(tiktokenCount(text));
   });
 
-  it("counts right past the short-piece cache's capacity (it is emptied when full)", () => {
-    // 120,000 distinct words: more pieces than the cache holds (100,000), so it fills and empties.
+  it("counts right past the capacity of gpt-tokenizer's merge cache (emptied before it fills)", () => {
+    // 120,000 distinct words: more pieces than the cache holds (100,000).
     const word = (n: number) => {
       let letters = "";
       for (let rest = n + 26 * 27; rest > 0; rest = Math.floor(rest / 26))

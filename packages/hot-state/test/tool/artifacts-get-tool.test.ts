@@ -2,8 +2,6 @@ import { type BlobStore, createBlobStore } from "@stowage/blob-store";
 import { createMemoryObjectStore } from "@stowage/core";
 import { expectStowageError } from "@stowage/core/testing";
 import { beforeEach, describe, expect, it } from "vitest";
-import { captureLogger } from "../capture-logger.js";
-import { HOSTILE_CONTENT_IDS } from "../hostile-ids.js";
 import { type ContentRegistry, createContentRegistry } from "../../src/content/content-registry.js";
 import {
   ARTIFACTS_GET_TOOL_NAME,
@@ -13,6 +11,8 @@ import {
   TOOL_NAME_PATTERN,
 } from "../../src/tool/artifacts-get-tool.js";
 import { toAnthropicTool, toOpenAIResponsesTool, toOpenAITool } from "../../src/tool/tool-formats.js";
+import { captureLogger } from "../capture-logger.js";
+import { HOSTILE_CONTENT_IDS } from "../hostile-ids.js";
 
 let blobs: BlobStore;
 let registry: ContentRegistry;

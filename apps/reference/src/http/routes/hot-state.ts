@@ -3,12 +3,9 @@ import {
   buildHotState,
   countTokensExactInSlices,
   createArtifactsGetTool,
-  DEFAULT_CONTEXT_BUDGET,
-  DEFAULT_HOT_STATE_WARN_RATIO,
-  DEFAULT_INDEX_WARN_RATIO,
-  DEFAULT_PROMPT_WARN_RATIO,
   type HotStateVersion,
   measurePrompt,
+  promptBudget,
   summarizePromptMetrics,
   type TokenCounter,
 } from "@stowage/hot-state";
@@ -17,22 +14,16 @@ import { type AppContext, type AppEnv, integerQuery, jsonBody } from "../context
 import { HOT_STATE_JSON_BODY, PROMPT_METRICS_JSON_BODY } from "../limits.js";
 import { dispatcherTokenOf } from "./dispatcher-token.js";
 
-/** The warning levels `measurePrompt` uses with the default ratios, for drawing them. */
-const WARNING_LEVELS = {
-  hot_state_tokens: Math.floor(DEFAULT_CONTEXT_BUDGET.maxHotStateTokens * DEFAULT_HOT_STATE_WARN_RATIO),
-  artifact_index_entries: Math.floor(
-    DEFAULT_CONTEXT_BUDGET.maxArtifactIndexEntries * DEFAULT_INDEX_WARN_RATIO,
-  ),
-  prompt_tokens: Math.floor(DEFAULT_CONTEXT_BUDGET.maxPromptTokens * DEFAULT_PROMPT_WARN_RATIO),
-};
+/** The limits and warning levels `measurePrompt` uses by default, for drawing them. */
+const { limits: BUDGET, warningLevels: WARNING_LEVELS } = promptBudget();
 
 /**
  * The longest prompt text counted, in characters: 8 per token of the prompt budget (64,000). A
- * prompt that long is over the budget for any text but long runs of one character, and counting
- * it would cost about 1 s per MiB of such runs; it is recorded as not measured, which is a budget
+ * prompt that long is over the budget for any text but long runs of one character (which hot-state
+ * does not count past 1,024 characters); it is recorded as not measured, which is a budget
  * violation, instead.
  */
-const MAX_COUNTED_PROMPT_CHARS = 8 * DEFAULT_CONTEXT_BUDGET.maxPromptTokens;
+const MAX_COUNTED_PROMPT_CHARS = 8 * BUDGET.maxPromptTokens;
 
 /**
  * A counter of `prompts`, counted first in slices that let the server's other requests run (two
@@ -256,7 +247,7 @@ async function budgetOf(c: AppContext): Promise<Response> {
   ]);
   const last = entries.at(-1) ?? null;
   return c.json({
-    budget: DEFAULT_CONTEXT_BUDGET,
+    budget: BUDGET,
     warning_levels: WARNING_LEVELS,
     hot_state: latest && {
       version: latest.version,

@@ -1,0 +1,198 @@
+import { createRequire } from "node:module";
+import type { Steps } from "../hot-state/run-steps.js";
+
+type Encoding = typeof import("gpt-tokenizer/encoding/o200k_base");
+
+/**
+ * The longest pre-tokenized piece counted: an unbroken run (one word, one repeated character, a
+ * run of punctuation or spaces) longer than this makes a text uncountable. gpt-tokenizer merges a
+ * piece in time quadratic in its length (8,000 CJK characters take about a second); real agent
+ * transcripts have no piece over 80 characters.
+ */
+export const MAX_PIECE_CHARS = 1_024;
+/** o200k_base's longest token is 128 bytes (128 spaces): n UTF-16 units are at least n / 128 tokens. */
+const LONGEST_TOKEN_CHARS = 128;
+/** Characters counted by one call of the tokenizer: about a millisecond of work. */
+const CHUNK_CHARS = 8 * 1024;
+/** A run of one character class this long may make a piece over {@link MAX_PIECE_CHARS}. */
+const LONG_RUN = (MAX_PIECE_CHARS - 2) >> 1;
+/**
+ * gpt-tokenizer's merge cache evicts through `map.keys().next()`, which walks every entry deleted
+ * before it: once its 100,000 entries were full, text of many distinct pieces counted 3× slower.
+ * It is emptied before more characters than that (so more pieces) are counted into it.
+ */
+const CACHE_CLEAR_CHARS = 96_000;
+const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
+const NON_SPACE = /\S/u;
+
+let encoding:
+  | { countTokens: Encoding["countTokens"]; clearMergeCache: () => void; split: RegExp }
+  | undefined;
+let countedSinceClear = 0;
+
+/** gpt-tokenizer's o200k_base encoding, loaded on first use: its vocabulary takes a few hundred ms. */
+function o200k() {
+  if (encoding) return encoding;
+  const require = createRequire(import.meta.url);
+  const { countTokens, clearMergeCache } = require("gpt-tokenizer/encoding/o200k_base") as Encoding;
+  const { O200K_TOKEN_SPLIT_REGEX } = require("gpt-tokenizer/encodingParams/constants") as {
+    O200K_TOKEN_SPLIT_REGEX: RegExp;
+  };
+  encoding = { countTokens, clearMergeCache, split: O200K_TOKEN_SPLIT_REGEX };
+  return encoding;
+}
+
+// Classes of a UTF-16 unit, as bits: what runs it continues.
+const LETTER = 1;
+const DIGIT = 2;
+const SPACE = 4;
+/** `\r`, `\n` and `/`, which may trail a run of punctuation in one piece. */
+const BREAK = 8;
+const MARK = 16;
+const ASCII_CLASS = Uint8Array.from({ length: 128 }, (_, code) => {
+  if (code === 10 || code === 13) return SPACE | BREAK;
+  if (code === 47) return MARK | BREAK;
+  if (code === 32 || (code >= 9 && code <= 13)) return SPACE;
+  if (code >= 48 && code <= 57) return DIGIT;
+  return (code >= 65 && code <= 90) || (code >= 97 && code <= 122) ? LETTER : MARK;
+});
+
+/**
+ * The class of a unit at or above U+0080. Blocks known to hold only letters (Latin, Cyrillic,
+ * kana, CJK ideographs, Hangul) or only punctuation (general, CJK and fullwidth punctuation); any
+ * other unit may be either, so it continues both runs.
+ */
+function wideClass(code: number): number {
+  if (
+    code === 0xa0 ||
+    code === 0x1680 ||
+    (code >= 0x2000 && code <= 0x200a) ||
+    code === 0x2028 ||
+    code === 0x2029 ||
+    code === 0x202f ||
+    code === 0x205f ||
+    code === 0x3000 ||
+    code === 0xfeff
+  ) {
+    return SPACE;
+  }
+  if (
+    (code >= 0xc0 && code <= 0x52f && code !== 0xd7 && code !== 0xf7) ||
+    (code >= 0x3041 && code <= 0x3096) ||
+    (code >= 0x30a1 && code <= 0x30fa) ||
+    (code >= 0x4e00 && code <= 0x9fff) ||
+    (code >= 0xac00 && code <= 0xd7a3)
+  ) {
+    return LETTER;
+  }
+  if (
+    (code >= 0x2010 && code <= 0x205e) ||
+    (code >= 0x3001 && code <= 0x3003) ||
+    (code >= 0x3008 && code <= 0x3011) ||
+    (code >= 0xff01 && code <= 0xff0f) ||
+    (code >= 0xff1a && code <= 0xff20)
+  ) {
+    return MARK;
+  }
+  return LETTER | MARK;
+}
+
+/** Whether the chunk {@link chunkEnd} last measured holds a run that may make a long piece. */
+let chunkHasLongRun = false;
+
+/**
+ * Where the chunk that starts at `start` ends, found without the regex: at the first space, tab
+ * or line break at least {@link CHUNK_CHARS} on that follows an ASCII letter or digit (a piece
+ * ends there whatever comes next), or at the end. Sets {@link chunkHasLongRun} when a run of one
+ * class (letters, punctuation, spaces, or line breaks and `/`) is long enough to make a piece
+ * over {@link MAX_PIECE_CHARS}.
+ */
+function chunkEnd(text: string, start: number): number {
+  let letters = 0;
+  let marks = 0;
+  let spaces = 0;
+  let breaks = 0;
+  let longRun = false;
+  let i = start;
+  for (; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    const kind = code < 128 ? ASCII_CLASS[code]! : wideClass(code);
+    if (kind & SPACE && i - start >= CHUNK_CHARS && ASCII_CLASS[text.charCodeAt(i - 1)]! & (LETTER | DIGIT)) {
+      break;
+    }
+    letters = kind & LETTER ? letters + 1 : 0;
+    marks = kind & MARK ? marks + 1 : 0;
+    spaces = kind & SPACE ? spaces + 1 : 0;
+    breaks = kind & BREAK ? breaks + 1 : 0;
+    if (letters >= LONG_RUN || marks >= LONG_RUN || spaces >= LONG_RUN || breaks >= LONG_RUN) longRun = true;
+  }
+  chunkHasLongRun = longRun;
+  return i;
+}
+
+/**
+ * `text` cut into chunks of about {@link CHUNK_CHARS} where the pre-tokenizer's pieces do not
+ * depend on what follows, so that the counts of the chunks add up to the count of the whole; `null`
+ * for a piece over {@link MAX_PIECE_CHARS}, which is never handed to the tokenizer. Only a chunk
+ * with a long run, or one without a cut for 4 chunks, is split by the pre-tokenizer's own regex.
+ */
+function* chunksOf(text: string, split: RegExp): Generator<string | null, void, void> {
+  for (let start = 0; start < text.length; ) {
+    const end = chunkEnd(text, start);
+    if (chunkHasLongRun || end - start > 4 * CHUNK_CHARS) yield* piecesOf(text, start, end, split);
+    else yield text.slice(start, end);
+    start = end;
+  }
+}
+
+/** `text` from `from` to `to` (piece boundaries) in chunks cut between the pre-tokenizer's pieces. */
+function* piecesOf(
+  text: string,
+  from: number,
+  to: number,
+  split: RegExp,
+): Generator<string | null, void, void> {
+  const pieces = new RegExp(split.source, split.flags);
+  pieces.lastIndex = from;
+  let start = from;
+  for (let match = pieces.exec(text); match !== null && match.index < to; match = pieces.exec(text)) {
+    const piece = match[0];
+    if (piece.length > MAX_PIECE_CHARS) {
+      yield null;
+      return;
+    }
+    const end = match.index + piece.length;
+    // After a piece holding a non-space the split goes on alike; after spaces it may not
+    // (`\s+(?!\S)`). A long piece ends its chunk: one call never does two of the costly merges.
+    if ((end - start >= CHUNK_CHARS || piece.length > 256) && NON_SPACE.test(piece)) {
+      yield text.slice(start, end);
+      start = end;
+    }
+  }
+  if (start < to) yield text.slice(start, to);
+}
+
+/**
+ * The o200k_base count of `text` (special-token markers counted as the plain text they are), with
+ * gpt-tokenizer's own `countTokens`, chunk by chunk, pausing (yielding) between chunks. Bounded by
+ * `max`: the exact count when it is at most `max`, otherwise some number over it, found without
+ * counting the rest (a text too long for `max` tokens of the longest is not counted at all).
+ * Infinity when the text holds a piece over {@link MAX_PIECE_CHARS}: it cannot be counted.
+ */
+export function* countO200kUpTo(text: string, max: number): Steps<number> {
+  if (text.length > LONGEST_TOKEN_CHARS * max) return Math.ceil(text.length / LONGEST_TOKEN_CHARS);
+  const { countTokens, clearMergeCache, split } = o200k();
+  let count = 0;
+  for (const chunk of chunksOf(text, split)) {
+    if (chunk === null) return Number.POSITIVE_INFINITY;
+    countedSinceClear += chunk.length;
+    if (countedSinceClear > CACHE_CLEAR_CHARS) {
+      clearMergeCache();
+      countedSinceClear = chunk.length;
+    }
+    count += countTokens(chunk, PLAIN_TEXT);
+    if (count > max) return count;
+    yield;
+  }
+  return count;
+}
