@@ -130,7 +130,9 @@ await runBenchmarks("@stowage/hot-state", [
   },
   {
     name: "countTokensExact vs gpt-tokenizer countTokens called directly (512 KiB mixed text)",
-    target: { kind: "speed", min: 0.9 },
+    // The same counts plus hot-state's guard: a scan for runs over 1,024 characters (about 4 ms per
+    // 512 KiB) and emptying the library's merge cache before it fills (it re-merges after).
+    target: { kind: "speed", min: 0.8 },
     rounds: 15,
     units: { count: Buffer.byteLength(countingText), label: "B" },
     ours: async () => countTokensExact(countingText),

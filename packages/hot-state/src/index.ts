@@ -5,16 +5,7 @@ export {
   type BuildBootstrapContextOptions,
   buildBootstrapContext,
 } from "./bootstrap/build-bootstrap-context.js";
-export {
-  type BudgetCheck,
-  type BudgetUsage,
-  type BudgetViolation,
-  type CheckBudgetOptions,
-  checkBudget,
-  type Measure,
-} from "./budget/check-budget.js";
 export type { BudgetField, ContextBudget } from "./budget/context-budget.js";
-export { type IterateContentRefIdsOptions, iterateContentRefIds } from "./content/content-ref-ids.js";
 export {
   type ContentListOptions,
   type ContentListPage,
@@ -25,12 +16,13 @@ export {
   type StoreContentOptions,
   type StoredContent,
 } from "./content/content-registry.js";
+export { type IterateContentRefIdsOptions, iterateContentRefIds } from "./content/record-keys.js";
 export { type BuildHotStateOptions, buildHotState, type HotStateBuild } from "./hot-state/build-hot-state.js";
 export type { ShedField, ShedItem, ShedReason } from "./hot-state/shed-steps.js";
 export {
+  type BudgetCheck,
   measurePrompt,
   type PromptBudget,
-  type PromptBudgetOptions,
   type PromptMetrics,
   type PromptMetricsInput,
   type PromptMetricsOptions,
@@ -42,6 +34,7 @@ export {
 } from "./metrics-log/object-store-metrics-log.js";
 export type {
   AppendPromptMetricsOptions,
+  BudgetViolation,
   PromptMetricsEntry,
   PromptMetricsLog,
   PromptMetricsRecord,
@@ -83,10 +76,4 @@ export {
   type ArtifactsGetToolOptions,
   createArtifactsGetTool,
 } from "./tool/artifacts-get-tool.js";
-export {
-  type JsonSchema,
-  type ToolDefinition,
-  toAnthropicTool,
-  toOpenAIResponsesTool,
-  toOpenAITool,
-} from "./tool/tool-formats.js";
+export { type JsonSchema, type ToolDefinition, toAnthropicTool } from "./tool/tool-formats.js";

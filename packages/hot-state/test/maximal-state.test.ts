@@ -157,7 +157,7 @@ describe("counting up to a budget", () => {
 
 describe("counting in slices", () => {
   it("gives the exact count, letting timers run meanwhile", async () => {
-    const text = "decision 42: keep the parser small. ".repeat(16_000); // 576,000 characters
+    const text = "decision 42: keep the parser small. ".repeat(60_000); // 2.16 M characters: many slices
     let ticks = 0;
     const timer = setInterval(() => ticks++, 1);
     try {

@@ -38,8 +38,6 @@ export interface BuildBootstrapContextOptions extends OperationOptions {
   thresholdChars?: number;
   /** The context budget the prompt is checked against (its `maxInlineArtifactChars`). */
   budget?: Partial<ContextBudget>;
-  /** Characters of a referenced file's excerpt, its marker included. Default 2,000; never more than the budget's `maxInlineArtifactChars`. */
-  excerptChars?: number;
 }
 
 /**
@@ -184,10 +182,8 @@ export async function buildBootstrapContext(
     DEFAULT_BOOTSTRAP_THRESHOLD_CHARS,
   );
   const { maxInlineArtifactChars } = resolveBudget(options.budget);
-  const excerptChars = Math.min(
-    positiveInteger(options.excerptChars, "excerptChars", DEFAULT_CONTEXT_BUDGET.maxInlineArtifactChars),
-    maxInlineArtifactChars,
-  );
+  // The excerpt, marker included, is inline text too: at most the budget's inline limit, and 2,000.
+  const excerptChars = Math.min(DEFAULT_CONTEXT_BUDGET.maxInlineArtifactChars, maxInlineArtifactChars);
 
   const sent = async ({ path, content, mime }: BootstrapFile) => {
     const chars = content.length;

@@ -1,4 +1,4 @@
-import { assertKeyDirectoryPrefix } from "@stowage/core";
+import { assertKeyDirectoryPrefix, type ObjectStore, type OperationOptions } from "@stowage/core";
 
 const RECORD_KEY = /^([a-f0-9]{2})\/([a-f0-9]{64})\.json$/;
 // The same record key under any namespace: `<anything>/<2 hex>/<sha256>.json`.
@@ -6,11 +6,6 @@ const NESTED_RECORD_KEY = /(?:^|\/)([a-f0-9]{2})\/([a-f0-9]{64})\.json$/;
 
 function idOf(match: RegExpExecArray | null): string | null {
   return match && match[2]!.startsWith(match[1]!) ? match[2]! : null;
-}
-
-/** The content id of a record key at any depth (`<namespace…>/<aa>/<sha256>.json`), or `null`. */
-export function contentIdOfNestedRecordKey(key: string): string | null {
-  return idOf(NESTED_RECORD_KEY.exec(key));
 }
 
 /**
@@ -29,4 +24,24 @@ export function createRecordKeys(prefix: string) {
       return idOf(RECORD_KEY.exec(key.slice(prefix.length)));
     },
   };
+}
+
+/** Options of {@link iterateContentRefIds}. */
+export interface IterateContentRefIdsOptions extends OperationOptions {
+  /** The store the registries keep their records in. */
+  records: ObjectStore;
+  /** Where to look: every registry whose prefix starts here (e.g. `content-refs/`, above each tenant's). */
+  prefix?: string;
+}
+
+/**
+ * The content ids recorded by every content registry below `prefix` (one per tenant, say): the
+ * blobs a garbage collection must keep for them, found without knowing the registries' prefixes.
+ */
+export async function* iterateContentRefIds(options: IterateContentRefIdsOptions): AsyncGenerator<string> {
+  const { records, prefix = "", signal } = options;
+  for await (const item of records.iterate({ prefix, ...(signal ? { signal } : {}) })) {
+    const id = idOf(NESTED_RECORD_KEY.exec(item.key));
+    if (id !== null) yield id;
+  }
 }

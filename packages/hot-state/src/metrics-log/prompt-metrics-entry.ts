@@ -41,6 +41,13 @@ const WarningSchema = z.object({
   value: z.number(),
   threshold: z.number(),
 });
+const ViolationSchema = z.object({
+  field: z.enum(BUDGET_FIELDS as [BudgetField, ...BudgetField[]]),
+  limit: z.number(),
+  actual: z.number().nullable(),
+  kind: z.enum(["exceeded", "unmeasurable", "missing"]),
+  message: z.string(),
+});
 const RecordedAtSchema = z.iso.datetime();
 /** A stored entry, checked when it is appended and when it is read back. */
 export const PromptMetricsEntrySchema = z.object({
@@ -51,15 +58,7 @@ export const PromptMetricsEntrySchema = z.object({
   hot_state_version: z.int().min(1).nullable(),
   record: RecordSchema,
   warnings: z.array(WarningSchema),
-  violations: z.array(
-    z.object({
-      field: z.enum(BUDGET_FIELDS as [BudgetField, ...BudgetField[]]),
-      limit: z.number(),
-      actual: z.number().nullable(),
-      kind: z.enum(["exceeded", "unmeasurable", "missing"]),
-      message: z.string(),
-    }),
-  ),
+  violations: z.array(ViolationSchema),
 });
 
 /** One model call, as a JSON log record (`est_tokens` is `null` when the counter failed). */
@@ -68,6 +67,11 @@ export type PromptMetricsRecord = z.infer<typeof RecordSchema>;
 export type PromptWarningKind = (typeof PROMPT_WARNING_KINDS)[number];
 /** A limit approached or passed by one prompt; `threshold` is the value above which it is raised. */
 export type PromptWarning = z.infer<typeof WarningSchema>;
+/**
+ * A limit one call passed (`exceeded`) or could not be measured against (`unmeasurable`: the
+ * measure threw or was not a non-negative integer; `actual` is then `null`).
+ */
+export type BudgetViolation = z.infer<typeof ViolationSchema>;
 
 /**
  * One model call in a session's metrics log: the `prompt_metrics` record with the warnings and

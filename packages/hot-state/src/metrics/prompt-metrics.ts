@@ -1,25 +1,22 @@
 import { consoleLogger, describeValue, type Logger } from "@stowage/core";
 import { z } from "zod";
-import { type BudgetCheck, checkBudget } from "../budget/check-budget.js";
-import { type ContextBudget, resolveBudget } from "../budget/context-budget.js";
+import { type BudgetField, type ContextBudget, resolveBudget } from "../budget/context-budget.js";
 import type { HotStateBuild } from "../hot-state/build-hot-state.js";
 import {
+  type BudgetViolation,
   type PromptMetricsRecord,
   type PromptWarning,
   type PromptWarningKind,
   promptMetricsCount,
 } from "../metrics-log/prompt-metrics-entry.js";
 import { identifier } from "../schemas/text-fields.js";
-import { invalidInput, parseOrThrow } from "../schemas/validation-error.js";
+import { parseOrThrow } from "../schemas/validation-error.js";
 import {
   assertTokenCounter,
   countProblem,
   countTokensExact,
   type TokenCounter,
 } from "../tokens/token-counter.js";
-
-/** Shares of the limits above which a warning is raised: 800 of 1,000 tokens, 15 of 20 entries, 6,000 of 8,000. */
-const DEFAULT_WARN_RATIOS = { hotState: 0.8, index: 0.75, prompt: 0.75 };
 
 /** What `measurePrompt` measures: one model call's prompt. */
 export interface PromptMetricsInput {
@@ -52,17 +49,17 @@ const InputSchema = z.object({
   refFiles: promptMetricsCount.default(0),
 });
 
-/** The budget and warning shares of `measurePrompt` and `promptBudget`. */
-export interface PromptBudgetOptions {
-  budget?: Partial<ContextBudget>;
-  /** Shares of the limits above which a warning is raised; default 0.8, 0.75 and 0.75. */
-  warnRatios?: { hotState?: number; index?: number; prompt?: number };
-}
-
 /** Options of `measurePrompt`; warnings and violations go to `logger` (default `consoleLogger`). */
-export interface PromptMetricsOptions extends PromptBudgetOptions {
+export interface PromptMetricsOptions {
+  budget?: Partial<ContextBudget>;
   countTokens?: TokenCounter;
   logger?: Logger;
+}
+
+/** The budget check of one call: `ok` only when every limit checked was measured and held. */
+export interface BudgetCheck {
+  ok: boolean;
+  violations: BudgetViolation[];
 }
 
 /** What `measurePrompt` returns: the metrics line, its warnings and the budget check. */
@@ -79,36 +76,63 @@ export interface PromptBudget {
 }
 
 /**
- * The budget (defaults with `budget` applied) and the warning levels `measurePrompt` uses with
- * it, for a dashboard drawing them. INVALID_INPUT for a bad limit or a ratio outside (0, 1].
+ * The budget (defaults with `budget` applied) and the warning levels `measurePrompt` uses with it
+ * (80 % of the hot-state tokens, 75 % of the index entries and of the prompt tokens), for a
+ * dashboard drawing them. INVALID_INPUT for a bad limit.
  */
-export function promptBudget(options: PromptBudgetOptions = {}): PromptBudget {
-  const limits = resolveBudget(options.budget);
-  const level = (name: keyof typeof DEFAULT_WARN_RATIOS, limit: number) => {
-    const ratio = options.warnRatios?.[name] ?? DEFAULT_WARN_RATIOS[name];
-    if (typeof ratio !== "number" || !(ratio > 0 && ratio <= 1)) {
-      throw invalidInput(
-        `warnRatios.${name} must be a number above 0 and at most 1, got ${describeValue(ratio)}`,
-      );
-    }
-    return Math.floor(limit * ratio);
-  };
+export function promptBudget(budget?: Partial<ContextBudget>): PromptBudget {
+  const limits = resolveBudget(budget);
   const warningLevels = Object.freeze({
-    hot_state_tokens: level("hotState", limits.maxHotStateTokens),
-    artifact_index_entries: level("index", limits.maxArtifactIndexEntries),
-    prompt_tokens: level("prompt", limits.maxPromptTokens),
+    hot_state_tokens: Math.floor(limits.maxHotStateTokens * 0.8),
+    artifact_index_entries: Math.floor(limits.maxArtifactIndexEntries * 0.75),
+    prompt_tokens: Math.floor(limits.maxPromptTokens * 0.75),
   });
   return Object.freeze({ limits, warningLevels });
 }
 
+const USAGE_NAMES: Readonly<Record<BudgetField, string>> = {
+  maxHotStateTokens: "hotStateTokens",
+  maxArtifactIndexEntries: "artifactIndexEntries",
+  maxPromptTokens: "promptTokens",
+  maxRagChunks: "ragChunks",
+  maxInlineArtifactChars: "inlineArtifactChars",
+};
+
 /**
- * Measures one model call: the `prompt_metrics` record, a budget check (fail closed: a counter
- * that throws leaves `est_tokens` null and counts as a violation), and regression warnings when
- * the hot state, the index or the prompt pass their share of the configured limits. Warnings and
- * violations are logged; the record is returned for the caller to emit.
+ * The violation of `field` by what `measure` returns, or null within the limit. Fails closed: a
+ * measure that throws or is not a non-negative integer (NaN, negative, fractional, a promise…)
+ * is a violation of kind `unmeasurable`, because a budget that cannot be measured cannot be
+ * shown to hold.
+ */
+function violationOf(field: BudgetField, limit: number, measure: () => unknown): BudgetViolation | null {
+  let value: unknown;
+  let problem: string | undefined;
+  try {
+    value = measure();
+    problem = countProblem(value, "the measure");
+  } catch (err) {
+    problem = `the measure threw: ${err instanceof Error ? err.message : describeValue(err)}`;
+  }
+  const usage = USAGE_NAMES[field];
+  if (problem) {
+    const message = `${usage} could not be measured (${problem}); ${field} (${limit}) counts as violated`;
+    return { field, limit, actual: null, kind: "unmeasurable", message };
+  }
+  const actual = value as number;
+  return actual > limit
+    ? { field, limit, actual, kind: "exceeded", message: `${usage} is ${actual}, over ${field} of ${limit}` }
+    : null;
+}
+
+/**
+ * Measures one model call: the `prompt_metrics` record, a budget check that fails closed (a
+ * counter that throws leaves `est_tokens` null and counts as a violation), and regression warnings
+ * when the hot state, the index or the prompt pass their share of the limits. RAG chunks and
+ * inline artifacts are checked when the call reports them. Every warning and violation is
+ * logged; the record is returned for the caller to emit.
  */
 export function measurePrompt(input: PromptMetricsInput, options: PromptMetricsOptions = {}): PromptMetrics {
-  const { limits, warningLevels } = promptBudget(options);
+  const { limits, warningLevels } = promptBudget(options.budget);
   const counter = options.countTokens ?? countTokensExact;
   assertTokenCounter(counter);
   const logger = options.logger ?? consoleLogger;
@@ -118,9 +142,6 @@ export function measurePrompt(input: PromptMetricsInput, options: PromptMetricsO
     "prompt metrics input",
   );
   const types = (hotState.state.artifact_index ?? []).map((entry) => entry.type);
-  const { ragChunks, inlineArtifactChars } = input;
-
-  let estTokens: number | null = null;
   // Each count is checked before the two are added: 50 + (−10) must not pass as 40.
   const count = (text: string, what: string) => {
     const counted: unknown = counter(text);
@@ -128,33 +149,24 @@ export function measurePrompt(input: PromptMetricsInput, options: PromptMetricsO
     if (problem) throw new Error(problem);
     return counted as number;
   };
-  const budget = checkBudget(
-    {
-      hotStateTokens: hotState.tokens,
-      artifactIndexEntries: types.length,
-      promptTokens: () => {
-        estTokens = count(systemPrompt, "system prompt") + count(userPrompt, "user prompt");
-        return estTokens;
-      },
-      ...(ragChunks === undefined ? {} : { ragChunks }),
-      ...(inlineArtifactChars === undefined ? {} : { inlineArtifactChars }),
-    },
-    {
-      budget: limits,
-      logger,
-      // RAG chunks and inline artifacts are checked when the call reports them; the rest always.
-      fields: [
-        "maxHotStateTokens",
-        "maxArtifactIndexEntries",
-        "maxPromptTokens",
-        ...(ragChunks === undefined ? [] : (["maxRagChunks"] as const)),
-        ...(inlineArtifactChars === undefined ? [] : (["maxInlineArtifactChars"] as const)),
-      ],
-    },
-  );
-  if (budget.violations.some(({ field, actual }) => field === "maxPromptTokens" && actual === null)) {
-    estTokens = null;
+  let estTokens: number | null = null;
+  const measures: [BudgetField, () => unknown][] = [
+    ["maxHotStateTokens", () => hotState.tokens],
+    ["maxArtifactIndexEntries", () => types.length],
+    [
+      "maxPromptTokens",
+      () => (estTokens = count(systemPrompt, "system prompt") + count(userPrompt, "user prompt")),
+    ],
+  ];
+  if (input.ragChunks !== undefined) measures.push(["maxRagChunks", () => input.ragChunks]);
+  if (input.inlineArtifactChars !== undefined)
+    measures.push(["maxInlineArtifactChars", () => input.inlineArtifactChars]);
+  const violations = measures.flatMap(([field, measure]) => violationOf(field, limits[field], measure) ?? []);
+  for (const { field, limit, actual, kind, message } of violations) {
+    logger.warn({ field, limit, actual, kind }, `context budget violated: ${message}`);
   }
+  if (violations.some(({ field, actual }) => field === "maxPromptTokens" && actual === null))
+    estTokens = null;
 
   const record: PromptMetricsRecord = {
     type: "prompt_metrics",
@@ -169,8 +181,8 @@ export function measurePrompt(input: PromptMetricsInput, options: PromptMetricsO
     user_chars: userPrompt.length,
     est_tokens: estTokens,
     ref_files: refFiles,
-    budget_violations: budget.violations.length,
-    budget_ok: budget.ok,
+    budget_violations: violations.length,
+    budget_ok: violations.length === 0,
   };
   const measured: [PromptWarningKind, number | null, number, string][] = [
     ["hot_state_tokens", record.hs_tokens, warningLevels.hot_state_tokens, "hot state tokens"],
@@ -193,5 +205,5 @@ export function measurePrompt(input: PromptMetricsInput, options: PromptMetricsO
       `prompt regression in session ${describeValue(sessionId)}: ${message}`,
     );
   }
-  return { record, warnings, budget };
+  return { record, warnings, budget: { ok: record.budget_ok, violations } };
 }

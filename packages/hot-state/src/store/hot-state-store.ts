@@ -23,10 +23,7 @@ import { claimKey, readLatest, readVersion, type StoreContext, sessionPrefix } f
 
 /** Options of `createHotStateStore`; the build options apply to every write. */
 export interface HotStateStoreOptions extends BuildHotStateOptions {
-  /**
-   * Any ObjectStore whose create-only puts are atomic (`capabilities.atomicCreateOnly`): fs,
-   * PostgreSQL, S3 with conditional writes, memory. Any other is refused (`NOT_ATOMIC_STORE`).
-   */
+  /** Any ObjectStore whose create-only puts are atomic (fs, PostgreSQL, S3 with conditional writes, memory). */
   store: ObjectStore;
   /** Key prefix, `""` or ending in `/`. Default `"hot-state/"`. */
   prefix?: string;
@@ -36,12 +33,8 @@ export interface HotStateStoreOptions extends BuildHotStateOptions {
   keepVersions?: number;
 }
 
-/** Options of a write: the version it is based on, when not the dispatcher's own. */
+/** Options of a write: the version it replaces (0: none yet; default the dispatcher's own), or CONFLICT. */
 export interface HotStateWriteOptions extends OperationOptions {
-  /**
-   * The version this write replaces (0: the session has none yet). Default: the version this
-   * dispatcher last loaded or wrote. The write is version `expectedVersion + 1`, or CONFLICT.
-   */
   expectedVersion?: number;
 }
 
@@ -50,9 +43,8 @@ export interface HotStateDispatcherOptions {
   token?: string;
 }
 
-/** Options of `claimDispatcher`, `releaseDispatcher`, `claimStatus` and `deleteSession`. */
+/** Options of `claimDispatcher`, `releaseDispatcher`, `claimStatus` and `deleteSession`: the claim's token, if held. */
 export interface HotStateClaimOptions extends OperationOptions {
-  /** The token `claimDispatcher` returned, where the caller holds it. */
   token?: string;
 }
 
@@ -82,11 +74,10 @@ export interface HotStateStoreDispatcher {
   /** Reads the newest version and makes it the base of the next write. */
   load(options?: OperationOptions): Promise<HotStateVersion | null>;
   /**
-   * Fits `input` with `buildHotState` and stores it as the next version, create-only: when
-   * another dispatcher wrote that version first, this one gets CONFLICT (`details.version`,
-   * `details.latest`) and nothing is overwritten; `load()` and decide again. FORBIDDEN
-   * (`NOT_DISPATCHER`) when the session's dispatcher role was claimed with another token. Both
-   * are checked before `input` is fitted, which is done in slices that let the event loop go on.
+   * Fits `input` with `buildHotState` (in slices that let the event loop go on) and stores it as
+   * the next version, create-only: CONFLICT (`details.version`, `details.latest`) when another
+   * dispatcher wrote it first, FORBIDDEN (`NOT_DISPATCHER`) without the session's claim; both are
+   * checked before `input` is fitted.
    */
   write(input: unknown, options?: HotStateWriteOptions): Promise<HotStateVersion>;
   /** Writes what `change` returns given the base state (`undefined` before the first version). */
@@ -101,23 +92,19 @@ export interface HotStateStore {
   /** The writing handle of one session. Two handles of one session are two competing writers. */
   dispatcherFor(sessionId: string, options?: HotStateDispatcherOptions): HotStateStoreDispatcher;
   /**
-   * Makes the caller the session's dispatcher for every process: from now on only writes with
-   * the returned token succeed, and only its holder releases the claim or deletes the session.
-   * A second claim is CONFLICT (`DISPATCHER_CLAIMED`), except the holder's own (`{ token }`, a
-   * retry), which gets the same token back.
+   * Makes the caller the session's dispatcher for every process: then only writes with the
+   * returned token succeed. A second claim is CONFLICT (`DISPATCHER_CLAIMED`), except the
+   * holder's own (`{ token }`, a retry), which gets the same token back.
    */
   claimDispatcher(sessionId: string, options?: HotStateClaimOptions): Promise<HotStateDispatcherClaim>;
-  /** Ends the claim (`{ token }` of its holder, else FORBIDDEN `NOT_DISPATCHER`); the versions stay. */
+  /** Ends the claim (its holder's `token`, else FORBIDDEN `NOT_DISPATCHER`); the versions stay. */
   releaseDispatcher(sessionId: string, options: HotStateClaimOptions): Promise<void>;
   /** Whether the session's dispatcher is claimed, and by the holder of `token`. */
   claimStatus(sessionId: string, options?: HotStateClaimOptions): Promise<HotStateClaimStatus>;
-  /** Read-only access for every other role. */
   reader: HotStateReader;
   /**
-   * Deletes every version of the session (none is not an error); its next write is version 1
-   * again. A claimed session is deleted only with its claim's `token` (FORBIDDEN `NOT_DISPATCHER`
-   * otherwise, and nothing is deleted), and then its claim goes too; a claim made while an
-   * unclaimed session is being deleted stays.
+   * Deletes every version of the session; its next write is version 1 again. A claimed session
+   * only with its claim's `token` (FORBIDDEN `NOT_DISPATCHER`, nothing deleted), the claim last.
    */
   deleteSession(sessionId: string, options?: HotStateClaimOptions): Promise<void>;
 }

@@ -17,18 +17,20 @@ const CHUNK_CHARS = 8 * 1024;
 /** A run of one character class this long may make a piece over {@link MAX_PIECE_CHARS}. */
 const LONG_RUN = (MAX_PIECE_CHARS - 2) >> 1;
 /**
- * gpt-tokenizer's merge cache evicts through `map.keys().next()`, which walks every entry deleted
- * before it: once its 100,000 entries were full, text of many distinct pieces counted 3× slower.
- * It is emptied before more characters than that (so more pieces) are counted into it.
+ * gpt-tokenizer's merge cache holds 100,000 pieces and evicts through `map.keys().next()`, which
+ * walks every entry deleted before it: once it was full, 1 MiB of distinct words counted in 15 s
+ * instead of 1 s. It is emptied before it can fill: each piece counted since is at least one
+ * token and one character, so a chunk adds at most the fewer of the two.
  */
-const CACHE_CLEAR_CHARS = 96_000;
+const MERGE_CACHE_PIECES = 100_000;
 const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
 const NON_SPACE = /\S/u;
 
 let encoding:
   | { countTokens: Encoding["countTokens"]; clearMergeCache: () => void; split: RegExp }
   | undefined;
-let countedSinceClear = 0;
+/** Pieces the merge cache may hold at most: counted since it was last emptied. */
+let cachedAtMost = 0;
 
 /** gpt-tokenizer's o200k_base encoding, loaded on first use: its vocabulary takes a few hundred ms. */
 function o200k() {
@@ -49,53 +51,48 @@ const SPACE = 4;
 /** `\r`, `\n` and `/`, which may trail a run of punctuation in one piece. */
 const BREAK = 8;
 const MARK = 16;
-const ASCII_CLASS = Uint8Array.from({ length: 128 }, (_, code) => {
-  if (code === 10 || code === 13) return SPACE | BREAK;
-  if (code === 47) return MARK | BREAK;
-  if (code === 32 || (code >= 9 && code <= 13)) return SPACE;
-  if (code >= 48 && code <= 57) return DIGIT;
-  return (code >= 65 && code <= 90) || (code >= 97 && code <= 122) ? LETTER : MARK;
-});
-
 /**
- * The class of a unit at or above U+0080. Blocks known to hold only letters (Latin, Cyrillic,
- * kana, CJK ideographs, Hangul) or only punctuation (general, CJK and fullwidth punctuation); any
- * other unit may be either, so it continues both runs.
+ * The class of a UTF-16 unit at or above U+0080. Blocks known to hold only letters (Latin,
+ * Cyrillic, kana, CJK ideographs, Hangul) or only punctuation (general, CJK and fullwidth
+ * punctuation); any other unit may be either, so it continues both runs.
  */
 function wideClass(code: number): number {
-  if (
-    code === 0xa0 ||
-    code === 0x1680 ||
-    (code >= 0x2000 && code <= 0x200a) ||
-    code === 0x2028 ||
-    code === 0x2029 ||
-    code === 0x202f ||
-    code === 0x205f ||
-    code === 0x3000 ||
-    code === 0xfeff
-  ) {
-    return SPACE;
-  }
-  if (
-    (code >= 0xc0 && code <= 0x52f && code !== 0xd7 && code !== 0xf7) ||
-    (code >= 0x3041 && code <= 0x3096) ||
-    (code >= 0x30a1 && code <= 0x30fa) ||
-    (code >= 0x4e00 && code <= 0x9fff) ||
-    (code >= 0xac00 && code <= 0xd7a3)
-  ) {
+  const spaces = [0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff];
+  if (spaces.includes(code) || (code >= 0x2000 && code <= 0x200a)) return SPACE;
+  const letters = [
+    [0xc0, 0x52f],
+    [0x3041, 0x3096],
+    [0x30a1, 0x30fa],
+    [0x4e00, 0x9fff],
+    [0xac00, 0xd7a3],
+  ];
+  if (code !== 0xd7 && code !== 0xf7 && letters.some(([low, high]) => code >= low! && code <= high!))
     return LETTER;
-  }
-  if (
-    (code >= 0x2010 && code <= 0x205e) ||
-    (code >= 0x3001 && code <= 0x3003) ||
-    (code >= 0x3008 && code <= 0x3011) ||
-    (code >= 0xff01 && code <= 0xff0f) ||
-    (code >= 0xff1a && code <= 0xff20)
-  ) {
-    return MARK;
-  }
-  return LETTER | MARK;
+  const marks = [
+    [0x2010, 0x205e],
+    [0x3001, 0x3003],
+    [0x3008, 0x3011],
+    [0xff01, 0xff0f],
+    [0xff1a, 0xff20],
+  ];
+  return marks.some(([low, high]) => code >= low! && code <= high!) ? MARK : LETTER | MARK;
 }
+
+/** The class of every UTF-16 unit, built on the first count: one lookup a character. */
+const unitClasses = (() => {
+  let table: Uint8Array | undefined;
+  return () => {
+    table ??= Uint8Array.from({ length: 0x10000 }, (_, code) => {
+      if (code >= 128) return wideClass(code);
+      if (code === 10 || code === 13) return SPACE | BREAK;
+      if (code === 47) return MARK | BREAK;
+      if (code === 32 || (code >= 9 && code <= 13)) return SPACE;
+      if (code >= 48 && code <= 57) return DIGIT;
+      return (code >= 65 && code <= 90) || (code >= 97 && code <= 122) ? LETTER : MARK;
+    });
+    return table;
+  };
+})();
 
 /** Whether the chunk {@link chunkEnd} last measured holds a run that may make a long piece. */
 let chunkHasLongRun = false;
@@ -108,6 +105,7 @@ let chunkHasLongRun = false;
  * over {@link MAX_PIECE_CHARS}.
  */
 function chunkEnd(text: string, start: number): number {
+  const classes = unitClasses();
   let letters = 0;
   let marks = 0;
   let spaces = 0;
@@ -116,8 +114,8 @@ function chunkEnd(text: string, start: number): number {
   let i = start;
   for (; i < text.length; i++) {
     const code = text.charCodeAt(i);
-    const kind = code < 128 ? ASCII_CLASS[code]! : wideClass(code);
-    if (kind & SPACE && i - start >= CHUNK_CHARS && ASCII_CLASS[text.charCodeAt(i - 1)]! & (LETTER | DIGIT)) {
+    const kind = classes[code]!;
+    if (kind & SPACE && i - start >= CHUNK_CHARS && classes[text.charCodeAt(i - 1)]! & (LETTER | DIGIT)) {
       break;
     }
     letters = kind & LETTER ? letters + 1 : 0;
@@ -185,12 +183,13 @@ export function* countO200kUpTo(text: string, max: number): Steps<number> {
   let count = 0;
   for (const chunk of chunksOf(text, split)) {
     if (chunk === null) return Number.POSITIVE_INFINITY;
-    countedSinceClear += chunk.length;
-    if (countedSinceClear > CACHE_CLEAR_CHARS) {
+    if (cachedAtMost + chunk.length > MERGE_CACHE_PIECES) {
       clearMergeCache();
-      countedSinceClear = chunk.length;
+      cachedAtMost = 0;
     }
-    count += countTokens(chunk, PLAIN_TEXT);
+    const counted = countTokens(chunk, PLAIN_TEXT);
+    cachedAtMost += Math.min(counted, chunk.length);
+    count += counted;
     if (count > max) return count;
     yield;
   }

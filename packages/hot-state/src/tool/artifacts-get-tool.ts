@@ -2,18 +2,14 @@ import { describeValue, type OperationOptions, StowageError } from "@stowage/cor
 import { z } from "zod";
 import type { ContentRegistry } from "../content/content-registry.js";
 import { decodeUtf8 } from "../content/sniff-content.js";
-import { parseOrThrow } from "../schemas/validation-error.js";
+import { invalidInput, parseOrThrow } from "../schemas/validation-error.js";
 import { surrogateSafeIndex } from "../text/surrogate-safe.js";
 import type { JsonSchema } from "./tool-formats.js";
 
-/** Name of the tool, as the model sees it. */
-export const ARTIFACTS_GET_TOOL_NAME = "artifacts_get";
-/** Tool names both Anthropic and OpenAI accept. */
-export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 /** Most characters of content one call returns; `offset` pages further. */
 export const DEFAULT_TOOL_MAX_CHARS = 8_000;
 /** Smallest page accepted: a page must hold at least one whole astral character. */
-export const MIN_TOOL_MAX_CHARS = 16;
+const MIN_TOOL_MAX_CHARS = 16;
 
 /** A SHA-256 digest as core writes it (`sha256Hex`): the JSON Schema the model sees carries the pattern. */
 const SHA256_HEX = /^[a-f0-9]{64}$/;
@@ -71,13 +67,9 @@ export interface ArtifactsGetTool {
   execute(input: unknown, options?: OperationOptions): Promise<ArtifactsGetResult>;
 }
 
-/** Options of {@link createArtifactsGetTool}. */
+/** Options of {@link createArtifactsGetTool}: where it reads content refs from, and characters per page (default 8,000). */
 export interface ArtifactsGetToolOptions {
-  /** Where the tool reads content refs from. */
   registry: ContentRegistry;
-  /** Default {@link ARTIFACTS_GET_TOOL_NAME}; must match {@link TOOL_NAME_PATTERN}. */
-  name?: string;
-  /** Characters per page. Default {@link DEFAULT_TOOL_MAX_CHARS}. */
   maxChars?: number;
 }
 
@@ -85,74 +77,51 @@ export interface ArtifactsGetToolOptions {
  * The `artifacts_get` tool (named after the design document's tool, which models know): fetches
  * a content ref from the registry by its SHA-256 id and returns its metadata and up to `maxChars`
  * characters of its text from `offset`. A page never ends between the two halves of a surrogate
- * pair. Use `toAnthropicTool` / `toOpenAITool` for the providers' formats.
+ * pair. `toAnthropicTool` gives the Anthropic Messages format.
  */
 export function createArtifactsGetTool(options: ArtifactsGetToolOptions): ArtifactsGetTool {
-  const registry = options?.registry;
-  if (!registry || typeof registry.get !== "function") {
-    throw new StowageError(
-      "INVALID_INPUT",
+  const { registry, maxChars = DEFAULT_TOOL_MAX_CHARS } = options ?? {};
+  if (typeof registry?.get !== "function") {
+    throw invalidInput(
       `createArtifactsGetTool: registry must be a ContentRegistry, got ${describeValue(registry)}`,
     );
   }
-  const name = options.name ?? ARTIFACTS_GET_TOOL_NAME;
-  if (typeof name !== "string" || !TOOL_NAME_PATTERN.test(name)) {
-    throw new StowageError(
-      "INVALID_INPUT",
-      `tool name must be 1 to 64 letters, digits, "_" or "-", got ${describeValue(name)}`,
-    );
-  }
-  const maxChars = options.maxChars ?? DEFAULT_TOOL_MAX_CHARS;
   if (!Number.isSafeInteger(maxChars) || maxChars < MIN_TOOL_MAX_CHARS) {
-    throw new StowageError(
-      "INVALID_INPUT",
+    throw invalidInput(
       `maxChars must be an integer of at least ${MIN_TOOL_MAX_CHARS}, got ${describeValue(maxChars)}`,
     );
   }
-
   const { $schema: _dialect, ...inputSchema } = z.toJSONSchema(ArtifactsGetInputSchema, { io: "input" });
   return Object.freeze({
-    name,
+    name: "artifacts_get",
     description:
       `Fetch a stored artifact (a file, document, log or data the prompt refers to by id) by its ` +
       `64-character sha256 id. Returns its metadata and up to ${maxChars} characters of content; ` +
       `when next_offset is not null, call again with offset=next_offset to read more.`,
     inputSchema: Object.freeze(inputSchema),
     async execute(input: unknown, opts: OperationOptions = {}): Promise<ArtifactsGetResult> {
-      const { artifact_id: id, offset: requested = 0 } = parseOrThrow(
-        ArtifactsGetInputSchema,
-        input,
-        `${name} input`,
-      );
-      const found = await registry.get(id, opts);
-      if (found === null) throw new StowageError("NOT_FOUND", `artifact ${id} does not exist`);
-      const { record, content } = found;
-      const text = decodeUtf8(content);
+      const parsed = parseOrThrow(ArtifactsGetInputSchema, input, "artifacts_get input");
+      const found = await registry.get(parsed.artifact_id, opts);
+      if (found === null)
+        throw new StowageError("NOT_FOUND", `artifact ${parsed.artifact_id} does not exist`);
+      const { artifact_id, type, mime, summary, producer, size_bytes, content_hash, created_at } =
+        found.record;
+      const text = decodeUtf8(found.content);
       const total = text?.length ?? 0;
-      if (requested > total) {
-        throw new StowageError(
-          "INVALID_INPUT",
-          `offset must be from 0 to total_chars (${total}), got ${requested}`,
-        );
-      }
+      const requested = parsed.offset ?? 0;
+      if (requested > total)
+        throw invalidInput(`offset must be from 0 to total_chars (${total}), got ${requested}`);
       // An offset inside a pair (only a hand-made one can be) starts at the pair instead.
       const offset = text === null ? 0 : surrogateSafeIndex(text, requested);
       const end = text === null ? 0 : surrogateSafeIndex(text, Math.min(offset + maxChars, total));
       return {
-        artifact_id: record.artifact_id,
-        type: record.type,
-        ...(record.mime === undefined ? {} : { mime: record.mime }),
-        ...(record.summary === undefined ? {} : { summary: record.summary }),
-        ...(record.producer === undefined ? {} : { producer: record.producer }),
-        size_bytes: record.size_bytes,
-        content_hash: record.content_hash,
-        created_at: record.created_at,
+        ...{ artifact_id, type, mime, summary, producer, size_bytes, content_hash, created_at },
         encoding: text === null ? "binary" : "utf-8",
         total_chars: total,
         offset,
         next_offset: end < total ? end : null,
         truncated: end < total,
-        content: text === null ? "" : text.slice(offset, end),
+        content: text?.slice(offset, end) ?? "",
       };
     },
   });

@@ -12,13 +12,3 @@ export interface ToolDefinition {
 export function toAnthropicTool({ name, description, inputSchema }: ToolDefinition) {
   return { name, description, input_schema: inputSchema };
 }
-
-/** An OpenAI Chat Completions tool: `{ type: "function", function: { name, description, parameters } }`. */
-export function toOpenAITool({ name, description, inputSchema }: ToolDefinition) {
-  return { type: "function" as const, function: { name, description, parameters: inputSchema } };
-}
-
-/** An OpenAI Responses API tool: `{ type: "function", name, description, parameters }`. */
-export function toOpenAIResponsesTool({ name, description, inputSchema }: ToolDefinition) {
-  return { type: "function" as const, name, description, parameters: inputSchema };
-}

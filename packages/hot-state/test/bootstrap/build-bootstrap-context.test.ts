@@ -73,13 +73,12 @@ describe("buildBootstrapContext", () => {
     // The marker included: the excerpt is inline text and the budget allows 2,000 characters.
     expect(excerpt.length).toBeLessThanOrEqual(2000);
     expect(excerpt.length).toBeGreaterThan(1990);
-    // A larger configured excerpt is still cut to the budget.
-    const wide = await buildBootstrapContext([{ path: "docs/guide.md", content }], {
+    // A smaller budget cuts the excerpt to it.
+    const narrow = await buildBootstrapContext([{ path: "docs/guide.md", content }], {
       registry,
-      excerptChars: 10_000,
-      budget: { maxInlineArtifactChars: 3000 },
+      budget: { maxInlineArtifactChars: 1500 },
     });
-    expect(wide.text.split("Summary (head/tail excerpt):\n")[1]!.length).toBeLessThanOrEqual(3000);
+    expect(narrow.text.split("Summary (head/tail excerpt):\n")[1]!.length).toBeLessThanOrEqual(1500);
   });
 
   it("with the defaults, never inlines a file the default budget refuses inline", async () => {
@@ -126,7 +125,7 @@ describe("buildBootstrapContext", () => {
     const content = "😀".repeat(10_000);
     const context = await buildBootstrapContext([{ path: "emoji.txt", content }], {
       registry,
-      excerptChars: 1001,
+      budget: { maxInlineArtifactChars: 1001 },
     });
     const excerpt = context.text.split("Summary (head/tail excerpt):\n")[1]!;
     const [head, tail] = excerpt.split(/\n…\[.*\]…\n/) as [string, string];
@@ -236,7 +235,10 @@ describe("buildBootstrapContext", () => {
     const files = [{ path: "a.md", content: "x" }];
     await expectStowageError(buildBootstrapContext(files, { enabled: true }), "INVALID_INPUT");
     await expectStowageError(buildBootstrapContext(files, { registry, thresholdChars: 0 }), "INVALID_INPUT");
-    await expectStowageError(buildBootstrapContext(files, { registry, excerptChars: -1 }), "INVALID_INPUT");
+    await expectStowageError(
+      buildBootstrapContext(files, { registry, budget: { maxInlineArtifactChars: -1 } }),
+      "INVALID_INPUT",
+    );
     await expectStowageError(
       buildBootstrapContext(files, { registry, enabled: "yes" as never }),
       "INVALID_INPUT",

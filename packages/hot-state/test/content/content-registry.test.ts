@@ -7,12 +7,12 @@ import { expectStowageError } from "@stowage/core/testing";
 import { createFsObjectStore } from "@stowage/storage-fs";
 import { tempDirectory } from "@stowage/test-support";
 import { beforeEach, describe, expect, it } from "vitest";
-import { iterateContentRefIds } from "../../src/content/content-ref-ids.js";
 import {
   type ContentRegistry,
   createContentRegistry,
   DEFAULT_MAX_CONTENT_BYTES,
 } from "../../src/content/content-registry.js";
+import { iterateContentRefIds } from "../../src/content/record-keys.js";
 import { MAX_RECORD_BYTES } from "../../src/content/record-state.js";
 import { ContentRecordSchema } from "../../src/schemas/content-record-schema.js";
 import { captureLogger } from "../capture-logger.js";

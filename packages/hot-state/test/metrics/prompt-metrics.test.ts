@@ -1,7 +1,7 @@
 import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
 import { buildHotState } from "../../src/hot-state/build-hot-state.js";
-import { measurePrompt } from "../../src/metrics/prompt-metrics.js";
+import { measurePrompt, promptBudget } from "../../src/metrics/prompt-metrics.js";
 import { countTokensExact } from "../../src/tokens/token-counter.js";
 import { captureLogger } from "../capture-logger.js";
 import { hexIds } from "../corpora.js";
@@ -85,13 +85,18 @@ describe("measurePrompt", () => {
       {
         countTokens: byChars,
         budget: { maxPromptTokens: 500 },
-        warnRatios: { prompt: 0.5 },
         logger: captureLogger(),
       },
     );
+    // 75 % of the configured 500.
     expect(warnings).toEqual([
-      expect.objectContaining({ kind: "prompt_tokens", value: 400, threshold: 250 }),
+      expect.objectContaining({ kind: "prompt_tokens", value: 400, threshold: 375 }),
     ]);
+    expect(promptBudget({ maxPromptTokens: 500 }).warningLevels).toEqual({
+      hot_state_tokens: 800,
+      artifact_index_entries: 15,
+      prompt_tokens: 375,
+    });
   });
 
   it("does not warn exactly at the levels", () => {
@@ -146,6 +151,37 @@ describe("measurePrompt", () => {
     });
     expect(logger.lines.some((line) => line.message.includes("tokenizer down"))).toBe(true);
   });
+
+  it.each([
+    ["NaN", Number.NaN],
+    ["a negative count", -3],
+    ["a fractional count", 2.5],
+    ["Infinity", Number.POSITIVE_INFINITY],
+    ["a string", "12"],
+    ["null", null],
+    ["a promise", Promise.resolve(1)],
+  ])(
+    "fails closed on ragChunks that is %s: the budget counts as violated, the others are still checked",
+    (_why, measure) => {
+      const logger = captureLogger();
+      const { budget } = measurePrompt(
+        {
+          sessionId: "s",
+          hotState,
+          systemPrompt: "x".repeat(9000),
+          userPrompt: "",
+          ragChunks: measure as never,
+        },
+        { countTokens: byChars, logger },
+      );
+      expect(budget.ok).toBe(false);
+      expect(budget.violations).toEqual([
+        expect.objectContaining({ field: "maxPromptTokens", limit: 8000, actual: 9000, kind: "exceeded" }),
+        expect.objectContaining({ field: "maxRagChunks", limit: 10, actual: null, kind: "unmeasurable" }),
+      ]);
+      expect(logger.lines.some((line) => line.message.includes("could not be measured"))).toBe(true);
+    },
+  );
 
   it("fails closed on a counter returning NaN", () => {
     const { record } = measurePrompt(
@@ -211,9 +247,9 @@ describe("measurePrompt", () => {
     );
   });
 
-  it("refuses bad warning ratios", async () => {
-    for (const hotStateRatio of [0, 1.5, Number.NaN, "0.8"]) {
-      const options = { warnRatios: { hotState: hotStateRatio as number }, logger: captureLogger() };
+  it("refuses a bad budget", async () => {
+    for (const budget of [{ maxPromptTokens: -1 }, { maxPromptTokenz: 1 }]) {
+      const options = { budget: budget as never, logger: captureLogger() };
       await expectStowageError(
         () => measurePrompt({ sessionId: "s", hotState, systemPrompt: "", userPrompt: "" }, options),
         "INVALID_INPUT",

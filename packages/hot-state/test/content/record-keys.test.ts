@@ -1,8 +1,8 @@
 import { createBlobStore } from "@stowage/blob-store";
 import { createMemoryObjectStore, sha256Hex } from "@stowage/core";
 import { describe, expect, it } from "vitest";
-import { iterateContentRefIds } from "../../src/content/content-ref-ids.js";
 import { createContentRegistry } from "../../src/content/content-registry.js";
+import { iterateContentRefIds } from "../../src/content/record-keys.js";
 
 describe("iterateContentRefIds", () => {
   it("finds the ids of every registry nested below a prefix, and nothing else", async () => {
