@@ -14,8 +14,14 @@ export const MAX_PIECE_CHARS = 1_024;
 const LONGEST_TOKEN_CHARS = 128;
 /** Characters counted by one call of the tokenizer: about a millisecond of work. */
 const CHUNK_CHARS = 8 * 1024;
-/** A run of one character class this long may make a piece over {@link MAX_PIECE_CHARS}. */
+/**
+ * A run of one character class this long may make a piece over {@link MAX_PIECE_CHARS}: a piece
+ * is one run of letters (and a character before and a contraction after), of spaces, or of
+ * punctuation followed by a run of line breaks and `/`.
+ */
 const LONG_RUN = (MAX_PIECE_CHARS - 2) >> 1;
+/** Windows a run of {@link LONG_RUN} is sure to cover one of. */
+const RUN_WINDOW = (LONG_RUN + 1) >> 1;
 /**
  * gpt-tokenizer's merge cache holds 100,000 pieces and evicts through `map.keys().next()`, which
  * walks every entry deleted before it: once it was full, 1 MiB of distinct words counted in 15 s
@@ -99,30 +105,29 @@ let chunkHasLongRun = false;
 
 /**
  * Where the chunk that starts at `start` ends, found without the regex: at the first space, tab
- * or line break at least {@link CHUNK_CHARS} on that follows an ASCII letter or digit (a piece
- * ends there whatever comes next), or at the end. Sets {@link chunkHasLongRun} when a run of one
- * class (letters, punctuation, spaces, or line breaks and `/`) is long enough to make a piece
- * over {@link MAX_PIECE_CHARS}.
+ * or line break at least {@link CHUNK_CHARS} on that follows a letter or digit (a piece ends there
+ * whatever comes next), or at the end. Sets {@link chunkHasLongRun} when a window of
+ * {@link RUN_WINDOW} units (aligned on multiples of it) is all of one class: letters,
+ * punctuation, spaces, or line breaks and `/`. A run of {@link LONG_RUN} covers such a window.
  */
 function chunkEnd(text: string, start: number): number {
   const classes = unitClasses();
-  let letters = 0;
-  let marks = 0;
-  let spaces = 0;
-  let breaks = 0;
   let longRun = false;
+  // The partial window before the first boundary is not judged: a long run covers a whole one.
+  let window = 0;
   let i = start;
   for (; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    const kind = classes[code]!;
-    if (kind & SPACE && i - start >= CHUNK_CHARS && classes[text.charCodeAt(i - 1)]! & (LETTER | DIGIT)) {
-      break;
+    const kind = classes[text.charCodeAt(i)]!;
+    // After a unit known to be a letter or a digit (not one that may be either), a piece ends.
+    if (kind & SPACE && i - start >= CHUNK_CHARS) {
+      const before = classes[text.charCodeAt(i - 1)];
+      if (before === LETTER || before === DIGIT) break;
     }
-    letters = kind & LETTER ? letters + 1 : 0;
-    marks = kind & MARK ? marks + 1 : 0;
-    spaces = kind & SPACE ? spaces + 1 : 0;
-    breaks = kind & BREAK ? breaks + 1 : 0;
-    if (letters >= LONG_RUN || marks >= LONG_RUN || spaces >= LONG_RUN || breaks >= LONG_RUN) longRun = true;
+    window &= kind;
+    if (i % RUN_WINDOW === RUN_WINDOW - 1) {
+      if (window & (LETTER | MARK | SPACE | BREAK)) longRun = true;
+      window = 0xff;
+    }
   }
   chunkHasLongRun = longRun;
   return i;

@@ -95,6 +95,23 @@ describe("exact counting of long unbroken runs", () => {
     }
   });
 
+  it.each([10, 35, 73, 181, 191])(
+    "counts a long text of every kind of character in chunks, as gpt-tokenizer counts it whole (seed %i)",
+    (seed) => {
+      // Lone surrogates, CJK, emoji, \r\n, tabs, punctuation, special-token markers: every kind of
+      // place a chunk could be cut. These seeds once had a chunk cut after a lone surrogate before a
+      // line break, which split a piece in two (one token too many).
+      const alphabet = "ab c\n\t  '.,;:=-_/\\\"AZ09é中😀\r<|endoftext|>";
+      let state = seed;
+      let text = "";
+      for (let i = 0; i < 1 + ((seed * 7919) % 40_000); i++) {
+        state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+        text += alphabet[state % alphabet.length];
+      }
+      expect(countTokensExact(text)).toBe(o200k(text, PLAIN_TEXT));
+    },
+  );
+
   it("gives the same count as js-tiktoken (OpenAI's port) on long runs inside prose", () => {
     const runs = longRuns(600, 99);
     const text = Object.values(runs).join(" and then some prose, 42 of it.\n");
