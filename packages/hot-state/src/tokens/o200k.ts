@@ -12,8 +12,12 @@ type Encoding = typeof import("gpt-tokenizer/encoding/o200k_base");
 export const MAX_PIECE_CHARS = 1_024;
 /** o200k_base's longest token is 128 bytes (128 spaces): n UTF-16 units are at least n / 128 tokens. */
 const LONGEST_TOKEN_CHARS = 128;
-/** Characters counted by one call of the tokenizer: about a millisecond of work. */
+/**
+ * Characters counted by one call of the tokenizer: about a millisecond of work, fewer for a count
+ * bounded by a budget (twice its tokens), which stops at the first chunk past it.
+ */
 const CHUNK_CHARS = 8 * 1024;
+const chunkCharsFor = (max: number) => Math.min(CHUNK_CHARS, Math.max(1_024, 2 * max));
 /**
  * A run of one character class this long may make a piece over {@link MAX_PIECE_CHARS}: a piece
  * is one run of letters (and a character before and a contraction after), of spaces, or of
@@ -105,12 +109,12 @@ let chunkHasLongRun = false;
 
 /**
  * Where the chunk that starts at `start` ends, found without the regex: at the first space, tab
- * or line break at least {@link CHUNK_CHARS} on that follows a letter or digit (a piece ends there
+ * or line break at least `size` on that follows a letter or digit (a piece ends there
  * whatever comes next), or at the end. Sets {@link chunkHasLongRun} when a window of
  * {@link RUN_WINDOW} units (aligned on multiples of it) is all of one class: letters,
  * punctuation, spaces, or line breaks and `/`. A run of {@link LONG_RUN} covers such a window.
  */
-function chunkEnd(text: string, start: number): number {
+function chunkEnd(text: string, start: number, size: number): number {
   const classes = unitClasses();
   let longRun = false;
   // The partial window before the first boundary is not judged: a long run covers a whole one.
@@ -119,7 +123,7 @@ function chunkEnd(text: string, start: number): number {
   for (; i < text.length; i++) {
     const kind = classes[text.charCodeAt(i)]!;
     // After a unit known to be a letter or a digit (not one that may be either), a piece ends.
-    if (kind & SPACE && i - start >= CHUNK_CHARS) {
+    if (kind & SPACE && i - start >= size) {
       const before = classes[text.charCodeAt(i - 1)];
       if (before === LETTER || before === DIGIT) break;
     }
@@ -134,15 +138,15 @@ function chunkEnd(text: string, start: number): number {
 }
 
 /**
- * `text` cut into chunks of about {@link CHUNK_CHARS} where the pre-tokenizer's pieces do not
+ * `text` cut into chunks of about `size` characters where the pre-tokenizer's pieces do not
  * depend on what follows, so that the counts of the chunks add up to the count of the whole; `null`
  * for a piece over {@link MAX_PIECE_CHARS}, which is never handed to the tokenizer. Only a chunk
  * with a long run, or one without a cut for 4 chunks, is split by the pre-tokenizer's own regex.
  */
-function* chunksOf(text: string, split: RegExp): Generator<string | null, void, void> {
+function* chunksOf(text: string, split: RegExp, size: number): Generator<string | null, void, void> {
   for (let start = 0; start < text.length; ) {
-    const end = chunkEnd(text, start);
-    if (chunkHasLongRun || end - start > 4 * CHUNK_CHARS) yield* piecesOf(text, start, end, split);
+    const end = chunkEnd(text, start, size);
+    if (chunkHasLongRun || end - start > 4 * size) yield* piecesOf(text, start, end, split, size);
     else yield text.slice(start, end);
     start = end;
   }
@@ -154,6 +158,7 @@ function* piecesOf(
   from: number,
   to: number,
   split: RegExp,
+  size: number,
 ): Generator<string | null, void, void> {
   const pieces = new RegExp(split.source, split.flags);
   pieces.lastIndex = from;
@@ -167,7 +172,7 @@ function* piecesOf(
     const end = match.index + piece.length;
     // After a piece holding a non-space the split goes on alike; after spaces it may not
     // (`\s+(?!\S)`). A long piece ends its chunk: one call never does two of the costly merges.
-    if ((end - start >= CHUNK_CHARS || piece.length > 256) && NON_SPACE.test(piece)) {
+    if ((end - start >= size || piece.length > 256) && NON_SPACE.test(piece)) {
       yield text.slice(start, end);
       start = end;
     }
@@ -186,7 +191,7 @@ export function* countO200kUpTo(text: string, max: number): Steps<number> {
   if (text.length > LONGEST_TOKEN_CHARS * max) return Math.ceil(text.length / LONGEST_TOKEN_CHARS);
   const { countTokens, clearMergeCache, split } = o200k();
   let count = 0;
-  for (const chunk of chunksOf(text, split)) {
+  for (const chunk of chunksOf(text, split, chunkCharsFor(max))) {
     if (chunk === null) return Number.POSITIVE_INFINITY;
     if (cachedAtMost + chunk.length > MERGE_CACHE_PIECES) {
       clearMergeCache();
