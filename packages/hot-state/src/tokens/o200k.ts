@@ -61,6 +61,7 @@ const SPACE = 4;
 /** `\r`, `\n` and `/`, which may trail a run of punctuation in one piece. */
 const BREAK = 8;
 const MARK = 16;
+const APOSTROPHE = 0x27;
 /**
  * The class of a UTF-16 unit at or above U+0080. Blocks known to hold only letters (Latin,
  * Cyrillic, kana, CJK ideographs, Hangul) or only punctuation (general, CJK and fullwidth
@@ -109,8 +110,8 @@ let chunkHasLongRun = false;
 
 /**
  * Where the chunk that starts at `start` ends, found without the regex: at the first space, tab
- * or line break at least `size` on that follows a letter or digit (a piece ends there
- * whatever comes next), or at the end. Sets {@link chunkHasLongRun} when a window of
+ * or line break or punctuation at least `size` on that follows a letter or digit (a piece ends
+ * there whatever comes next), or at the end. Sets {@link chunkHasLongRun} when a window of
  * {@link RUN_WINDOW} units (aligned on multiples of it) is all of one class: letters,
  * punctuation, spaces, or line breaks and `/`. A run of {@link LONG_RUN} covers such a window.
  */
@@ -121,9 +122,11 @@ function chunkEnd(text: string, start: number, size: number): number {
   let window = 0;
   let i = start;
   for (; i < text.length; i++) {
-    const kind = classes[text.charCodeAt(i)]!;
-    // After a unit known to be a letter or a digit (not one that may be either), a piece ends.
-    if (kind & SPACE && i - start >= size) {
+    const code = text.charCodeAt(i);
+    const kind = classes[code]!;
+    // After a unit known to be a letter or a digit (not one that may be either), a piece ends at
+    // a space or at punctuation, except the apostrophe of a contraction (`it's` is one piece).
+    if ((kind & SPACE || (kind === MARK && code !== APOSTROPHE)) && i - start >= size) {
       const before = classes[text.charCodeAt(i - 1)];
       if (before === LETTER || before === DIGIT) break;
     }
