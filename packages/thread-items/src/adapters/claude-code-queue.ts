@@ -4,8 +4,12 @@ import type { Fields } from "./record-fields.js";
  * Messages typed while Claude Code works. They are queued (`queue-operation` `enqueue`) and then
  * either sent as the next prompt (`dequeue`: a `user` record with the text follows), handed to the
  * model mid-turn (`remove`: no `user` record follows; newer versions add a `queued_command`
- * attachment), or taken back into the input box (`popAll`). This follows the queue and says which
- * texts were consumed without a `user` record of their own, so that they can be posted.
+ * attachment), or taken back into the input box (`popAll`). Some are delivered as a plain `user`
+ * record with no `dequeue` line at all (2.1.38, a subagent's notification among them): each `user`
+ * record takes the queued text it carries out of the queue, matched by content, so that a later
+ * removal that names nothing takes the text still waiting, not one delivered already. This follows
+ * the queue and says which texts were consumed without a `user` record of their own, so that they
+ * can be posted.
  */
 export class QueuedPrompts {
   readonly #waiting: string[] = [];
@@ -32,6 +36,15 @@ export class QueuedPrompts {
         return undefined;
       default:
         return undefined;
+    }
+  }
+
+  /** A `user` record delivered these texts: a queued one among them is no longer waiting. */
+  delivered(texts: readonly string[]): void {
+    if (this.#waiting.length === 0) return;
+    const carried = new Set([texts.join("\n"), ...texts].map((text) => text.trim()));
+    for (let index = this.#waiting.length - 1; index >= 0; index -= 1) {
+      if (carried.has(this.#waiting[index]!.trim())) this.#waiting.splice(index, 1);
     }
   }
 

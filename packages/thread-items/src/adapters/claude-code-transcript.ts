@@ -134,7 +134,9 @@ export function createClaudeCodeTranscriptConverter(
       turn.activity(record.timestamp);
       return interrupted;
     }
-    return [...startTurn(record.timestamp), ...prompt(texts, record.uuid, record.isSidechain === true)];
+    const sidechain = record.isSidechain === true;
+    if (!sidechain) queue.delivered(texts);
+    return [...startTurn(record.timestamp), ...prompt(texts, record.uuid, sidechain)];
   }
 
   function assistant(record: Fields): ThreadItem[] {

@@ -636,6 +636,63 @@ describe("Claude Code records that real transcripts hold", () => {
     ]);
   });
 
+  it("matches a queue removal to the prompt still waiting, though one queued was delivered as a plain user record (issue 33)", () => {
+    // Claude Code 2.1.38 with subagents: a queued notification is delivered as a `user` record of
+    // its own, with no `dequeue` line; the removals after it name nothing.
+    const queue = (operation: string, content?: string) =>
+      JSON.stringify({
+        type: "queue-operation",
+        operation,
+        timestamp: at(),
+        sessionId: SESSION,
+        ...(content === undefined ? {} : { content }),
+      });
+    const notification =
+      '<task-notification>\n<task-id>a4f2c91</task-id>\n<status>completed</status>\n<summary>Agent "Explore" completed</summary>\n</task-notification>';
+    const jsonl = [
+      typed("map the repository", "u-1", { version: "2.1.38" }),
+      reply("Starting two agents.", "a-1"),
+      queue("enqueue", notification),
+      // Delivered as the next prompt, without a dequeue line.
+      typed(notification, "u-2", { version: "2.1.38" }),
+      reply("The explorer is done.", "a-2"),
+      queue("enqueue", "also list the scripts"),
+      reply("Reading package.json.", "a-3"),
+      queue("remove"),
+      reply("Listing the scripts.", "a-4"),
+      queue("enqueue", "and the test command"),
+      queue("remove"),
+      reply("The test command is vitest.", "a-5"),
+      line({ type: "system", subtype: "turn_duration", durationMs: 900, uuid: "s-end", timestamp: at() }),
+    ].join("\n");
+    const { items, problems } = convertClaudeCodeTranscript(jsonl);
+    expect(problems).toEqual([]);
+    expect(briefs(items.filter((item) => item.metadata === undefined))).toEqual([
+      "map the repository",
+      "also list the scripts",
+      "and the test command",
+    ]);
+    expect(
+      items
+        .filter((item) => statuses([item])[0] === "task_notification")
+        .map((item) => item.content[0]!.text),
+    ).toEqual(['Task completed: Agent "Explore" completed']);
+    // Each post sits where it was handed to the model, between the replies around its removal.
+    const order = items
+      .filter((item) => item.metadata === undefined || item.metadata.type === "text")
+      .map((item) => item.content[0]!.text);
+    expect(order).toEqual([
+      "map the repository",
+      "Starting two agents.",
+      "The explorer is done.",
+      "Reading package.json.",
+      "also list the scripts",
+      "Listing the scripts.",
+      "and the test command",
+      "The test command is vitest.",
+    ]);
+  });
+
   it("sizes an image whose data is a blob ref from what the tool reported, never from the ref (defect 7)", () => {
     const ref = `blob:sha256:${"ab".repeat(32)}`;
     const readImage = (uuid: string, toolUseResult?: unknown) =>
