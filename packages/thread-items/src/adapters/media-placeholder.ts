@@ -15,19 +15,25 @@ function base64DecodedBytes(base64: string): number {
 /**
  * Text standing in for an image in a brief or a tool output: `[image: image/png, 48,213 bytes]`.
  * Thread items carry text; the image bytes stay in the agent's own transcript. A payload already
- * moved to a blob store (`blob:sha256:…`) says nothing about its size, so none is given unless the
- * caller knows it (`knownBytes`, e.g. the size a tool reported).
+ * moved to a blob store is named by its ref, so that a reader can show it from there:
+ * `[image: image/png, blob:sha256:<hex>]`. The ref says nothing about the size, so none is given
+ * unless the caller knows it (`knownBytes`, e.g. the size a tool reported).
  */
 export function imagePlaceholder(mediaType: unknown, payload: unknown, knownBytes?: number): string {
   const type = parseContentType(mediaType)?.essence ?? "image";
+  const ref = parseBlobRef(payload);
   const bytes =
     knownBytes !== undefined
       ? knownBytes
-      : typeof payload === "string" && parseBlobRef(payload) === null
+      : typeof payload === "string" && ref === null
         ? base64DecodedBytes(payload)
         : undefined;
-  if (bytes === undefined) return `[image: ${type}]`;
-  return `[image: ${type}, ${bytes.toLocaleString("en-US")} bytes]`;
+  const parts = [
+    type,
+    ...(bytes === undefined ? [] : [`${bytes.toLocaleString("en-US")} bytes`]),
+    ...(ref === null ? [] : [`blob:sha256:${ref}`]),
+  ];
+  return `[image: ${parts.join(", ")}]`;
 }
 
 /**

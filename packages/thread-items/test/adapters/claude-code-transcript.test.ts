@@ -731,7 +731,11 @@ describe("Claude Code records that real transcripts hold", () => {
         (item) =>
           (item.metadata as { tool?: { output: string } } | undefined)?.tool?.output ?? item.content[0]!.text,
       ),
-    ).toEqual(["[image: image/png, 48,213 bytes]", "[image: image/png]", "this one\n[image: image/jpeg]"]);
+    ).toEqual([
+      `[image: image/png, 48,213 bytes, ${ref}]`,
+      `[image: image/png, ${ref}]`,
+      `this one\n[image: image/jpeg, ${ref}]`,
+    ]);
   });
 
   it("keeps a subagent's own figures from toolUseResult on its tool_result", () => {
