@@ -14,6 +14,11 @@ export {
 export type { SkippedFile } from "./archive/collect-files.js";
 export type { SessionArchiveEntry, SessionArchiveManifest } from "./archive/manifest.js";
 export {
+  type ReadSessionFilesOptions,
+  readSessionFiles,
+  type SessionFiles,
+} from "./archive/read-session-files.js";
+export {
   type RestoredSession,
   type RestoreSessionOptions,
   restoreSession,

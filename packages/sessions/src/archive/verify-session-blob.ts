@@ -1,15 +1,8 @@
-import { fromSystemError } from "@stowage/core";
 import type { SessionAgent } from "../agents/session-agent.js";
-import { readOpencodeExport } from "../opencode/export-json.js";
-import { DEFAULT_MAX_SESSION_BYTES, type SessionArchiveManifest } from "./manifest.js";
-import { assertPositiveInteger, assertSessionArchive, type SessionArchive } from "./session-archive.js";
-import {
-  finishSessionArchive,
-  type OpenedSessionArchive,
-  openSessionArchive,
-  readSessionEntry,
-  type SessionBlobFormat,
-} from "./session-archive-reader.js";
+import type { SessionArchiveManifest } from "./manifest.js";
+import { readSessionFiles } from "./read-session-files.js";
+import type { SessionArchive } from "./session-archive.js";
+import type { SessionBlobFormat } from "./session-archive-reader.js";
 
 export interface VerifySessionBlobOptions {
   /** The agent the blob must hold a session of. Default: whatever its manifest says. */
@@ -43,32 +36,9 @@ export async function verifySessionBlob(
   archive: SessionArchive,
   options: VerifySessionBlobOptions = {},
 ): Promise<VerifiedSessionBlob> {
-  assertSessionArchive(archive, Number.MAX_SAFE_INTEGER);
-  const maxBytes = options.maxBytes ?? DEFAULT_MAX_SESSION_BYTES;
-  assertPositiveInteger(maxBytes, "maxBytes");
-  const { signal } = options;
-  let opened: OpenedSessionArchive | undefined;
-  try {
-    opened = await openSessionArchive(archive, {
-      maxBytes,
-      ...(options.agent === undefined ? {} : { agent: options.agent }),
-      ...(signal ? { signal } : {}),
-    });
-    const { manifest } = opened;
-    for (const entry of manifest.files) {
-      const isExport = manifest.agent === "opencode";
-      const bytes = await readSessionEntry(opened, entry, () => {}, {
-        ...(isExport ? { keepBytes: entry.size } : {}),
-        ...(signal ? { signal } : {}),
-      });
-      if (isExport) readOpencodeExport(bytes, manifest.sessionId);
-    }
-    await finishSessionArchive(opened);
-    const rawSizeBytes = opened.format === "jsonl" ? manifest.files[0]!.size : archive.rawSizeBytes;
-    return { format: opened.format, manifest, rawSizeBytes };
-  } catch (err) {
-    throw fromSystemError(err, `verify session blob ${archive.sessionId}`);
-  } finally {
-    await opened?.reader.close().catch(() => {});
-  }
+  const { format, manifest, rawSizeBytes } = await readSessionFiles(archive, {
+    ...options,
+    keep: () => false,
+  });
+  return { format, manifest, rawSizeBytes };
 }
