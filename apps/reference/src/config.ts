@@ -58,6 +58,30 @@ export interface AppConfig {
    * (`createMcpHttpSessions` of `@stowage/mcp`); unset, the package's defaults (256, 16, 30 minutes).
    */
   mcpSessions: McpSessionsConfig;
+  /**
+   * `STOWAGE_METRICS_TOKEN`: the bearer token `GET /metrics` asks for (at least
+   * {@link MIN_METRICS_TOKEN_LENGTH} characters); unset, there is no metrics route.
+   */
+  metricsToken: string | undefined;
+  /**
+   * `STOWAGE_SHUTDOWN_GRACE_SECONDS` (default 10): how long a stopping server waits for the requests
+   * it is answering (an upload being completed) before it closes their connections.
+   */
+  shutdownGraceMs: number;
+}
+
+/** Shortest metrics token accepted from `STOWAGE_METRICS_TOKEN`. */
+export const MIN_METRICS_TOKEN_LENGTH = 32;
+
+function metricsTokenFrom(env: Env): string | undefined {
+  const token = envString(env, "STOWAGE_METRICS_TOKEN");
+  if (token !== undefined && token.length < MIN_METRICS_TOKEN_LENGTH) {
+    throw invalidSetting(
+      "STOWAGE_METRICS_TOKEN",
+      `STOWAGE_METRICS_TOKEN must be at least ${MIN_METRICS_TOKEN_LENGTH} characters`,
+    );
+  }
+  return token;
 }
 
 /** The caps of the MCP session table; what is unset takes `@stowage/mcp`'s default. */
@@ -232,6 +256,8 @@ export async function loadConfig(env: Env = process.env, cwd = process.cwd()): P
   const mcpMaxSessions = read(() => envPositiveInteger(env, "STOWAGE_MCP_MAX_SESSIONS"));
   const mcpMaxPerPrincipal = read(() => envPositiveInteger(env, "STOWAGE_MCP_MAX_SESSIONS_PER_PRINCIPAL"));
   const mcpIdleMinutes = read(() => envPositiveInteger(env, "STOWAGE_MCP_SESSION_IDLE_MINUTES"));
+  const metricsToken = read(() => metricsTokenFrom(env));
+  const shutdownGraceSeconds = read(() => envPositiveNumber(env, "STOWAGE_SHUTDOWN_GRACE_SECONDS") ?? 10);
   const database = read(() => postgresOptionsFromEnv(env));
   const uploadPolicy = read(() => createUploadPolicy(uploadPolicyOptionsFromEnv(env)));
   const bootstrap = read(() => bootstrapOptionsFromEnv(env));
@@ -247,6 +273,7 @@ export async function loadConfig(env: Env = process.env, cwd = process.cwd()): P
     trustedProxies === undefined ||
     bodyLimitMiB === undefined ||
     sessionBlobLimitMiB === undefined ||
+    shutdownGraceSeconds === undefined ||
     uploadPolicy === undefined ||
     bootstrap === undefined ||
     hotState === undefined
@@ -273,6 +300,8 @@ export async function loadConfig(env: Env = process.env, cwd = process.cwd()): P
     bodyLimitBytes: Math.floor(bodyLimitMiB * MIB),
     sessionBlobLimitBytes: Math.floor(sessionBlobLimitMiB * MIB),
     mcpSessions: mcpSessionsOf(mcpMaxSessions, mcpMaxPerPrincipal, mcpIdleMinutes),
+    metricsToken,
+    shutdownGraceMs: Math.round(shutdownGraceSeconds * 1000),
   };
 }
 

@@ -18,6 +18,9 @@ import { createSharedStores } from "@stowage/tenancy/shared";
 import { createUploadService, type UploadService } from "@stowage/uploads";
 import type { AppConfig } from "./config.js";
 import { createRateLimits, type RateLimits } from "./http/rate-limit.js";
+import { countStreams } from "./observability/count-streams.js";
+import { instrumentStore } from "./observability/instrument-store.js";
+import { type AppMetrics, createAppMetrics } from "./observability/metrics.js";
 import { AGENT_SESSIONS_DIR, s3StoreFor } from "./shared-store.js";
 
 // Kept importable from here, where it always was.
@@ -48,6 +51,8 @@ export interface Services {
   sessionBlobs: SessionBlobRepository;
   notifier: Notifier;
   limits: RateLimits;
+  /** What `GET /metrics` renders; every store above is measured and traced through it (`instrumentStore`). */
+  metrics: AppMetrics;
   /** `stowage.tenant`: one principal's namespace, every store of the table in it. */
   tenant(principal: Tenant["principal"]): Tenant;
   close(): Promise<void>;
@@ -74,6 +79,18 @@ async function storesFor(
   return { uploads: objects, shared };
 }
 
+/**
+ * The stores every request goes through, measured and traced per operation (`instrumentStore`):
+ * the shared store and the uploads' store, labelled with their backend.
+ */
+function instrumentedStores(stores: Stores, config: AppConfig, metrics: AppMetrics): Stores {
+  const shared = config.s3 ? "s3" : config.database ? "postgres" : "fs";
+  return {
+    shared: instrumentStore(stores.shared, { store: "shared", backend: shared, metrics }),
+    uploads: instrumentStore(stores.uploads, { store: "uploads", backend: config.s3 ? "s3" : "fs", metrics }),
+  };
+}
+
 export async function createServices(config: AppConfig): Promise<Services> {
   const { dataDir } = config;
   // The fs store's signed upload URLs ask the upload service (made below) before they store:
@@ -94,20 +111,29 @@ export async function createServices(config: AppConfig): Promise<Services> {
     ? await connectPostgres(config.database)
     : await connectEmbedded({ dataDir: join(dataDir, "pglite") });
   try {
-    const stores = await storesFor(config, objects, database);
+    const metrics = createAppMetrics();
+    const stores = instrumentedStores(await storesFor(config, objects, database), config, metrics);
+    const databaseBackend = database.driver === "pg" ? "postgres" : "pglite";
     const notifier = createPostgresNotifier({ connection: database });
     const { registeredSessions } = createSharedStores({ shared: stores.shared });
     const uploads = createUploadService({
       store: stores.uploads,
       policy: config.uploadPolicy,
-      quota: createPostgresQuotaLedger({ db: database.db }),
+      quota: instrumentStore(createPostgresQuotaLedger({ db: database.db }), {
+        store: "quota",
+        backend: databaseBackend,
+        metrics,
+      }),
       // The caller is authenticated by the app's middleware (its API key), never by the service.
       // A session exists in its principal's namespace only: the same id of another principal is
       // another session, and nobody can squat an id.
       sessionExists: (principal, sessionId, options) => registeredSessions(principal).has(sessionId, options),
     });
     uploadsService = uploads;
-    const sessionBlobs = createPostgresSessionBlobs({ db: database.db, ttlMs: config.sessionTtlMs });
+    const sessionBlobs = instrumentStore(
+      createPostgresSessionBlobs({ db: database.db, ttlMs: config.sessionTtlMs }),
+      { store: "session_blobs", backend: databaseBackend, metrics },
+    );
     const agentSessionsDir = join(dataDir, AGENT_SESSIONS_DIR);
     // Made now, so that a missing directory later means something is wrong (garbage collection
     // refuses to treat it as "no sessions").
@@ -143,7 +169,11 @@ export async function createServices(config: AppConfig): Promise<Services> {
       database,
       sessionBlobs,
       notifier,
-      limits: createRateLimits({ perMinute: config.rateLimitPerMinute, db: database.db }),
+      limits: countStreams(
+        createRateLimits({ perMinute: config.rateLimitPerMinute, db: database.db }),
+        metrics,
+      ),
+      metrics,
       tenant: stowage.tenant,
       async close() {
         await notifier.close();

@@ -15,7 +15,7 @@ export function demoCommand(context: CommandContext): Command {
       const config = await loadConfig(context.env, context.cwd);
       const quiet = {
         info: () => {},
-        error: (message: string, fields?: Record<string, unknown>) => console.error(message, fields),
+        error: (fields: Record<string, unknown>, message: string) => console.error(message, fields),
       };
       const server = await startServer(config, { log: options.logRequests ? jsonLogger() : quiet });
       // All of it is narration for the person watching, on stderr as `serve` prints its own: the

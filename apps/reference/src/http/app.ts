@@ -1,14 +1,17 @@
 import { StowageError } from "@stowage/core";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { observeRequests } from "../observability/http-observer.js";
 import type { Services } from "../services.js";
 import { viewerRoutes } from "../viewer/viewer-routes.js";
 import { authenticate } from "./authenticate.js";
 import { keepConnectionsUsable } from "./connection.js";
 import type { AppEnv } from "./context.js";
+import { createDrain, type Drain } from "./drain.js";
 import { errorResponse } from "./errors.js";
 import { tooLarge } from "./limits.js";
-import { type RequestLogger, requestLog } from "./request-log.js";
+import { operatorRoutes } from "./operator-routes.js";
+import { type RequestLogger, requestLog, withFields } from "./request-log.js";
 import { agentSessionDeletionRoutes } from "./routes/agent-session-deletion.js";
 import { agentSessionRoutes } from "./routes/agent-sessions.js";
 import { blobRoutes } from "./routes/blobs.js";
@@ -27,12 +30,18 @@ import { uploadRoutes } from "./routes/uploads.js";
 const OWN_LIMIT = [/^\/direct\//, /^\/blobs$/, /^\/requests\/[^/]+\/session-blobs$/];
 
 /** The HTTP API: thin routes over the packages, JSON errors with StowageError codes. */
-export function createHttpApp(services: Services, log: RequestLogger) {
+export function createHttpApp(services: Services, log: RequestLogger, drain: Drain = createDrain()) {
   const { config } = services;
   const app = new Hono<AppEnv>();
+  // The request's span and metrics around everything, its log line inside the span (its trace id).
+  app.use(observeRequests(services.metrics));
   app.use(requestLog(log));
   // Outermost but the log: it sees every answer, refusals of the layers below included.
   app.use(keepConnectionsUsable());
+  // What a stopping server still answers, and its event streams to end (`drain.ts`).
+  app.use(drain.middleware());
+  // /readyz and /metrics (its own token): an operator's, before any API key is looked at.
+  app.route("/", operatorRoutes(services, drain));
   // Authentication, the caller's tenant and rate limits, in one place for every route.
   app.use(authenticate(services));
   const generalLimit = bodyLimit({
@@ -43,7 +52,9 @@ export function createHttpApp(services: Services, log: RequestLogger) {
     if (OWN_LIMIT.some((pattern) => pattern.test(c.req.path))) return next();
     return generalLimit(c, next);
   });
-  app.onError((err) => errorResponse(err, config.dataDir, log));
+  app.onError((err, c) =>
+    errorResponse(err, config.dataDir, withFields(log, { requestId: c.get("requestId" as never) })),
+  );
   app.notFound((c) =>
     errorResponse(
       new StowageError("NOT_FOUND", `no route for ${c.req.method} ${c.req.path}`),

@@ -21,7 +21,7 @@ function redact(value: unknown, path: string): unknown {
  */
 export function errorResponse(err: unknown, dataDir: string, log?: RequestLogger): Response {
   if (!StowageError.is(err)) {
-    log?.error("unhandled error", { error: err instanceof Error ? err.stack : String(err) });
+    log?.error({ error: err instanceof Error ? err.stack : String(err) }, "unhandled error");
     return wireErrorResponse(err);
   }
   const message = redact(err.message, dataDir) as string;

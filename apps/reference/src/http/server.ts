@@ -5,12 +5,21 @@ import { countTokensExact } from "@stowage/hot-state";
 import { type AppConfig, replicaWarnings } from "../config.js";
 import { createServices, type Services } from "../services.js";
 import { createHttpApp } from "./app.js";
+import { createDrain } from "./drain.js";
 import { jsonLogger, type RequestLogger } from "./request-log.js";
+
+/** How long a stopping server lets the last bytes of its answers out before it cuts the connections left. */
+const FLUSH_MS = 100;
 
 export interface RunningServer {
   url: string;
   port: number;
   services: Services;
+  /**
+   * Stops: takes no new connection, ends every event stream (a thread's tail told `resync`), waits
+   * for the requests being answered (an upload's completion, a signed PUT) up to
+   * `config.shutdownGraceMs`, then closes what is left and the services.
+   */
   close(): Promise<void>;
 }
 
@@ -51,11 +60,16 @@ export async function startServer(
   });
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.host}:${port}`;
+  const connections = server as unknown as {
+    closeAllConnections?: () => void;
+    closeIdleConnections?: () => void;
+  };
   const stopServer = () =>
     new Promise<void>((resolve) => {
-      (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+      connections.closeAllConnections?.();
       server.close(() => resolve());
     });
+  const drain = createDrain();
 
   let services: Services;
   try {
@@ -67,14 +81,19 @@ export async function startServer(
   // The tokenizer's vocabulary takes a few hundred milliseconds to load: here, while requests are
   // still answered "starting", not in the first request that counts, holding every other one.
   countTokensExact("");
-  handle = createHttpApp(services, log).fetch;
-  for (const warning of replicaWarnings(config)) log.error("not safe to run as replicas", { warning });
+  handle = createHttpApp(services, log, drain).fetch;
+  for (const warning of replicaWarnings(config)) log.error({ warning }, "not safe to run as replicas");
 
   // Every store's expiry and retention (the deployment's table says which): each logged on its own.
   const sweep = async () => {
     for (const [store, outcome] of Object.entries(await services.stowage.sweep())) {
-      if ("failed" in outcome) log.error("sweep failed", { store, error: (outcome.failed as Error).message });
-      else if (outcome.removed > 0) log.info("swept", { store, removed: outcome.removed });
+      if ("failed" in outcome) {
+        services.metrics.sweepRun(store, "failed", 0);
+        log.error({ store, error: (outcome.failed as Error).message }, "sweep failed");
+      } else {
+        services.metrics.sweepRun(store, "ok", outcome.removed);
+        if (outcome.removed > 0) log.info({ store, removed: outcome.removed }, "swept");
+      }
     }
   };
   const timer = setInterval(sweep, config.sweepIntervalMs);
@@ -85,7 +104,18 @@ export async function startServer(
     services,
     async close() {
       clearInterval(timer);
-      await stopServer();
+      drain.start();
+      // No new connection; idle keep-alive ones go now, busy ones once their request is answered.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      connections.closeIdleConnections?.();
+      const answered = await drain.settled(config.shutdownGraceMs);
+      if (!answered)
+        log.error({ graceMs: config.shutdownGraceMs }, "requests still running at shutdown were cut");
+      // Connections whose last answer went out are idle now; a moment for the last bytes of the rest.
+      connections.closeIdleConnections?.();
+      await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, FLUSH_MS).unref())]);
+      connections.closeAllConnections?.();
+      await closed;
       await services.close();
     },
   };

@@ -8,7 +8,7 @@ import { startServer } from "../../src/http/server.js";
 const [dataDir] = process.argv.slice(2) as [string];
 const env = { ...process.env, STOWAGE_DATA_DIR: dataDir, STOWAGE_PORT: "0" };
 const server = await startServer(await loadConfig(env, dataDir), {
-  log: { info: () => {}, error: (message, fields) => console.error(message, fields) },
+  log: { info: () => {}, error: (fields, message) => console.error(message, fields) },
 });
 const issueFor = process.env.ISSUE_KEY_FOR;
 let key: string | undefined;
