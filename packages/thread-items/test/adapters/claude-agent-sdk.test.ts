@@ -1,9 +1,9 @@
 import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
-import { SDK_MESSAGE_SAMPLES } from "../support/sdk-messages.js";
+import { claudeAgentSdkItems, createClaudeAgentSdkAdapter } from "../../src/adapters/claude-agent-sdk.js";
 import { isThreadItem } from "../../src/schema/parse-thread-item.js";
 import type { ThreadItem } from "../../src/schema/thread-item-schema.js";
-import { claudeAgentSdkItems, createClaudeAgentSdkAdapter } from "../../src/adapters/claude-agent-sdk.js";
+import { SDK_MESSAGE_SAMPLES } from "../support/sdk-messages.js";
 
 const SESSION = "3c1d2e5f-0000-4000-8000-000000000001";
 const init = {

@@ -2,14 +2,14 @@ import { Buffer } from "node:buffer";
 import { StowageError } from "@stowage/core";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { isThreadItem } from "../../src/schema/parse-thread-item.js";
-import type { ThreadItem } from "../../src/schema/thread-item-schema.js";
 import {
   fitToBudget,
   measureThreadItem,
   TRUNCATION_HEAD_BYTES,
   TRUNCATION_TAIL_BYTES,
 } from "../../src/budget/fit-to-budget.js";
+import { isThreadItem } from "../../src/schema/parse-thread-item.js";
+import type { ThreadItem } from "../../src/schema/thread-item-schema.js";
 
 const PATH = "job-7/threads/alias/logs/thread.log";
 const MARKER = /…\[truncated (\d+) bytes; see job-7\/threads\/alias\/logs\/thread\.log\]…/;

@@ -1,7 +1,6 @@
 import { sanitizeText } from "@stowage/core";
 import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
-import { isThreadItem } from "../../src/schema/parse-thread-item.js";
 import { THINKING_BRIEF_CHARS } from "../../src/builders/brief-text.js";
 import {
   pendingPromptItem,
@@ -15,6 +14,7 @@ import {
   toolResultItem,
   turnEndItem,
 } from "../../src/builders/build-items.js";
+import { isThreadItem } from "../../src/schema/parse-thread-item.js";
 
 const brief = (item: { content: { text: string }[] }) => item.content[0]!.text;
 

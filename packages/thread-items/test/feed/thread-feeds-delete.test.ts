@@ -1,8 +1,8 @@
 import { expectStowageError, HOSTILE_KEYS } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
-import { FEED_STORES, keysUnder } from "../support/feed-stores.js";
 import { textItem, toolResultItem } from "../../src/builders/build-items.js";
 import { createThreadFeeds } from "../../src/feed/thread-feeds.js";
+import { FEED_STORES, keysUnder } from "../support/feed-stores.js";
 
 describe.each(FEED_STORES)("deleteJob on the $name", ({ create }) => {
   it("deletes every thread of the job, its items and full payloads, and nothing of another job", async () => {

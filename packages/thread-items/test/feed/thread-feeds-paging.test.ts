@@ -1,8 +1,8 @@
 import { type ListOptions, mapConcurrent, type ObjectStore } from "@stowage/core";
 import { describe, expect, it } from "vitest";
-import { FEED_STORES } from "../support/feed-stores.js";
 import { textItem } from "../../src/builders/build-items.js";
 import { createThreadFeeds } from "../../src/feed/thread-feeds.js";
+import { FEED_STORES } from "../support/feed-stores.js";
 
 // 2,000 items, 20 pages: enough to show a page never reads the whole thread, and quick on a busy disk.
 const ITEMS = 2_000;

@@ -5,8 +5,8 @@ import { tempDirectory } from "@stowage/test-support";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { DEFAULT_BUDGET_BYTES, measureThreadItem } from "../../src/budget/fit-to-budget.js";
 import { statusItem, textItem, toolResultItem } from "../../src/builders/build-items.js";
-import type { ThreadItem } from "../../src/schema/thread-item-schema.js";
 import { createThreadLog, type ThreadLogProblem } from "../../src/log/thread-log.js";
+import type { ThreadItem } from "../../src/schema/thread-item-schema.js";
 
 const base = await tempDirectory("stowage-thread-log-");
 afterEach(() => vi.restoreAllMocks());
