@@ -12,7 +12,8 @@ export const MAX_PAGE_LINES = 10_000;
 export const MAX_TOOL_RESULT_BYTES = 256 * 1024;
 /**
  * Most bytes read from disk to serve a slice: a line longer than a page, or the output a JSON
- * value is extracted from (extraction parses the whole output). The router's own default bound.
+ * value is extracted from (extraction parses the whole output). The router's own default bound
+ * (artifacts' README: 16 MiB).
  */
 const MAX_SOURCE_READ_BYTES = 16 * 1024 * 1024;
 
