@@ -1,0 +1,169 @@
+import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
+import {
+  BLOB_REF_PREFIX,
+  type ContentStore,
+  describeValue,
+  isSha256Hex,
+  mapConcurrent,
+  parseBlobRef,
+  StowageError,
+  sha256Hex,
+} from "@stowage/core";
+import { type MovedBinary, putBackBinaries, takeBinaries } from "./binary-records.js";
+import type { StoredValue } from "./checkpoint-records.js";
+
+/** The blob store of a saver: binary of at least 1 KiB moves there. */
+export type CheckpointBlobs = Pick<ContentStore, "put" | "get">;
+
+/** How a saver turns values into stored bytes and back. */
+export interface ValueCodec {
+  serde: SerializerProtocol;
+  blobs: CheckpointBlobs | undefined;
+}
+
+/** Binary (a `bytes` value, or a Uint8Array inside a value) of at least this many bytes moves to the blob store. */
+const BLOB_THRESHOLD = 1024;
+/** The type suffix of a value whose binary moved to the blob store. */
+const WITH_BLOBS = "+blobs";
+/** Blobs written or read at once for one value. */
+const BLOB_CONCURRENCY = 8;
+
+/** What precedes a value with blobs, on its first line. */
+interface BlobsHeader {
+  /** A whole `bytes` value's blob. */
+  blob?: string;
+  /** Uint8Arrays moved out of a JSON value. */
+  binaries?: MovedBinary[];
+}
+
+const utf8 = (bytes: Uint8Array) =>
+  Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
+
+/** Whether a JSON text may hold a nested Uint8Array: much cheaper than parsing it, and most values hold none. */
+const mayHoldBinary = (text: string) => text.includes('"Uint8Array"');
+
+async function putBlob(blobs: CheckpointBlobs, sha256: string, bytes: Uint8Array): Promise<void> {
+  const stored = await blobs.put(bytes);
+  if (stored.hash !== sha256)
+    throw new StowageError(
+      "INTEGRITY",
+      `blob store returned hash ${stored.hash} for bytes hashing to ${sha256}`,
+    );
+}
+
+const withHeader = (header: BlobsHeader, body: Uint8Array | string) =>
+  new Uint8Array(Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`), Buffer.from(body)]));
+
+/** A JSON value's binary moved to `blobs`, or undefined when it holds none. */
+async function moveFromJson(blobs: CheckpointBlobs, text: string): Promise<Uint8Array | undefined> {
+  if (!mayHoldBinary(text)) return undefined;
+  const root: unknown = JSON.parse(text);
+  const binaries = takeBinaries(root, BLOB_THRESHOLD, sha256Hex);
+  if (binaries.moved.length === 0) return undefined;
+  await mapConcurrent([...binaries.blobs], BLOB_CONCURRENCY, ([sha256, bytes]) =>
+    putBlob(blobs, sha256, bytes),
+  );
+  return withHeader({ binaries: binaries.moved }, JSON.stringify(root));
+}
+
+/**
+ * `value` as a store keeps it: serialized by the saver's serializer, and, with a blob store, its
+ * binary (a `bytes` value, Uint8Arrays inside a value) of at least 1 KiB moved there, each blob
+ * durable before this returns. What moved is read back identical.
+ */
+export async function encodeValue(codec: ValueCodec, value: unknown): Promise<StoredValue> {
+  const [type, bytes] = await codec.serde.dumpsTyped(value);
+  const { blobs } = codec;
+  if (!blobs || bytes.byteLength < BLOB_THRESHOLD) return { type, bytes };
+  if (type === "bytes") {
+    const sha256 = sha256Hex(bytes);
+    await putBlob(blobs, sha256, bytes);
+    return { type: type + WITH_BLOBS, bytes: withHeader({ blob: BLOB_REF_PREFIX + sha256 }, "") };
+  }
+  if (type !== "json") return { type, bytes };
+  const moved = await moveFromJson(blobs, utf8(bytes));
+  return moved ? { type: type + WITH_BLOBS, bytes: moved } : { type, bytes };
+}
+
+function corrupt(why: string, cause?: unknown): StowageError {
+  return new StowageError("INTEGRITY", `a stored checkpoint value is not readable: ${why}`, {
+    reason: "CORRUPT_VALUE",
+    ...(cause === undefined ? {} : { cause }),
+  });
+}
+
+/** Why `value` is not a list of moved binaries, or undefined. */
+function binariesProblem(value: unknown): string | undefined {
+  if (!Array.isArray(value)) return "binaries is not an array";
+  for (const item of value as Partial<MovedBinary>[]) {
+    if (typeof item !== "object" || item === null) return "a binary is not an object";
+    if (!Array.isArray(item.path) || item.path.length === 0) return "a binary has no path";
+    if (!item.path.every((step) => typeof step === "string" || (Number.isInteger(step) && step >= 0)))
+      return "a binary's path has a step that is neither a key nor an index";
+    if (typeof item.sha256 !== "string" || !isSha256Hex(item.sha256)) return "a binary has no SHA-256";
+    if (item.method !== null && item.method !== "from") return "a binary has an unknown method";
+  }
+  return undefined;
+}
+
+function parseHeader(text: string): { header: BlobsHeader; body: string } {
+  const newline = text.indexOf("\n");
+  if (newline < 0) throw corrupt("its blob header has no end");
+  let header: BlobsHeader;
+  try {
+    header = JSON.parse(text.slice(0, newline)) as BlobsHeader;
+  } catch (err) {
+    throw corrupt(`its blob header does not parse (${(err as Error).message})`, err);
+  }
+  if (typeof header !== "object" || header === null) throw corrupt("its blob header is not an object");
+  const problem = header.binaries === undefined ? undefined : binariesProblem(header.binaries);
+  if (problem) throw corrupt(problem);
+  return { header, body: text.slice(newline + 1) };
+}
+
+async function readBlob(blobs: CheckpointBlobs, sha256: string): Promise<Uint8Array> {
+  const bytes = await blobs.get(sha256);
+  if (bytes) return bytes;
+  const ref = BLOB_REF_PREFIX + sha256;
+  throw new StowageError("INTEGRITY", `blob ${ref} of a stored checkpoint value is missing`, {
+    reason: "MISSING_BLOB",
+    details: { ref },
+  });
+}
+
+/**
+ * A stored value back as the serializer gives it, its binary read from the blob store
+ * (INTEGRITY / MISSING_BLOB when one is gone: never a value with a ref where its bytes were).
+ */
+export async function decodeValue(codec: ValueCodec, stored: StoredValue): Promise<unknown> {
+  if (!stored.type.endsWith(WITH_BLOBS)) return codec.serde.loadsTyped(stored.type, stored.bytes);
+  const { blobs } = codec;
+  if (!blobs) {
+    // The SessionStore's code and reason for the same case: the store to read from is not given.
+    throw new StowageError(
+      "UNAVAILABLE",
+      "a stored checkpoint value keeps binary in the blob store: open the saver with `blobs`",
+      { reason: "NO_BLOB_STORE" },
+    );
+  }
+  const type = stored.type.slice(0, -WITH_BLOBS.length);
+  const { header, body } = parseHeader(utf8(stored.bytes));
+  if (type === "bytes") {
+    const sha256 = parseBlobRef(header.blob);
+    if (sha256 === null) throw corrupt(`its blob ref is ${describeValue(header.blob)}`);
+    return codec.serde.loadsTyped(type, await readBlob(blobs, sha256));
+  }
+  let root: unknown;
+  try {
+    root = JSON.parse(body);
+  } catch (err) {
+    throw corrupt(`its JSON does not parse (${(err as Error).message})`, err);
+  }
+  if (header.binaries) {
+    const wanted = [...new Set(header.binaries.map((binary) => binary.sha256))];
+    const fetched = await mapConcurrent(wanted, BLOB_CONCURRENCY, (sha256) => readBlob(blobs, sha256));
+    const bySha = new Map(wanted.map((sha256, index) => [sha256, fetched[index]!]));
+    putBackBinaries(root, header.binaries, (sha256) => bySha.get(sha256)!);
+  }
+  return codec.serde.loadsTyped(type, JSON.stringify(root));
+}
