@@ -19,6 +19,15 @@ export type { BlobRootSource, BlobRoots, BlobRootsOption } from "./gc/root-sourc
 export { scanSessionFilesForBlobRefs } from "./gc/session-file-refs.js";
 export { createOwnedBlobStore, type OwnedBlobStore, type OwnedBlobStoreOptions } from "./owned-blob-store.js";
 export {
+  type ExternalizedEntry,
+  type ExternalizePayloadsOptions,
+  externalizeEntryPayloads,
+  type MovedPayload,
+  parseMovedPayloads,
+  type RestorePayloadsOptions,
+  restoreEntryPayloads,
+} from "./persistence/moved-payloads.js";
+export {
   type ImageKeptInlineReason,
   type PrepareEntryOptions,
   prepareEntryForPersistence,

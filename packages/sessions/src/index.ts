@@ -69,6 +69,7 @@ export {
   type ObjectSessionStoreOptions,
   type SessionKey,
   type SessionStoreEntry,
+  type SessionStorePayloadOptions,
   type SessionSummaryEntry,
   type StoreOperationOptions,
 } from "./session-store/index.js";

@@ -1,6 +1,12 @@
 export { type DirectorySwapper, startDirectorySwapper } from "./directory-swapper.js";
 export { inCi, isRoot } from "./environment.js";
 export { filesUnder } from "./files-under.js";
+export {
+  type ClaudeScreenshotSessionOptions,
+  claudeScreenshotSession,
+  realTranscriptsWithImages,
+  screenshotPng,
+} from "./image-sessions.js";
 export { type IsolatedImport, type IsolatedProject, isolatedSources } from "./isolated-sources.js";
 export { encodePng, type Rgb } from "./png.js";
 export {

@@ -14,6 +14,11 @@ interface ImagePayload {
   payload: string;
   /** The key of the field holding it (undefined for an element of an array). */
   field: string | undefined;
+  /**
+   * Keys and indexes from the entry down to the string that holds the payload (a data URL's whole
+   * text). Only valid during the call: copy it to keep it.
+   */
+  path: readonly (string | number)[];
 }
 
 /** Where an object sits in an entry: the entry itself, its `message`, a content block, or deeper. */
@@ -105,6 +110,8 @@ function imageRuleFor(block: JsonObject): ImageRule | undefined {
 export function rewriteEntry<T>(entry: T, visitor: EntryVisitor): T {
   /** Objects and arrays entered on the way to the current value. */
   let depth = 0;
+  /** Keys and indexes from the entry to the current value. */
+  const path: (string | number)[] = [];
   /** `walk(container)`, or `container` untouched (reported) when it lies below {@link MAX_ENTRY_DEPTH}. */
   function within<C>(container: C, walk: (container: C) => C): C {
     if (depth >= MAX_ENTRY_DEPTH) {
@@ -135,7 +142,7 @@ export function rewriteEntry<T>(entry: T, visitor: EntryVisitor): T {
   function visitDataUrl(value: string, field: string | undefined, imagesOnly: boolean): string | undefined {
     const url = parseDataUrl(value);
     if (!url?.base64 || (imagesOnly && !url.mediaType?.startsWith("image/"))) return undefined;
-    const replaced = visitor.image?.({ payload: url.payload, field });
+    const replaced = visitor.image?.({ payload: url.payload, field, path });
     return replaced === undefined ? value : url.header + replaced;
   }
 
@@ -147,7 +154,7 @@ export function rewriteEntry<T>(entry: T, visitor: EntryVisitor): T {
   ): unknown {
     if (typeof value !== "string") return visit(value, field, owner, "nested");
     if (form === "data-url") return visitDataUrl(value, field, false) ?? visitString(value, field, owner);
-    return visitor.image?.({ payload: value, field }) ?? value;
+    return visitor.image?.({ payload: value, field, path }) ?? value;
   }
 
   function visitArray(array: unknown[], element: (child: unknown) => unknown): unknown[] {
@@ -158,7 +165,9 @@ export function rewriteEntry<T>(entry: T, visitor: EntryVisitor): T {
     let copy: unknown[] | undefined;
     for (let i = 0; i < array.length; i++) {
       const child = array[i];
+      path.push(i);
       const next = element(child);
+      path.pop();
       if (next !== child) {
         copy ??= array.slice();
         copy[i] = next;
@@ -209,10 +218,12 @@ export function rewriteEntry<T>(entry: T, visitor: EntryVisitor): T {
       const child = object[field];
       // Own fields only: `constructor` or `__proto__` in an entry must not find Object's members.
       const fieldRule = rule && Object.hasOwn(rule, field) ? rule[field] : undefined;
+      path.push(field);
       const next =
         fieldRule !== undefined
           ? visitRuled(child, fieldRule, field, object)
           : visit(child, field, object, place === "entry" && field === "message" ? "message" : "nested");
+      path.pop();
       if (next !== child) {
         copy ??= { ...object };
         copy[field] = next;

@@ -1,3 +1,4 @@
+export type { SessionStorePayloadOptions } from "./entry-payloads.js";
 export { encodeJsonLines } from "./json-lines.js";
 export {
   createObjectSessionStore,

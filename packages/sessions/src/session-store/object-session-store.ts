@@ -1,4 +1,5 @@
 import { describeValue, keyProblem, type ObjectStore, StowageError } from "@stowage/core";
+import { entryPayloadsFrom, type SessionStorePayloadOptions } from "./entry-payloads.js";
 import { PART_NAME_LENGTH } from "./part-object.js";
 import { appendEntries } from "./session-store-append.js";
 import { compactTranscript } from "./session-store-compact.js";
@@ -33,7 +34,7 @@ export const MAX_SESSION_STORE_PREFIX_BYTES =
  */
 export const DEFAULT_COMPACT_AFTER_PARTS = 0;
 
-export interface ObjectSessionStoreOptions {
+export interface ObjectSessionStoreOptions extends SessionStorePayloadOptions {
   /** Any ObjectStore: memory, the file system, S3, PostgreSQL. */
   store: ObjectStore;
   /** Key prefix of every transcript: a safe key of at most 89 UTF-8 bytes. Default `session-store`. */
@@ -59,7 +60,8 @@ export interface ObjectSessionStore extends CompleteSessionStore {
  * create-only at the next sequence number: two writers never overwrite each other, and the one
  * that loses retries with the next number. `load` reads the parts in order; append is idempotent
  * on `uuid`; the main transcript's parts carry the SDK's folded summary; many small parts are
- * compacted into one.
+ * compacted into one. Given `blobs`, images and documents in the entries are kept there once and
+ * the parts hold their refs; `load` gives back the entries exactly as they were appended.
  */
 export function createObjectSessionStore(options: ObjectSessionStoreOptions): ObjectSessionStore {
   if (typeof options !== "object" || options === null || typeof options.store?.put !== "function") {
@@ -88,11 +90,13 @@ export function createObjectSessionStore(options: ObjectSessionStoreOptions): Ob
       `compactAfterParts must be a non-negative integer, got ${describeValue(compactAfterParts)}`,
     );
   }
+  const payloads = entryPayloadsFrom(options, "createObjectSessionStore");
   assertAgentSdkInstalled();
   const context: SessionStoreContext = {
     store,
     prefix,
     compactAfterParts,
+    payloads,
     queues: new Map(),
     states: new Map(),
   };

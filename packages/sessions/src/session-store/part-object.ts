@@ -1,3 +1,4 @@
+import { type MovedPayload, parseMovedPayloads } from "@stowage/blob-store";
 import { StowageError, sha256Hex } from "@stowage/core";
 import { encodeJsonLines } from "./json-lines.js";
 import { isStoredSummary } from "./session-store-key.js";
@@ -40,8 +41,20 @@ export function parsePartName(name: string): { first: number; last: number } | u
   return first >= 1 && last >= first ? { first, last } : undefined;
 }
 
-/** The part format this version writes; it reads no other. */
+/**
+ * The part format this version writes when no payload of the part moved to a blob store; it reads
+ * this one and {@link PART_FORMAT_WITH_MOVED} only.
+ */
 export const PART_FORMAT = 2;
+/**
+ * Format 2 plus `moved`: what of the part's entries moved to the blob store. A part that has some
+ * is written in this format so that a version that cannot put them back refuses the part rather
+ * than return refs where images were.
+ */
+export const PART_FORMAT_WITH_MOVED = 3;
+
+/** Payloads moved out of a part's entries, by the index of the entry line in the part (from 0). */
+export type MovedByLine = ReadonlyMap<number, readonly MovedPayload[]>;
 
 /**
  * A part's first line: its format, the SHA-256 of its own object key (so that a part copied under
@@ -50,25 +63,30 @@ export const PART_FORMAT = 2;
  * and, for a main transcript, the session summary as of the part's last sequence.
  */
 export interface PartHeader {
-  stowageSessionPart: typeof PART_FORMAT;
+  stowageSessionPart: typeof PART_FORMAT | typeof PART_FORMAT_WITH_MOVED;
   keySha256: string;
   counts: number[];
   summary?: SessionSummaryEntry;
+  /** Format 3: the moved payloads of entry lines, by line index (from 0) as a decimal key. */
+  moved?: Record<string, readonly MovedPayload[]>;
 }
 
 /** What a writer puts in a part's header; the format and the key binding are added here. */
 export interface PartContent {
   counts: number[];
   summary?: SessionSummaryEntry | undefined;
+  moved?: MovedByLine | undefined;
 }
 
 /** A part's bytes for the object `key`: the header line, then one JSON line per entry, each ending in `\n`. */
 export function encodePart(key: string, content: PartContent, lines: readonly string[]): Uint8Array {
+  const moved = content.moved && content.moved.size > 0 ? content.moved : undefined;
   const header: PartHeader = {
-    stowageSessionPart: PART_FORMAT,
+    stowageSessionPart: moved ? PART_FORMAT_WITH_MOVED : PART_FORMAT,
     keySha256: sha256Hex(key),
     counts: content.counts,
     ...(content.summary ? { summary: content.summary } : {}),
+    ...(moved ? { moved: Object.fromEntries([...moved].map(([line, list]) => [String(line), list])) } : {}),
   };
   return encodeJsonLines([JSON.stringify(header), ...lines]);
 }
@@ -107,13 +125,14 @@ export function parseHeader(key: string, line: string, span: number): PartHeader
   }
   if (!isObject(header) || typeof header.stowageSessionPart !== "number")
     throw unreadable("CORRUPT_PART", key, 0, "its header is not a part header");
-  if (header.stowageSessionPart !== PART_FORMAT) {
+  const format = header.stowageSessionPart;
+  if (format !== PART_FORMAT && format !== PART_FORMAT_WITH_MOVED) {
     // Format 1 bound a part to nothing, so any object could claim it: refused, never guessed at.
     throw unreadable(
       "UNSUPPORTED_PART_FORMAT",
       key,
       0,
-      `it is of format ${header.stowageSessionPart}, this version reads format ${PART_FORMAT} only (format 1, from before parts were bound to their key, is refused: delete the session and import it again)`,
+      `it is of format ${format}, this version reads formats ${PART_FORMAT} and ${PART_FORMAT_WITH_MOVED} only (format 1, from before parts were bound to their key, is refused: delete the session and import it again)`,
     );
   }
   const { keySha256, counts, summary } = header;
@@ -135,7 +154,50 @@ export function parseHeader(key: string, line: string, span: number): PartHeader
   }
   if (summary !== undefined && !isStoredSummary(summary))
     throw unreadable("CORRUPT_PART", key, 0, "its header's summary is not a session summary");
+  if ((format === PART_FORMAT_WITH_MOVED) !== (header.moved !== undefined))
+    throw unreadable("CORRUPT_PART", key, 0, `its header's moved payloads do not match its format ${format}`);
+  if (header.moved !== undefined)
+    checkMoved(
+      key,
+      header.moved,
+      counts.reduce((sum, count) => sum + count, 0),
+    );
   return header as unknown as PartHeader;
+}
+
+const LINE_INDEX = /^(0|[1-9][0-9]{0,11})$/;
+
+/** Checks a format 3 header's `moved`: each key a line of the part, each value stored moved payloads. */
+function checkMoved(key: string, moved: unknown, lines: number): void {
+  if (!isObject(moved) || Object.keys(moved).length === 0)
+    throw unreadable("CORRUPT_PART", key, 0, "its header's moved payloads are not an object of lines");
+  for (const [line, list] of Object.entries(moved)) {
+    if (!LINE_INDEX.test(line) || Number(line) >= lines)
+      throw unreadable(
+        "CORRUPT_PART",
+        key,
+        0,
+        `its header's moved payloads name line ${JSON.stringify(line)}, not one of its ${lines}`,
+      );
+    try {
+      parseMovedPayloads(list);
+    } catch (err) {
+      throw unreadable(
+        "CORRUPT_PART",
+        key,
+        0,
+        `its header's moved payloads of line ${line}: ${(err as Error).message}`,
+        err,
+      );
+    }
+  }
+}
+
+/** A header's moved payloads by line index; empty for format 2. */
+export function movedOf(header: PartHeader): Map<number, readonly MovedPayload[]> {
+  const moved = new Map<number, readonly MovedPayload[]>();
+  if (header.moved) for (const [line, list] of Object.entries(header.moved)) moved.set(Number(line), list);
+  return moved;
 }
 
 const NEWLINE = 0x0a;

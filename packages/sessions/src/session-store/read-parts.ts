@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import type { MovedPayload } from "@stowage/blob-store";
 import { mapConcurrent, type ObjectStore, StowageError, throwIfAborted } from "@stowage/core";
-import { decodePart, type PartRef, parseHeader, parsePartName } from "./part-object.js";
+import { decodePart, movedOf, type PartRef, parseHeader, parsePartName } from "./part-object.js";
 import type { SessionSummaryEntry } from "./types.js";
 
 /** Part objects fetched at once by a load (S3 round trips overlap; the SDK's reference uses 16). */
@@ -153,6 +154,8 @@ export interface TranscriptRead<Line = string> {
   summary: SessionSummaryEntry | undefined;
   /** The parts read or superseded, for a compaction to delete. */
   parts: PartRef[];
+  /** Payloads moved out of entries to the blob store, by the index of the entry in `lines`. */
+  moved: Map<number, readonly MovedPayload[]>;
 }
 
 /**
@@ -192,16 +195,22 @@ export async function readTranscript<Line>(
     }
     const lines: Line[] = [];
     const counts: number[] = [];
+    const moved = new Map<number, readonly MovedPayload[]>();
     let covered = afterSeq;
     let summary: SessionSummaryEntry | undefined;
     const firstSeq = Math.max(afterSeq + 1, wanted[0]?.first ?? afterSeq + 1);
     for (const [index, part] of wanted.entries()) {
       const decoded = decodedParts[index]!;
+      const partMoved = movedOf(decoded.header);
       let line = 0;
       for (let seq = part.first; seq <= part.last; seq++) {
         const count = decoded.header.counts[seq - part.first]!;
         if (seq > covered) {
-          for (let i = 0; i < count; i++) lines.push(decoded.lines[line + i]!);
+          for (let i = 0; i < count; i++) {
+            const payloads = partMoved.get(line + i);
+            if (payloads) moved.set(lines.length, payloads);
+            lines.push(decoded.lines[line + i]!);
+          }
           counts.push(count);
         }
         line += count;
@@ -209,7 +218,7 @@ export async function readTranscript<Line>(
       covered = Math.max(covered, part.last);
       summary = decoded.header.summary;
     }
-    return { lines, counts, firstSeq, lastSeq, summary, parts };
+    return { lines, counts, firstSeq, lastSeq, summary, parts, moved };
   }
 }
 

@@ -1,4 +1,6 @@
+import type { MovedPayload } from "@stowage/blob-store";
 import { pushAll, StowageError, throwIfAborted } from "@stowage/core";
+import { moveEntryPayloads } from "./entry-payloads.js";
 import { encodePart, MAX_PART_SEQ, partName } from "./part-object.js";
 import { readTranscript, selectParts } from "./read-parts.js";
 import { compactTail } from "./session-store-compact.js";
@@ -107,10 +109,15 @@ async function appendOnce(
           )
         : undefined;
     const lines = fresh.map((index) => serialized[index]!.json);
+    const moved = new Map<number, readonly MovedPayload[]>();
+    for (const [line, index] of fresh.entries()) {
+      const payloads = serialized[index]!.moved;
+      if (payloads) moved.set(line, payloads);
+    }
     const partKey = directory + partName(seq, seq);
     try {
       throwIfAborted(signal, `session store append ${describeSessionKey(stored)}`);
-      await store.put(partKey, encodePart(partKey, { counts: [lines.length], summary }, lines), {
+      await store.put(partKey, encodePart(partKey, { counts: [lines.length], summary, moved }, lines), {
         ifNoneMatch: "*",
         contentType: "application/x-ndjson",
         signal,
@@ -136,6 +143,7 @@ async function appendOnce(
     state.summary = summary ?? state.summary;
     state.singles++;
     if (state.own && compactAfterParts > 0) {
+      for (const [line, payloads] of moved) state.own.moved.set(state.own.lines.length + line, payloads);
       pushAll(state.own.lines, lines);
       state.own.counts.push(lines.length);
     }
@@ -148,7 +156,9 @@ async function appendOnce(
 
 /**
  * `append(key, batch)`: the entries not stored yet (by `uuid`) as one create-only part at the
- * next sequence number, after this process's earlier operations on the transcript.
+ * next sequence number, after this process's earlier operations on the transcript. Their image
+ * and document payloads go to the blob store first (while earlier appends still run), so a part
+ * never references a blob that is not stored.
  */
 export async function appendEntries(
   context: SessionStoreContext,
@@ -160,7 +170,12 @@ export async function appendEntries(
   const serialized = serializeEntries(batch);
   // An empty batch changes nothing (the SDK's contract): a key never written stays null.
   if (serialized.length === 0) return;
-  await serialize(context, directoryOf(context, stored), () =>
-    appendOnce(context, key, stored, batch, serialized, signal),
-  );
+  const { payloads } = context;
+  // Started now, awaited in turn: the append keeps its place in this process's order.
+  const moving = payloads?.externalize ? moveEntryPayloads(payloads, batch, serialized, signal) : undefined;
+  moving?.catch(() => {}); // rejected before its turn: reported by the await below
+  await serialize(context, directoryOf(context, stored), async () => {
+    await moving;
+    return appendOnce(context, key, stored, batch, serialized, signal);
+  });
 }

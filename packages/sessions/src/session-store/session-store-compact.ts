@@ -5,6 +5,8 @@ import {
   directoryOf,
   forget,
   isAlreadyExists,
+  noOwnLines,
+  type OwnLines,
   type SessionStoreContext,
   serialize,
   type TranscriptState,
@@ -25,7 +27,7 @@ async function writeRange(
   directory: string,
   first: number,
   last: number,
-  body: { lines: string[]; counts: number[]; summary: SessionSummaryEntry | undefined },
+  body: OwnLines & { summary: SessionSummaryEntry | undefined },
   signal: AbortSignal | undefined,
 ): Promise<void> {
   const rangeKey = directory + partName(first, last);
@@ -91,12 +93,12 @@ export async function compactTail(
   if (!body) {
     const read = await readTranscript(context.store, directory, state.rangeEnd, signal, checkedLine);
     if (read === null || read.firstSeq !== first || read.lastSeq !== last) return; // changed: next time
-    body = { lines: read.lines, counts: read.counts, summary: read.summary };
+    body = { lines: read.lines, counts: read.counts, summary: read.summary, moved: read.moved };
   }
   await writeRange(context, directory, first, last, body, signal);
   state.rangeEnd = last;
   state.singles = 0;
-  state.own = { lines: [], counts: [] };
+  state.own = noOwnLines();
 }
 
 /** `compact(key)`: the whole transcript merged into one range part, the parts it replaced emptied. */

@@ -1,4 +1,6 @@
+import type { MovedPayload } from "@stowage/blob-store";
 import { describeValue, type ObjectStore, StowageError } from "@stowage/core";
+import type { EntryPayloads } from "./entry-payloads.js";
 import { parsePartName } from "./part-object.js";
 import { type StoredSessionKey, toStoredSessionKey } from "./session-store-key.js";
 import type { SessionKey, SessionSummaryEntry } from "./types.js";
@@ -15,8 +17,17 @@ export interface TranscriptState {
   rangeEnd: number;
   singles: number;
   /** Lines of the parts this process wrote since `rangeEnd`, while nobody else wrote. */
-  own: { lines: string[]; counts: number[] } | undefined;
+  own: OwnLines | undefined;
 }
+
+/** Entry lines as a compaction writes them: their text, lines per sequence, and their moved payloads by line. */
+export interface OwnLines {
+  lines: string[];
+  counts: number[];
+  moved: Map<number, readonly MovedPayload[]>;
+}
+
+export const noOwnLines = (): OwnLines => ({ lines: [], counts: [], moved: new Map() });
 
 export const emptyState = (): TranscriptState => ({
   lastSeq: 0,
@@ -24,7 +35,7 @@ export const emptyState = (): TranscriptState => ({
   summary: undefined,
   rangeEnd: 0,
   singles: 0,
-  own: { lines: [], counts: [] },
+  own: noOwnLines(),
 });
 
 /**
@@ -35,6 +46,8 @@ export interface SessionStoreContext {
   store: ObjectStore;
   prefix: string;
   compactAfterParts: number;
+  /** Where image and document payloads go, when the store was given a blob store. */
+  payloads: EntryPayloads | undefined;
   /** The tail of each transcript's queue of operations in this process (see {@link serialize}). */
   queues: Map<string, Promise<unknown>>;
   /** Each transcript's state, by directory, least recently used first. */

@@ -1,3 +1,4 @@
+import type { MovedPayload } from "@stowage/blob-store";
 import { assertSafeId, describeValue, keyProblem, StowageError } from "@stowage/core";
 import type { SessionKey, SessionStoreEntry, SessionSummaryEntry } from "./types.js";
 
@@ -92,8 +93,10 @@ export const describeSessionKey = (key: StoredSessionKey) =>
 
 export interface SerializedEntry {
   uuid: string | null;
-  /** The entry as one line of JSON (JSON never contains a raw newline). */
+  /** The entry as one line of JSON (JSON never contains a raw newline), refs in place of moved payloads. */
   json: string;
+  /** The image and document payloads that moved to the blob store, when some did. */
+  moved?: MovedPayload[];
 }
 
 /** C0 control characters (NUL included) and DEL. */

@@ -1,9 +1,13 @@
+import { putBackEntryPayloads } from "./entry-payloads.js";
 import { readTranscript } from "./read-parts.js";
 import { directoryOf, type SessionStoreContext, toStoredKey } from "./session-store-context.js";
-import { parseStoredEntry } from "./session-store-key.js";
+import { describeSessionKey, parseStoredEntry } from "./session-store-key.js";
 import type { SessionKey, SessionStoreEntry, StoreOperationOptions } from "./types.js";
 
-/** `load(key)`: every entry of the transcript, in order, each checked as it was accepted; null when it has no part. */
+/**
+ * `load(key)`: every entry of the transcript, in order, each checked as it was accepted, with the
+ * payloads that moved to the blob store put back; null when it has no part.
+ */
 export async function loadTranscript(
   context: SessionStoreContext,
   key: SessionKey,
@@ -11,5 +15,7 @@ export async function loadTranscript(
 ): Promise<SessionStoreEntry[] | null> {
   const stored = toStoredKey(key);
   const read = await readTranscript(context.store, directoryOf(context, stored), 0, signal, parseStoredEntry);
-  return read === null ? null : read.lines;
+  if (read === null) return null;
+  await putBackEntryPayloads(context.payloads, read.lines, read.moved, describeSessionKey(stored), signal);
+  return read.lines;
 }

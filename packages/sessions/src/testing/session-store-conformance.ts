@@ -7,6 +7,7 @@ import { loadSummaryFold } from "../session-store/summary-fold.js";
 import type { CompleteSessionStore, SessionKey, SessionStoreEntry } from "../session-store/types.js";
 import { HOSTILE_IDS } from "./hostile-ids.js";
 import { realisticSessionTree } from "./realistic-session.js";
+import { describeImagePayloads } from "./session-store-images.js";
 import { writeSessionTree } from "./write-session-tree.js";
 
 const { afterEach, beforeEach, describe, expect, it } = await loadVitest("@stowage/sessions/testing");
@@ -406,7 +407,7 @@ function itRefusesWhatNoBackendStores(store: CompleteSessionStore): void {
  * The behaviour every Claude Agent SDK `SessionStore` Stowage ships must have: the 13 behaviours
  * the SDK publishes for its reference adapters (written here from their descriptions), then what
  * Stowage adds (idempotency on `uuid`, opaque but safe ids, summaries folded by the SDK's own
- * `foldSessionSummary`, hostile inputs refused). A store's test file calls it and adds only what
+ * `foldSessionSummary`, hostile inputs refused, images and documents given back exactly). A store's test file calls it and adds only what
  * is specific to that store. Needs vitest and the SDK (for `foldSessionSummary`).
  */
 export function describeSessionStoreConformance(options: SessionStoreConformanceOptions): void {
@@ -426,6 +427,7 @@ export function describeSessionStoreConformance(options: SessionStoreConformance
     describe("what Stowage adds", () => {
       itKeepsEntriesOnceAndFoldsSummaries(store);
       itRefusesWhatNoBackendStores(store);
+      describeImagePayloads(store);
     });
   });
 }

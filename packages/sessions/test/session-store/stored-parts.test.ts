@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { createBlobStore } from "@stowage/blob-store";
 import { createMemoryObjectStore, type ObjectStore } from "@stowage/core";
 import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
@@ -27,6 +28,8 @@ function part(boundTo: string, counts: number[], lines: string[], header: Record
   return Buffer.from([head, ...lines].map((text) => `${text}\n`).join(""));
 }
 const raw = (text: string) => Buffer.from(text);
+/** One payload moved to a blob store, as format 3 records it (README: "Images and documents"). */
+const movedOne = { path: ["message", "content", 0, "source", "data"], sha256: "ab".repeat(32), form: "" };
 const EMPTY = new Uint8Array(0);
 
 /** Six entries in three parts of two, the last one with a summary. */
@@ -237,6 +240,28 @@ const REFUSED: Refused[] = [
     details: () => ({ key: P(3), offset: 0 }),
     operations: ENTRIES,
   },
+  ...[
+    ["format 3 without moved payloads", 3, undefined],
+    ["format 2 with moved payloads", 2, { 0: [movedOne] }],
+    ["moved payloads of a line the part does not hold", 3, { 2: [movedOne] }],
+    ["moved payloads of a line named other than by its index", 3, { "01": [movedOne] }],
+    ["moved payloads that are a list", 3, [[movedOne]]],
+    ["an empty list of moved payloads", 3, { 0: [] }],
+    ["a moved payload without its SHA-256", 3, { 0: [{ ...movedOne, sha256: "x" }] }],
+    ["a moved payload of no base64 form", 3, { 0: [{ ...movedOne, form: "hex" }] }],
+    ["a moved payload without a path", 3, { 0: [{ ...movedOne, path: [] }] }],
+  ].map(
+    ([what, format, moved]): Refused => ({
+      why: `a header of ${what}`,
+      objects: () => ({
+        ...sixEntries(),
+        [P(3)]: part(P(3), [2], [line("e"), line("f")], { stowageSessionPart: format, moved }),
+      }),
+      reason: "CORRUPT_PART",
+      details: () => ({ key: P(3), offset: 0 }),
+      operations: ALL,
+    }),
+  ),
   {
     why: "a cut part (no final newline)",
     objects: () => ({ ...sixEntries(), [P(3)]: sixEntries()[P(3)]!.subarray(0, -1) }),
@@ -282,6 +307,47 @@ describe("stored parts written by hand: what the format allows is read", () => {
     expect(JSON.parse(range[0]!)).toMatchObject({ keySha256: sha256(R(1, 4)), counts: [2, 2, 2, 1] });
     expect(range.slice(1)).toEqual([...["a", "b", "c", "d", "e", "f", "g"].map(line), ""]);
     expect(await createObjectSessionStore({ store }).load(key)).toEqual([...SIX, user("g")]);
+  });
+
+  it("a part of format 3: its moved payloads are read from the blob store and put back where the header says", async () => {
+    // A PNG's first bytes and some more, written and hashed by hand.
+    const bytes = Buffer.concat([Buffer.from("89504e470d0a1a0a", "hex"), Buffer.alloc(2_000, 0x5a)]);
+    const base64 = bytes.toString("base64");
+    const digest = createHash("sha256").update(bytes).digest("hex");
+    const ref = `blob:sha256:${digest}`;
+    const moved = {
+      0: [
+        { path: ["message", "content", 0, "source", "data"], sha256: digest, form: "" },
+        { path: ["toolUseResult", "file", "base64"], sha256: digest, form: "wrap:76 final" },
+      ],
+    };
+    const stored = {
+      type: "user",
+      uuid: "img",
+      message: {
+        content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: ref } }],
+      },
+      toolUseResult: { file: { base64: ref } },
+    };
+    const store = await storeWith({
+      ...sixEntries(),
+      [P(4)]: part(P(4), [1], [JSON.stringify(stored)], { stowageSessionPart: 3, moved }),
+    });
+    const blobs = createBlobStore({ store: createMemoryObjectStore() });
+    await blobs.put(bytes);
+    const wrapped = `${(base64.match(/.{1,76}/g) ?? []).join("\n")}\n`;
+    const expected = {
+      type: "user",
+      uuid: "img",
+      message: {
+        content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: base64 } }],
+      },
+      toolUseResult: { file: { base64: wrapped } },
+    };
+    const loaded = await createObjectSessionStore({ store, blobs }).load(key);
+    expect(JSON.stringify(loaded)).toBe(JSON.stringify([...SIX, expected]));
+    // A store given no blob store cannot put them back: it says so rather than return refs.
+    await expectStowageError(createObjectSessionStore({ store }).load(key), "UNAVAILABLE", "NO_BLOB_STORE");
   });
 
   it("zero-byte parts inside a range are a compaction's leftovers", async () => {

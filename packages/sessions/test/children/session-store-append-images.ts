@@ -1,0 +1,23 @@
+import { createBlobStore } from "@stowage/blob-store";
+import { createFsObjectStore } from "@stowage/storage-fs";
+import { claudeScreenshotSession } from "@stowage/test-support";
+import { createObjectSessionStore } from "../../src/session-store/object-session-store.js";
+import type { SessionStoreEntry } from "../../src/session-store/types.js";
+
+// A separate process appending a Claude Code session that reads a new screenshot every turn, one
+// turn (three lines) a batch, through the object SessionStore with its blobs beside the parts on
+// one fs directory: argv = root, sessionId, turns.
+const [root, sessionId, turns] = process.argv.slice(2);
+const objects = createFsObjectStore({ root: root!, fsync: false });
+const store = createObjectSessionStore({
+  store: objects,
+  blobs: createBlobStore({ store: objects, prefix: "blobs/" }),
+});
+const lines = claudeScreenshotSession({
+  turns: Number(turns),
+  screenshots: Number(turns),
+  width: 320,
+  height: 200,
+}) as SessionStoreEntry[];
+for (let start = 0; start < lines.length; start += 3)
+  await store.append({ projectKey: "proj", sessionId: sessionId! }, lines.slice(start, start + 3));

@@ -1,0 +1,94 @@
+import { randomUUID } from "node:crypto";
+import { collectGarbage, createBlobStore, scanObjectStoreForBlobRefs } from "@stowage/blob-store";
+import { createFsObjectStore } from "@stowage/storage-fs";
+import { claudeScreenshotSession, runChild, screenshotPng, tempDirectory } from "@stowage/test-support";
+import { describe, expect, it } from "vitest";
+import { createObjectSessionStore } from "../../src/session-store/object-session-store.js";
+import type { SessionStoreEntry } from "../../src/session-store/types.js";
+
+const TURNS = 12;
+
+describe("garbage collection of blobs with an object SessionStore's parts as a root", () => {
+  it("a collection in another process than the appends deletes nothing a later load needs, and what nothing references", async () => {
+    const root = await tempDirectory("stowage-session-store-gc-");
+    const objects = createFsObjectStore({ root, fsync: false });
+    const blobs = createBlobStore({ store: objects, prefix: "blobs/" });
+    // The parts hold their refs as text: the one root source a deployment adds for them.
+    const roots = [
+      {
+        name: "session store",
+        refs: () => scanObjectStoreForBlobRefs(objects, { prefix: "session-store/" }),
+      },
+    ];
+    const orphan = await blobs.put(screenshotPng(99, 64, 40));
+    const sessionId = randomUUID();
+    const appending = runChild(new URL("../children/session-store-append-images.ts", import.meta.url), [
+      root,
+      sessionId,
+      String(TURNS),
+    ]);
+    // Collections while the other process appends: its blobs are young, and those already
+    // referenced are roots (the default grace period is what covers a blob stored before its part).
+    let collections = 0;
+    let done = false;
+    void appending.finally(() => {
+      done = true;
+    });
+    while (!done) {
+      const report = await collectGarbage({ blobs, roots });
+      expect(report.deleted).toBe(0);
+      collections++;
+    }
+    expect(await appending, (await appending).stderr).toMatchObject({ code: 0 });
+    expect(collections).toBeGreaterThan(0);
+
+    // Every append has returned: with no grace period, only the blob no part references goes.
+    const report = await collectGarbage({ blobs, roots, graceMs: 0, timestampSlackMs: 0 });
+    expect(report.deleted).toBe(1);
+    expect(await blobs.has(orphan.hash)).toBe(false);
+    expect(report.rootRefsBySource).toEqual({ "session store": TURNS });
+
+    const expected = claudeScreenshotSession({ turns: TURNS, screenshots: TURNS, width: 320, height: 200 });
+    const store = createObjectSessionStore({ store: objects, blobs });
+    const key = { projectKey: "proj", sessionId };
+    expect(JSON.stringify(await store.load(key))).toBe(JSON.stringify(expected));
+
+    // Once the session is deleted its images are garbage.
+    await store.delete(key);
+    const after = await collectGarbage({ blobs, roots, graceMs: 0, timestampSlackMs: 0 });
+    expect(after.deleted).toBe(TURNS);
+    expect((await blobs.list()).items).toEqual([]);
+  });
+
+  it("compacted parts are a root too", async () => {
+    const objects = createFsObjectStore({
+      root: await tempDirectory("stowage-session-store-gc-compact-"),
+      fsync: false,
+    });
+    const blobs = createBlobStore({ store: objects, prefix: "blobs/" });
+    const store = createObjectSessionStore({ store: objects, blobs, compactAfterParts: 2 });
+    const key = { projectKey: "proj", sessionId: "compacted" };
+    const lines = claudeScreenshotSession({
+      turns: 5,
+      screenshots: 5,
+      width: 320,
+      height: 200,
+    }) as SessionStoreEntry[];
+    for (let start = 0; start < lines.length; start += 3)
+      await store.append(key, lines.slice(start, start + 3));
+    await store.compact(key);
+    const report = await collectGarbage({
+      blobs,
+      roots: [
+        {
+          name: "session store",
+          refs: () => scanObjectStoreForBlobRefs(objects, { prefix: "session-store/" }),
+        },
+      ],
+      graceMs: 0,
+      timestampSlackMs: 0,
+    });
+    expect(report).toMatchObject({ deleted: 0, rootRefsBySource: { "session store": 5 } });
+    expect(JSON.stringify(await store.load(key))).toBe(JSON.stringify(lines));
+  });
+});

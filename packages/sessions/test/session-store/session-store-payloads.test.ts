@@ -1,0 +1,292 @@
+import { createHash, randomUUID } from "node:crypto";
+import { join } from "node:path";
+import { createBlobStore } from "@stowage/blob-store";
+import { createMemoryObjectStore, type ObjectStore } from "@stowage/core";
+import { expectStowageError } from "@stowage/core/testing";
+import { createFsObjectStore } from "@stowage/storage-fs";
+import { createS3Client, createS3ObjectStore } from "@stowage/storage-s3";
+import {
+  realTranscripts,
+  realTranscriptsWithImages,
+  s3TestEnv,
+  screenshotPng,
+  tempDirectory,
+} from "@stowage/test-support";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { createObjectSessionStore } from "../../src/session-store/object-session-store.js";
+import type { CompleteSessionStore, SessionStoreEntry } from "../../src/session-store/types.js";
+import { describeSessionStoreConformance } from "../../src/testing/session-store-conformance.js";
+
+// The SDK reads CLAUDE_CONFIG_DIR once per process; vitest runs this file in its own fork.
+const claudeConfigDir = join(await tempDirectory("stowage-session-store-payloads-sdk-"), ".claude");
+process.env.CLAUDE_CONFIG_DIR = claudeConfigDir;
+
+const png = screenshotPng(7, 320, 200);
+const base64 = png.toString("base64");
+const sha256 = createHash("sha256").update(png).digest("hex");
+const key = { projectKey: "-workspace-app", sessionId: "s1" };
+/** Claude Code's line for a `Read` of a PNG: the image twice (its result's block, `toolUseResult.file.base64`). */
+const readOfPng = (uuid: string): SessionStoreEntry => ({
+  type: "user",
+  uuid,
+  message: {
+    role: "user",
+    content: [
+      {
+        tool_use_id: "toolu_1",
+        type: "tool_result",
+        content: [{ type: "image", source: { type: "base64", data: base64, media_type: "image/png" } }],
+      },
+    ],
+  },
+  toolUseResult: { type: "image", file: { base64, type: "image/png", originalSize: png.byteLength } },
+});
+
+async function textOf(objects: ObjectStore, prefix: string): Promise<string> {
+  let text = "";
+  for await (const item of objects.iterate({ prefix }))
+    text += Buffer.from((await objects.get(item.key))!).toString("utf8");
+  return text;
+}
+
+describeSessionStoreConformance({
+  name: "object SessionStore on memory, images in a blob store",
+  claudeConfigDir,
+  createStore: () => {
+    const objects = createMemoryObjectStore();
+    return createObjectSessionStore({
+      store: objects,
+      blobs: createBlobStore({ store: objects, prefix: "blobs/" }),
+      compactAfterParts: 2,
+    });
+  },
+});
+
+describeSessionStoreConformance({
+  name: "object SessionStore on fs, images in a blob store",
+  claudeConfigDir,
+  createStore: async () => {
+    const objects = createFsObjectStore({ root: await tempDirectory("stowage-session-store-payloads-") });
+    return createObjectSessionStore({
+      store: objects,
+      blobs: createBlobStore({ store: objects, prefix: "blobs/" }),
+    });
+  },
+});
+
+const s3 = s3TestEnv("object SessionStore with a blob store");
+const s3Objects = new WeakMap<object, ObjectStore>();
+const s3ObjectsFor = (prefix: string) =>
+  createS3ObjectStore({
+    client: createS3Client({
+      endpoint: s3.values.S3_ENDPOINT!,
+      region: process.env.S3_REGION || "us-east-1",
+      accessKeyId: s3.values.S3_ACCESS_KEY_ID!,
+      secretAccessKey: s3.values.S3_SECRET_ACCESS_KEY!,
+    }),
+    bucket: s3.values.S3_BUCKET!,
+    prefix,
+  });
+describeSessionStoreConformance({
+  name: "object SessionStore on S3 (Ceph RGW), images in a blob store",
+  claudeConfigDir,
+  ...(s3.ready ? {} : { skip: s3.reason }),
+  createStore: () => {
+    const objects = s3ObjectsFor(`test/session-store-payloads/${randomUUID()}/`);
+    const store = createObjectSessionStore({
+      store: objects,
+      blobs: createBlobStore({ store: objects, prefix: "blobs/" }),
+      compactAfterParts: 3,
+    });
+    s3Objects.set(store, objects);
+    return store;
+  },
+  // RGW keeps every object in memory: each test empties its own prefix.
+  destroyStore: async (store) => {
+    const objects = s3Objects.get(store)!;
+    const keys: string[] = [];
+    for await (const item of objects.iterate()) keys.push(item.key);
+    for (const objectKey of keys) await objects.delete(objectKey);
+  },
+});
+
+describe("object SessionStore given a blob store", () => {
+  it("keeps each image once in the blob store and only refs in the parts, format 3 saying where", async () => {
+    const objects = createMemoryObjectStore();
+    const blobs = createBlobStore({ store: objects, prefix: "blobs/" });
+    const store = createObjectSessionStore({ store: objects, blobs });
+    await store.append(key, [
+      { type: "user", uuid: "prompt", message: { content: "look" } },
+      readOfPng("read"),
+    ]);
+    const parts = await textOf(objects, "session-store/");
+    expect(parts).not.toContain(base64.slice(0, 200));
+    const [header, , line] = parts.split("\n");
+    expect(JSON.parse(header!)).toMatchObject({
+      stowageSessionPart: 3,
+      moved: {
+        1: [
+          { path: ["message", "content", 0, "content", 0, "source", "data"], sha256, form: "" },
+          { path: ["toolUseResult", "file", "base64"], sha256, form: "" },
+        ],
+      },
+    });
+    expect(JSON.parse(line!).toolUseResult.file.base64).toBe(`blob:sha256:${sha256}`);
+    expect((await blobs.list()).items.map((item) => item.hash)).toEqual([sha256]);
+    expect(await blobs.get(sha256)).toEqual(new Uint8Array(png));
+    expect(await store.load(key)).toEqual([
+      { type: "user", uuid: "prompt", message: { content: "look" } },
+      readOfPng("read"),
+    ]);
+  });
+
+  it("a blob that is missing when the transcript is loaded is INTEGRITY / MISSING_BLOB naming its ref", async () => {
+    const objects = createMemoryObjectStore();
+    const blobs = createBlobStore({ store: objects, prefix: "blobs/" });
+    const store = createObjectSessionStore({ store: objects, blobs });
+    await store.append(key, [readOfPng("read")]);
+    await objects.delete(blobs.keyFor(sha256));
+    const err = await expectStowageError(store.load(key), "INTEGRITY", "MISSING_BLOB");
+    expect(err.details).toMatchObject({ ref: `blob:sha256:${sha256}`, key: "-workspace-app/s1" });
+  });
+
+  it("a blob whose bytes changed is INTEGRITY, never an image that is not the one appended", async () => {
+    const objects = createMemoryObjectStore();
+    const blobs = createBlobStore({ store: objects, prefix: "blobs/" });
+    const store = createObjectSessionStore({ store: objects, blobs });
+    await store.append(key, [readOfPng("read")]);
+    const corrupt = new Uint8Array(png);
+    corrupt[100] = corrupt[100]! ^ 1;
+    await objects.put(blobs.keyFor(sha256), corrupt);
+    await expectStowageError(store.load(key), "INTEGRITY");
+  });
+
+  it("externalizePayloads: false keeps payloads in the parts; a store given the blob store still reads what was moved before", async () => {
+    const objects = createMemoryObjectStore();
+    const blobs = createBlobStore({ store: objects, prefix: "blobs/" });
+    const inline = createObjectSessionStore({ store: objects, blobs, externalizePayloads: false });
+    await inline.append(key, [readOfPng("inline")]);
+    expect(await textOf(objects, "session-store/")).toContain(base64);
+    expect((await blobs.list()).items).toEqual([]);
+    await createObjectSessionStore({ store: objects, blobs }).append(key, [readOfPng("moved")]);
+    expect(await inline.load(key)).toEqual([readOfPng("inline"), readOfPng("moved")]);
+  });
+
+  it("compacting parts that hold moved payloads keeps them, from this process's lines and from what another wrote", async () => {
+    const objects = createMemoryObjectStore();
+    const blobs = createBlobStore({ store: objects, prefix: "blobs/" });
+    const a = createObjectSessionStore({ store: objects, blobs, compactAfterParts: 3 });
+    const b = createObjectSessionStore({ store: objects, blobs });
+    const sent: SessionStoreEntry[] = [];
+    for (let i = 0; i < 7; i++) {
+      const batch = [{ type: "user", uuid: `text-${i}` }, readOfPng(`read-${i}`)];
+      sent.push(...batch);
+      await (i % 2 ? b : a).append(key, batch);
+    }
+    await b.compact(key);
+    expect(await a.load(key)).toEqual(sent);
+    expect(await textOf(objects, "session-store/")).not.toContain(base64.slice(0, 200));
+  });
+
+  it("refuses options that are not a blob store or not a boolean", () => {
+    const store = createMemoryObjectStore();
+    for (const options of [
+      { store, blobs: {} },
+      { store, blobs: "blobs/" },
+      { store, blobs: createBlobStore({ store }), externalizePayloads: "yes" },
+      { store, externalizePayloads: true },
+    ]) {
+      expect(() => createObjectSessionStore(options as never)).toThrow(
+        expect.objectContaining({ code: "INVALID_INPUT" }),
+      );
+    }
+  });
+});
+
+const real = realTranscripts("object SessionStore real transcripts");
+
+/** Appends every record in batches of 50, as the SDK mirrors a transcript, and loads it back. */
+async function roundTrip(store: CompleteSessionStore, records: SessionStoreEntry[], sessionId: string) {
+  const at = { projectKey: "real", sessionId };
+  for (let start = 0; start < records.length; start += 50)
+    await store.append(at, records.slice(start, start + 50));
+  return store.load(at);
+}
+
+describe.skipIf(!real.present)("real transcripts through the object SessionStore with a blob store", () => {
+  const stores: [string, () => Promise<{ store: CompleteSessionStore; objects: ObjectStore }>][] = [
+    [
+      "memory",
+      async () => {
+        const objects = createMemoryObjectStore();
+        return {
+          objects,
+          store: createObjectSessionStore({
+            store: objects,
+            blobs: createBlobStore({ store: objects, prefix: "blobs/" }),
+            compactAfterParts: 4,
+          }),
+        };
+      },
+    ],
+    [
+      "fs",
+      async () => {
+        const objects = createFsObjectStore({
+          root: await tempDirectory("stowage-real-payloads-"),
+          fsync: false,
+        });
+        return {
+          objects,
+          store: createObjectSessionStore({
+            store: objects,
+            blobs: createBlobStore({ store: objects, prefix: "blobs/" }),
+          }),
+        };
+      },
+    ],
+  ];
+
+  if (s3.ready) {
+    stores.push([
+      "S3 (Ceph RGW)",
+      async () => {
+        const objects = s3ObjectsFor(`test/session-store-real/${randomUUID()}/`);
+        const blobs = createBlobStore({ store: objects, prefix: "blobs/" });
+        return { objects, store: createObjectSessionStore({ store: objects, blobs }) };
+      },
+    ]);
+  }
+
+  it.each(stores)(
+    "on %s: every real line comes back byte for byte, as written and with real images in it",
+    async (_name, open) => {
+      const { store, objects } = await open();
+      // RGW keeps every object in memory: the test empties what it wrote.
+      onTestFinished(async () => {
+        const keys: string[] = [];
+        for await (const item of objects.iterate()) keys.push(item.key);
+        for (const objectKey of keys) await objects.delete(objectKey);
+      });
+      let id = 0;
+      for (const file of real.files()) {
+        const records = real.records(file) as SessionStoreEntry[];
+        // JSON.stringify of what was read from the file, computed before anything is stored.
+        const expected = JSON.stringify(records);
+        expect(JSON.stringify(await roundTrip(store, records, `plain-${id++}`))).toBe(expected);
+      }
+      const withImages = realTranscriptsWithImages(real);
+      let images = 0;
+      for (const { records } of withImages) {
+        const expected = JSON.stringify(records);
+        images += (expected.match(/iVBORw0KGgo/g) ?? []).length;
+        expect(JSON.stringify(await roundTrip(store, records as SessionStoreEntry[], `images-${id++}`))).toBe(
+          expected,
+        );
+      }
+      expect(images).toBeGreaterThan(20);
+      // The images are in the blob store, not in the parts.
+      expect(await textOf(objects, "session-store/")).not.toContain("iVBORw0KGgo");
+    },
+  );
+});
