@@ -1,100 +1,150 @@
-// Listing against unstorage's fs driver, which returns names only (no size, no time, no order):
-// ours returns sorted keys with size and modification time, and pages from a cursor.
-import { mkdir, writeFile } from "node:fs/promises";
+// Listing, each run over a directory its contender wrote just before (untimed): right after the
+// writes, as a user lists what they just stored, and once the directory has settled (a listing
+// before, 300 ms earlier). Ours returns sorted keys with size and modification time and pages
+// from a cursor; unstorage's getKeys returns names only (no size, no time, no order), so it is
+// also shown with a getMeta per key, which is what it takes there to know the sizes.
+import { mkdir, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { BenchCase } from "@stowage/bench-kit";
+import { type AnyComparison, compare, growth, type RunInfo, type ScratchSpace } from "@stowage/bench-kit";
 import { createFsObjectStore, type FsObjectStore } from "@stowage/storage-fs";
-import fsDriver from "unstorage/drivers/fs";
+import { peers, type UnstorageDriver } from "./peers.js";
 
-const LIST_COUNT = 10_000;
-const PAGED_COUNT = 100_000;
+const COUNT = 10_000;
+const PAGED = 100_000;
 const PAGE = 1_000;
 const name = (i: number) => `k-${String(i).padStart(6, "0")}.bin`;
+const body = new Uint8Array(64).fill(7);
 
-async function fill(directory: string, count: number): Promise<void> {
-  await mkdir(directory, { recursive: true });
-  const body = new Uint8Array(64).fill(7);
-  for (let i = 0; i < count; i += 500) {
-    await Promise.all(
-      Array.from({ length: Math.min(500, count - i) }, (_, j) =>
-        writeFile(join(directory, name(i + j)), body),
-      ),
-    );
+interface ListState {
+  directory: string;
+  store: FsObjectStore;
+  unstorage: UnstorageDriver;
+}
+
+async function written(
+  scratch: ScratchSpace,
+  run: RunInfo,
+  count: number,
+  settled: boolean,
+): Promise<ListState> {
+  const directory = await scratch.directory("list");
+  const store = createFsObjectStore({ root: directory, fsync: false });
+  const unstorage = peers.unstorageFs({ base: join(directory, "keys") });
+  if (run.contender === "ours") {
+    for (let i = 0; i < count; i++) await store.put(`keys/${name(i)}`, body);
+  } else if (run.contender.startsWith("unstorage")) {
+    for (let i = 0; i < count; i++) await unstorage.setItemRaw(name(i), body, {});
+  } else {
+    await mkdir(join(directory, "keys"));
+    for (let i = 0; i < count; i++) await writeFile(join(directory, "keys", name(i)), body);
   }
+  if (settled) {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The listing a settled directory has had before (ours keeps its snapshot from it).
+    if (run.contender === "ours") await drain(store);
+    else await unstorage.getKeys("", {});
+  }
+  return { directory, store, unstorage };
 }
 
-async function drain(store: FsObjectStore, prefix = ""): Promise<number> {
+async function drain(store: FsObjectStore): Promise<number> {
   let count = 0;
-  for await (const _item of store.iterate({ prefix })) count++;
+  for await (const _item of store.iterate({ prefix: "keys/" })) count++;
   return count;
 }
 
-async function pageThrough(store: FsObjectStore, prefix: string): Promise<number> {
-  let count = 0;
-  let cursor: string | undefined;
-  do {
-    const page = await store.list({ prefix, cursor, limit: PAGE });
-    count += page.items.length;
-    cursor = page.cursor;
-  } while (cursor);
-  return count;
+function check(what: string, got: number, want: number): void {
+  if (got !== want) throw new Error(`bench: ${what} listed ${got} keys, expected ${want}`);
 }
 
-const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
+function listCase(scratch: ScratchSpace, count: number, settled: boolean) {
+  return compare<ListState>({
+    name: `list ${count.toLocaleString("en-US")} keys ${settled ? "of a settled directory (listed before)" : "right after writing them"}`,
+    units: { count, label: "ops" },
+    rounds: 7,
+    freshState: settled
+      ? "a new directory its contender wrote and listed once, 300 ms before"
+      : "a new directory its contender wrote just before, with the store that wrote it",
+    fresh: (run) => written(scratch, run, count, settled),
+    dispose: (state) => scratch.remove(state.directory),
+    ours: async ({ store }) => check("iterate", await drain(store), count),
+    against: [
+      {
+        name: "unstorage fs getKeys",
+        kind: "peer",
+        note: "names only: no size, no time, no order",
+        target: { kind: "speed", min: 1.0 },
+        run: async ({ unstorage }) => check("getKeys", (await unstorage.getKeys("", {})).length, count),
+      },
+      {
+        name: "unstorage fs getKeys + getMeta of each",
+        kind: "peer",
+        note: "names, sizes and times, as ours",
+        target: { kind: "speed", min: 1.0 },
+        run: async ({ unstorage }) => {
+          const keys = await unstorage.getKeys("", {});
+          for (const key of keys) await unstorage.getMeta(key, {});
+          check("getKeys + getMeta", keys.length, count);
+        },
+      },
+      {
+        name: "node:fs readdir (names only)",
+        kind: "baseline",
+        run: async ({ directory }) =>
+          check("readdir", (await readdir(join(directory, "keys"))).length, count),
+      },
+    ],
+  });
+}
 
-export async function listingCases(base: string): Promise<BenchCase[]> {
-  const listDir = join(base, "list");
-  await fill(join(listDir, "keys"), LIST_COUNT);
-  const pagedDir = join(base, "paged");
-  await fill(join(pagedDir, "keys"), PAGED_COUNT);
-  const onePageDir = join(base, "one-page");
-  await fill(join(onePageDir, "keys"), PAGE);
-  await settle(); // the directories are done changing, as a listed directory usually is
-
-  const store = createFsObjectStore({ root: listDir });
-  const unstorage = fsDriver({ base: join(listDir, "keys") });
-  let coldStore = store;
-  const pagedStore = createFsObjectStore({ root: pagedDir });
-  const onePageStore = createFsObjectStore({ root: onePageDir });
-
-  const check = (what: string, got: number, want: number) => {
-    if (got !== want) throw new Error(`bench: ${what} listed ${got} keys, expected ${want}`);
-  };
-
+export function listingCases(scratch: ScratchSpace): AnyComparison[] {
   return [
-    {
-      name: `iterate ${LIST_COUNT.toLocaleString("en-US")} keys (sorted, size + mtime) vs unstorage fs driver getKeys (names only)`,
-      target: { kind: "speed", min: 1.0 },
-      units: { count: LIST_COUNT, label: "ops" },
-      rounds: 9,
-      ours: async () => check("iterate", await drain(store, "keys/"), LIST_COUNT),
-      baseline: async () => check("unstorage", (await unstorage.getKeys("", {})).length, LIST_COUNT),
-    },
-    {
-      // A new store each run: nothing of the directory is known yet (the first listing after
-      // start), so every file is stat'ed, which unstorage never does: shown so that it does not
-      // regress (it was 0.14x with one awaited stat per key).
-      name: `first iterate of ${LIST_COUNT.toLocaleString("en-US")} keys by a new store (reads and stats all) vs unstorage getKeys`,
-      target: { kind: "speed", min: 0.1 },
-      units: { count: LIST_COUNT, label: "ops" },
-      rounds: 9,
-      prepare() {
-        coldStore = createFsObjectStore({ root: listDir });
+    listCase(scratch, COUNT, false),
+    listCase(scratch, COUNT, true),
+    ...growth<ListState>({
+      name: "list right after writing, by key count",
+      sizes: [1_000, 10_000, 100_000],
+      unit: "key",
+      make: (count) => ({ ...listCase(scratch, count, false), rounds: 3 }),
+    }),
+    compare<ListState>({
+      name: `${PAGED.toLocaleString("en-US")} keys in pages of ${PAGE.toLocaleString("en-US")}, settled, vs ${PAGED / PAGE} x one page of a ${PAGE.toLocaleString("en-US")}-key directory`,
+      units: { count: PAGED, label: "ops" },
+      rounds: 3,
+      warmup: false,
+      freshState: "a new directory written and listed once, 300 ms before",
+      fresh: async (run) => {
+        const state = await written(
+          scratch,
+          { ...run, contender: "ours" },
+          run.contender === "ours" ? PAGED : PAGE,
+          true,
+        );
+        return state;
       },
-      ours: async () => check("cold iterate", await drain(coldStore, "keys/"), LIST_COUNT),
-      baseline: async () => check("unstorage", (await unstorage.getKeys("", {})).length, LIST_COUNT),
-    },
-    {
-      name: `${PAGED_COUNT.toLocaleString("en-US")} keys in pages of ${PAGE.toLocaleString("en-US")} vs ${PAGED_COUNT / PAGE} x one page of a ${PAGE.toLocaleString("en-US")}-key directory`,
-      target: { kind: "time", max: 3 },
-      units: { count: PAGED_COUNT, label: "ops" },
-      rounds: 5,
-      ours: async () => check("paged list", await pageThrough(pagedStore, "keys/"), PAGED_COUNT),
-      async baseline() {
-        for (let i = 0; i < PAGED_COUNT / PAGE; i++) {
-          check("one page", (await onePageStore.list({ prefix: "keys/", limit: PAGE })).items.length, PAGE);
-        }
+      dispose: (state) => scratch.remove(state.directory),
+      ours: async ({ store }) => {
+        let count = 0;
+        let cursor: string | undefined;
+        do {
+          const page = await store.list({ prefix: "keys/", cursor, limit: PAGE });
+          count += page.items.length;
+          cursor = page.cursor;
+        } while (cursor);
+        check("paged list", count, PAGED);
       },
-    },
+      against: [
+        {
+          name: "one page, 100 times",
+          kind: "baseline",
+          target: { kind: "time", max: 3 },
+          run: async ({ store }) => {
+            for (let i = 0; i < PAGED / PAGE; i++) {
+              check("one page", (await store.list({ prefix: "keys/", limit: PAGE })).items.length, PAGE);
+            }
+          },
+        },
+      ],
+    }),
   ];
 }

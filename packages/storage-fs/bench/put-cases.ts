@@ -1,65 +1,241 @@
-// Small writes against what a user would pick instead: unstorage's fs driver (fsync off, not
-// atomic) and write-file-atomic (atomic replace, fsync'd).
-import { mkdir, rm } from "node:fs/promises";
+// Writes, each run into a new directory and a new store: ours (default: the file and its
+// directory fsync'd, atomic) against the raw node:fs doing the same, the durable peers
+// (write-file-atomic: fsync'd and atomic, directory not fsync'd; unstorage's setItemRaw followed
+// by an fsync of the file: durable data, not atomic) and the non-durable one (unstorage as it is).
+import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { BenchCase } from "@stowage/bench-kit";
-import { createFsObjectStore, type FsObjectStore } from "@stowage/storage-fs";
-import fsDriver from "unstorage/drivers/fs";
-import writeFileAtomic from "write-file-atomic";
+import { type AnyComparison, type Contender, compare, growth, type ScratchSpace } from "@stowage/bench-kit";
+import { createFsObjectStore } from "@stowage/storage-fs";
+import { fsyncFile, peers } from "./peers.js";
+import { inParallel, rawDurablePut, rawPut } from "./raw.js";
 
-const PUT_COUNT = 10_000;
-const REPLACE_COUNT = 1_000;
+const COUNT = 10_000;
 const BYTES = 4 * 1024;
+/** Puts in flight in the group-commit case, as when a session's parts or images are written together. */
+const IN_FLIGHT = 32;
+const REPLACES = 1_000;
 
-export function putCases(base: string): BenchCase[] {
-  const bodies = Array.from({ length: PUT_COUNT }, (_, i) => new Uint8Array(BYTES).fill(i % 251));
-  const buffers = bodies.map((body) => Buffer.from(body.buffer, body.byteOffset, body.byteLength));
-  let run = 0;
-  let ours: FsObjectStore;
-  let unstorage: ReturnType<typeof fsDriver>;
-  let directory = "";
+interface PutState {
+  directory: string;
+}
 
-  async function freshDirectory() {
-    if (directory) await rm(directory, { recursive: true, force: true });
-    directory = join(base, `puts-${run++}`);
-    await mkdir(join(directory, "ours"), { recursive: true });
-    await mkdir(join(directory, "peer"), { recursive: true });
-    ours = createFsObjectStore({ root: join(directory, "ours"), fsync: false });
-    unstorage = fsDriver({ base: join(directory, "peer") });
-  }
+const keyOf = (i: number) => `k/${i}.bin`;
 
-  const durable = createFsObjectStore({ root: join(base, "replace-ours") });
-  const peerReplaceDir = join(base, "replace-peer");
+export function putCases(scratch: ScratchSpace): AnyComparison[] {
+  const bodies = Array.from({ length: COUNT }, (_, i) => new Uint8Array(BYTES).fill(i % 251));
+  const fresh = async () => ({ directory: await scratch.directory("puts") });
+  const dispose = (state: PutState) => scratch.remove(state.directory);
+  /** Runs `put(i)` for every i, one at a time or `IN_FLIGHT` at a time. */
+  const each = (parallel: boolean, put: (i: number) => Promise<unknown>) =>
+    parallel
+      ? inParallel(COUNT, IN_FLIGHT, put)
+      : (async () => {
+          for (let i = 0; i < COUNT; i++) await put(i);
+        })();
 
-  return [
+  const durablePeers = (parallel: boolean): Contender<PutState>[] => [
     {
-      name: `${PUT_COUNT.toLocaleString("en-US")} puts of 4 KiB, fsync off, vs unstorage fs driver setItemRaw`,
-      target: { kind: "speed", min: 1.0 },
-      units: { count: PUT_COUNT, label: "ops" },
-      rounds: 5,
-      warmup: false,
-      prepare: freshDirectory,
-      async ours() {
-        for (let i = 0; i < PUT_COUNT; i++) await ours.put(`k/${i}.bin`, bodies[i]!);
+      name: "node:fs write temp + fsync + rename + fsync dir",
+      kind: "baseline",
+      target: { kind: "speed", min: 0.9 },
+      run: async ({ directory }) => {
+        await mkdir(join(directory, "k"));
+        await each(parallel, (i) => rawDurablePut(join(directory, "k"), `${i}.bin`, bodies[i]!));
       },
-      async baseline() {
-        for (let i = 0; i < PUT_COUNT; i++) await unstorage.setItemRaw!(`k:${i}.bin`, buffers[i]!, {});
-      },
-      cleanup: () => rm(directory, { recursive: true, force: true }),
     },
     {
-      name: `${REPLACE_COUNT.toLocaleString("en-US")} atomic replaces of one 4 KiB key, fsync'd, vs write-file-atomic`,
+      name: "write-file-atomic",
+      kind: "peer",
+      note: "durable peer: fsync'd, atomic; the directory is not fsync'd, so the rename is not durable",
       target: { kind: "speed", min: 1.0 },
-      units: { count: REPLACE_COUNT, label: "ops" },
-      rounds: 5,
-      prepare: () => mkdir(peerReplaceDir, { recursive: true }).then(() => {}),
-      async ours() {
-        for (let i = 0; i < REPLACE_COUNT; i++) await durable.put("state/current.json", bodies[i]!);
+      run: async ({ directory }) => {
+        await mkdir(join(directory, "k"));
+        await each(parallel, (i) => peers.writeFileAtomic(join(directory, "k", `${i}.bin`), bodies[i]!));
       },
-      async baseline() {
-        for (let i = 0; i < REPLACE_COUNT; i++)
-          await writeFileAtomic(join(peerReplaceDir, "current.json"), buffers[i]!);
+    },
+    {
+      name: "unstorage fs setItemRaw + fsync of the file",
+      kind: "peer",
+      note: "durable peer: the data fsync'd; not atomic, the directory not fsync'd",
+      target: { kind: "speed", min: 1.0 },
+      run: async ({ directory }) => {
+        const driver = peers.unstorageFs({ base: directory });
+        await each(parallel, async (i) => {
+          await driver.setItemRaw(`k:${i}.bin`, bodies[i]!, {});
+          await fsyncFile(join(directory, "k", `${i}.bin`));
+        });
+      },
+    },
+    {
+      name: "unstorage fs setItemRaw",
+      kind: "peer",
+      note: "not durable: no fsync; not atomic",
+      // Group commit is what lets a durable put come near a write that is not: the target is set
+      // where puts are in flight together; one at a time it is shown.
+      ...(parallel ? { target: { kind: "speed" as const, min: 0.7 } } : {}),
+      run: async ({ directory }) => {
+        const driver = peers.unstorageFs({ base: directory });
+        await each(parallel, (i) => driver.setItemRaw(`k:${i}.bin`, bodies[i]!, {}));
       },
     },
   ];
+
+  return [
+    compare<PutState>({
+      name: `set ${COUNT.toLocaleString("en-US")} x 4 KiB, one at a time, default fsync`,
+      units: { count: COUNT, label: "ops" },
+      rounds: 3,
+      warmup: false,
+      freshState: "a new directory and store",
+      fresh,
+      dispose,
+      ours: async ({ directory }) => {
+        const store = createFsObjectStore({ root: directory });
+        await each(false, (i) => store.put(keyOf(i), bodies[i]!));
+      },
+      against: durablePeers(false),
+    }),
+    compare<PutState>({
+      name: `set ${COUNT.toLocaleString("en-US")} x 4 KiB, ${IN_FLIGHT} in flight, default fsync (group commit)`,
+      units: { count: COUNT, label: "ops" },
+      rounds: 3,
+      warmup: false,
+      freshState: "a new directory and store",
+      fresh,
+      dispose,
+      ours: async ({ directory }) => {
+        const store = createFsObjectStore({ root: directory });
+        await each(true, (i) => store.put(keyOf(i), bodies[i]!));
+      },
+      against: durablePeers(true),
+    }),
+    compare<PutState>({
+      name: `set ${COUNT.toLocaleString("en-US")} x 4 KiB, one at a time, fsync: false`,
+      units: { count: COUNT, label: "ops" },
+      rounds: 5,
+      warmup: false,
+      freshState: "a new directory and store",
+      fresh,
+      dispose,
+      ours: async ({ directory }) => {
+        const store = createFsObjectStore({ root: directory, fsync: false });
+        await each(false, (i) => store.put(keyOf(i), bodies[i]!));
+      },
+      against: [
+        {
+          name: "node:fs write temp + rename",
+          kind: "baseline",
+          target: { kind: "speed", min: 0.9 },
+          run: async ({ directory }) => {
+            await mkdir(join(directory, "k"));
+            await each(false, (i) => rawPut(join(directory, "k"), `${i}.bin`, bodies[i]!));
+          },
+        },
+        {
+          name: "unstorage fs setItemRaw",
+          kind: "peer",
+          note: "not atomic",
+          target: { kind: "speed", min: 1.0 },
+          run: async ({ directory }) => {
+            const driver = peers.unstorageFs({ base: directory });
+            await each(false, (i) => driver.setItemRaw(`k:${i}.bin`, bodies[i]!, {}));
+          },
+        },
+      ],
+    }),
+    compare<PutState>({
+      name: `${REPLACES.toLocaleString("en-US")} atomic replaces of one 4 KiB key, default fsync`,
+      units: { count: REPLACES, label: "ops" },
+      rounds: 5,
+      freshState: "a new directory and store",
+      fresh,
+      dispose,
+      ours: async ({ directory }) => {
+        const store = createFsObjectStore({ root: directory });
+        for (let i = 0; i < REPLACES; i++) await store.put("state/current.json", bodies[i]!);
+      },
+      against: [
+        {
+          name: "write-file-atomic",
+          kind: "peer",
+          note: "fsync'd, atomic; the directory is not fsync'd",
+          target: { kind: "speed", min: 1.0 },
+          run: async ({ directory }) => {
+            for (let i = 0; i < REPLACES; i++)
+              await peers.writeFileAtomic(join(directory, "current.json"), bodies[i]!);
+          },
+        },
+      ],
+    }),
+    ...growth<PutState>({
+      name: "set, fsync: false, by key count",
+      sizes: [1_000, 10_000, 100_000],
+      unit: "key",
+      make: (count) => ({
+        name: `set ${count.toLocaleString("en-US")} x 4 KiB, one at a time, fsync: false`,
+        units: { count, label: "ops" },
+        rounds: 3,
+        warmup: false,
+        freshState: "a new directory and store",
+        fresh,
+        dispose,
+        ours: async ({ directory }) => {
+          const store = createFsObjectStore({ root: directory, fsync: false });
+          for (let i = 0; i < count; i++) await store.put(keyOf(i), bodies[i % COUNT]!);
+        },
+        against: [
+          {
+            name: "unstorage fs setItemRaw",
+            kind: "peer",
+            run: async ({ directory }) => {
+              const driver = peers.unstorageFs({ base: directory });
+              for (let i = 0; i < count; i++) await driver.setItemRaw(`k:${i}.bin`, bodies[i % COUNT]!, {});
+            },
+          },
+        ],
+      }),
+    }),
+    ...sizeGrowth(fresh, dispose),
+  ];
+}
+
+/** 64 puts then 64 gets at each object size, default fsync: the cost per KiB as objects grow. */
+function sizeGrowth(
+  fresh: () => Promise<PutState>,
+  dispose: (state: PutState) => Promise<void>,
+): AnyComparison[] {
+  const OBJECTS = 64;
+  return growth<PutState>({
+    name: "put + get by object size (KiB), default fsync",
+    sizes: [4, 64, 1024],
+    unit: "KiB",
+    items: (kib) => kib * OBJECTS,
+    make: (kib) => {
+      const body = new Uint8Array(kib * 1024).fill(7);
+      return {
+        name: `put + get of ${OBJECTS} objects of ${kib.toLocaleString("en-US")} KiB, default fsync`,
+        units: { count: kib * 1024 * OBJECTS * 2, label: "B" },
+        rounds: 5,
+        freshState: "a new directory and store",
+        fresh,
+        dispose,
+        ours: async ({ directory }) => {
+          const store = createFsObjectStore({ root: directory });
+          for (let i = 0; i < OBJECTS; i++) await store.put(keyOf(i), body);
+          for (let i = 0; i < OBJECTS; i++) await store.get(keyOf(i));
+        },
+        against: [
+          {
+            name: "write-file-atomic + readFile",
+            kind: "peer",
+            run: async ({ directory }) => {
+              for (let i = 0; i < OBJECTS; i++)
+                await peers.writeFileAtomic(join(directory, `${i}.bin`), body);
+              for (let i = 0; i < OBJECTS; i++) await readFile(join(directory, `${i}.bin`));
+            },
+          },
+        ],
+      };
+    },
+  });
 }

@@ -69,6 +69,8 @@ export interface SeriesMember {
   size: number;
   /** What one item is, for the printed cost: "key", "entry", "MiB". */
   unit: string;
+  /** Items one run handles at this size (the cost printed is time / items). */
+  items: number;
   last: boolean;
 }
 

@@ -7,7 +7,9 @@ export interface GrowthOptions<S> {
   sizes: readonly number[];
   /** What one item is: "key", "entry", "MiB". */
   unit: string;
-  /** The case at one size; its `units` should count the same items. */
+  /** Items one run handles at a size, when that is not the size itself (4 objects of `size` KiB: `size * 4` KiB). */
+  items?(size: number): number;
+  /** The case at one size. */
   make(size: number): Comparison<S>;
 }
 
@@ -19,6 +21,12 @@ export interface GrowthOptions<S> {
 export function growth<S>(options: GrowthOptions<S>): AnyComparison[] {
   return options.sizes.map((size, index) => ({
     ...options.make(size),
-    series: { name: options.name, size, unit: options.unit, last: index === options.sizes.length - 1 },
+    series: {
+      name: options.name,
+      size,
+      unit: options.unit,
+      items: options.items?.(size) ?? size,
+      last: index === options.sizes.length - 1,
+    },
   }));
 }

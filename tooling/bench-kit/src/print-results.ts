@@ -94,18 +94,24 @@ export function printSeries(results: readonly CaseResult[]): void {
   const first = results[0];
   if (!first?.series) return;
   const { name, unit } = first.series;
-  console.log(`  cost per ${unit}, ${name} (median time / ${unit}s):`);
+  console.log(`  cost per ${unit}, ${name} (median time / ${unit}s), at each size:`);
   for (const contender of first.contenders) {
     const costs = results.map((result) => {
       const same = result.contenders.find(
         (other) => other.name === contender.name && other.kind === contender.kind,
       );
-      return { size: result.series!.size, ms: same ? median(same.ms) : Number.NaN };
+      return {
+        size: result.series!.size,
+        items: result.series!.items,
+        ms: same ? median(same.ms) : Number.NaN,
+      };
     });
-    const cells = costs.map((cost) => `${cost.size.toLocaleString("en-US")}: ${perItem(cost.ms, cost.size)}`);
+    const cells = costs.map(
+      (cost) => `${cost.size.toLocaleString("en-US")}: ${perItem(cost.ms, cost.items)}`,
+    );
     const smallest = costs[0]!;
     const largest = costs[costs.length - 1]!;
-    const growth = largest.ms / largest.size / (smallest.ms / smallest.size);
+    const growth = largest.ms / largest.items / (smallest.ms / smallest.items);
     const label = labelOf(contender);
     console.log(
       `    ${label}: ${cells.join(" | ")}  (largest / smallest per ${unit}: ${growth.toFixed(2)}x)`,

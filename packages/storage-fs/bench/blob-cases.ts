@@ -1,0 +1,182 @@
+// @stowage/blob-store on this store against npm's cacache, the content-addressed store a Node user
+// would pick, and the raw node:fs + node:crypto doing the same work. Each run writes into a new
+// directory; every put is of new content (no dedup hit on either side). cacache does not fsync:
+// the durable peer is cacache with its content file fsync'd after the put.
+import { join } from "node:path";
+import {
+  type AnyComparison,
+  type Contender,
+  compare,
+  type RunInfo,
+  type ScratchSpace,
+} from "@stowage/bench-kit";
+import { type BlobStore, createBlobStore } from "@stowage/blob-store";
+import { createFsObjectStore } from "@stowage/storage-fs";
+import { fsyncFile, peers } from "./peers.js";
+import { inParallel, rawBlobPut } from "./raw.js";
+
+const COUNT = 10_000;
+const BYTES = 4 * 1024;
+const IN_FLIGHT = 32;
+const BIG = 64 * 1024 * 1024;
+const CHUNK = 64 * 1024;
+
+interface BlobState {
+  directory: string;
+}
+
+/** cacache keeps content at content-v2/sha512/<2 hex>/<2 hex>/<rest>; its put returns `sha512-<base64>`. */
+function cacacheContentPath(cache: string, integrity: string): string {
+  const hex = Buffer.from(integrity.slice("sha512-".length), "base64").toString("hex");
+  return join(cache, "content-v2", "sha512", hex.slice(0, 2), hex.slice(2, 4), hex.slice(4));
+}
+
+function streamOf(chunks: Uint8Array[]): ReadableStream<Uint8Array> {
+  let index = 0;
+  return new ReadableStream({
+    pull(controller) {
+      if (index === chunks.length) controller.close();
+      else controller.enqueue(chunks[index++]!);
+    },
+  });
+}
+
+export function blobCases(scratch: ScratchSpace): AnyComparison[] {
+  const bodies = Array.from({ length: COUNT }, () => new Uint8Array(BYTES));
+  let generation = 0;
+  // New content every run: no put is a dedup hit, on either side.
+  const fresh = async () => {
+    generation++;
+    for (let i = 0; i < COUNT; i++) new DataView(bodies[i]!.buffer).setUint32(0, generation * COUNT + i);
+    return { directory: await scratch.directory("blobs") };
+  };
+  const dispose = (state: BlobState) => scratch.remove(state.directory);
+  const each = (parallel: boolean, put: (i: number) => Promise<unknown>) =>
+    parallel
+      ? inParallel(COUNT, IN_FLIGHT, put)
+      : (async () => {
+          for (let i = 0; i < COUNT; i++) await put(i);
+        })();
+
+  const putAgainst = (parallel: boolean, fsync: boolean): Contender<BlobState>[] => [
+    {
+      name: `sha256 + write temp${fsync ? " + fsync" : ""} + rename${fsync ? " + fsync dir" : ""}`,
+      kind: "baseline",
+      target: { kind: "speed", min: 0.8 },
+      run: ({ directory }) => each(parallel, (i) => rawBlobPut(directory, [bodies[i]!], fsync)),
+    },
+    ...(fsync
+      ? [
+          {
+            name: "cacache.put + fsync of the content file",
+            kind: "peer" as const,
+            note: "durable peer: the content fsync'd; neither its directory nor the index",
+            target: { kind: "speed" as const, min: 1.0 },
+            run: ({ directory }: BlobState) =>
+              each(parallel, async (i) => {
+                const integrity = await peers.cacache.put(directory, `k-${i}`, bodies[i]!);
+                await fsyncFile(cacacheContentPath(directory, integrity));
+              }),
+          },
+        ]
+      : []),
+    {
+      name: "cacache.put",
+      kind: "peer",
+      note: "not durable: no fsync",
+      ...(parallel || !fsync ? { target: { kind: "speed" as const, min: fsync ? 0.7 : 1.0 } } : {}),
+      run: ({ directory }) => each(parallel, (i) => peers.cacache.put(directory, `k-${i}`, bodies[i]!)),
+    },
+  ];
+
+  const putCase = (parallel: boolean, fsync: boolean) =>
+    compare<BlobState>({
+      name: `blob put ${COUNT.toLocaleString("en-US")} x 4 KiB, ${parallel ? `${IN_FLIGHT} in flight` : "one at a time"}, ${fsync ? "default fsync" : "fsync: false"}${parallel && fsync ? " (group commit)" : ""}`,
+      units: { count: COUNT, label: "ops" },
+      rounds: 3,
+      warmup: false,
+      freshState: "new content, a new directory and blob store",
+      fresh,
+      dispose,
+      ours: async ({ directory }) => {
+        const blobs = createBlobStore({ store: createFsObjectStore({ root: directory, fsync }) });
+        await each(parallel, (i) => blobs.put(bodies[i]!));
+      },
+      against: putAgainst(parallel, fsync),
+    });
+
+  interface ReadState extends BlobState {
+    blobs: BlobStore;
+    hashes: string[];
+    integrities: string[];
+  }
+  const written = async (run: RunInfo): Promise<ReadState> => {
+    const { directory } = await fresh();
+    const blobs = createBlobStore({ store: createFsObjectStore({ root: directory, fsync: false }) });
+    const hashes: string[] = [];
+    const integrities: string[] = [];
+    for (let i = 0; i < COUNT; i++) {
+      if (run.contender === "ours") hashes.push((await blobs.put(bodies[i]!)).hash);
+      else integrities.push(await peers.cacache.put(directory, `k-${i}`, bodies[i]!));
+    }
+    return {
+      directory,
+      hashes,
+      integrities,
+      blobs: createBlobStore({ store: createFsObjectStore({ root: directory }) }),
+    };
+  };
+
+  const chunks: Uint8Array[] = [];
+  const big = new Uint8Array(BIG).map((_, i) => (i * 31) % 251);
+  for (let offset = 0; offset < BIG; offset += CHUNK) chunks.push(big.subarray(offset, offset + CHUNK));
+
+  return [
+    putCase(false, true),
+    putCase(true, true),
+    putCase(false, false),
+    compare<ReadState>({
+      name: `blob get ${COUNT.toLocaleString("en-US")} x 4 KiB, hash verified`,
+      units: { count: COUNT, label: "ops" },
+      rounds: 5,
+      freshState: "a new directory its contender wrote just before, and a new blob store",
+      fresh: written,
+      dispose,
+      ours: async ({ blobs, hashes }) => {
+        for (const hash of hashes) await blobs.get(hash);
+      },
+      against: [
+        {
+          name: "cacache.get.byDigest",
+          kind: "peer",
+          note: "verified too",
+          target: { kind: "speed", min: 1.0 },
+          run: async ({ directory, integrities }) => {
+            for (const integrity of integrities) await peers.cacache.get.byDigest(directory, integrity);
+          },
+        },
+      ],
+    }),
+    compare<BlobState>({
+      name: "blob put of 64 MiB from a stream (64 KiB chunks), default fsync",
+      units: { count: BIG, label: "B" },
+      rounds: 5,
+      freshState: "new content, a new directory and blob store",
+      fresh: async () => {
+        new DataView(big.buffer).setUint32(0, ++generation);
+        return { directory: await scratch.directory("big") };
+      },
+      dispose,
+      ours: ({ directory }) =>
+        createBlobStore({ store: createFsObjectStore({ root: directory }) }).put(streamOf(chunks)),
+      against: [
+        {
+          name: "sha256 + write temp + fsync + rename + fsync dir",
+          kind: "baseline",
+          target: { kind: "speed", min: 0.8 },
+          run: ({ directory }) => rawBlobPut(directory, chunks, true),
+        },
+      ],
+    }),
+  ];
+}
