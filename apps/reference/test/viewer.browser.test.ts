@@ -92,6 +92,8 @@ describe.skipIf(!browserReady.ready)("web viewer in Chromium", () => {
     expect(await stored.textContent()).toContain("of brotli");
     // Sizes in 1,024-byte units, named as such.
     expect(await stored.textContent()).toMatch(/ (KiB|MiB|B) as [\d.]+ (KiB|MiB|B) of brotli/);
+    // And it links to the stored session's own page, its transcript as captured.
+    expect(await stored.locator("a.open-stored").getAttribute("href")).toBe(`#stored=${demo.agentSessionId}`);
   });
 
   it("lists every stored session with its agent type: the demo's Claude Code session and its Codex reviewer's", async () => {

@@ -20,6 +20,7 @@ import { hotStateRoutes } from "./routes/hot-state.js";
 import { mcpRoutes } from "./routes/mcp.js";
 import { sessionBlobListingRoutes } from "./routes/session-blob-listing.js";
 import { sessionBlobRoutes } from "./routes/session-blobs.js";
+import { storedSessionReaderRoutes } from "./routes/stored-session-reader.js";
 import { threadRoutes } from "./routes/threads.js";
 import { uploadRoutes } from "./routes/uploads.js";
 
@@ -74,6 +75,7 @@ export function createHttpApp(services: Services, log: RequestLogger, drain: Dra
   app.route("/", uploadRoutes(services));
   app.route("/", sessionBlobRoutes(config));
   app.route("/", sessionBlobListingRoutes());
+  app.route("/", storedSessionReaderRoutes());
   app.route("/", threadRoutes(services));
   app.route("/", blobRoutes(services));
   app.route("/", agentSessionRoutes());

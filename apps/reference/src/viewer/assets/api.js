@@ -77,26 +77,44 @@ export function createApi(key, { onUnauthorized } = {}) {
     },
 
     /**
-     * An object URL for the blob with this SHA-256 (hex), fetched once per page. Rejects when the
-     * bytes are not an image, so that nothing else is ever shown as one.
+     * An object URL for the image at `path` (fetched with the key, once per page, keyed by
+     * `path`). Rejects when the bytes are not an image, so that nothing else is ever shown as one.
      */
-    blobImage(hash) {
-      if (!blobUrls.has(hash)) {
-        const url = request(`/blobs/${seg(hash)}`).then(async (response) => {
+    image(path, label) {
+      if (!blobUrls.has(path)) {
+        const url = request(path).then(async (response) => {
           const blob = await response.blob();
           if (!blob.type.startsWith("image/")) {
-            throw new ApiError(
-              200,
-              "NOT_AN_IMAGE",
-              `blob ${hash.slice(0, 12)}… is ${blob.type || "not an image"}`,
-            );
+            throw new ApiError(200, "NOT_AN_IMAGE", `${label} is ${blob.type || "not an image"}`);
           }
           return URL.createObjectURL(blob);
         });
-        url.catch(() => blobUrls.delete(hash));
-        blobUrls.set(hash, url);
+        url.catch(() => blobUrls.delete(path));
+        blobUrls.set(path, url);
       }
-      return blobUrls.get(hash);
+      return blobUrls.get(path);
+    },
+
+    /** An object URL for the blob with this SHA-256 (hex), as `image` fetches it. */
+    blobImage(hash) {
+      return this.image(`/blobs/${seg(hash)}`, `blob ${hash.slice(0, 12)}…`);
+    },
+
+    /**
+     * Saves what `path` answers as `filename`: fetched with the key (a link cannot carry it), then
+     * handed to the browser as a download from an object URL.
+     */
+    async download(path, filename) {
+      const blob = await (await request(path)).blob();
+      const url = URL.createObjectURL(blob);
+      const link = document.createElement("a");
+      link.href = url;
+      link.download = filename;
+      link.hidden = true;
+      document.body.append(link);
+      link.click();
+      link.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 60_000);
     },
 
     /**

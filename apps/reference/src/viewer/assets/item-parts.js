@@ -13,8 +13,9 @@ export function cutBytes(item) {
   return total;
 }
 
-/** The full item from the thread log (what a truncated item left out). */
+/** The full item from the thread log, or from where `ctx.fullItem` reads it (what truncation left out). */
 export async function fullItem(ctx, item) {
+  if (ctx.fullItem) return ctx.fullItem(item);
   const { jobId, alias } = ctx.thread;
   const path = `/threads/${seg(jobId)}/${seg(alias)}/items/${seg(item.id)}/full`;
   return (await ctx.api.json(path)).item;

@@ -64,7 +64,8 @@ export function blobImages(text, ctx) {
       const img = h("img", { class: "blob-image", alt: `image sha256:${hash}`, "data-hash": hash });
       const figure = h("figure", {}, img, h("figcaption", { text: `sha256:${hash.slice(0, 12)}…` }));
       img.addEventListener("click", () => figure.classList.toggle("zoomed"));
-      ctx.api.blobImage(hash).then(
+      // A stored session's reader serves the images its transcripts held inline (`ctx.imageUrl`).
+      (ctx.imageUrl ? ctx.imageUrl(hash) : ctx.api.blobImage(hash)).then(
         (url) => {
           img.src = url;
         },

@@ -6,6 +6,7 @@ import { formatBytes, formatTime, h, replace, shortId } from "./dom.js";
 /** Fragment that opens a session or a thread (the key never goes in it). */
 export const sessionHash = (sessionId) => `#session=${encodeURIComponent(sessionId)}`;
 export const threadHash = (jobId, alias) => `#thread=${encodeURIComponent(`${jobId}/${alias}`)}`;
+export const storedHash = (sessionId) => `#stored=${encodeURIComponent(sessionId)}`;
 
 /** Fills `nav` with the lists; `markActive(hash)` highlights the open one. */
 export function renderSidebar(nav, api) {
@@ -73,10 +74,7 @@ export function renderSidebar(nav, api) {
     }
   }
 
-  /**
-   * Every stored session with its agent's badge. Not links: one of a session listed above opens
-   * from there (its page shows what is stored of it), the others ran in containers of their own.
-   */
+  /** Every stored session with its agent's badge, each a link to its transcripts and files. */
   function storedSessions(stored) {
     if (stored.length === 0) return null;
     return [
@@ -97,7 +95,7 @@ export function renderSidebar(nav, api) {
           return h(
             "li",
             { "data-session-id": session.sessionId },
-            h("div", { class: "nav-item", title }, ...label),
+            h("a", { href: storedHash(session.sessionId), title }, ...label),
           );
         }),
       ),

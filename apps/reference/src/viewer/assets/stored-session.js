@@ -2,6 +2,7 @@
 // sizes and expiry, in one line under the session's title; nothing when none is stored.
 import { ApiError, describeError, seg } from "./api.js";
 import { formatBytes, formatTime, h, replace } from "./dom.js";
+import { storedHash } from "./sidebar.js";
 
 /** An element that fills itself once the stored record is read. */
 export function storedSessionLine(api, sessionId) {
@@ -13,6 +14,8 @@ export function storedSessionLine(api, sessionId) {
         h("span", { class: "badge agent-type", text: stored.agentType }),
         ` session, ${formatBytes(stored.rawSizeBytes)} as ${formatBytes(stored.blobSizeBytes)} of ${stored.codec}`,
         stored.expiresAt ? `, until ${formatTime(stored.expiresAt)}` : "",
+        " · ",
+        h("a", { class: "open-stored", href: storedHash(sessionId), text: "Read its transcript" }),
       ]);
       line.hidden = false;
     },

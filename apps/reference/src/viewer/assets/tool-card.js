@@ -50,7 +50,12 @@ export function toolCard(entry, ctx) {
       truncated.length > 0
         ? truncationNote(truncated, truncated.includes(state.result) ? "output" : "input", loadFull)
         : null,
-      state.loaded ? h("div", { class: "loaded-note", text: "Full payload from the thread log." }) : null,
+      state.loaded
+        ? h("div", {
+            class: "loaded-note",
+            text: `Full payload from ${ctx.fullItemSource ?? "the thread log"}.`,
+          })
+        : null,
       state.call
         ? [
             h("h4", { text: "Input" }),

@@ -1,10 +1,11 @@
 // The viewer's entry: the key (from the URL fragment once, then this tab's sessionStorage), the
-// sidebar, and the view the fragment names (#session=<id> or #thread=<job>/<alias>).
+// sidebar, and the view the fragment names (#session=<id>, #thread=<job>/<alias> or #stored=<id>).
 import { createApi, describeError } from "./api.js";
 import { h } from "./dom.js";
 import { createReader } from "./reader.js";
 import { lonelyThreadView, sessionView } from "./session-view.js";
 import { renderSidebar } from "./sidebar.js";
+import { storedSessionView } from "./stored-session-view.js";
 
 /** sessionStorage entry holding the API key: this tab only, gone when it closes. */
 export const KEY_STORAGE = "stowage.viewer.key";
@@ -56,7 +57,7 @@ function welcome() {
       { class: "welcome" },
       h("h2", { text: "Choose a session" }),
       h("p", {
-        text: "Each agent session shows its thread (briefs, tool calls with their output, thinking), its outputs and its uploads.",
+        text: "Each agent session shows its thread (briefs, tool calls with their output, thinking), its outputs and its uploads. Each stored session shows its transcripts as threads and its files.",
       }),
     ),
     dispose() {},
@@ -69,8 +70,10 @@ function route() {
   const params = new URLSearchParams(location.hash.slice(1));
   const session = params.get("session");
   const thread = params.get("thread");
+  const storedId = params.get("stored");
   const cut = thread?.lastIndexOf("/") ?? -1;
   if (session) view = sessionView(context, session);
+  else if (storedId) view = storedSessionView(context, storedId);
   else if (thread && cut > 0) view = lonelyThreadView(context, thread.slice(0, cut), thread.slice(cut + 1));
   else view = welcome();
   $("main").replaceChildren(view.element);
