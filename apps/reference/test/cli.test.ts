@@ -60,6 +60,7 @@ describe("stowage --help", () => {
       [["blob", "gc"], "--grace-hours <hours>"],
       [["session", "register"], "<session-id>"],
       [["session", "list"], "--org <id>"],
+      [["session", "stored"], "--org <id>"],
       [["session", "capture"], "--session <id>"],
       [["session", "restore"], "--request <id>"],
       [["session", "local"], "--config-dir <dir>"],
@@ -281,6 +282,17 @@ describe("stowage session", () => {
       `stored session ${container.sessionId} for request cli-req: ${container.files.length} files`,
     );
     const transcript = await readFile(join(container.projectDir, `${container.sessionId}.jsonl`));
+    // Captured is not registered: each listing shows its own, and `session list` says where to look.
+    const stored = JSON.parse(await stowage("session", "stored", "--user", "cli", "--json"));
+    expect(stored).toMatchObject([
+      { sessionId: container.sessionId, requestId: "cli-req", agentType: "claude-code" },
+    ]);
+    expect(await stowage("session", "stored", "--user", "cli")).toMatch(
+      new RegExp(`^${container.sessionId}  claude-code  request cli-req  \\d+ bytes → \\d+ \\(`),
+    );
+    const registered = await run(["session", "list", "--user", "cli"], { cwd: dir, env });
+    expect(registered.stdout).toBe("");
+    expect(registered.stderr).toContain("stowage session stored --user cli");
     await rm(join(dir, "container"), { recursive: true, force: true });
     const restoreTo = join(dir, "fresh", ".claude");
     const restored = JSON.parse(

@@ -6,6 +6,7 @@ import { withSessionBlobs } from "./open.js";
 import { jsonOption, printResult } from "./output.js";
 import { addPrincipalOptions, type PrincipalOptions, requiredPrincipal } from "./principal-option.js";
 import { listSessionsCommand, registerSessionCommand } from "./session-registry-commands.js";
+import { storedSessionsCommand } from "./session-stored-command.js";
 
 /** `--cwd` / `--config-dir`: where the agent's session files are. */
 interface LocationOptions {
@@ -234,6 +235,7 @@ export function sessionCommand(context: CommandContext): Command {
     )
     .addCommand(registerSessionCommand(context))
     .addCommand(listSessionsCommand(context))
+    .addCommand(storedSessionsCommand(context))
     .addCommand(captureCommand(context))
     .addCommand(restoreCommand(context))
     .addCommand(localCommand(context));

@@ -27,10 +27,12 @@ export function registerSessionCommand(context: CommandContext): Command {
     });
 }
 
-/** `stowage session list`: the registered sessions of one principal. */
+/** `stowage session list`: the registered sessions of one principal (not the captured ones: `session stored`). */
 export function listSessionsCommand(context: CommandContext): Command {
   return addPrincipalOptions(
-    new Command("list").description("List the sessions registered in a user's or org's namespace"),
+    new Command("list").description(
+      "List the sessions registered in a user's or org's namespace (for uploads and MCP); captured sessions: session stored",
+    ),
   )
     .addOption(jsonOption())
     .action(async (options: PrincipalOptions & { json?: boolean }) => {
@@ -39,8 +41,11 @@ export function listSessionsCommand(context: CommandContext): Command {
         const sessions: string[] = [];
         for await (const sessionId of registeredSessions(principal).list()) sessions.push(sessionId);
         printResult(context, options.json, sessions, () => sessions);
-        if (sessions.length === 0)
-          context.note(`no sessions registered for ${principal.kind} ${principal.id}`);
+        if (sessions.length === 0) {
+          context.note(
+            `no sessions registered for ${principal.kind} ${principal.id} (sessions captured for follow-up runs: stowage session stored --${principal.kind} ${principal.id})`,
+          );
+        }
       });
     });
 }
