@@ -25,6 +25,7 @@ const WAIT = { timeout: 30_000 };
 // The test typechecks without the DOM library: these are the few browser shapes its page functions use.
 type DetailsElement = { open: boolean };
 type ImageElement = { naturalWidth: number; naturalHeight: number };
+type ScrollingElement = { scrollWidth: number; clientWidth: number };
 declare const sessionStorage: { getItem(key: string): string | null };
 
 const browserReady = chromiumAvailability();
@@ -201,6 +202,16 @@ describe.skipIf(!browserReady.ready)("web viewer in Chromium", () => {
     expect(await row.locator(".size").textContent()).toBe(
       `${(demoScreenshot().byteLength / 1024).toFixed(1)} KiB`,
     );
+    // The name keeps one line in the narrow card, shown whole.
+    const name = row.locator(".filename .name");
+    expect(
+      await name.evaluate(
+        (element) =>
+          (element as unknown as ScrollingElement).scrollWidth <=
+          (element as unknown as ScrollingElement).clientWidth,
+      ),
+    ).toBe(true);
+    expect((await name.boundingBox())!.height).toBeLessThan(24);
     const link = row.getByRole("link", { name: "Download" });
     const [popup] = await Promise.all([context.waitForEvent("page"), link.click()]);
     await popup.close();
@@ -219,7 +230,8 @@ describe.skipIf(!browserReady.ready)("web viewer in Chromium", () => {
   it("opens artifact://0 from the agent's text and pages to the output's last line", async () => {
     await entry("The full output is artifact://0").locator("a.ref", { hasText: "artifact://0" }).click();
     const reader = page.locator("dialog#reader");
-    await expect.poll(() => reader.locator(".range").textContent(), WAIT).toBe("lines 1–200");
+    // The first page says of how many lines: the count is asked for once the page is shown.
+    await expect.poll(() => reader.locator(".range").textContent(), WAIT).toBe("lines 1–200 of 24997");
     expect(await reader.locator("#reader-text").textContent()).toContain("case 000000");
     await readerButton("Last »").click();
     await expect.poll(() => reader.locator(".range").textContent(), WAIT).toBe("lines 24798–24997 of 24997");
@@ -402,7 +414,7 @@ describe.skipIf(!browserReady.ready)("web viewer in Chromium", () => {
       .toMatch(/^NOT_FOUND: /);
   });
 
-  it("asks for a key when it has none, and refuses a wrong one with the server's message", async () => {
+  it("asks for a key when it has none (saying how to make one), and refuses a wrong one saying what to do", async () => {
     const fresh = await context.newPage();
     watch(fresh);
     await fresh.goto(`${app.url}/`);
@@ -410,6 +422,9 @@ describe.skipIf(!browserReady.ready)("web viewer in Chromium", () => {
     await fresh.fill("#key-input", "stw_not-a-real-key");
     await fresh.click("#key-form button[type=submit]");
     await expect.poll(() => fresh.locator("#notice").textContent(), WAIT).toContain("UNAUTHORIZED");
+    // Written for the person at the form: what happened and what to do, not an HTTP header's syntax.
+    expect(await fresh.locator("#notice").textContent()).toContain("Paste another one");
+    expect(await fresh.locator("#key-form").textContent()).toContain("stowage keys create --user <id>");
     await fresh.fill("#key-input", demo.apiKey);
     await fresh.click("#key-form button[type=submit]");
     await fresh.locator(`a[href="#session=${demo.agentSessionId}"]`).waitFor();

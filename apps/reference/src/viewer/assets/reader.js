@@ -63,21 +63,43 @@ export function createReader(getApi) {
     );
   }
 
+  /** The output's line count, asked for once (a complete output's count stays true). */
+  async function countLines(request) {
+    if (request.totalLines !== undefined) return request.totalLines;
+    try {
+      await getApi().json(pageUrl(request, BEYOND_ANY_END, 1));
+    } catch (err) {
+      if (err?.reason !== "OFFSET_PAST_END" || typeof err.details?.totalLines !== "number") throw err;
+      if (request.complete) request.totalLines = err.details.totalLines;
+      return err.details.totalLines;
+    }
+    return undefined;
+  }
+
   async function loadLast() {
     const request = current;
-    let total = request.totalLines;
-    if (total === undefined) {
-      try {
-        await getApi().json(pageUrl(request, BEYOND_ANY_END, 1));
-      } catch (err) {
-        if (err?.reason !== "OFFSET_PAST_END" || typeof err.details?.totalLines !== "number") {
-          return showError(request, err);
-        }
-        total = err.details.totalLines;
-        if (request.complete) request.totalLines = total;
-      }
+    let total;
+    try {
+      total = await countLines(request);
+    } catch (err) {
+      return showError(request, err);
     }
-    if (current === request) await load(Math.max(1, total - PAGE_LINES + 1), { toEnd: true });
+    if (current === request && total !== undefined) {
+      await load(Math.max(1, total - PAGE_LINES + 1), { toEnd: true });
+    }
+  }
+
+  /** "lines 1–200" says of how many: a complete output's count, asked for once it has more pages. */
+  function showTotal(request, read) {
+    if (!request.pages || request.totalLines !== undefined || read.complete === false) return;
+    if (read.lines?.hasMore !== true) return;
+    countLines(request).then(
+      () => {
+        if (current === request && request.shown === read && request.totalLines !== undefined)
+          showPager(read);
+      },
+      () => {}, // the count is a nicety: the page is shown without it
+    );
   }
 
   function pageUrl(request, offset, limit) {
@@ -101,7 +123,9 @@ export function createReader(getApi) {
       text.textContent = read.text === "" ? "(empty)" : read.text;
       text.scrollTop = toEnd ? text.scrollHeight : 0;
       request.complete = read.complete !== false;
+      request.shown = read;
       showPager(read);
+      showTotal(request, read);
     } catch (err) {
       showError(request, err);
     } finally {

@@ -51,18 +51,7 @@ export function uploadList(api, sessionId) {
         h(
           "table",
           {},
-          h(
-            "thead",
-            {},
-            h(
-              "tr",
-              {},
-              h("th", { text: "File" }),
-              h("th", { text: "Size" }),
-              h("th", { text: "Uploaded" }),
-              h("th"),
-            ),
-          ),
+          h("thead", {}, h("tr", {}, h("th", { text: "File" }), h("th", { text: "Size" }), h("th"))),
           h(
             "tbody",
             {},
@@ -70,10 +59,16 @@ export function uploadList(api, sessionId) {
               h(
                 "tr",
                 {},
-                h("td", { class: "filename", text: file.filename }),
+                h(
+                  "td",
+                  { class: "filename" },
+                  h("span", { class: "name", title: file.filename, text: file.filename }),
+                  file.lastModified
+                    ? h("span", { class: "uploaded", text: `uploaded ${formatTime(file.lastModified)}` })
+                    : null,
+                ),
                 h("td", { class: "size", text: file.sizeFormatted }),
-                h("td", { text: file.lastModified ? formatTime(file.lastModified) : "" }),
-                h("td", {}, downloadLink(api, sessionId, file.filename)),
+                h("td", { class: "actions" }, downloadLink(api, sessionId, file.filename)),
               ),
             ),
           ),

@@ -1,6 +1,6 @@
 // The viewer's entry: the key (from the URL fragment once, then this tab's sessionStorage), the
 // sidebar, and the view the fragment names (#session=<id>, #thread=<job>/<alias> or #stored=<id>).
-import { createApi, describeError } from "./api.js";
+import { createApi } from "./api.js";
 import { h } from "./dom.js";
 import { createReader } from "./reader.js";
 import { lonelyThreadView, sessionView } from "./session-view.js";
@@ -85,7 +85,12 @@ function start(key) {
   const api = createApi(key, {
     // A refusal only counts for the key in use (a late answer for an earlier key is ignored).
     onUnauthorized: (err) => {
-      if (context?.api === api) forgetKey(`The server refused the key: ${describeError(err)}`);
+      if (context?.api === api) {
+        // Said for a person at the form, not an HTTP client: what happened and what to do.
+        forgetKey(
+          `This key was not accepted (${err.code}): it may be mistyped, revoked, or from another deployment. Paste another one.`,
+        );
+      }
     },
   });
   view?.dispose();
