@@ -47,8 +47,14 @@ export {
   type PromptMetricsSummary,
   summarizePromptMetrics,
 } from "./metrics-log/summarize-prompt-metrics.js";
-export type { ContentProducer, ContentRecord } from "./schemas/content-record-schema.js";
-export type { ContentKind, ContentRef, HotState, RiskLevel } from "./schemas/hot-state-schema.js";
+export type {
+  ContentKind,
+  ContentProducer,
+  ContentRecord,
+  ContentRef,
+  HotState,
+  RiskLevel,
+} from "./schemas/schemas.js";
 export {
   type IterateHotStateContentIdsOptions,
   iterateHotStateContentIds,

@@ -7,7 +7,7 @@ import { createFsObjectStore } from "@stowage/storage-fs";
 import { filesUnder, runChild, spawnChild, tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
 import { createContentRegistry } from "../src/index.js";
-import { ContentRecordSchema } from "../src/schemas/content-record-schema.js";
+import { ContentRecordSchema } from "../src/schemas/schemas.js";
 import { captureLogger } from "./capture-logger.js";
 
 const base = await tempDirectory("stowage-hot-state-fs-");

@@ -8,10 +8,8 @@ import {
 import { z } from "zod";
 import { type ContextBudget, DEFAULT_CONTEXT_BUDGET, resolveBudget } from "../budget/context-budget.js";
 import type { ContentRegistry } from "../content/content-registry.js";
-import type { ContentRecord } from "../schemas/content-record-schema.js";
-import { mimeType } from "../schemas/text-fields.js";
-import { parseOrThrow } from "../schemas/validation-error.js";
-import { surrogateSafeIndex } from "../text/surrogate-safe.js";
+import { type ContentRecord, invalidInput, mimeType, parseOrThrow } from "../schemas/schemas.js";
+import { surrogateSafeIndex } from "../text/utf8.js";
 import { DEFAULT_BOOTSTRAP_THRESHOLD_CHARS } from "./bootstrap-env.js";
 
 /** Most files one bootstrap context accepts. */
@@ -78,21 +76,10 @@ const BootstrapFileSchema = z.strictObject({
   mime: mimeType().optional(),
 });
 
-function positiveInteger(value: unknown, what: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || (value as number) < 1) {
-    throw new StowageError(
-      "INVALID_INPUT",
-      `${what} must be a positive integer, got ${describeValue(value)}`,
-    );
-  }
-  return value as number;
-}
-
 /**
- * At most `excerptChars` characters, marker included: the first and last characters of `content`,
- * cut on whole characters, with a marker between that says how much is left out and where the
- * rest is. The marker is shortened, then dropped (the head alone), when the room is too small.
+ * At most `excerptChars` characters of `content`, marker included: its head and tail, cut on whole
+ * characters, with a marker between saying how much is left out and where the rest is (shortened,
+ * then dropped for the head alone, when the room is too small).
  */
 function headTailExcerpt(content: string, excerptChars: number, rest: string): string {
   if (content.length <= excerptChars) return content;
@@ -130,22 +117,15 @@ function excerptSection(
 
 function checkedFiles(files: readonly BootstrapFile[]) {
   if (!Array.isArray(files) || files.length > MAX_BOOTSTRAP_FILES) {
-    throw new StowageError(
-      "INVALID_INPUT",
-      `bootstrap files must be an array of at most ${MAX_BOOTSTRAP_FILES} files, got ${describeValue(files)}`,
-      { details: { limit: MAX_BOOTSTRAP_FILES } },
-    );
+    const message = `bootstrap files must be an array of at most ${MAX_BOOTSTRAP_FILES} files`;
+    throw invalidInput(`${message}, got ${describeValue(files)}`, { limit: MAX_BOOTSTRAP_FILES });
   }
   const seen = new Set<string>();
   return files.map((file, index) => {
     const parsed = parseOrThrow(BootstrapFileSchema, file, `bootstrap file ${index}`);
     assertSafeKey(parsed.path, `bootstrap file ${index} path`);
-    if (seen.has(parsed.path)) {
-      throw new StowageError(
-        "INVALID_INPUT",
-        `bootstrap file path ${describeValue(parsed.path)} is given twice`,
-      );
-    }
+    if (seen.has(parsed.path))
+      throw invalidInput(`bootstrap file path ${describeValue(parsed.path)} is given twice`);
     seen.add(parsed.path);
     return parsed;
   });
@@ -167,20 +147,17 @@ export async function buildBootstrapContext(
   const checked = checkedFiles(files);
   const { registry, signal } = options;
   const enabled = options.enabled ?? registry !== undefined;
-  if (typeof enabled !== "boolean") {
-    throw new StowageError("INVALID_INPUT", `enabled must be a boolean, got ${describeValue(enabled)}`);
-  }
+  if (typeof enabled !== "boolean")
+    throw invalidInput(`enabled must be a boolean, got ${describeValue(enabled)}`);
   if (enabled && typeof registry?.storeText !== "function") {
-    throw new StowageError(
-      "INVALID_INPUT",
+    throw invalidInput(
       `a content registry is required when refs are enabled, got ${describeValue(registry)}`,
     );
   }
-  const thresholdChars = positiveInteger(
-    options.thresholdChars,
-    "thresholdChars",
-    DEFAULT_BOOTSTRAP_THRESHOLD_CHARS,
-  );
+  const { thresholdChars = DEFAULT_BOOTSTRAP_THRESHOLD_CHARS } = options;
+  if (!Number.isSafeInteger(thresholdChars) || thresholdChars < 1) {
+    throw invalidInput(`thresholdChars must be a positive integer, got ${describeValue(thresholdChars)}`);
+  }
   const { maxInlineArtifactChars } = resolveBudget(options.budget);
   // The excerpt, marker included, is inline text too: at most the budget's inline limit, and 2,000.
   const excerptChars = Math.min(DEFAULT_CONTEXT_BUDGET.maxInlineArtifactChars, maxInlineArtifactChars);

@@ -1,5 +1,4 @@
-import { describeValue } from "@stowage/core";
-import { invalidInput } from "../schemas/validation-error.js";
+import { describeValue, StowageError } from "@stowage/core";
 
 /** Hard limits that keep a prompt small. Every limit is a non-negative integer. */
 export interface ContextBudget {
@@ -15,7 +14,7 @@ export interface ContextBudget {
   maxInlineArtifactChars: number;
 }
 
-/** The budget used where none is given. */
+/** The budget used where none is given (here without zod: the settings readers use it). */
 export const DEFAULT_CONTEXT_BUDGET: Readonly<ContextBudget> = Object.freeze({
   maxHotStateTokens: 1_000,
   maxArtifactIndexEntries: 20,
@@ -35,20 +34,19 @@ export const BUDGET_FIELDS = Object.freeze(Object.keys(DEFAULT_CONTEXT_BUDGET) a
  * that is not a non-negative integer, so that a typo never turns a limit off.
  */
 export function resolveBudget(overrides: Partial<ContextBudget> = {}): Readonly<ContextBudget> {
+  const invalid = (problem: string, value: unknown) =>
+    new StowageError("INVALID_INPUT", `budget${problem}, got ${describeValue(value)}`);
   if (typeof overrides !== "object" || overrides === null || Array.isArray(overrides)) {
-    throw invalidInput(`budget must be an object, got ${describeValue(overrides)}`);
+    throw invalid(" must be an object", overrides);
   }
   const budget: ContextBudget = { ...DEFAULT_CONTEXT_BUDGET };
   for (const [field, value] of Object.entries(overrides)) {
     if (!BUDGET_FIELDS.includes(field as BudgetField)) {
-      throw invalidInput(
-        `budget has an unknown field ${describeValue(field)}; accepted: ${BUDGET_FIELDS.join(", ")}`,
-      );
+      throw invalid(` has an unknown field (accepted: ${BUDGET_FIELDS.join(", ")})`, field);
     }
     if (value === undefined) continue;
-    if (!Number.isSafeInteger(value) || value < 0) {
-      throw invalidInput(`budget.${field} must be a non-negative integer, got ${describeValue(value)}`);
-    }
+    if (!Number.isSafeInteger(value) || value < 0)
+      throw invalid(`.${field} must be a non-negative integer`, value);
     budget[field as BudgetField] = value;
   }
   return Object.freeze(budget);

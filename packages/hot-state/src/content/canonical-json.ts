@@ -1,16 +1,11 @@
 import { describeValue, StowageError } from "@stowage/core";
-import { isWellFormedText } from "../text/surrogate-safe.js";
+import { isWellFormedText } from "../text/utf8.js";
 
 /** Deepest nesting `canonicalJson` accepts; deeper input is refused rather than overflowing the stack. */
 export const MAX_JSON_DEPTH = 256;
 
 function fail(path: string, problem: string): never {
   throw new StowageError("INVALID_INPUT", `JSON value at ${path} ${problem}`, { details: { path } });
-}
-
-function isPlainObject(value: object): boolean {
-  const prototype = Object.getPrototypeOf(value);
-  return prototype === Object.prototype || prototype === null;
 }
 
 function quote(text: string, path: string): string {
@@ -48,7 +43,8 @@ function write(value: unknown, path: string, depth: number, ancestors: Set<objec
     }
     text = `[${items.join(",")}]`;
   } else {
-    if (!isPlainObject(object)) {
+    const prototype = Object.getPrototypeOf(object);
+    if (prototype !== Object.prototype && prototype !== null) {
       fail(
         path,
         `is a ${object.constructor?.name ?? "non-plain object"}, not a plain object; convert it first`,
@@ -71,9 +67,9 @@ function write(value: unknown, path: string, depth: number, ancestors: Set<objec
 /**
  * Canonical JSON of a plain JSON value: keys sorted, no whitespace, numbers as JavaScript prints
  * them (the RFC 8785 scheme), so that equal values give equal text and so equal content ids.
- * Throws INVALID_INPUT, naming the path (`details.path`, e.g. `$.a[0].b`), for anything JSON cannot carry faithfully: undefined in
- * an array, NaN and infinities, functions, symbols, bigints, class instances (Date, Map…),
- * cycles, lone surrogates, and nesting deeper than {@link MAX_JSON_DEPTH}.
+ * INVALID_INPUT, naming the path (`details.path`, e.g. `$.a[0].b`), for anything JSON cannot carry
+ * faithfully: undefined in an array, NaN and infinities, functions, symbols, bigints, class
+ * instances (Date, Map…), cycles, lone surrogates, nesting deeper than {@link MAX_JSON_DEPTH}.
  */
 export function canonicalJson(value: unknown): string {
   return write(value, "$", 0, new Set());

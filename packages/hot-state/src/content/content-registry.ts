@@ -10,22 +10,28 @@ import {
   StowageError,
   throwIfAborted,
 } from "@stowage/core";
-import { z } from "zod";
 import {
+  type ContentKind,
+  ContentMetadataSchema,
   type ContentProducer,
-  ContentProducerSchema,
   type ContentRecord,
   ContentRecordSchema,
-} from "../schemas/content-record-schema.js";
-import { type ContentKind, ContentKindSchema } from "../schemas/hot-state-schema.js";
-import { freeText, MAX_CONTENT_SUMMARY_CHARS, mimeType } from "../schemas/text-fields.js";
-import { parseOrThrow } from "../schemas/validation-error.js";
-import { encodeWellFormed } from "../text/encode-well-formed.js";
+  invalidInput,
+  parseOrThrow,
+} from "../schemas/schemas.js";
+import { encodeWellFormed } from "../text/utf8.js";
 import { canonicalJson } from "./canonical-json.js";
 import { createRecordKeys } from "./record-keys.js";
-import { readRecordState } from "./record-state.js";
-import { getContent, getRecord, listRecords, type RegistryContext, writeRecord } from "./registry-reads.js";
-import { JSON_MIME, TEXT_MIME } from "./sniff-content.js";
+import {
+  getContent,
+  getRecord,
+  JSON_MIME,
+  listRecords,
+  type RegistryContext,
+  readRecordState,
+  TEXT_MIME,
+  writeRecord,
+} from "./registry-reads.js";
 
 /** Largest content accepted by default (512 KiB); larger content fails with TOO_LARGE. */
 export const DEFAULT_MAX_CONTENT_BYTES = 512 * 1024;
@@ -60,9 +66,8 @@ export interface StoreContentOptions extends OperationOptions {
   producer?: ContentProducer;
 }
 
-/** What a store call returns. */
+/** What a store call returns: the record now stored (for content stored before, the record written then). */
 export interface StoredContent {
-  /** The record now stored; for content the registry held before, the record written then. */
   record: ContentRecord;
   /** False when the registry already had a record for this content (same bytes, same id). */
   created: boolean;
@@ -74,18 +79,15 @@ export interface ContentWithRecord {
   content: Uint8Array;
 }
 
-/** Options of `list`. */
+/** Options of `list`: the `cursor` of the previous page (opaque), records per page (1 to 1,000, default 100). */
 export interface ContentListOptions extends OperationOptions {
-  /** The `cursor` of the previous page, as returned (opaque: the records store's). */
   cursor?: string;
-  /** Records to look at per page, 1 to 1,000. Default 100. */
   limit?: number;
 }
 
-/** A page of `list`: records in id order (fewer than `limit` when entries were skipped). */
+/** A page of `list`: records in id order (fewer than `limit` when entries were skipped); `cursor` undefined on the last. */
 export interface ContentListPage {
   items: ContentRecord[];
-  /** Pass to the next call; `undefined` on the last page. */
   cursor: string | undefined;
 }
 
@@ -113,27 +115,18 @@ export interface ContentRegistry {
    * content is gone is skipped; corrupted content is logged and skipped.
    */
   list(options?: ContentListOptions): Promise<ContentListPage>;
-  /**
-   * Removes the record (a missing one is not an error): the entry is gone. The content stays in
-   * the (shared) content store until its garbage collection finds it unreferenced.
-   */
+  /** Removes the record (a missing one is no error); the content stays until garbage collection. */
   delete(id: string, options?: OperationOptions): Promise<void>;
 }
 
-const MetadataSchema = z.strictObject({
-  type: ContentKindSchema.optional(),
-  mime: mimeType().optional(),
-  summary: freeText(MAX_CONTENT_SUMMARY_CHARS).optional(),
-  producer: ContentProducerSchema.optional(),
-});
-
-function tooLarge(size: number, limit: number, atLeast = false): StowageError {
-  return new StowageError(
+const tooLarge = (size: number, limit: number, atLeast = false) =>
+  new StowageError(
     "TOO_LARGE",
-    `content is ${atLeast ? "at least " : ""}${size} bytes, over the limit of ${limit} bytes`,
-    { details: { size, limit } },
+    `content is ${atLeast ? "at least " : ""}${size} bytes, over ${limit} bytes`,
+    {
+      details: { size, limit },
+    },
   );
-}
 
 /** Stores `bytes`, then its record, create-only; a sound record stored before is kept. */
 async function storeContent(
@@ -143,23 +136,21 @@ async function storeContent(
   { signal, ...metadata }: StoreContentOptions = {},
 ): Promise<StoredContent> {
   if (bytes.byteLength > ctx.maxBytes) throw tooLarge(bytes.byteLength, ctx.maxBytes);
-  const meta = parseOrThrow(MetadataSchema, metadata, "content options");
+  const {
+    type = defaults.type,
+    mime = defaults.mime,
+    producer,
+    summary,
+  } = parseOrThrow(ContentMetadataSchema, metadata, "content options");
   throwIfAborted(signal, "store content");
   const { hash: id } = await ctx.content.put(bytes, { signal });
   assertSha256Hex(id, "hash returned by the content store");
-  const mime = meta.mime ?? defaults.mime;
+  const given = Object.entries({ producer, summary, mime }).filter(([, value]) => value !== undefined);
   const fresh = parseOrThrow(
     ContentRecordSchema,
     {
-      artifact_id: id,
-      type: meta.type ?? defaults.type,
-      content_uri: ctx.contentUri(id),
-      content_hash: id,
-      size_bytes: bytes.byteLength,
-      created_at: ctx.timestamp(),
-      ...(meta.producer === undefined ? {} : { producer: meta.producer }),
-      ...(meta.summary === undefined ? {} : { summary: meta.summary }),
-      ...(mime === undefined ? {} : { mime }),
+      ...{ artifact_id: id, type, content_uri: ctx.contentUri(id), content_hash: id },
+      ...{ size_bytes: bytes.byteLength, created_at: ctx.timestamp(), ...Object.fromEntries(given) },
     },
     "content record",
   );
@@ -171,10 +162,7 @@ async function storeContent(
   }
   // A record exists (stored before, or by a concurrent writer): keep it if it is sound.
   const stored = await ctx.records.get(ctx.keys.recordKey(id), { signal });
-  const state =
-    stored === null
-      ? null
-      : readRecordState(stored, { id, size: bytes.byteLength, contentUri: fresh.content_uri });
+  const state = stored && readRecordState(stored, id, bytes.byteLength, fresh.content_uri);
   if (state?.status === "ok") return { record: state.record, created: false };
   const record = state?.status === "stale" ? state.record : fresh;
   await writeRecord(ctx, record, false, signal);
@@ -186,10 +174,6 @@ const hasMethods = (value: unknown, methods: readonly string[]) =>
   value !== null &&
   methods.every((method) => typeof (value as Record<string, unknown>)[method] === "function");
 
-function invalid(message: string): StowageError {
-  return new StowageError("INVALID_INPUT", `createContentRegistry: ${message}`);
-}
-
 /**
  * A registry of content refs over a content store (the bytes) and an ObjectStore (the records).
  * The id is the SHA-256 of the bytes: the same content always gets the same id and is kept once.
@@ -198,16 +182,15 @@ function invalid(message: string): StowageError {
  */
 export function createContentRegistry(options: ContentRegistryOptions): ContentRegistry {
   const { content, records, maxBytes = DEFAULT_MAX_CONTENT_BYTES, now = () => new Date() } = options ?? {};
-  if (!hasMethods(content, ["put", "get", "stat"])) {
-    throw invalid(`content must be a ContentStore (e.g. a BlobStore), got ${describeValue(content)}`);
-  }
+  const invalid = (what: string, value: unknown) =>
+    invalidInput(`createContentRegistry: ${what}, got ${describeValue(value)}`);
+  if (!hasMethods(content, ["put", "get", "stat"])) throw invalid("content must be a ContentStore", content);
   if (!hasMethods(records, ["put", "get", "head", "delete", "list", "iterate"])) {
-    throw invalid(`records must be an ObjectStore, got ${describeValue(records)}`);
+    throw invalid("records must be an ObjectStore", records);
   }
-  if (!Number.isSafeInteger(maxBytes) || maxBytes < 1) {
-    throw invalid(`maxBytes must be a positive integer, got ${describeValue(maxBytes)}`);
-  }
-  if (typeof now !== "function") throw invalid(`now must be a function, got ${describeValue(now)}`);
+  if (!Number.isSafeInteger(maxBytes) || maxBytes < 1)
+    throw invalid("maxBytes must be a positive integer", maxBytes);
+  if (typeof now !== "function") throw invalid("now must be a function", now);
   const ctx: RegistryContext = {
     content,
     records,
@@ -217,49 +200,33 @@ export function createContentRegistry(options: ContentRegistryOptions): ContentR
     // A stored `content_uri` is only ever shown, never followed: reads go by the validated id.
     contentUri: (id) => content.uriFor?.(id) ?? formatBlobRef(id),
     timestamp(date = now()) {
-      if (!(date instanceof Date) || Number.isNaN(date.getTime())) {
-        throw new StowageError(
-          "INVALID_INPUT",
-          `content registry clock returned ${describeValue(date)}, not a valid Date`,
-        );
-      }
-      return date.toISOString();
+      if (date instanceof Date && !Number.isNaN(date.getTime())) return date.toISOString();
+      throw invalidInput(`content registry clock returned ${describeValue(date)}, not a valid Date`);
     },
   };
 
   return Object.freeze({
     async storeBytes(bytes: Uint8Array, opts?: StoreContentOptions) {
-      if (!(bytes instanceof Uint8Array)) {
-        throw new StowageError("INVALID_INPUT", `content must be a Uint8Array, got ${describeValue(bytes)}`);
-      }
+      if (!(bytes instanceof Uint8Array))
+        throw invalidInput(`content must be a Uint8Array, got ${describeValue(bytes)}`);
       return storeContent(ctx, bytes, { type: "data" }, opts);
     },
     async storeText(text: string, opts?: StoreContentOptions) {
-      if (typeof text !== "string") {
-        throw new StowageError("INVALID_INPUT", `content text must be a string, got ${describeValue(text)}`);
-      }
+      if (typeof text !== "string")
+        throw invalidInput(`content text must be a string, got ${describeValue(text)}`);
       // Every UTF-16 unit is at least one UTF-8 byte: a string longer than the cap is refused
       // before it is scanned or copied; anything shorter is checked exactly once encoded.
       if (text.length > maxBytes) throw tooLarge(text.length, maxBytes, true);
       const bytes = encodeWellFormed(text);
-      if (bytes === null) {
-        throw new StowageError(
-          "INVALID_INPUT",
-          "content text holds a lone surrogate, which UTF-8 cannot carry; it would be stored changed",
-        );
-      }
+      if (bytes === null) throw invalidInput("content text holds a lone surrogate, which UTF-8 cannot carry");
       return storeContent(ctx, bytes, { type: "doc", mime: TEXT_MIME }, opts);
     },
     async storeJson(value: unknown, opts?: StoreContentOptions) {
-      return storeContent(
-        ctx,
-        new TextEncoder().encode(canonicalJson(value)),
-        { type: "data", mime: JSON_MIME },
-        opts,
-      );
+      const bytes = new TextEncoder().encode(canonicalJson(value));
+      return storeContent(ctx, bytes, { type: "data", mime: JSON_MIME }, opts);
     },
     get: (id: string, opts?: OperationOptions) => getContent(ctx, id, opts),
-    getRecord: (id: string, opts?: OperationOptions) => getRecord(ctx, id, opts),
+    getRecord: (id: string, opts: OperationOptions = {}) => getRecord(ctx, id, opts),
     list: (opts?: ContentListOptions) => listRecords(ctx, opts),
     async delete(id: string, opts: OperationOptions = {}) {
       assertSha256Hex(id, "content id");

@@ -8,16 +8,18 @@ import {
   type OperationOptions,
   StowageError,
 } from "@stowage/core";
-import type { ContentRecord } from "../schemas/content-record-schema.js";
+import { type ContentKind, type ContentRecord, ContentRecordSchema } from "../schemas/schemas.js";
+import { decodeUtf8 } from "../text/utf8.js";
+import { canonicalJson } from "./canonical-json.js";
 import type { ContentListOptions, ContentListPage, ContentWithRecord } from "./content-registry.js";
 import type { createRecordKeys } from "./record-keys.js";
-import { readRecordState } from "./record-state.js";
-import { sniffContent } from "./sniff-content.js";
 
-/** Largest `limit` a `list` call accepts. */
-export const MAX_CONTENT_LIST_LIMIT = 1000;
-const DEFAULT_CONTENT_LIST_LIMIT = 100;
+/** Largest record read; a larger one is treated as damaged, not parsed. */
+export const MAX_RECORD_BYTES = 64 * 1024;
+const MAX_CONTENT_LIST_LIMIT = 1000;
 const LIST_READ_CONCURRENCY = 8;
+export const TEXT_MIME = "text/plain; charset=utf-8";
+export const JSON_MIME = "application/json";
 
 /** What the functions of one content registry share. */
 export interface RegistryContext {
@@ -29,6 +31,55 @@ export interface RegistryContext {
   contentUri(id: string): string;
   /** `date` (default: the clock's now) as ISO 8601; INVALID_INPUT for what is not a valid Date. */
   timestamp(date?: Date): string;
+}
+
+/**
+ * What a stored record is worth next to its content. `stale`: valid, but its `content_uri` is not
+ * where the content now is (the content store moved); `record` carries the corrected URI.
+ */
+type RecordState =
+  | { status: "ok"; record: ContentRecord }
+  | { status: "stale"; record: ContentRecord }
+  | { status: "damaged"; problem: string };
+
+export function readRecordState(
+  bytes: Uint8Array,
+  id: string,
+  size: number,
+  contentUri: string,
+): RecordState {
+  const damaged = (problem: string) => ({ status: "damaged" as const, problem });
+  if (bytes.byteLength > MAX_RECORD_BYTES) return damaged(`record is over ${MAX_RECORD_BYTES} bytes`);
+  let json: unknown;
+  try {
+    json = JSON.parse(decodeUtf8(bytes) ?? "");
+  } catch {
+    return damaged("record is not UTF-8 JSON");
+  }
+  const parsed = ContentRecordSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    return damaged(`record ${issue.path.join(".") || "(root)"} ${issue.message}`);
+  }
+  const record = parsed.data;
+  if (record.artifact_id !== id) return damaged(`record names content ${record.artifact_id}`);
+  if (record.size_bytes !== size)
+    return damaged(`record says ${record.size_bytes} bytes, content has ${size}`);
+  if (record.content_uri === contentUri) return { status: "ok", record };
+  return { status: "stale", record: { ...record, content_uri: contentUri } };
+}
+
+/**
+ * Type and MIME type for a record rebuilt from content alone: what `storeJson` writes (canonical
+ * JSON) is data, other UTF-8 text is a document, anything else binary data.
+ */
+function sniffContent(bytes: Uint8Array): { type: ContentKind; mime: string } {
+  const text = decodeUtf8(bytes);
+  if (text === null) return { type: "data", mime: "application/octet-stream" };
+  try {
+    if (canonicalJson(JSON.parse(text)) === text) return { type: "data", mime: JSON_MIME };
+  } catch {}
+  return { type: "doc", mime: TEXT_MIME };
 }
 
 export async function writeRecord(
@@ -44,13 +95,11 @@ export async function writeRecord(
   });
 }
 
-const errorMessage = (err: unknown) => (err instanceof Error ? err.message : String(err));
-
 /**
- * The record for verified `bytes`, given the stored record, rebuilt from the content when it is
- * damaged (keeping nothing it cannot prove) or corrected when stale. With `writeBack`, a repaired
- * record is written back, a failed write logged (the content is sound, the read succeeds);
- * without, nothing is written (listing is a read).
+ * The record for verified `bytes`, rebuilt from the content when the stored one is damaged
+ * (keeping nothing it cannot prove) or corrected when stale. With `writeBack`, a repaired record is
+ * written back, a failed write logged (the content is sound, the read succeeds); without, nothing
+ * is written (listing is a read).
  */
 async function recordFor(
   ctx: RegistryContext,
@@ -60,19 +109,18 @@ async function recordFor(
   writeBack: boolean,
   signal: AbortSignal | undefined,
 ): Promise<ContentRecord> {
-  const state = readRecordState(stored, { id, size: bytes.byteLength, contentUri: ctx.contentUri(id) });
+  const state = readRecordState(stored, id, bytes.byteLength, ctx.contentUri(id));
   if (state.status === "ok") return state.record;
   let record: ContentRecord;
   if (state.status === "stale") {
     record = state.record;
     ctx.logger.warn(
       { content_uri: record.content_uri },
-      `content ${id}: record points at an old location; content_uri updated`,
+      `content ${id}: record at an old location; content_uri updated`,
     );
   } else {
     const { type, mime } = sniffContent(bytes);
-    const info = await ctx.content.stat(id, { signal });
-    const created_at = ctx.timestamp(info?.lastModified);
+    const created_at = ctx.timestamp((await ctx.content.stat(id, { signal }))?.lastModified);
     const rebuilt = { artifact_id: id, type, content_uri: ctx.contentUri(id), content_hash: id };
     record = { ...rebuilt, size_bytes: bytes.byteLength, created_at, producer: "system", mime };
     ctx.logger.warn(
@@ -85,8 +133,9 @@ async function recordFor(
     await writeRecord(ctx, record, false, signal);
   } catch (err) {
     if (StowageError.is(err, "ABORTED")) throw err;
+    const error = err instanceof Error ? err.message : String(err);
     ctx.logger.warn(
-      { error: errorMessage(err) },
+      { error },
       `content ${id}: the rebuilt record could not be written back; it will be rebuilt again`,
     );
   }
@@ -107,28 +156,26 @@ export async function getContent(
   return { record: await recordFor(ctx, id, stored, bytes, true, signal), content: bytes };
 }
 
-export async function getRecord(ctx: RegistryContext, id: string, opts: OperationOptions = {}) {
-  assertSha256Hex(id, "content id");
-  const { signal } = opts;
+/**
+ * The record of `id` checked against the content's size, or null when either is gone. A record
+ * that is not sound is repaired from the content: by `get` (written back) for a read; in memory
+ * for a listing, where corrupted content is logged and skipped.
+ */
+export async function getRecord(
+  ctx: RegistryContext,
+  id: string,
+  { signal }: OperationOptions,
+  listing = false,
+) {
+  if (!listing) assertSha256Hex(id, "content id");
   const [stored, info] = await Promise.all([
     ctx.records.get(ctx.keys.recordKey(id), { signal }),
     ctx.content.stat(id, { signal }),
   ]);
   if (stored === null || info === null) return null;
-  const state = readRecordState(stored, { id, size: info.size, contentUri: ctx.contentUri(id) });
-  if (state.status === "ok") return state.record;
-  return (await getContent(ctx, id, opts))?.record ?? null;
-}
-
-/** A listed record, rebuilt in memory when damaged; null when gone or its content is corrupted. */
-async function listedRecord(ctx: RegistryContext, id: string, key: string, signal?: AbortSignal) {
-  const [stored, info] = await Promise.all([
-    ctx.records.get(key, { signal }),
-    ctx.content.stat(id, { signal }),
-  ]);
-  if (stored === null || info === null) return null; // deleted while listing, or content gone
-  const state = readRecordState(stored, { id, size: info.size, contentUri: ctx.contentUri(id) });
-  if (state.status !== "damaged") return state.record;
+  const state = readRecordState(stored, id, info.size, ctx.contentUri(id));
+  if (state.status === "ok" || (listing && state.status === "stale")) return state.record;
+  if (!listing) return (await getContent(ctx, id, { signal }))?.record ?? null;
   try {
     const bytes = await ctx.content.get(id, { signal });
     return bytes === null ? null : await recordFor(ctx, id, stored, bytes, false, signal);
@@ -143,25 +190,21 @@ export async function listRecords(
   ctx: RegistryContext,
   opts: ContentListOptions = {},
 ): Promise<ContentListPage> {
-  const limit = opts.limit ?? DEFAULT_CONTENT_LIST_LIMIT;
+  const { limit = 100, signal } = opts;
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_CONTENT_LIST_LIMIT) {
     throw new StowageError(
       "INVALID_INPUT",
       `limit must be an integer from 1 to ${MAX_CONTENT_LIST_LIMIT}, got ${describeValue(limit)}`,
     );
   }
-  const { signal } = opts;
   // One records page per registry page: the records store's cursor is opaque (Postgres
   // encodes it), so a registry page ends where a store page ends.
   const page = await ctx.records.list({ prefix: ctx.keys.prefix, cursor: opts.cursor, limit, signal });
-  const listed = page.items.flatMap((item) => {
-    const id = ctx.keys.idFromKey(item.key);
-    return id === null ? [] : [{ id, key: item.key }];
-  });
+  const ids = page.items.flatMap((item) => ctx.keys.idFromKey(item.key) ?? []);
   const found = await mapConcurrent(
-    listed,
+    ids,
     LIST_READ_CONCURRENCY,
-    ({ id, key }) => listedRecord(ctx, id, key, signal),
+    (id) => getRecord(ctx, id, { signal }, true),
     signal,
   );
   return { items: found.filter((record) => record !== null), cursor: page.cursor };

@@ -1,20 +1,17 @@
 import { consoleLogger, describeValue, type Logger, StowageError } from "@stowage/core";
 import { type ContextBudget, resolveBudget } from "../budget/context-budget.js";
-import { type ContentRef, type HotState, HotStateSchema } from "../schemas/hot-state-schema.js";
-import { parseOrThrow } from "../schemas/validation-error.js";
+import { type ContentRef, type HotState, HotStateSchema, parseOrThrow } from "../schemas/schemas.js";
 import {
   assertTokenCounter,
   countTokensExact,
   measureTokensUpTo,
   type TokenCounter,
 } from "../tokens/token-counter.js";
-import { deepFreeze } from "./deep-freeze.js";
 import { runInSlices, runToEnd, type Steps } from "./run-steps.js";
 import { MINIMAL_HOT_STATE_FIELDS, SHED_STEPS, type ShedItem, type ShedStep } from "./shed-steps.js";
 
-/** Options of `buildHotState`. */
+/** Options of `buildHotState`: `maxHotStateTokens` and `maxArtifactIndexEntries` of the budget apply. */
 export interface BuildHotStateOptions {
-  /** Limits; `maxHotStateTokens` and `maxArtifactIndexEntries` apply here. */
   budget?: Partial<ContextBudget>;
   /** Default: the exact o200k_base counter. */
   countTokens?: TokenCounter;
@@ -26,16 +23,24 @@ export interface BuildHotStateOptions {
 export interface HotStateBuild {
   /** The validated state that fits the budget; deeply frozen. */
   state: Readonly<HotState>;
-  /** `state` as compact JSON, the text to put in the prompt. */
+  /** `state` as compact JSON, the text to put in the prompt; `bytes` its UTF-8 length. */
   json: string;
   tokens: number;
-  /** UTF-8 bytes of `json`. */
   bytes: number;
   /** Everything removed from the input, in the order it was removed. */
   shed: readonly ShedItem[];
   truncated: boolean;
   /** True when only the identifiers were kept. */
   minimal: boolean;
+}
+
+/** Freezes `value` and everything reachable from it, so that a shared state cannot be edited in place. */
+export function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
 }
 
 const FIELD_ORDER = Object.keys(HotStateSchema.shape) as (keyof HotState)[];
@@ -48,29 +53,28 @@ function trimIndex(entries: readonly ContentRef[], max: number, shed: ShedItem[]
   const lastPosition = new Map(entries.map((entry, position) => [entry.artifact_id, position]));
   const unique = entries.filter((entry, position) => lastPosition.get(entry.artifact_id) === position);
   const over = Math.max(0, unique.length - max);
-  const dropped = [
-    ...entries
-      .filter((entry, position) => lastPosition.get(entry.artifact_id) !== position)
-      .map((entry) => ({ entry, reason: "duplicate" as const })),
-    ...unique.slice(0, over).map((entry) => ({ entry, reason: "max_entries" as const })),
-  ];
-  for (const { entry, reason } of dropped) {
-    shed.push({ field: "artifact_index", reason, value: entry, artifact_id: entry.artifact_id });
-  }
+  const item = (value: ContentRef, reason: ShedItem["reason"]): ShedItem => ({
+    field: "artifact_index",
+    reason,
+    value,
+    artifact_id: value.artifact_id,
+  });
+  shed.push(
+    ...entries.flatMap((entry, position) =>
+      lastPosition.get(entry.artifact_id) === position ? [] : [item(entry, "duplicate")],
+    ),
+    ...unique.slice(0, over).map((entry) => item(entry, "max_entries")),
+  );
   return unique.slice(over);
 }
 
 /**
- * Validates `input` against the strict hot-state schema, then fits it to the budget. Index
- * entries over `maxArtifactIndexEntries` (and older duplicates) go first; then, while the JSON is
- * over `maxHotStateTokens`, whole units are shed in `SHED_ORDER`, each step oldest first and no
- * more than needed. Only when all of that is not enough does it fall back to the minimal state
- * (`session_id` and the other identifiers). Every removal is listed in `shed` and logged. With the
- * exact counter (the default), a text is counted only as far as the budget needs.
- *
- * Throws INVALID_INPUT for an invalid state or budget, and BUDGET_EXCEEDED when even the
- * minimal state is over budget or the counter fails (reason `UNMEASURABLE`): a state that cannot
- * be measured is never returned as fitting.
+ * Validates `input` against the strict hot-state schema, then fits it to the budget: index entries
+ * over `maxArtifactIndexEntries` (and older duplicates) go first; then, while the JSON is over
+ * `maxHotStateTokens`, whole units are shed (see `SHED_STEPS`), each step oldest first and no more
+ * than needed; last, the minimal state (the identifiers). Every removal is in `shed` and logged.
+ * INVALID_INPUT for an invalid state or budget; BUDGET_EXCEEDED when even the minimal state is
+ * over budget or the counter fails (reason `UNMEASURABLE`): an unmeasured state never fits.
  */
 export function buildHotState(input: unknown, options: BuildHotStateOptions = {}): HotStateBuild {
   return runToEnd(fitHotState(input, options));
@@ -85,10 +89,7 @@ export function buildHotStateInSlices(
   return runInSlices(fitHotState(input, options), { signal, what: "build the hot state" });
 }
 
-/**
- * The work of {@link buildHotState}, pausing between bounded steps: every count is of one JSON
- * text and stops once it is past the budget, so a maximal input costs a handful of short counts.
- */
+/** The work of {@link buildHotState}; every count stops once past the budget (a few short counts). */
 function* fitHotState(input: unknown, options: BuildHotStateOptions): Steps<HotStateBuild> {
   const budget = resolveBudget(options.budget);
   const counter = options.countTokens ?? countTokensExact;
@@ -114,21 +115,19 @@ function* fitHotState(input: unknown, options: BuildHotStateOptions): Steps<HotS
   };
 
   let measured = yield* measure(state);
-  let minimal = false;
-  if (measured.tokens > limit) {
+  if (measured.tokens > limit)
     ({ state, measured } = yield* shedToFit(state, measured, limit, measure, shed));
+  const minimal = measured.tokens > limit;
+  if (minimal) {
+    state = minimalState(state, shed);
+    // Counted whole (it is identifiers only): the error says how far over it is.
+    measured = yield* measure(state, Number.POSITIVE_INFINITY);
     if (measured.tokens > limit) {
-      minimal = true;
-      state = minimalState(state, shed);
-      // Counted whole (it is identifiers only): the error says how far over it is.
-      measured = yield* measure(state, Number.POSITIVE_INFINITY);
-      if (measured.tokens > limit) {
-        throw new StowageError(
-          "BUDGET_EXCEEDED",
-          `hot state of session ${describeValue(state.session_id)} does not fit maxHotStateTokens of ${limit} even as the minimal state (${measured.tokens} tokens of identifiers); raise the budget or shorten the ids`,
-          { details: { tokens: measured.tokens, limit } },
-        );
-      }
+      throw new StowageError(
+        "BUDGET_EXCEEDED",
+        `hot state of session ${describeValue(state.session_id)} does not fit maxHotStateTokens of ${limit} even as the minimal state (${measured.tokens} tokens of identifiers); raise the budget or shorten the ids`,
+        { details: { tokens: measured.tokens, limit } },
+      );
     }
   }
 
@@ -170,15 +169,7 @@ function minimalState(state: HotState, shed: ShedItem[]): HotState {
  * units to remove (removing more never makes the JSON longer), so a long list costs a handful of
  * counts, not one per item.
  */
-function* shedToFit(
-  start: HotState,
-  startMeasured: Measured,
-  limit: number,
-  measure: Measure,
-  shed: ShedItem[],
-) {
-  let state = start;
-  let measured = startMeasured;
+function* shedToFit(state: HotState, measured: Measured, limit: number, measure: Measure, shed: ShedItem[]) {
   for (const step of SHED_STEPS) {
     const units = step.units(state);
     if (units === 0) continue;

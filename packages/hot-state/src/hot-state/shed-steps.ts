@@ -1,4 +1,4 @@
-import type { ContentRef, HotState } from "../schemas/hot-state-schema.js";
+import type { ContentRef, HotState } from "../schemas/schemas.js";
 
 /** Fields a minimal hot state keeps: the session id and the other identifiers. */
 export const MINIMAL_HOT_STATE_FIELDS = ["session_id", "session_key", "run_id", "current_plan_id"] as const;
@@ -25,45 +25,35 @@ export interface ShedItem {
   artifact_id?: string;
 }
 
-/** One step of the shedding order: removes its first `count` units, oldest first. */
+/** One step of the shedding order: how many units it can remove, and the state without its first `count`. */
 export interface ShedStep {
-  field: ShedField;
   units(state: HotState): number;
   apply(state: HotState, count: number): { state: HotState; shed: ShedItem[] };
 }
 
 /** Removes the oldest items of a list (an index entry carries its id). */
-function listStep(field: "accepted_decisions" | "open_questions" | "artifact_index"): ShedStep {
-  return {
-    field,
-    units: (state) => state[field]?.length ?? 0,
-    apply(state, count) {
-      const items: readonly unknown[] = state[field] ?? [];
-      const next = { ...state, [field]: items.slice(count) };
-      if (next[field]!.length === 0) delete next[field];
-      const shed = items.slice(0, count).map((value): ShedItem => {
-        const id = field === "artifact_index" ? { artifact_id: (value as ContentRef).artifact_id } : {};
-        return { field, reason: "tokens", value, ...id };
-      });
-      return { state: next, shed };
-    },
-  };
-}
+const listStep = (field: "accepted_decisions" | "open_questions" | "artifact_index"): ShedStep => ({
+  units: (state) => state[field]?.length ?? 0,
+  apply(state, count) {
+    const items: readonly unknown[] = state[field] ?? [];
+    const next = { ...state, [field]: items.slice(count) };
+    if (next[field]!.length === 0) delete next[field];
+    const shed = items.slice(0, count).map((value): ShedItem => {
+      const id = field === "artifact_index" ? { artifact_id: (value as ContentRef).artifact_id } : {};
+      return { field, reason: "tokens", value, ...id };
+    });
+    return { state: next, shed };
+  },
+});
 
 const summaryStep: ShedStep = {
-  field: "artifact_index.summary",
   units: (state) => state.artifact_index?.filter((entry) => entry.summary !== undefined).length ?? 0,
   apply(state, count) {
     const shed: ShedItem[] = [];
     const entries = (state.artifact_index ?? []).map((entry): ContentRef => {
       if (entry.summary === undefined || shed.length === count) return entry;
-      const { summary, ...rest } = entry;
-      shed.push({
-        field: "artifact_index.summary",
-        reason: "tokens",
-        value: summary,
-        artifact_id: entry.artifact_id,
-      });
+      const { summary: value, ...rest } = entry;
+      shed.push({ field: "artifact_index.summary", reason: "tokens", value, artifact_id: entry.artifact_id });
       return rest;
     });
     return { state: { ...state, artifact_index: entries }, shed };
@@ -71,11 +61,9 @@ const summaryStep: ShedStep = {
 };
 
 const lastStepStep: ShedStep = {
-  field: "last_successful_step",
   units: (state) => (state.last_successful_step === undefined ? 0 : 1),
-  apply(state) {
-    const { last_successful_step: value, ...rest } = state;
-    return { state: rest, shed: [{ field: "last_successful_step", reason: "tokens", value }] };
+  apply({ last_successful_step: value, ...state }) {
+    return { state, shed: [{ field: "last_successful_step", reason: "tokens", value }] };
   },
 };
 
@@ -85,13 +73,10 @@ const lastStepStep: ShedStep = {
  * decisions, whole index entries, open questions, the last successful step. The objective,
  * constraints and risk level are kept until the minimal fallback.
  */
-export const SHED_STEPS: readonly ShedStep[] = Object.freeze([
+export const SHED_STEPS: readonly ShedStep[] = [
   summaryStep,
   listStep("accepted_decisions"),
   listStep("artifact_index"),
   listStep("open_questions"),
   lastStepStep,
-]);
-
-/** The fields of {@link SHED_STEPS}, in order. */
-export const SHED_ORDER: readonly ShedField[] = Object.freeze(SHED_STEPS.map((step) => step.field));
+];

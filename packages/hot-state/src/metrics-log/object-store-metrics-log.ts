@@ -8,6 +8,7 @@ import {
   type OperationOptions,
   StowageError,
 } from "@stowage/core";
+import type { PromptMetrics } from "../metrics/prompt-metrics.js";
 import { assertAtomicStore } from "../store/atomic-store.js";
 import {
   appendEntry,
@@ -19,14 +20,15 @@ import {
   turnKey,
 } from "./metrics-log-append.js";
 import {
+  type AppendPromptMetricsOptions,
   type PromptMetricsEntry,
   type PromptMetricsLog,
   type PromptMetricsSeriesOptions,
   type PromptMetricsSeriesWindow,
   parseEntry,
   promptMetricsSeriesWindow,
+  toPromptMetricsEntry,
 } from "./prompt-metrics-entry.js";
-import { serialAppends } from "./serial-appends.js";
 
 /** Full re-reads of a series when a concurrent compaction removed what was listed. */
 const MAX_READ_ATTEMPTS = 5;
@@ -46,10 +48,7 @@ export interface PromptMetricsLogOptions {
   logger?: Logger;
 }
 
-/**
- * Parses lines expected to be turns first, first+1, …, keeping those after `afterTurn` until
- * `into` holds `limit`; a damaged line is logged and skipped.
- */
+/** Parses lines of turns first, first+1, …: those after `afterTurn` until `into` holds `limit`; a damaged one logged. */
 function parseLines(
   ctx: LogContext,
   session: string,
@@ -82,7 +81,7 @@ async function readOnce(
   session: string,
   window: PromptMetricsSeriesWindow,
   op: OperationOptions,
-): Promise<PromptMetricsEntry[] | null> {
+) {
   const entries: PromptMetricsEntry[] = [];
   const segment = await newestSegment(ctx, session, op);
   let next = Math.max(segment, window.afterTurn) + 1;
@@ -126,6 +125,26 @@ async function readOnce(
 }
 
 /**
+ * The `append` of a metrics log: checks the metrics once, before any I/O (the session names
+ * where the entry goes), then appends for one session in this process one after another (they
+ * would only race each other for turns).
+ */
+function serialAppends(ctx: LogContext) {
+  const queues = new Map<string, Promise<unknown>>();
+  return async (metrics: PromptMetrics, op: AppendPromptMetricsOptions = {}): Promise<PromptMetricsEntry> => {
+    const { hotStateVersion, ...operation } = op;
+    const checked = toPromptMetricsEntry(metrics, { turn: 1, recordedAt: ctx.now(), hotStateVersion });
+    const session = checked.session;
+    const run = () => appendEntry(ctx, session, checked, operation);
+    const next = (queues.get(session) ?? Promise.resolve()).then(run, run);
+    const settled = next.catch(() => {});
+    queues.set(session, settled);
+    void settled.then(() => queues.get(session) === settled && queues.delete(session));
+    return next;
+  };
+}
+
+/**
  * A metrics log over any ObjectStore, in JSON Lines. Each append is one create-only object
  * `<prefix><session>/turns/<turn>.json`, so appends of several writers (processes, replicas) never
  * overwrite each other. Turns are contiguous from 1, so the end of a log is found by probing, never
@@ -139,7 +158,7 @@ export function createPromptMetricsLog(options: PromptMetricsLogOptions): Prompt
   assertKeyDirectoryPrefix(prefix, "metrics log prefix");
   const ctx: LogContext = { store: store as ObjectStore, prefix, now, logger, tails: new Map() };
   return Object.freeze({
-    append: serialAppends(now, (session, checked, op) => appendEntry(ctx, session, checked, op)),
+    append: serialAppends(ctx),
     async series(sessionId: string, op: PromptMetricsSeriesOptions = {}) {
       assertSafeId(sessionId, "sessionId");
       const window = promptMetricsSeriesWindow(op);

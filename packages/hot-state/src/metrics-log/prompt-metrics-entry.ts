@@ -2,14 +2,13 @@ import { assertSafeId, describeValue, type OperationOptions, StowageError } from
 import { z } from "zod";
 import { BUDGET_FIELDS, type BudgetField } from "../budget/context-budget.js";
 import type { PromptMetrics } from "../metrics/prompt-metrics.js";
-import { invalidInput } from "../schemas/validation-error.js";
+import { parseOrThrow } from "../schemas/schemas.js";
 
 /**
- * The largest count a `prompt_metrics` record holds (2^31 − 1, PostgreSQL's `integer`), so that
- * every metrics log keeps the same records: a larger one is refused as INVALID_INPUT everywhere.
+ * A count of a `prompt_metrics` record: at most 2^31 − 1 (PostgreSQL's `integer`), so that every
+ * metrics log keeps the same records: a larger one is refused as INVALID_INPUT everywhere.
  */
-export const MAX_PROMPT_METRICS_COUNT = 2_147_483_647;
-export const promptMetricsCount = z.int().min(0).max(MAX_PROMPT_METRICS_COUNT);
+export const promptMetricsCount = z.int().min(0).max(2_147_483_647);
 
 /** What a prompt warning is about, in the order summaries list them. */
 export const PROMPT_WARNING_KINDS = [
@@ -118,14 +117,17 @@ export function promptMetricsSeriesWindow(
   options: PromptMetricsSeriesOptions = {},
 ): PromptMetricsSeriesWindow {
   const { afterTurn = 0, limit = Number.POSITIVE_INFINITY } = options ?? {};
-  if (!Number.isSafeInteger(afterTurn) || afterTurn < 0) {
-    throw new StowageError(
-      "INVALID_INPUT",
-      `afterTurn must be a whole number ≥ 0, got ${describeValue(afterTurn)}`,
-    );
-  }
-  if (limit !== Number.POSITIVE_INFINITY && (!Number.isSafeInteger(limit) || limit < 1)) {
-    throw new StowageError("INVALID_INPUT", `limit must be a whole number ≥ 1, got ${describeValue(limit)}`);
+  for (const [name, value, least] of [
+    ["afterTurn", afterTurn, 0],
+    ["limit", limit, 1],
+  ] as const) {
+    if (name === "limit" && value === Number.POSITIVE_INFINITY) continue;
+    if (!Number.isSafeInteger(value) || value < least) {
+      throw new StowageError(
+        "INVALID_INPUT",
+        `${name} must be a whole number ≥ ${least}, got ${describeValue(value)}`,
+      );
+    }
   }
   return { afterTurn, limit };
 }
@@ -143,8 +145,8 @@ export interface PromptMetricsEntryPlace {
 
 /**
  * Builds the entry of a turn from `measurePrompt`'s result, checking it on the way: the session
- * (a core safe id, since it names where the log is kept) and every field of the record. For
- * implementations of {@link PromptMetricsLog} (the ObjectStore one here, PostgreSQL's).
+ * (a core safe id, since it names where the log is kept), the hot-state version (≥ 1) and every
+ * field of the record. For implementations of {@link PromptMetricsLog}.
  */
 export function toPromptMetricsEntry(
   metrics: PromptMetrics,
@@ -152,29 +154,12 @@ export function toPromptMetricsEntry(
 ): PromptMetricsEntry {
   const session = metrics?.record?.session;
   assertSafeId(session, "prompt_metrics session");
-  if (hotStateVersion !== undefined && (!Number.isSafeInteger(hotStateVersion) || hotStateVersion < 1)) {
-    throw invalidInput(`hotStateVersion must be a whole number ≥ 1, got ${describeValue(hotStateVersion)}`);
-  }
-  const parsed = PromptMetricsEntrySchema.safeParse({
-    type: "prompt_metrics_entry",
-    session,
-    turn,
-    recorded_at: isoTime(recordedAt),
-    hot_state_version: hotStateVersion ?? null,
-    record: metrics.record,
-    warnings: metrics.warnings,
+  const entry = {
+    ...{ type: "prompt_metrics_entry", session, turn, recorded_at: isoTime(recordedAt) },
+    ...{ hot_state_version: hotStateVersion ?? null, record: metrics.record, warnings: metrics.warnings },
     violations: metrics.budget?.violations,
-  });
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map((issue) => ({
-      path: issue.path.join("."),
-      message: issue.message,
-    }));
-    throw new StowageError("INVALID_INPUT", "metrics must be a measurePrompt result", {
-      details: { issues },
-    });
-  }
-  return parsed.data;
+  };
+  return parseOrThrow(PromptMetricsEntrySchema, entry, "metrics (a measurePrompt result)");
 }
 
 /**

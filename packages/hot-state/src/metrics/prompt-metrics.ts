@@ -9,8 +9,7 @@ import {
   type PromptWarningKind,
   promptMetricsCount,
 } from "../metrics-log/prompt-metrics-entry.js";
-import { identifier } from "../schemas/text-fields.js";
-import { parseOrThrow } from "../schemas/validation-error.js";
+import { identifier, parseOrThrow } from "../schemas/schemas.js";
 import {
   assertTokenCounter,
   countProblem,
@@ -82,10 +81,10 @@ export interface PromptBudget {
  */
 export function promptBudget(budget?: Partial<ContextBudget>): PromptBudget {
   const limits = resolveBudget(budget);
+  const { maxHotStateTokens: hs, maxArtifactIndexEntries: entries, maxPromptTokens: prompt } = limits;
   const warningLevels = Object.freeze({
-    hot_state_tokens: Math.floor(limits.maxHotStateTokens * 0.8),
-    artifact_index_entries: Math.floor(limits.maxArtifactIndexEntries * 0.75),
-    prompt_tokens: Math.floor(limits.maxPromptTokens * 0.75),
+    ...{ hot_state_tokens: Math.floor(hs * 0.8), artifact_index_entries: Math.floor(entries * 0.75) },
+    prompt_tokens: Math.floor(prompt * 0.75),
   });
   return Object.freeze({ limits, warningLevels });
 }
@@ -100,9 +99,7 @@ const USAGE_NAMES: Readonly<Record<BudgetField, string>> = {
 
 /**
  * The violation of `field` by what `measure` returns, or null within the limit. Fails closed: a
- * measure that throws or is not a non-negative integer (NaN, negative, fractional, a promise…)
- * is a violation of kind `unmeasurable`, because a budget that cannot be measured cannot be
- * shown to hold.
+ * measure that throws or is not a non-negative integer is a violation of kind `unmeasurable`.
  */
 function violationOf(field: BudgetField, limit: number, measure: () => unknown): BudgetViolation | null {
   let value: unknown;
@@ -136,11 +133,8 @@ export function measurePrompt(input: PromptMetricsInput, options: PromptMetricsO
   const counter = options.countTokens ?? countTokensExact;
   assertTokenCounter(counter);
   const logger = options.logger ?? consoleLogger;
-  const { sessionId, runId, hotState, systemPrompt, userPrompt, refFiles } = parseOrThrow(
-    InputSchema,
-    input,
-    "prompt metrics input",
-  );
+  const checked = parseOrThrow(InputSchema, input, "prompt metrics input");
+  const { sessionId, runId, hotState, systemPrompt, userPrompt, refFiles } = checked;
   const types = (hotState.state.artifact_index ?? []).map((entry) => entry.type);
   // Each count is checked before the two are added: 50 + (−10) must not pass as 40.
   const count = (text: string, what: string) => {
@@ -150,13 +144,11 @@ export function measurePrompt(input: PromptMetricsInput, options: PromptMetricsO
     return counted as number;
   };
   let estTokens: number | null = null;
+  const prompt = () => (estTokens = count(systemPrompt, "system prompt") + count(userPrompt, "user prompt"));
   const measures: [BudgetField, () => unknown][] = [
     ["maxHotStateTokens", () => hotState.tokens],
     ["maxArtifactIndexEntries", () => types.length],
-    [
-      "maxPromptTokens",
-      () => (estTokens = count(systemPrompt, "system prompt") + count(userPrompt, "user prompt")),
-    ],
+    ["maxPromptTokens", prompt],
   ];
   if (input.ragChunks !== undefined) measures.push(["maxRagChunks", () => input.ragChunks]);
   if (input.inlineArtifactChars !== undefined)
@@ -184,19 +176,15 @@ export function measurePrompt(input: PromptMetricsInput, options: PromptMetricsO
     budget_violations: violations.length,
     budget_ok: violations.length === 0,
   };
-  const measured: [PromptWarningKind, number | null, number, string][] = [
-    ["hot_state_tokens", record.hs_tokens, warningLevels.hot_state_tokens, "hot state tokens"],
-    [
-      "artifact_index_entries",
-      record.artifacts,
-      warningLevels.artifact_index_entries,
-      "artifact index entries",
-    ],
-    ["prompt_tokens", record.est_tokens, warningLevels.prompt_tokens, "estimated prompt tokens"],
-    ["budget_violations", record.budget_violations, 0, "budget violations"],
+  const measured: [PromptWarningKind, number | null, string][] = [
+    ["hot_state_tokens", record.hs_tokens, "hot state tokens"],
+    ["artifact_index_entries", record.artifacts, "artifact index entries"],
+    ["prompt_tokens", record.est_tokens, "estimated prompt tokens"],
+    ["budget_violations", record.budget_violations, "budget violations"],
   ];
   const warnings: PromptWarning[] = [];
-  for (const [kind, value, threshold, what] of measured) {
+  for (const [kind, value, what] of measured) {
+    const threshold = kind === "budget_violations" ? 0 : warningLevels[kind];
     if (value === null || value <= threshold) continue;
     const message = `${what} is ${value}, above the warning level of ${threshold}`;
     warnings.push({ kind, message, value, threshold });

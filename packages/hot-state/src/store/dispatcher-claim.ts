@@ -1,7 +1,7 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { describeValue, type OperationOptions, StowageError, sha256Hex } from "@stowage/core";
 import { z } from "zod";
-import { claimKey, type StoreContext } from "./version-reads.js";
+import { claimKey, type StoreContext } from "./hot-state-versions.js";
 
 // A session's claim is one create-only object holding the SHA-256 of its token. It is created
 // once and removed only by the holder of its token (a release, or the deletion of the session):

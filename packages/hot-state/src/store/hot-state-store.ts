@@ -8,7 +8,7 @@ import {
   StowageError,
 } from "@stowage/core";
 import type { BuildHotStateOptions } from "../hot-state/build-hot-state.js";
-import type { HotState } from "../schemas/hot-state-schema.js";
+import type { HotState } from "../schemas/schemas.js";
 import { assertAtomicStore } from "./atomic-store.js";
 import {
   assertTokenShape,
@@ -18,8 +18,16 @@ import {
   notDispatcher,
 } from "./dispatcher-claim.js";
 import { dispatcherFor } from "./dispatcher-write.js";
-import { assertVersion, type HotStateVersion, MAX_HOT_STATE_VERSION } from "./hot-state-versions.js";
-import { claimKey, readLatest, readVersion, type StoreContext, sessionPrefix } from "./version-reads.js";
+import {
+  assertVersion,
+  claimKey,
+  type HotStateVersion,
+  MAX_HOT_STATE_VERSION,
+  readLatest,
+  readVersion,
+  type StoreContext,
+  sessionPrefix,
+} from "./hot-state-versions.js";
 
 /** Options of `createHotStateStore`; the build options apply to every write. */
 export interface HotStateStoreOptions extends BuildHotStateOptions {

@@ -1,12 +1,24 @@
-import { assertSafeId, describeValue, StowageError, sha256Hex } from "@stowage/core";
+import {
+  assertSafeId,
+  describeValue,
+  type Logger,
+  type ObjectStore,
+  type OperationOptions,
+  StowageError,
+  sha256Hex,
+} from "@stowage/core";
 import { z } from "zod";
-import { deepFreeze } from "../hot-state/deep-freeze.js";
+import { type BuildHotStateOptions, deepFreeze } from "../hot-state/build-hot-state.js";
 import type { ShedItem } from "../hot-state/shed-steps.js";
-import { type HotState, HotStateSchema } from "../schemas/hot-state-schema.js";
-import { invalidInput } from "../schemas/validation-error.js";
+import { type HotState, HotStateSchema, invalidInput, SHA256_HEX } from "../schemas/schemas.js";
+import { lastContiguous } from "./last-contiguous.js";
 
 /** The highest version a session's hot state can reach (keys hold 12 digits). */
 export const MAX_HOT_STATE_VERSION = 999_999_999_999;
+/** Reads of `latest` retried when the version found was deleted (pruned) before it was read. */
+const MAX_READ_ATTEMPTS = 5;
+/** A version's name inside its session's directory. */
+const VERSION_NAME = /^(\d{12})\.json$/;
 
 /** One stored version of a session's hot state, as readers get it. */
 export interface HotStateVersion {
@@ -29,15 +41,28 @@ export interface HotStateVersion {
   shed: readonly ShedItem[];
 }
 
+/** What the functions of one hot-state store share. */
+export interface StoreContext {
+  store: ObjectStore;
+  prefix: string;
+  now: () => Date;
+  keepVersions: number | undefined;
+  buildOptions: BuildHotStateOptions;
+  logger: Logger;
+  /**
+   * The newest version seen per session: where the next search starts. Only a hint: versions can
+   * be deleted (pruned, or the session deleted and written again), so a read that finds the
+   * hinted version gone searches again from the start.
+   */
+  seen: Map<string, number>;
+}
+
 /** The stored form of a version (one JSON object per key), in the snake_case of the other records. */
 const StoredVersionSchema = z.strictObject({
   type: z.literal("hot_state_version"),
   session_id: z.string(),
   version: z.int().min(1).max(MAX_HOT_STATE_VERSION),
-  previous_hash: z
-    .string()
-    .regex(/^[a-f0-9]{64}$/)
-    .nullable(),
+  previous_hash: z.string().regex(SHA256_HEX).nullable(),
   written_at: z.iso.datetime(),
   tokens: z.int().nonnegative(),
   bytes: z.int().nonnegative(),
@@ -56,6 +81,10 @@ export function assertVersion(version: unknown, what = "version"): asserts versi
   }
 }
 
+export const sessionPrefix = (ctx: StoreContext, sessionId: string) => `${ctx.prefix}${sessionId}/`;
+export const claimKey = (ctx: StoreContext, sessionId: string) =>
+  `${sessionPrefix(ctx, sessionId)}dispatcher.json`;
+
 /** The key of one version: `<prefix><sessionId>/<version, 12 digits>.json` (so keys sort by version). */
 export function versionKey(prefix: string, sessionId: string, version: number): string {
   assertSafeId(sessionId, "sessionId");
@@ -65,18 +94,11 @@ export function versionKey(prefix: string, sessionId: string, version: number): 
 
 /** Serializes a version for storage; its hash is the SHA-256 of exactly these bytes. */
 export function encodeVersion(version: Omit<HotStateVersion, "hash" | "json">): Uint8Array {
+  const { sessionId, previousHash, writtenAt, shed, ...rest } = version;
   const stored: z.infer<typeof StoredVersionSchema> = {
-    type: "hot_state_version",
-    session_id: version.sessionId,
-    version: version.version,
-    previous_hash: version.previousHash,
-    written_at: version.writtenAt,
-    tokens: version.tokens,
-    bytes: version.bytes,
-    truncated: version.truncated,
-    minimal: version.minimal,
-    shed: [...version.shed],
-    state: version.state,
+    ...{ type: "hot_state_version", session_id: sessionId, version: rest.version },
+    ...{ previous_hash: previousHash, written_at: writtenAt, tokens: rest.tokens, bytes: rest.bytes },
+    ...{ truncated: rest.truncated, minimal: rest.minimal, shed: [...shed], state: rest.state },
   };
   return new TextEncoder().encode(JSON.stringify(stored));
 }
@@ -99,30 +121,72 @@ export function decodeVersion(bytes: Uint8Array, sessionId: string, version: num
   }
   const stored = StoredVersionSchema.safeParse(parsed);
   if (!stored.success) throw damaged("not a stored hot-state version");
-  const record = stored.data;
+  const { previous_hash: previousHash, written_at: writtenAt, ...record } = stored.data;
   if (record.session_id !== sessionId || record.version !== version)
     throw damaged("another session or version");
-  if ((version === 1) !== (record.previous_hash === null))
-    throw damaged("previous_hash does not match its version");
+  if ((version === 1) !== (previousHash === null)) throw damaged("previous_hash does not match its version");
   const state = HotStateSchema.safeParse(record.state);
   if (!state.success || state.data.session_id !== sessionId)
     throw damaged("its state is not a valid hot state");
-  const { previous_hash: previousHash, written_at: writtenAt, tokens, truncated, minimal } = record;
-  const json = JSON.stringify(state.data);
-  const shed = record.shed as ShedItem[];
-  const hash = sha256Hex(bytes);
+  const { tokens, truncated, minimal } = record;
   return deepFreeze({
-    sessionId,
-    version,
-    hash,
-    previousHash,
-    writtenAt,
-    state: state.data,
-    json,
-    tokens,
-    bytes: record.bytes,
-    truncated,
-    minimal,
-    shed,
+    ...{ sessionId, version, hash: sha256Hex(bytes), previousHash, writtenAt, state: state.data },
+    ...{ json: JSON.stringify(state.data), tokens, bytes: record.bytes, truncated, minimal },
+    shed: record.shed as ShedItem[],
   });
+}
+
+export async function versionExists(
+  ctx: StoreContext,
+  sessionId: string,
+  version: number,
+  op: OperationOptions,
+) {
+  return (await ctx.store.head(versionKey(ctx.prefix, sessionId, version), op)) !== null;
+}
+
+/** The oldest version kept (versions sort first in their directory), or null without any. */
+export async function oldestVersion(ctx: StoreContext, sessionId: string, op: OperationOptions) {
+  const prefix = sessionPrefix(ctx, sessionId);
+  const { items } = await ctx.store.list({ prefix, limit: 1, signal: op.signal });
+  const match = items[0] && VERSION_NAME.exec(items[0].key.slice(prefix.length));
+  return match ? Number(match[1]) : null;
+}
+
+/** The newest version number (0: none), probed forward from the newest one seen. */
+export async function latestVersion(ctx: StoreContext, sessionId: string, op: OperationOptions) {
+  const probe = (version: number) => versionExists(ctx, sessionId, version, op);
+  let latest = await lastContiguous(ctx.seen.get(sessionId) ?? 0, MAX_HOT_STATE_VERSION, probe);
+  if (latest === 0) {
+    // No version 1: none was written, or the oldest were pruned.
+    const oldest = await oldestVersion(ctx, sessionId, op);
+    if (oldest !== null) latest = await lastContiguous(oldest, MAX_HOT_STATE_VERSION, probe);
+  }
+  if (latest > 0) ctx.seen.set(sessionId, latest);
+  else ctx.seen.delete(sessionId);
+  return latest;
+}
+
+export async function readVersion(
+  ctx: StoreContext,
+  sessionId: string,
+  version: number,
+  op: OperationOptions,
+) {
+  const bytes = await ctx.store.get(versionKey(ctx.prefix, sessionId, version), op);
+  return bytes === null ? null : decodeVersion(bytes, sessionId, version);
+}
+
+export async function readLatest(ctx: StoreContext, sessionId: string, op: OperationOptions) {
+  for (let attempt = 0; attempt < MAX_READ_ATTEMPTS; attempt++) {
+    const version = await latestVersion(ctx, sessionId, op);
+    if (version === 0) return null;
+    const stored = await readVersion(ctx, sessionId, version, op);
+    if (stored !== null) return stored;
+    ctx.seen.delete(sessionId); // deleted since the hint was taken: search from the start
+  }
+  throw new StowageError(
+    "UNAVAILABLE",
+    `hot state ${sessionId} kept changing while its latest version was read; try again`,
+  );
 }

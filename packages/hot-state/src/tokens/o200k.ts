@@ -12,17 +12,10 @@ type Encoding = typeof import("gpt-tokenizer/encoding/o200k_base");
 export const MAX_PIECE_CHARS = 1_024;
 /** o200k_base's longest token is 128 bytes (128 spaces): n UTF-16 units are at least n / 128 tokens. */
 const LONGEST_TOKEN_CHARS = 128;
-/**
- * Characters counted by one call of the tokenizer: about a millisecond of work, fewer for a count
- * bounded by a budget (twice its tokens), which stops at the first chunk past it.
- */
+/** Characters per tokenizer call (about 1 ms); a count bounded by a budget takes twice its tokens. */
 const CHUNK_CHARS = 8 * 1024;
 const chunkCharsFor = (max: number) => Math.min(CHUNK_CHARS, Math.max(1_024, 2 * max));
-/**
- * A run of one character class this long may make a piece over {@link MAX_PIECE_CHARS}: a piece
- * is one run of letters (and a character before and a contraction after), of spaces, or of
- * punctuation followed by a run of line breaks and `/`.
- */
+/** A run of one class this long may make a piece over {@link MAX_PIECE_CHARS} (with a unit before and after). */
 const LONG_RUN = (MAX_PIECE_CHARS - 2) >> 1;
 /** Windows a run of {@link LONG_RUN} is sure to cover one of. */
 const RUN_WINDOW = (LONG_RUN + 1) >> 1;
@@ -141,12 +134,12 @@ function chunkEnd(text: string, start: number, size: number): number {
 }
 
 /**
- * `text` cut into chunks of about `size` characters where the pre-tokenizer's pieces do not
- * depend on what follows, so that the counts of the chunks add up to the count of the whole; `null`
- * for a piece over {@link MAX_PIECE_CHARS}, which is never handed to the tokenizer. Only a chunk
- * with a long run, or one without a cut for 4 chunks, is split by the pre-tokenizer's own regex.
+ * `text` in chunks of about `size` cut where the pre-tokenizer's pieces do not depend on what
+ * follows, so their counts add up to the whole's; `null` for a piece over {@link MAX_PIECE_CHARS}.
+ * Only a chunk with a long run, or without a cut for 4 chunks, is split by the tokenizer's regex.
  */
-function* chunksOf(text: string, split: RegExp, size: number): Generator<string | null, void, void> {
+type Chunks = Generator<string | null, void, void>;
+function* chunksOf(text: string, split: RegExp, size: number): Chunks {
   for (let start = 0; start < text.length; ) {
     const end = chunkEnd(text, start, size);
     if (chunkHasLongRun || end - start > 4 * size) yield* piecesOf(text, start, end, split, size);
@@ -156,13 +149,7 @@ function* chunksOf(text: string, split: RegExp, size: number): Generator<string 
 }
 
 /** `text` from `from` to `to` (piece boundaries) in chunks cut between the pre-tokenizer's pieces. */
-function* piecesOf(
-  text: string,
-  from: number,
-  to: number,
-  split: RegExp,
-  size: number,
-): Generator<string | null, void, void> {
+function* piecesOf(text: string, from: number, to: number, split: RegExp, size: number): Chunks {
   const pieces = new RegExp(split.source, split.flags);
   pieces.lastIndex = from;
   let start = from;

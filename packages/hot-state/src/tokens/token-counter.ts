@@ -1,26 +1,21 @@
 import { describeValue, type OperationOptions, StowageError } from "@stowage/core";
 import { runInSlices, runToEnd, type Steps } from "../hot-state/run-steps.js";
+import { invalidInput } from "../schemas/schemas.js";
 import { countO200kUpTo, MAX_PIECE_CHARS } from "./o200k.js";
 
-/**
- * Counts the tokens of a text. It must return a non-negative integer; anything else (or a
- * throw) makes a budget check fail closed.
- */
+/** Counts the tokens of a text: a non-negative integer, else (or a throw) a budget check fails closed. */
 export type TokenCounter = (text: string) => number;
 
 function* exactCount(text: unknown): Steps<number> {
-  if (typeof text !== "string") {
-    throw new StowageError("INVALID_INPUT", `token counting needs a string, got ${describeValue(text)}`);
-  }
+  if (typeof text !== "string")
+    throw invalidInput(`token counting needs a string, got ${describeValue(text)}`);
   const count = yield* countO200kUpTo(text, Number.POSITIVE_INFINITY);
-  if (count === Number.POSITIVE_INFINITY) {
-    throw new StowageError(
-      "TOO_LARGE",
-      `the text holds an unbroken run (one word, one repeated character) over ${MAX_PIECE_CHARS} characters, which is not counted`,
-      { reason: "RUN_TOO_LONG", details: { limit: MAX_PIECE_CHARS } },
-    );
-  }
-  return count;
+  if (count !== Number.POSITIVE_INFINITY) return count;
+  throw new StowageError(
+    "TOO_LARGE",
+    `the text holds an unbroken run (one word, one repeated character) over ${MAX_PIECE_CHARS} characters, which is not counted`,
+    { reason: "RUN_TOO_LONG", details: { limit: MAX_PIECE_CHARS } },
+  );
 }
 
 /**
@@ -45,12 +40,6 @@ export function countProblem(count: unknown, source = "the counter"): string | u
   return `${source} returned ${typeof count === "number" ? String(count) : describeValue(count)}, not a non-negative integer`;
 }
 
-const unmeasurable = (what: string, problem: string, cause?: unknown) =>
-  new StowageError("BUDGET_EXCEEDED", `${what}: ${problem}, so the budget counts as exceeded`, {
-    ...(cause === undefined ? {} : { cause }),
-    reason: "UNMEASURABLE",
-  });
-
 /**
  * Counts `text` with `counter` and fails closed: a throw or a result that is not a non-negative
  * integer is BUDGET_EXCEEDED (reason `UNMEASURABLE`), because a budget that cannot be measured
@@ -64,27 +53,25 @@ export function* measureTokensUpTo(
   what: string,
 ): Steps<number> {
   let count: unknown;
+  let problem: string | undefined;
+  let cause: unknown;
   try {
     if (counter === countTokensExact) return yield* countO200kUpTo(text, max);
     count = counter(text);
+    problem = countProblem(count);
   } catch (err) {
-    throw unmeasurable(what, "token counting failed", err);
+    [problem, cause] = ["token counting failed", err];
   }
-  const problem = countProblem(count);
-  if (problem) throw unmeasurable(what, problem);
-  return count as number;
+  if (!problem) return count as number;
+  throw new StowageError("BUDGET_EXCEEDED", `${what}: ${problem}, so the budget counts as exceeded`, {
+    ...(cause === undefined ? {} : { cause }),
+    reason: "UNMEASURABLE",
+  });
 }
-
-/** {@link measureTokensUpTo} without a bound, at once. */
-export const measureTokens = (counter: TokenCounter, text: string, what: string): number =>
-  runToEnd(measureTokensUpTo(counter, text, Number.POSITIVE_INFINITY, what));
 
 /** Throws INVALID_INPUT unless `counter` is a function. */
 export function assertTokenCounter(counter: unknown): asserts counter is TokenCounter {
   if (typeof counter !== "function") {
-    throw new StowageError(
-      "INVALID_INPUT",
-      `countTokens must be a function (text) => number, got ${describeValue(counter)}`,
-    );
+    throw invalidInput(`countTokens must be a function (text) => number, got ${describeValue(counter)}`);
   }
 }

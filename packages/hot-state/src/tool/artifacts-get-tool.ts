@@ -1,18 +1,15 @@
 import { describeValue, type OperationOptions, StowageError } from "@stowage/core";
 import { z } from "zod";
 import type { ContentRegistry } from "../content/content-registry.js";
-import { decodeUtf8 } from "../content/sniff-content.js";
-import { invalidInput, parseOrThrow } from "../schemas/validation-error.js";
-import { surrogateSafeIndex } from "../text/surrogate-safe.js";
+import type { ContentRecord } from "../schemas/schemas.js";
+import { invalidInput, parseOrThrow, SHA256_HEX } from "../schemas/schemas.js";
+import { decodeUtf8, surrogateSafeIndex } from "../text/utf8.js";
 import type { JsonSchema } from "./tool-formats.js";
 
 /** Most characters of content one call returns; `offset` pages further. */
 export const DEFAULT_TOOL_MAX_CHARS = 8_000;
 /** Smallest page accepted: a page must hold at least one whole astral character. */
 const MIN_TOOL_MAX_CHARS = 16;
-
-/** A SHA-256 digest as core writes it (`sha256Hex`): the JSON Schema the model sees carries the pattern. */
-const SHA256_HEX = /^[a-f0-9]{64}$/;
 
 const ArtifactsGetInputSchema = z.strictObject({
   artifact_id: z
@@ -32,16 +29,13 @@ const ArtifactsGetInputSchema = z.strictObject({
 /** The input of the `artifacts_get` tool, as the model sends it. */
 export type ArtifactsGetInput = z.infer<typeof ArtifactsGetInputSchema>;
 
-/** What the `artifacts_get` tool returns to the model: one page of a content ref. */
-export interface ArtifactsGetResult {
-  artifact_id: string;
+/** What the `artifacts_get` tool returns to the model: one page of a content ref, after its record's fields. */
+export interface ArtifactsGetResult
+  extends Omit<ContentRecord, "content_uri" | "mime" | "summary" | "producer" | "type"> {
   type: string;
   mime?: string;
   summary?: string;
   producer?: string;
-  size_bytes: number;
-  content_hash: string;
-  created_at: string;
   /** `utf-8`: `content` holds text; `binary`: the bytes are not text and `content` is empty. */
   encoding: "utf-8" | "binary";
   /** Length of the whole text in UTF-16 code units (JavaScript characters). */
@@ -102,8 +96,7 @@ export function createArtifactsGetTool(options: ArtifactsGetToolOptions): Artifa
     async execute(input: unknown, opts: OperationOptions = {}): Promise<ArtifactsGetResult> {
       const parsed = parseOrThrow(ArtifactsGetInputSchema, input, "artifacts_get input");
       const found = await registry.get(parsed.artifact_id, opts);
-      if (found === null)
-        throw new StowageError("NOT_FOUND", `artifact ${parsed.artifact_id} does not exist`);
+      if (!found) throw new StowageError("NOT_FOUND", `artifact ${parsed.artifact_id} does not exist`);
       const { artifact_id, type, mime, summary, producer, size_bytes, content_hash, created_at } =
         found.record;
       const text = decodeUtf8(found.content);

@@ -5,7 +5,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { DEFAULT_BOOTSTRAP_THRESHOLD_CHARS } from "../../src/bootstrap/bootstrap-env.js";
 import { buildBootstrapContext } from "../../src/bootstrap/build-bootstrap-context.js";
 import { type ContentRegistry, createContentRegistry } from "../../src/content/content-registry.js";
-import { isWellFormedText } from "../../src/text/surrogate-safe.js";
+import { isWellFormedText } from "../../src/text/utf8.js";
 import { createArtifactsGetTool } from "../../src/tool/artifacts-get-tool.js";
 import { captureLogger } from "../capture-logger.js";
 

@@ -13,8 +13,8 @@ import {
   DEFAULT_MAX_CONTENT_BYTES,
 } from "../../src/content/content-registry.js";
 import { iterateContentRefIds } from "../../src/content/record-keys.js";
-import { MAX_RECORD_BYTES } from "../../src/content/record-state.js";
-import { ContentRecordSchema } from "../../src/schemas/content-record-schema.js";
+import { MAX_RECORD_BYTES } from "../../src/content/registry-reads.js";
+import { ContentRecordSchema } from "../../src/schemas/schemas.js";
 import { captureLogger } from "../capture-logger.js";
 import { HOSTILE_CONTENT_IDS } from "../hostile-ids.js";
 

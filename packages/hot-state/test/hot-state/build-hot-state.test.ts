@@ -1,11 +1,19 @@
 import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
 import { buildHotState } from "../../src/hot-state/build-hot-state.js";
-import { SHED_ORDER } from "../../src/hot-state/shed-steps.js";
-import type { HotState } from "../../src/schemas/hot-state-schema.js";
+import type { HotState } from "../../src/schemas/schemas.js";
 import { countTokensExact } from "../../src/tokens/token-counter.js";
 import { captureLogger } from "../capture-logger.js";
 import { hexIds } from "../corpora.js";
+
+/** The README's shedding order. */
+const SHED_ORDER: string[] = [
+  "artifact_index.summary",
+  "accepted_decisions",
+  "artifact_index",
+  "open_questions",
+  "last_successful_step",
+];
 
 // One token per character: makes budget arithmetic in these tests exact.
 const byChars = (text: string) => text.length;

@@ -1,13 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { ContentRecordSchema } from "../../src/schemas/content-record-schema.js";
-import { ContentRefSchema, HotStateSchema } from "../../src/schemas/hot-state-schema.js";
-import {
-  MAX_CONTENT_SUMMARY_CHARS,
-  MAX_HOT_STATE_LIST_ITEMS,
-  MAX_ID_CHARS,
-} from "../../src/schemas/text-fields.js";
+import { ContentRecordSchema, ContentRefSchema, HotStateSchema } from "../../src/schemas/schemas.js";
 import { hexIds } from "../corpora.js";
 import { HOSTILE_CONTENT_IDS } from "../hostile-ids.js";
+
+// The README's limits.
+const MAX_ID_CHARS = 256;
+const MAX_HOT_STATE_LIST_ITEMS = 200;
+const MAX_CONTENT_SUMMARY_CHARS = 500;
 
 const [id] = hexIds(1) as [string];
 

@@ -5,8 +5,9 @@ import { O200K_TOKEN_SPLIT_REGEX } from "gpt-tokenizer/encodingParams/constants"
 import { Tiktoken } from "js-tiktoken/lite";
 import o200kRanks from "js-tiktoken/ranks/o200k_base";
 import { describe, expect, it } from "vitest";
+import { buildHotState } from "../../src/hot-state/build-hot-state.js";
 import { countTokensHeuristic } from "../../src/tokens/heuristic-token-counter.js";
-import { countTokensExact, measureTokens } from "../../src/tokens/token-counter.js";
+import { countTokensExact } from "../../src/tokens/token-counter.js";
 import { CORPORA } from "../corpora.js";
 
 const charsOver4 = (text: string) => Math.ceil(text.length / 4);
@@ -187,7 +188,7 @@ describe("heuristic token counter", () => {
   });
 });
 
-describe("measureTokens fails closed", () => {
+describe("a counter fails closed", () => {
   it.each([
     [
       "throws",
@@ -203,13 +204,13 @@ describe("measureTokens fails closed", () => {
     ["returns a promise", () => Promise.resolve(3) as unknown as number],
   ])("a counter that %s is BUDGET_EXCEEDED / UNMEASURABLE", async (_why, counter) => {
     await expectStowageError(
-      () => measureTokens(counter, "text", "hot state"),
+      () => buildHotState({ session_id: "s" }, { countTokens: counter as (text: string) => number }),
       "BUDGET_EXCEEDED",
       "UNMEASURABLE",
     );
   });
 
   it("passes a good count through", () => {
-    expect(measureTokens(() => 7, "text", "x")).toBe(7);
+    expect(buildHotState({ session_id: "s" }, { countTokens: () => 7 }).tokens).toBe(7);
   });
 });

@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { encodeWellFormed } from "../../src/text/encode-well-formed.js";
-import { surrogateSafeIndex } from "../../src/text/surrogate-safe.js";
+import { encodeWellFormed, surrogateSafeIndex } from "../../src/text/utf8.js";
 
 describe("encodeWellFormed", () => {
   it.each([
