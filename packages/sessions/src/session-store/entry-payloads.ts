@@ -1,6 +1,11 @@
-import { externalizeEntryPayloads, type MovedPayload, restoreEntryPayloads } from "@stowage/blob-store";
+import {
+  externalizeEntryPayloads,
+  type MovedPayload,
+  parseMovedPayloads,
+  restoreEntryPayloads,
+} from "@stowage/blob-store";
 import { type ContentStore, describeValue, StowageError } from "@stowage/core";
-import type { SerializedEntry } from "./session-store-key.js";
+import { checkStoredEntry, type SerializedEntry } from "./session-store-key.js";
 import type { SessionStoreEntry } from "./types.js";
 
 /**
@@ -120,4 +125,31 @@ export async function putBackEntryPayloads(
       details: { ...err.details, key: where },
     });
   }
+}
+
+/**
+ * An entry as one line of text for a backend that stores each entry on its own (a row): its JSON,
+ * or, when payloads of it moved, `[<moved payloads>,<entry>]`. An array, never an entry: a reader
+ * that does not know the form refuses the line rather than return refs where images were.
+ */
+export function storedEntryLine(entry: SerializedEntry): string {
+  return entry.moved ? `[${JSON.stringify(entry.moved)},${entry.json}]` : entry.json;
+}
+
+/** An entry and the payloads that moved out of it. */
+export interface StoredEntryLine {
+  entry: SessionStoreEntry;
+  moved: MovedPayload[] | undefined;
+}
+
+/**
+ * A line {@link storedEntryLine} wrote, parsed and checked as `parseStoredEntry` checks an entry;
+ * throws a plain error saying what is wrong, for the backend to report with where it read it.
+ */
+export function parseStoredEntryLine(line: string): StoredEntryLine {
+  const value: unknown = JSON.parse(line);
+  if (!Array.isArray(value)) return { entry: checkStoredEntry(value, line), moved: undefined };
+  if (value.length !== 2)
+    throw new Error(`an entry with moved payloads is [moved, entry], got ${describeValue(line)}`);
+  return { entry: checkStoredEntry(value[1], line), moved: parseMovedPayloads(value[0]) };
 }

@@ -1,4 +1,13 @@
-export type { SessionStorePayloadOptions } from "./entry-payloads.js";
+export {
+  type EntryPayloads,
+  entryPayloadsFrom,
+  moveEntryPayloads,
+  parseStoredEntryLine,
+  putBackEntryPayloads,
+  type SessionStorePayloadOptions,
+  type StoredEntryLine,
+  storedEntryLine,
+} from "./entry-payloads.js";
 export { encodeJsonLines } from "./json-lines.js";
 export {
   createObjectSessionStore,

@@ -125,7 +125,11 @@ export function entryUuidProblem(uuid: unknown): string | undefined {
  * line was read (a part's key and offset, a row).
  */
 export function parseStoredEntry(line: string): SessionStoreEntry {
-  const entry: unknown = JSON.parse(line);
+  return checkStoredEntry(JSON.parse(line), line);
+}
+
+/** {@link parseStoredEntry} of an entry already parsed; `line` is what a message shows of it. */
+export function checkStoredEntry(entry: unknown, line: unknown): SessionStoreEntry {
   if (typeof entry !== "object" || entry === null || Array.isArray(entry))
     throw new Error(`an entry is a JSON object, got ${describeValue(line)}`);
   const { type, uuid } = entry as Record<string, unknown>;

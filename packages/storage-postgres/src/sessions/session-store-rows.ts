@@ -3,8 +3,11 @@ import type { SessionStoreEntry, SessionSummaryEntry } from "@stowage/sessions";
 import {
   assertSessionStoreProjectKey,
   describeSessionKey,
-  parseStoredEntry,
+  type EntryPayloads,
+  parseStoredEntryLine,
   parseStoredSummary,
+  putBackEntryPayloads,
+  type StoredEntryLine,
   type StoredSessionKey,
 } from "@stowage/sessions/backend";
 import { sql } from "drizzle-orm";
@@ -37,14 +40,19 @@ export function readSummary(stored: StoredSessionKey, text: string): SessionSumm
   });
 }
 
-/** A transcript's entries in append order, each checked as stored; null for a key never written. */
+/**
+ * A transcript's entries in append order, each checked as stored, with the payloads that moved to
+ * the blob store put back; null for a key never written.
+ */
 export async function loadEntries(
   db: StowageDatabase,
+  payloads: EntryPayloads | undefined,
   stored: StoredSessionKey,
   signal: AbortSignal | undefined,
 ): Promise<SessionStoreEntry[] | null> {
   const key = describeSessionKey(stored);
-  return runDatabase(`session store load ${key}`, signal, async () => {
+  const moved = new Map<number, NonNullable<StoredEntryLine["moved"]>>();
+  const loaded = await runDatabase(`session store load ${key}`, signal, async () => {
     const rows = rowsOf(
       await db.execute(sql`
         SELECT id, entry FROM ${entries}
@@ -52,10 +60,15 @@ export async function loadEntries(
         ORDER BY id`),
     );
     // No entries: a key never written (an empty append writes nothing either).
-    return rows.length > 0
-      ? rows.map((row) => readRow(parseStoredEntry, row.entry as string, { key, row: Number(row.id) }))
-      : null;
+    if (rows.length === 0) return null;
+    return rows.map((row, index) => {
+      const line = readRow(parseStoredEntryLine, row.entry as string, { key, row: Number(row.id) });
+      if (line.moved) moved.set(index, line.moved);
+      return line.entry;
+    });
   });
+  if (loaded) await putBackEntryPayloads(payloads, loaded, moved, key, signal);
+  return loaded;
 }
 
 /** The stored summaries of a project's main transcripts, each checked. */

@@ -3,8 +3,9 @@ import type { SessionKey, SessionStoreEntry } from "@stowage/sessions";
 import {
   encodeJsonLines,
   loadSummaryFold,
+  type SerializedEntry,
   type StoredSessionKey,
-  serializeEntries,
+  storedEntryLine,
 } from "@stowage/sessions/backend";
 import { sql } from "drizzle-orm";
 import { rowsOf, type StowageDatabase } from "../database.js";
@@ -19,20 +20,19 @@ export interface BatchParameters {
 }
 
 /**
- * A batch as the append statement takes it, or undefined when it is empty: the entries serialized
- * once and written newline-separated (JSON text never holds a raw newline) into one UTF-8
- * parameter, which the server splits without parsing it again, and their uuids. The JSON strings
- * are dropped here: kept across the statement's round trips they outlived the young generation
- * and were collected by full GCs, which cost more than the rest of the Node side together.
+ * A batch as the append statement takes it: the serialized entries (with their moved payloads,
+ * see `storedEntryLine`) written newline-separated (JSON text never holds a raw newline) into one
+ * UTF-8 parameter, which the server splits without parsing it again, and their uuids. The caller
+ * drops the JSON strings after this: kept across the statement's round trips they outlived the
+ * young generation and were collected by full GCs, which cost more than the rest of the Node side
+ * together.
  */
-export function batchParameters(batch: unknown, into: Buffer | undefined): BatchParameters | undefined {
-  const serialized = serializeEntries(batch);
-  if (serialized.length === 0) return undefined;
+export function batchParameters(
+  serialized: readonly SerializedEntry[],
+  into: Buffer | undefined,
+): BatchParameters {
   return {
-    lines: encodeJsonLines(
-      serialized.map((entry) => entry.json),
-      { finalNewline: false, into },
-    ),
+    lines: encodeJsonLines(serialized.map(storedEntryLine), { finalNewline: false, into }),
     uuids: serialized.map((entry) => entry.uuid),
   };
 }

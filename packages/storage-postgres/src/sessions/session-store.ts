@@ -1,7 +1,10 @@
-import type { CompleteSessionStore } from "@stowage/sessions";
+import type { CompleteSessionStore, SessionStorePayloadOptions } from "@stowage/sessions";
 import {
   assertAgentSdkInstalled,
   describeSessionKey,
+  entryPayloadsFrom,
+  moveEntryPayloads,
+  serializeEntries,
   toSessionScope,
   toStoredSessionKey,
 } from "@stowage/sessions/backend";
@@ -9,7 +12,7 @@ import { assertDatabase, type StowageDatabase } from "../database.js";
 import { listSessions, listSubkeys, listSummaries, loadEntries } from "./session-store-rows.js";
 import { appendBatch, batchParameters, deleteTranscript } from "./session-store-writes.js";
 
-export interface PostgresSessionStoreOptions {
+export interface PostgresSessionStoreOptions extends SessionStorePayloadOptions {
   /** A database with Stowage's tables: `connectPostgres`/`connectEmbedded`'s `db`, or the host's own. */
   db: StowageDatabase;
 }
@@ -33,9 +36,12 @@ const isViewOf = (view: Buffer, whole: Buffer) =>
  * holds the key's row lock, so concurrent appends to one session fold one after another), and
  * `delete` of a main transcript cascading to its subkeys. The SDK is an optional peer: it is
  * loaded on the first append, and a missing SDK fails here with UNAVAILABLE / PEER_MISSING.
+ * Given `blobs`, images and documents in the entries are kept there once and the rows hold their
+ * refs; `load` gives back the entries exactly as they were appended.
  */
 export function createPostgresSessionStore(options: PostgresSessionStoreOptions): PostgresSessionStore {
   const db = assertDatabase(options?.db, "createPostgresSessionStore");
+  const payloads = entryPayloadsFrom(options, "createPostgresSessionStore");
   assertAgentSdkInstalled();
   // The buffer of the last batch, reused by the next append that finds it free: a new one of
   // megabytes per batch made V8 run full collections for the external memory alone.
@@ -48,13 +54,17 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
   return {
     async append(key, batch, { signal } = {}) {
       const stored = toStoredSessionKey(key);
+      const serialized = serializeEntries(batch);
+      // An empty batch changes nothing (the SDK's contract): a key never written stays null.
+      if (serialized.length === 0) return;
+      // Every blob is stored before a row that references it.
+      if (payloads?.externalize) await moveEntryPayloads(payloads, batch, serialized, signal);
       const scratch = spare;
       spare = undefined;
       let lines: Buffer | undefined;
       try {
-        const parameters = batchParameters(batch, scratch);
-        // An empty batch changes nothing (the SDK's contract): a key never written stays null.
-        if (parameters === undefined) return;
+        const parameters = batchParameters(serialized, scratch);
+        serialized.length = 0;
         lines = parameters.lines;
         const context = `session store append ${describeSessionKey(stored)}`;
         await appendBatch(db, key, stored, batch, parameters, context, signal);
@@ -65,7 +75,7 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
     },
 
     // async: a key refused by the checks rejects the promise, it does not throw from the call.
-    load: async (key, { signal } = {}) => loadEntries(db, toStoredSessionKey(key), signal),
+    load: async (key, { signal } = {}) => loadEntries(db, payloads, toStoredSessionKey(key), signal),
     listSessions: async (projectKey, { signal } = {}) => listSessions(db, projectKey, signal),
     listSessionSummaries: async (projectKey, { signal } = {}) => listSummaries(db, projectKey, signal),
 
