@@ -1,5 +1,11 @@
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import {
+  externalizeEntryPayloads,
+  type MovedPayload,
+  parseMovedPayloads,
+  restoreEntryPayloads,
+} from "@stowage/blob-store";
+import {
   BLOB_REF_PREFIX,
   type ContentStore,
   describeValue,
@@ -12,7 +18,7 @@ import {
 import { type MovedBinary, putBackBinaries, takeBinaries } from "./binary-records.js";
 import type { StoredValue } from "./checkpoint-records.js";
 
-/** The blob store of a saver: binary of at least 1 KiB moves there. */
+/** The blob store of a saver: images and binary of at least 1 KiB move there. */
 export type CheckpointBlobs = Pick<ContentStore, "put" | "get">;
 
 /** How a saver turns values into stored bytes and back. */
@@ -21,9 +27,12 @@ export interface ValueCodec {
   blobs: CheckpointBlobs | undefined;
 }
 
-/** Binary (a `bytes` value, or a Uint8Array inside a value) of at least this many bytes moves to the blob store. */
+/**
+ * Serialized values of at least this many bytes are searched for images (base64 of at least as many
+ * characters) and binary (Uint8Arrays of at least as many bytes) to move to the blob store.
+ */
 const BLOB_THRESHOLD = 1024;
-/** The type suffix of a value whose binary moved to the blob store. */
+/** The type suffix of a value whose images or binary moved to the blob store. */
 const WITH_BLOBS = "+blobs";
 /** Blobs written or read at once for one value. */
 const BLOB_CONCURRENCY = 8;
@@ -32,6 +41,8 @@ const BLOB_CONCURRENCY = 8;
 interface BlobsHeader {
   /** A whole `bytes` value's blob. */
   blob?: string;
+  /** Images and documents moved out of a JSON value (blob-store's record of each). */
+  images?: MovedPayload[];
   /** Uint8Arrays moved out of a JSON value. */
   binaries?: MovedBinary[];
 }
@@ -39,8 +50,32 @@ interface BlobsHeader {
 const utf8 = (bytes: Uint8Array) =>
   Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
 
-/** Whether a JSON text may hold a nested Uint8Array: much cheaper than parsing it, and most values hold none. */
-const mayHoldBinary = (text: string) => text.includes('"Uint8Array"');
+// Base64 digits, padding, the URL-safe digits and `\` (a JSON escape of a line break in wrapped base64).
+const isBase64Char = (code: number) =>
+  (code >= 0x41 && code <= 0x5a) ||
+  (code >= 0x61 && code <= 0x7a) ||
+  (code >= 0x30 && code <= 0x39) ||
+  code === 0x2b ||
+  code === 0x2f ||
+  code === 0x3d ||
+  code === 0x2d ||
+  code === 0x5f ||
+  code === 0x5c;
+
+/**
+ * Whether a JSON text may hold something to move: a nested Uint8Array, or a run of base64 as long
+ * as the threshold. One pass over the text, much cheaper than parsing it: most values have neither.
+ */
+function mayHoldBlobs(text: string): boolean {
+  if (text.includes('"Uint8Array"')) return true;
+  let run = 0;
+  for (let i = 0; i < text.length; i++) {
+    if (isBase64Char(text.charCodeAt(i))) {
+      if (++run >= BLOB_THRESHOLD) return true;
+    } else run = 0;
+  }
+  return false;
+}
 
 async function putBlob(blobs: CheckpointBlobs, sha256: string, bytes: Uint8Array): Promise<void> {
   const stored = await blobs.put(bytes);
@@ -54,22 +89,31 @@ async function putBlob(blobs: CheckpointBlobs, sha256: string, bytes: Uint8Array
 const withHeader = (header: BlobsHeader, body: Uint8Array | string) =>
   new Uint8Array(Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`), Buffer.from(body)]));
 
-/** A JSON value's binary moved to `blobs`, or undefined when it holds none. */
+/** A JSON value's images and binary moved to `blobs`, or undefined when it holds none. */
 async function moveFromJson(blobs: CheckpointBlobs, text: string): Promise<Uint8Array | undefined> {
-  if (!mayHoldBinary(text)) return undefined;
-  const root: unknown = JSON.parse(text);
+  if (!mayHoldBlobs(text)) return undefined;
+  const parsed: unknown = JSON.parse(text);
+  // A value that is one string (a data URL alone) has no place a moved payload's path can name.
+  if (typeof parsed !== "object" || parsed === null) return undefined;
+  const [externalized] = await externalizeEntryPayloads([parsed], { blobs, threshold: BLOB_THRESHOLD });
+  const root = externalized?.entry ?? parsed;
   const binaries = takeBinaries(root, BLOB_THRESHOLD, sha256Hex);
-  if (binaries.moved.length === 0) return undefined;
+  if (!externalized && binaries.moved.length === 0) return undefined;
   await mapConcurrent([...binaries.blobs], BLOB_CONCURRENCY, ([sha256, bytes]) =>
     putBlob(blobs, sha256, bytes),
   );
-  return withHeader({ binaries: binaries.moved }, JSON.stringify(root));
+  const header: BlobsHeader = {
+    ...(externalized ? { images: externalized.moved } : {}),
+    ...(binaries.moved.length > 0 ? { binaries: binaries.moved } : {}),
+  };
+  return withHeader(header, JSON.stringify(root));
 }
 
 /**
  * `value` as a store keeps it: serialized by the saver's serializer, and, with a blob store, its
- * binary (a `bytes` value, Uint8Arrays inside a value) of at least 1 KiB moved there, each blob
- * durable before this returns. What moved is read back identical.
+ * images (where agents put them: content blocks, data URLs) and binary (a `bytes` value,
+ * Uint8Arrays inside a value) of at least 1 KiB moved there, each blob durable before this
+ * returns. What moved is read back identical.
  */
 export async function encodeValue(codec: ValueCodec, value: unknown): Promise<StoredValue> {
   const [type, bytes] = await codec.serde.dumpsTyped(value);
@@ -112,6 +156,7 @@ function parseHeader(text: string): { header: BlobsHeader; body: string } {
   let header: BlobsHeader;
   try {
     header = JSON.parse(text.slice(0, newline)) as BlobsHeader;
+    if (header.images !== undefined) header.images = parseMovedPayloads(header.images);
   } catch (err) {
     throw corrupt(`its blob header does not parse (${(err as Error).message})`, err);
   }
@@ -132,7 +177,7 @@ async function readBlob(blobs: CheckpointBlobs, sha256: string): Promise<Uint8Ar
 }
 
 /**
- * A stored value back as the serializer gives it, its binary read from the blob store
+ * A stored value back as the serializer gives it, its images and binary read from the blob store
  * (INTEGRITY / MISSING_BLOB when one is gone: never a value with a ref where its bytes were).
  */
 export async function decodeValue(codec: ValueCodec, stored: StoredValue): Promise<unknown> {
@@ -142,7 +187,7 @@ export async function decodeValue(codec: ValueCodec, stored: StoredValue): Promi
     // The SessionStore's code and reason for the same case: the store to read from is not given.
     throw new StowageError(
       "UNAVAILABLE",
-      "a stored checkpoint value keeps binary in the blob store: open the saver with `blobs`",
+      "a stored checkpoint value keeps images or binary in the blob store: open the saver with `blobs`",
       { reason: "NO_BLOB_STORE" },
     );
   }
@@ -164,6 +209,11 @@ export async function decodeValue(codec: ValueCodec, stored: StoredValue): Promi
     const fetched = await mapConcurrent(wanted, BLOB_CONCURRENCY, (sha256) => readBlob(blobs, sha256));
     const bySha = new Map(wanted.map((sha256, index) => [sha256, fetched[index]!]));
     putBackBinaries(root, header.binaries, (sha256) => bySha.get(sha256)!);
+  }
+  if (header.images) {
+    const holder = [root];
+    await restoreEntryPayloads(holder, new Map([[0, header.images]]), { blobs });
+    root = holder[0];
   }
   return codec.serde.loadsTyped(type, JSON.stringify(root));
 }
