@@ -25,6 +25,7 @@ const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0
 // The test typechecks without the DOM library: these are the few browser shapes its page functions use.
 type DetailsElement = { open: boolean };
 type ImageElement = { naturalWidth: number; naturalHeight: number };
+type ScrollingElement = { scrollWidth: number; clientWidth: number };
 
 const real = realTranscripts("stored-session viewer");
 const browserReady = chromiumAvailability();
@@ -93,6 +94,30 @@ describe.skipIf(!browserReady.ready || !real.present)(
       await app?.close();
     });
 
+    it("shows the stored sessions on the first page, each with its sizes and expiry", async () => {
+      const rows = page.locator(".stored-overview tr");
+      await expect.poll(() => rows.count(), WAIT).toBe(3);
+      for (const session of [stored.withSubagent, stored.large, stored.codex]) {
+        const row = page.locator(`.stored-overview tr[data-session-id="${session.sessionId}"]`);
+        expect(await row.locator("a").getAttribute("href")).toBe(`#stored=${session.sessionId}`);
+        expect(await row.locator(".size").textContent()).toMatch(
+          /^[\d.]+ (B|KiB|MiB) as [\d.]+ (B|KiB|MiB)$/,
+        );
+        expect(await row.locator(".expires").textContent()).toMatch(/^until /);
+      }
+      expect(await page.locator(".recent-sessions .empty").isVisible()).toBe(true);
+      // The table fits its panel: nothing is cut at the page's edge.
+      const panel = page.locator(".stored-overview");
+      expect(
+        await panel.evaluate(
+          (element) =>
+            (element as unknown as ScrollingElement).scrollWidth <=
+            (element as unknown as ScrollingElement).clientWidth,
+        ),
+      ).toBe(true);
+      await screenshot("stowage-viewer-home.png");
+    });
+
     it("lists every stored session as a link with its agent", async () => {
       const links = page.locator("ul.stored-sessions a");
       await expect.poll(() => links.count(), WAIT).toBe(3);
@@ -148,8 +173,8 @@ describe.skipIf(!browserReady.ready || !real.present)(
     it("pages a 1.4 MB session, shows its images from their refs, and loads an item a page cut whole", async () => {
       await open(stored.large);
       const status = page.locator(".transcript-status", { hasText: "entries" });
-    await status.waitFor();
-    const first = (await status.textContent()) ?? "";
+      await status.waitFor();
+      const first = (await status.textContent()) ?? "";
       const [shown, total] = (/^([\d,]+) of ([\d,]+) entries$/.exec(first) ?? []).slice(1);
       expect(Number(shown)).toBe(100);
       expect(Number(total?.replaceAll(",", ""))).toBeGreaterThan(100);

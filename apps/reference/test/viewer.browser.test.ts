@@ -427,7 +427,9 @@ describe.skipIf(!browserReady.ready)("web viewer in Chromium", () => {
     expect(await fresh.locator("#key-form").textContent()).toContain("stowage keys create --user <id>");
     await fresh.fill("#key-input", demo.apiKey);
     await fresh.click("#key-form button[type=submit]");
-    await fresh.locator(`a[href="#session=${demo.agentSessionId}"]`).waitFor();
+    // Listed in the sidebar and on the first page, which shows the newest sessions.
+    await fresh.locator(`nav a[href="#session=${demo.agentSessionId}"]`).waitFor();
+    await fresh.locator(`.recent-sessions a[href="#session=${demo.agentSessionId}"]`).waitFor();
     await fresh.close();
   });
 

@@ -7,7 +7,7 @@ import { formatBytes, formatCount, formatTime, h, replace } from "./dom.js";
 import { entryComponent } from "./entries.js";
 
 /** Entries asked for per page (the server also stops a page at about 1 MiB). */
-export const STORED_PAGE_ENTRIES = 100;
+const STORED_PAGE_ENTRIES = 100;
 
 const fileName = (path) => path.slice(path.lastIndexOf("/") + 1);
 

@@ -1,7 +1,7 @@
 // The viewer's entry: the key (from the URL fragment once, then this tab's sessionStorage), the
 // sidebar, and the view the fragment names (#session=<id>, #thread=<job>/<alias> or #stored=<id>).
 import { createApi } from "./api.js";
-import { h } from "./dom.js";
+import { homeView } from "./home-view.js";
 import { createReader } from "./reader.js";
 import { lonelyThreadView, sessionView } from "./session-view.js";
 import { renderSidebar } from "./sidebar.js";
@@ -50,20 +50,6 @@ function forgetKey(message) {
   showKeyForm(message);
 }
 
-function welcome() {
-  return {
-    element: h(
-      "div",
-      { class: "welcome" },
-      h("h2", { text: "Choose a session" }),
-      h("p", {
-        text: "Each agent session shows its thread (briefs, tool calls with their output, thinking), its outputs and its uploads. Each stored session shows its transcripts as threads and its files.",
-      }),
-    ),
-    dispose() {},
-  };
-}
-
 function route() {
   if (!context) return;
   view?.dispose();
@@ -75,7 +61,7 @@ function route() {
   if (session) view = sessionView(context, session);
   else if (storedId) view = storedSessionView(context, storedId);
   else if (thread && cut > 0) view = lonelyThreadView(context, thread.slice(0, cut), thread.slice(cut + 1));
-  else view = welcome();
+  else view = homeView(context.api);
   $("main").replaceChildren(view.element);
   sidebar.markActive(location.hash);
   window.scrollTo(0, 0);
