@@ -7,3 +7,4 @@ export {
   type PostgresSessionStore,
   type PostgresSessionStoreOptions,
 } from "./session-store.js";
+export { type ScanSessionStoreOptions, scanSessionStoreForBlobRefs } from "./session-store-blob-refs.js";
