@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 
 describe("@stowage/sessions/testing without vitest", () => {
   it("fails naming this entry, not @stowage/core/testing, and says what to install", async () => {
-    const project = await isolatedSources(["core", "sessions"]);
+    const project = await isolatedSources(["core", "blob-store", "sessions"]);
     const failure = await project.importEntry("@stowage/sessions/testing");
     expect(failure).toMatchObject({ code: "UNAVAILABLE", reason: "PEER_MISSING" });
     expect(failure.message).toContain("@stowage/sessions/testing runs on vitest");

@@ -79,19 +79,27 @@ export async function externalizeEntryPayloads<T>(
     );
   }
   const pending = new Map<string, Uint8Array>();
+  // The Read tool writes each image twice: its text is decoded, checked and hashed once.
+  const known = new Map<string, { sha256: string; form: string } | null>();
+  const read = (payload: string): { sha256: string; form: string } | null => {
+    const seen = known.get(payload);
+    if (seen !== undefined) return seen;
+    const bytes = decodeBase64(payload);
+    const form = bytes ? base64FormOf(payload, bytes) : undefined;
+    const found = bytes && form !== undefined ? { sha256: sha256Hex(bytes), form } : null;
+    if (found && !pending.has(found.sha256)) pending.set(found.sha256, bytes!);
+    known.set(payload, found);
+    return found;
+  };
   const results = entries.map((entry): ExternalizedEntry<T> | undefined => {
     const moved: MovedPayload[] = [];
     const rewritten = rewriteEntry(entry, {
       image({ payload, path }) {
         if (payload.length < threshold || parseBlobRef(payload) !== null) return undefined;
-        const bytes = decodeBase64(payload);
-        if (!bytes) return undefined;
-        const form = base64FormOf(payload, bytes);
-        if (form === undefined) return undefined;
-        const sha256 = sha256Hex(bytes);
-        if (!pending.has(sha256)) pending.set(sha256, bytes);
-        moved.push({ path: [...path], sha256, form });
-        return BLOB_REF_PREFIX + sha256;
+        const found = read(payload);
+        if (!found) return undefined;
+        moved.push({ path: [...path], sha256: found.sha256, form: found.form });
+        return BLOB_REF_PREFIX + found.sha256;
       },
     });
     return moved.length === 0 ? undefined : { entry: rewritten, moved };

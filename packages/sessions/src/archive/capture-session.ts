@@ -1,6 +1,7 @@
-import { fromSystemError, StowageError, sha256Hex, throwIfAborted } from "@stowage/core";
+import { type ContentStore, fromSystemError, StowageError, sha256Hex, throwIfAborted } from "@stowage/core";
 import { assertSessionAgent, DEFAULT_SESSION_AGENT, type SessionAgent } from "../agents/session-agent.js";
 import { assertSessionId } from "../agents/session-id.js";
+import { storeChunkedArchive } from "../chunks/chunked-archive.js";
 import { type ClaudeSessionLocationOptions, claudeSessionLocation } from "../claude/session-location.js";
 import {
   assertSessionCodec,
@@ -33,6 +34,16 @@ interface CommonCaptureOptions {
   sessionId: string;
   /** Default `brotli`. */
   codec?: SessionCodec;
+  /**
+   * Store the session as chunks in this content store (a principal's blob store): each file cut
+   * at line ends into content-defined chunks (about 64 KiB) stored once however many captures
+   * hold them, its image and document payloads stored apart once each. The blob returned is then
+   * a chunked archive (its manifest alone), restored with `restoreSession(…, { blobs })` or
+   * assembled back into the archive with `assembleSessionBlob`. Default: one self-contained archive.
+   */
+  blobs?: ContentStore;
+  /** With `blobs`: take image and document payloads out of the text. Default true. */
+  externalizePayloads?: boolean;
   /** Fail with TOO_LARGE when the session's files add up to more. Default 256 MiB. */
   maxBytes?: number;
   signal?: AbortSignal;
@@ -66,6 +77,11 @@ export interface CapturedSession extends SessionArchive {
   projectKey?: string;
   manifest: SessionArchiveManifest;
   blobSizeBytes: number;
+  /**
+   * What this capture adds to storage: the blob, and with `blobs` the chunks and payloads the
+   * content store did not hold before (a follow-up capture adds only what is new).
+   */
+  storedBytes: number;
   /** Files seen but left out (symlinks, unsafe names), with the reason. */
   skipped: SkippedFile[];
 }
@@ -151,7 +167,13 @@ function mainNotReadable(absolute: string, refused: "symlink" | "other" | "missi
 export async function archiveSession(
   agent: SessionAgent,
   collected: CollectedSession,
-  options: { codec: SessionCodec; maxBytes: number; signal?: AbortSignal },
+  options: {
+    codec: SessionCodec;
+    maxBytes: number;
+    blobs?: ContentStore;
+    externalizePayloads?: boolean;
+    signal?: AbortSignal;
+  },
 ): Promise<CapturedSession> {
   const { codec, maxBytes, signal } = options;
   const { sessionId, projectKey, sources, skipped } = collected;
@@ -206,6 +228,25 @@ export async function archiveSession(
   const header = encodeArchiveHeader(manifest);
   const rawSizeBytes = header.byteLength + total;
   if (rawSizeBytes > maxBytes) throw tooLarge(rawSizeBytes);
+  const captured = { manifest, skipped };
+  const chunked = options.blobs
+    ? await storeChunkedArchive(
+        manifest,
+        contents,
+        { form: "archive", codec },
+        {
+          blobs: options.blobs,
+          ...(options.externalizePayloads === undefined
+            ? {}
+            : { externalizePayloads: options.externalizePayloads }),
+          ...(signal ? { signal } : {}),
+        },
+      )
+    : null;
+  if (chunked) {
+    const { chunks: _chunks, payloads: _payloads, ...archive } = chunked;
+    return { ...archive, ...captured };
+  }
   const blob = await compressChunks(codec, [header, ...contents], {
     sizeHint: rawSizeBytes,
     brotliQuality: BROTLI_QUALITY_BY_AGENT[agent],
@@ -218,9 +259,9 @@ export async function archiveSession(
     codec,
     blob,
     blobSizeBytes: blob.byteLength,
+    storedBytes: blob.byteLength,
     rawSizeBytes,
-    manifest,
-    skipped,
+    ...captured,
   };
 }
 
@@ -232,7 +273,8 @@ export async function archiveSession(
  * - Codex: the rollout `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<sessionId>.jsonl`;
  * - OpenCode: the session as `opencode export <sessionId>` prints it.
  * The files are read once into memory (bounded by `maxBytes`), so the archive is a consistent
- * snapshot of what was read.
+ * snapshot of what was read. With `blobs`, the files go to that content store as chunks and
+ * payloads, and the archive returned is their manifest (see `blobs`).
  */
 export async function captureSession(options: CaptureSessionOptions): Promise<CapturedSession> {
   const agent = options?.agent ?? DEFAULT_SESSION_AGENT;
@@ -246,7 +288,15 @@ export async function captureSession(options: CaptureSessionOptions): Promise<Ca
   try {
     throwIfAborted(signal, context);
     const collected = await collect(options, maxBytes);
-    return await archiveSession(agent, collected, { codec, maxBytes, ...(signal ? { signal } : {}) });
+    return await archiveSession(agent, collected, {
+      codec,
+      maxBytes,
+      ...(options.blobs ? { blobs: options.blobs } : {}),
+      ...(options.externalizePayloads === undefined
+        ? {}
+        : { externalizePayloads: options.externalizePayloads }),
+      ...(signal ? { signal } : {}),
+    });
   } catch (err) {
     throw fromSystemError(err, context);
   }

@@ -66,6 +66,11 @@ const magicBytes = encoder.encode(ARCHIVE_MAGIC);
 
 /** Magic, version, manifest length and manifest: the bytes before the files. */
 export function encodeArchiveHeader(manifest: SessionArchiveManifest): Uint8Array {
+  return encodeHeader(manifest, ARCHIVE_FORMAT_VERSION);
+}
+
+/** Magic, `version`, the length of `manifest` as JSON, and that JSON. */
+export function encodeHeader(manifest: object, version: number): Uint8Array {
   const json = encoder.encode(JSON.stringify(manifest));
   if (json.byteLength > MAX_MANIFEST_BYTES) {
     throw new StowageError(
@@ -76,21 +81,21 @@ export function encodeArchiveHeader(manifest: SessionArchiveManifest): Uint8Arra
   }
   const header = new Uint8Array(ARCHIVE_PREAMBLE_BYTES + json.byteLength);
   header.set(magicBytes, 0);
-  header[8] = ARCHIVE_FORMAT_VERSION;
+  header[8] = version;
   new DataView(header.buffer).setUint32(9, json.byteLength);
   header.set(json, ARCHIVE_PREAMBLE_BYTES);
   return header;
 }
 
-/** Checks magic and version; returns the manifest length. */
-export function readPreamble(preamble: Uint8Array): number {
+/** Checks magic and version (`version`, default this package's archive version); returns the manifest length. */
+export function readPreamble(preamble: Uint8Array, expectedVersion: number = ARCHIVE_FORMAT_VERSION): number {
   if (!magicBytes.every((byte, i) => preamble[i] === byte)) {
     throw new StowageError("INVALID_INPUT", "blob is not a Stowage session archive (bad magic)", {
       reason: "NOT_AN_ARCHIVE",
     });
   }
   const version = preamble[8];
-  if (version !== ARCHIVE_FORMAT_VERSION) {
+  if (version !== expectedVersion) {
     throw new StowageError(
       "INVALID_INPUT",
       `session archive format version ${version} is not supported; this package reads version ${ARCHIVE_FORMAT_VERSION}`,
@@ -108,7 +113,7 @@ export function readPreamble(preamble: Uint8Array): number {
   return length;
 }
 
-function invalid(problem: string, limit?: number): StowageError {
+export function invalid(problem: string, limit?: number): StowageError {
   return new StowageError("INVALID_INPUT", `session manifest ${problem}`, {
     reason: "BAD_MANIFEST",
     ...(limit === undefined ? {} : { details: { limit } }),
@@ -169,11 +174,8 @@ function checkLayout(files: readonly SessionArchiveEntry[]): void {
   }
 }
 
-/**
- * Parses and validates a manifest: shape, safe entry paths, sizes, digests, a main transcript,
- * no duplicate or clashing paths, and a total size within `maxBytes` (else TOO_LARGE).
- */
-export function parseManifest(bytes: Uint8Array, maxBytes: number): SessionArchiveManifest {
+/** The manifest's JSON object, or INVALID_INPUT (`BAD_MANIFEST`). */
+export function decodeManifestJson(bytes: Uint8Array): Record<string, unknown> {
   let value: unknown;
   try {
     value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
@@ -185,12 +187,22 @@ export function parseManifest(bytes: Uint8Array, maxBytes: number): SessionArchi
   }
   if (typeof value !== "object" || value === null || Array.isArray(value))
     throw invalid("must be a JSON object");
-  const record = value as Record<string, unknown>;
+  return value as Record<string, unknown>;
+}
+
+/**
+ * The fields every manifest version shares, checked: format, agent, session id, project key,
+ * capture time, and the files (safe paths of the agent and session, sizes, digests, times, no
+ * duplicate or clashing paths, a main transcript). `compatibility`: the single transcript of a
+ * blob in the compatibility format, which records no project. The version and the total size are
+ * the caller's to check.
+ */
+export function checkManifestRecord(
+  record: Record<string, unknown>,
+  options: { compatibility?: boolean } = {},
+): SessionArchiveManifest {
   if (record.format !== "stowage-session")
     throw invalid(`format must be "stowage-session", got ${describeValue(record.format)}`);
-  if (record.version !== ARCHIVE_FORMAT_VERSION) {
-    throw invalid(`version must be ${ARCHIVE_FORMAT_VERSION}, got ${describeValue(record.version)}`);
-  }
   // Archives written before other agents existed all say "claude-code".
   const { agent } = record;
   if (!isSessionAgent(agent)) {
@@ -199,7 +211,11 @@ export function parseManifest(bytes: Uint8Array, maxBytes: number): SessionArchi
   if (!isSessionId(record.sessionId))
     throw invalid(`sessionId must be a safe id, got ${describeValue(record.sessionId)}`);
   const { projectKey } = record;
-  if (agent === "claude-code") {
+  if (options.compatibility) {
+    if (agent !== "claude-code" || projectKey !== undefined) {
+      throw invalid("of a transcript in the compatibility format is Claude Code's and records no project");
+    }
+  } else if (agent === "claude-code") {
     if (typeof projectKey !== "string" || !PROJECT_KEY_PATTERN.test(projectKey)) {
       throw invalid(
         `projectKey must be 1 to 255 characters of [A-Za-z0-9-], got ${describeValue(projectKey)}`,
@@ -224,11 +240,23 @@ export function parseManifest(bytes: Uint8Array, maxBytes: number): SessionArchi
   if (agent === "claude-code" && !files.some((entry) => entry.path === `${sessionId}.jsonl`)) {
     throw invalid(`has no main transcript "${sessionId}.jsonl"`);
   }
-  // A Codex rollout and an OpenCode export are each one file.
-  if (agent !== "claude-code" && files.length !== 1) {
+  // A Codex rollout, an OpenCode export and a compatibility-format transcript are each one file.
+  if ((agent !== "claude-code" || options.compatibility) && files.length !== 1) {
     throw invalid(`of a ${agent} session must list exactly one file, got ${files.length}`);
   }
-  const total = files.reduce((sum, entry) => sum + entry.size, ARCHIVE_PREAMBLE_BYTES + bytes.byteLength);
+  return {
+    format: "stowage-session",
+    version: ARCHIVE_FORMAT_VERSION,
+    agent,
+    sessionId,
+    ...(agent === "claude-code" && !options.compatibility ? { projectKey: projectKey as string } : {}),
+    capturedAt: record.capturedAt,
+    files,
+  };
+}
+
+/** TOO_LARGE (`DECOMPRESSED_TOO_LARGE`) when an archive declares more than `maxBytes` decompressed. */
+export function assertDeclaredSize(total: number, maxBytes: number): void {
   if (total > maxBytes) {
     throw new StowageError(
       "TOO_LARGE",
@@ -236,13 +264,21 @@ export function parseManifest(bytes: Uint8Array, maxBytes: number): SessionArchi
       { reason: "DECOMPRESSED_TOO_LARGE", details: { limit: maxBytes, declared: total } },
     );
   }
-  return {
-    format: "stowage-session",
-    version: ARCHIVE_FORMAT_VERSION,
-    agent,
-    sessionId,
-    ...(agent === "claude-code" ? { projectKey: projectKey as string } : {}),
-    capturedAt: record.capturedAt,
-    files,
-  };
+}
+
+/**
+ * Parses and validates a manifest: shape, safe entry paths, sizes, digests, a main transcript,
+ * no duplicate or clashing paths, and a total size within `maxBytes` (else TOO_LARGE).
+ */
+export function parseManifest(bytes: Uint8Array, maxBytes: number): SessionArchiveManifest {
+  const record = decodeManifestJson(bytes);
+  if (record.version !== ARCHIVE_FORMAT_VERSION) {
+    throw invalid(`version must be ${ARCHIVE_FORMAT_VERSION}, got ${describeValue(record.version)}`);
+  }
+  const manifest = checkManifestRecord(record);
+  assertDeclaredSize(
+    manifest.files.reduce((sum, entry) => sum + entry.size, ARCHIVE_PREAMBLE_BYTES + bytes.byteLength),
+    maxBytes,
+  );
+  return manifest;
 }

@@ -1,4 +1,4 @@
-import { fromSystemError } from "@stowage/core";
+import { type ContentStore, fromSystemError } from "@stowage/core";
 import type { SessionAgent } from "../agents/session-agent.js";
 import { readOpencodeExport } from "../opencode/export-json.js";
 import {
@@ -20,6 +20,8 @@ export interface ReadSessionFilesOptions {
   agent?: SessionAgent;
   /** Cap on the decompressed size. Default 256 MiB. */
   maxBytes?: number;
+  /** Where a chunked archive's chunks are (INVALID_INPUT, `CHUNKED_BLOB`, for one read without it). */
+  blobs?: ContentStore;
   /** Which files' bytes to keep (every file is read and checked all the same). Default: every file. */
   keep?: (entry: SessionArchiveEntry) => boolean;
   signal?: AbortSignal;
@@ -58,6 +60,7 @@ export async function readSessionFiles(
     opened = await openSessionArchive(archive, {
       maxBytes,
       ...(options.agent === undefined ? {} : { agent: options.agent }),
+      ...(options.blobs ? { blobs: options.blobs } : {}),
       ...(signal ? { signal } : {}),
     });
     const { manifest } = opened;
@@ -75,8 +78,8 @@ export async function readSessionFiles(
       if (kept) files.set(entry.path, bytes);
     }
     await finishSessionArchive(opened);
-    const rawSizeBytes = opened.format === "jsonl" ? manifest.files[0]!.size : archive.rawSizeBytes;
-    return { format: opened.format, manifest, rawSizeBytes, files };
+    const rawSizeBytes = opened.format === "jsonl" ? manifest.files[0]!.size : opened.archive.rawSizeBytes;
+    return { format: opened.chunked ? "chunked" : opened.format, manifest, rawSizeBytes, files };
   } catch (err) {
     throw fromSystemError(err, `read session blob ${archive.sessionId}`);
   } finally {

@@ -1,7 +1,14 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, open, rm, utimes } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
-import { concatBytes, describeValue, fromSystemError, StowageError, throwIfAborted } from "@stowage/core";
+import {
+  type ContentStore,
+  concatBytes,
+  describeValue,
+  fromSystemError,
+  StowageError,
+  throwIfAborted,
+} from "@stowage/core";
 import { fsyncDirectory, type OpenedDirectory, openDirectoryBeneath } from "@stowage/core/fs";
 import type { SessionAgent } from "../agents/session-agent.js";
 import { assertProjectKey, claudeProjectKey } from "../claude/project-key.js";
@@ -47,6 +54,12 @@ export interface RestoreSessionOptions {
   opencode?: OpencodeCliOptions;
   /** Fail with TOO_LARGE when the archive decompresses to more. Default 256 MiB. */
   maxBytes?: number;
+  /**
+   * Where a chunked archive's chunks and payloads are (the blobs they were stored in): its files
+   * are rebuilt from there as they are written, each checked against its sha256. Without it a
+   * chunked archive is INVALID_INPUT (`CHUNKED_BLOB`).
+   */
+  blobs?: ContentStore;
   /**
    * Replace what the archive holds when it is already there (else CONFLICT): Claude Code's and
    * Codex's files one by one (files of the existing copy that the archive lacks are kept), or
@@ -324,13 +337,14 @@ export async function restoreSession(
     opened = await openSessionArchive(archive, {
       maxBytes,
       ...(options.agent === undefined ? {} : { agent: options.agent }),
+      ...(options.blobs ? { blobs: options.blobs } : {}),
       ...(signal ? { signal } : {}),
     });
     const { manifest } = opened;
     const common = {
       agent: manifest.agent,
       sessionId: manifest.sessionId,
-      format: opened.format,
+      format: opened.chunked ? ("chunked" as const) : opened.format,
     };
     if (manifest.agent === "opencode") {
       const replaced = await importOpencode(opened, options);

@@ -1,6 +1,12 @@
 import { createHash } from "node:crypto";
-import { concatBytes, describeValue, StowageError, throwIfAborted } from "@stowage/core";
+import { type ContentStore, concatBytes, describeValue, StowageError, throwIfAborted } from "@stowage/core";
 import { assertSessionAgent, type SessionAgent } from "../agents/session-agent.js";
+import { assembledBytes } from "../chunks/assemble-chunks.js";
+import {
+  CHUNKED_FORMAT_VERSION,
+  type ChunkedSessionManifest,
+  parseChunkedManifest,
+} from "../chunks/chunked-manifest.js";
 import { decompressBounded } from "../codec/compress.js";
 import { gzipTrailerSize } from "../codec/gzip-trailer.js";
 import { ChunkReader } from "./chunk-reader.js";
@@ -11,6 +17,7 @@ import {
   ARCHIVE_FORMAT_VERSION,
   ARCHIVE_MAGIC,
   ARCHIVE_PREAMBLE_BYTES,
+  MAX_MANIFEST_BYTES,
   parseManifest,
   readPreamble,
   type SessionArchiveEntry,
@@ -23,20 +30,28 @@ import type { SessionArchive } from "./session-archive.js";
  * - `archive`: a Stowage session archive (magic `STOWSESS`, manifest, files);
  * - `jsonl`: the compatibility format of the session-persistence design, one JSONL transcript
  *   (a Claude Code `<sessionId>.jsonl`), gzipped as is. JSON Lines never start with `STOWSESS`,
- *   so the two cannot be mistaken for each other.
+ *   so the two cannot be mistaken for each other;
+ * - `chunked`: a chunked archive (`STOWSESS` version 2), its manifest alone: the files are chunks
+ *   in a content store, assembled on read into the archive or transcript it stands for.
  */
-export type SessionBlobFormat = "archive" | "jsonl";
+export type SessionBlobFormat = "archive" | "jsonl" | "chunked";
 
 const magicBytes = new TextEncoder().encode(ARCHIVE_MAGIC);
 
 /** A blob being read: its manifest known (for `jsonl`, one made for its single file). */
 export interface OpenedSessionArchive {
-  format: SessionBlobFormat;
+  /** What is read: an archive, or one transcript (a chunked blob: what it assembles to). */
+  format: "archive" | "jsonl";
+  /** True when the blob is a chunked archive, read from its content store as it is assembled. */
+  chunked: boolean;
   manifest: SessionArchiveManifest;
   readonly reader: ChunkReader;
   /** Bytes of the preamble and manifest (0 for `jsonl`). */
   headerBytes: number;
+  /** The archive as read: a chunked blob's codec and raw size are those of what it assembles to. */
   archive: SessionArchive;
+  /** Whether the bytes read must add up to `archive.rawSizeBytes` exactly (see `recordedSizeIsExact`). */
+  exactSize: boolean;
 }
 
 /**
@@ -53,19 +68,65 @@ function recordedSizeIsExact(archive: SessionArchive): boolean {
   }
 }
 
+/** Where a blob's bytes come from once it is opened: its decompression, or a chunked blob's assembly. */
+interface SessionBytes {
+  reader: ChunkReader;
+  archive: SessionArchive;
+  chunked: boolean;
+  exactSize: boolean;
+}
+
+/** A chunked blob was given where its content store was not. */
+function chunkedWithoutContent(): StowageError {
+  return new StowageError(
+    "INVALID_INPUT",
+    "session blob is a chunked archive: its files are in a content store, which was not given (blobs)",
+    { reason: "CHUNKED_BLOB" },
+  );
+}
+
 /**
- * Starts reading a blob: decompression streamed and counted (a bomb fails with TOO_LARGE past
- * `maxBytes`, and with INTEGRITY past a recorded size that must be exact), the format told by
- * the magic, the manifest read and checked. `agent` is what the caller expects (INVALID_INPUT, reason `AGENT_MISMATCH`, when the manifest says another);
- * it is the agent of a `jsonl` blob, which records none (Claude Code is the only agent whose
- * session is one JSONL file that restores without more: `UNSUPPORTED_AGENT` otherwise).
+ * A chunked archive's manifest, read from its decompressed bytes (`reader`, at the start) to the
+ * end and checked: the preamble, the manifest, nothing after it, the session and raw size it was
+ * recorded with.
  */
-export async function openSessionArchive(
+async function chunkedManifestFrom(
+  reader: ChunkReader,
   archive: SessionArchive,
-  options: { maxBytes: number; agent?: SessionAgent; signal?: AbortSignal },
-): Promise<OpenedSessionArchive> {
-  const { maxBytes, signal } = options;
-  if (options.agent !== undefined) assertSessionAgent(options.agent);
+  maxBytes: number,
+): Promise<ChunkedSessionManifest> {
+  const length = readPreamble(
+    await reader.readExactly(ARCHIVE_PREAMBLE_BYTES, "the preamble"),
+    CHUNKED_FORMAT_VERSION,
+  );
+  const manifest = parseChunkedManifest(await reader.readExactly(length, "the manifest"), maxBytes);
+  if (!(await reader.atEnd())) {
+    throw new StowageError("INTEGRITY", "chunked session archive has bytes after its manifest", {
+      reason: "TRAILING_BYTES",
+    });
+  }
+  if (manifest.sessionId !== archive.sessionId) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `session archive holds session ${manifest.sessionId}, but it was labelled ${archive.sessionId}`,
+      { reason: "SESSION_MISMATCH" },
+    );
+  }
+  if (manifest.assembled.rawSizeBytes !== archive.rawSizeBytes) {
+    throw new StowageError(
+      "INTEGRITY",
+      `chunked session archive assembles to ${manifest.assembled.rawSizeBytes} bytes, but it was recorded as ${archive.rawSizeBytes}`,
+      { reason: "RAW_SIZE_MISMATCH" },
+    );
+  }
+  return manifest;
+}
+
+/**
+ * TOO_LARGE (`DECOMPRESSED_TOO_LARGE`) when the size a blob was recorded with is over `maxBytes`:
+ * checked before a byte is decompressed, whatever the blob holds.
+ */
+function assertRecordedSizeWithin(archive: SessionArchive, maxBytes: number): void {
   if (archive.rawSizeBytes > maxBytes) {
     throw new StowageError(
       "TOO_LARGE",
@@ -73,14 +134,99 @@ export async function openSessionArchive(
       { reason: "DECOMPRESSED_TOO_LARGE", details: { limit: maxBytes, declared: archive.rawSizeBytes } },
     );
   }
-  const recordedBytes = recordedSizeIsExact(archive) ? archive.rawSizeBytes : undefined;
+}
+
+/**
+ * A chunked archive's manifest, checked (see {@link chunkedManifestFrom}), without reading its
+ * chunks; null when `archive` is not a chunked archive. A recorded size over `maxBytes` is
+ * TOO_LARGE first, as {@link openSessionArchive} has it.
+ */
+export async function readChunkedManifest(
+  archive: SessionArchive,
+  options: { maxBytes: number; signal?: AbortSignal },
+): Promise<ChunkedSessionManifest | null> {
+  assertRecordedSizeWithin(archive, options.maxBytes);
+  const reader = new ChunkReader(
+    decompressBounded(archive.blob, archive.codec, {
+      maxBytes: Math.min(options.maxBytes, ARCHIVE_PREAMBLE_BYTES + MAX_MANIFEST_BYTES),
+      ...(options.signal ? { signal: options.signal } : {}),
+    }),
+  );
+  try {
+    const start = await reader.peek(ARCHIVE_PREAMBLE_BYTES);
+    if (!isChunkedPreamble(start)) return null;
+    return await chunkedManifestFrom(reader, archive, options.maxBytes);
+  } finally {
+    await reader.close().catch(() => {});
+  }
+}
+
+/** True when `start` is the preamble of a chunked archive: the magic, then version 2. */
+function isChunkedPreamble(start: Uint8Array): boolean {
+  return (
+    start.byteLength === ARCHIVE_PREAMBLE_BYTES &&
+    magicBytes.every((byte, i) => start[i] === byte) &&
+    start[8] === CHUNKED_FORMAT_VERSION
+  );
+}
+
+/**
+ * The blob's decompressed bytes; for a chunked archive (version 2, told by its preamble), its
+ * manifest read whole and checked, then the bytes it assembles to from `blobs`.
+ */
+async function sessionBytesOf(
+  archive: SessionArchive,
+  options: { maxBytes: number; blobs?: ContentStore; signal?: AbortSignal },
+): Promise<SessionBytes> {
+  const { maxBytes, signal } = options;
+  const exactSize = recordedSizeIsExact(archive);
   const reader = new ChunkReader(
     decompressBounded(archive.blob, archive.codec, {
       maxBytes,
-      ...(recordedBytes === undefined ? {} : { recordedBytes }),
+      ...(exactSize ? { recordedBytes: archive.rawSizeBytes } : {}),
       ...(signal ? { signal } : {}),
     }),
   );
+  try {
+    if (!isChunkedPreamble(await reader.peek(ARCHIVE_PREAMBLE_BYTES)))
+      return { reader, archive, chunked: false, exactSize };
+    const manifest = await chunkedManifestFrom(reader, archive, maxBytes);
+    if (!options.blobs) throw chunkedWithoutContent();
+    const assembled = assembledBytes(manifest, options.blobs, {
+      // An archive's files are checked against its manifest as they are read; a transcript here.
+      verify: manifest.assembled.form === "jsonl",
+      ...(signal ? { signal } : {}),
+    });
+    return {
+      reader: new ChunkReader(assembled),
+      archive: { ...archive, codec: manifest.assembled.codec, rawSizeBytes: manifest.assembled.rawSizeBytes },
+      chunked: true,
+      exactSize: true,
+    };
+  } catch (err) {
+    await reader.close().catch(() => {});
+    throw err;
+  }
+}
+
+/**
+ * Starts reading a blob: decompression streamed and counted (a bomb fails with TOO_LARGE past
+ * `maxBytes`, and with INTEGRITY past a recorded size that must be exact), the format told by
+ * the magic, the manifest read and checked. `agent` is what the caller expects (INVALID_INPUT, reason `AGENT_MISMATCH`, when the manifest says another);
+ * it is the agent of a `jsonl` blob, which records none (Claude Code is the only agent whose
+ * session is one JSONL file that restores without more: `UNSUPPORTED_AGENT` otherwise). A
+ * chunked archive is read from `blobs` as it is assembled (INVALID_INPUT, `CHUNKED_BLOB`,
+ * without it), and then exactly as the blob it assembles to.
+ */
+export async function openSessionArchive(
+  given: SessionArchive,
+  options: { maxBytes: number; agent?: SessionAgent; blobs?: ContentStore; signal?: AbortSignal },
+): Promise<OpenedSessionArchive> {
+  const { maxBytes } = options;
+  if (options.agent !== undefined) assertSessionAgent(options.agent);
+  assertRecordedSizeWithin(given, maxBytes);
+  const { reader, archive, chunked, exactSize } = await sessionBytesOf(given, options);
+  const opened = { reader, archive, chunked, exactSize };
   try {
     const start = await reader.peek(magicBytes.byteLength);
     const isArchive =
@@ -111,7 +257,7 @@ export async function openSessionArchive(
           { path: `${archive.sessionId}.jsonl`, size: archive.rawSizeBytes, sha256: "", mtimeMs: Date.now() },
         ],
       };
-      return { format: "jsonl", manifest, reader, headerBytes: 0, archive };
+      return { ...opened, format: "jsonl", manifest, headerBytes: 0 };
     }
     const manifestLength = readPreamble(await reader.readExactly(ARCHIVE_PREAMBLE_BYTES, "the preamble"));
     const manifest = parseManifest(await reader.readExactly(manifestLength, "the manifest"), maxBytes);
@@ -141,13 +287,7 @@ export async function openSessionArchive(
         { reason: "AGENT_MISMATCH", details: { agent: manifest.agent } },
       );
     }
-    return {
-      format: "archive",
-      manifest,
-      reader,
-      headerBytes: ARCHIVE_PREAMBLE_BYTES + manifestLength,
-      archive,
-    };
+    return { ...opened, format: "archive", manifest, headerBytes: ARCHIVE_PREAMBLE_BYTES + manifestLength };
   } catch (err) {
     await reader.close().catch(() => {});
     throw err;
@@ -193,7 +333,7 @@ export async function readSessionEntry(
     // gzip checks each member's own length and CRC as it decompresses. The size `fromTransport`
     // takes when a sender gives none is the last member's: a blob of several members (valid
     // gzip) is then measured instead. Any other size that does not match is refused.
-    if (size !== recorded && recorded !== gzipTrailerSize(opened.archive.blob)) {
+    if (size !== recorded && (opened.exactSize || recorded !== gzipTrailerSize(opened.archive.blob))) {
       throw new StowageError(
         "INTEGRITY",
         `session transcript decompressed to ${size} bytes, but it was recorded as ${recorded}`,

@@ -48,7 +48,8 @@ function zstdZlib(): ZstdZlib | undefined {
     : undefined;
 }
 
-function isSessionCodec(value: unknown): value is SessionCodec {
+/** True when `value` is a known codec tag. */
+export function isSessionCodec(value: unknown): value is SessionCodec {
   return typeof value === "string" && (SESSION_CODECS as readonly string[]).includes(value);
 }
 

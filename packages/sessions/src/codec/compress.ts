@@ -16,10 +16,10 @@ function* slices(bytes: Uint8Array): Generator<Uint8Array> {
 
 const asUint8Array = (chunk: Buffer) => new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
 
-/** Compresses `chunks` (in order) with `codec` into one blob. */
+/** Compresses `chunks` (in order, as they come) with `codec` into one blob. */
 export async function compressChunks(
   codec: SessionCodec,
-  chunks: readonly Uint8Array[],
+  chunks: Iterable<Uint8Array> | AsyncIterable<Uint8Array>,
   options: { sizeHint?: number; brotliQuality?: number; signal?: AbortSignal } = {},
 ): Promise<Uint8Array> {
   const { signal } = options;
@@ -41,6 +41,8 @@ export async function compressChunks(
     );
   } catch (err) {
     throwIfAborted(signal, `compress (${codec})`);
+    // What the chunks' source threw (a blob missing from a store while it is assembled) is its own.
+    if (StowageError.is(err)) throw err;
     throw new StowageError("INTERNAL", `compress (${codec}) failed: ${String(err)}`, { cause: err });
   }
   return concatBytes(output, size);

@@ -1,8 +1,11 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { gzipSync } from "node:zlib";
-import type { StowageErrorCode } from "@stowage/core";
+import { createBlobStore } from "@stowage/blob-store";
+import { createMemoryObjectStore, type StowageErrorCode } from "@stowage/core";
 import { expectStowageError, loadVitest } from "@stowage/core/testing";
+import { readSessionFiles } from "../archive/read-session-files.js";
 import { DEFAULT_MAX_SESSION_BLOB_BYTES } from "../archive/session-archive.js";
+import { chunkSessionBlob } from "../chunks/chunk-session-blob.js";
 import { iterateSessionBlobs } from "../repository/iterate-session-blobs.js";
 import {
   type CreateSessionBlobInput,
@@ -163,6 +166,27 @@ function itStoresAndReadsBack(repo: SessionBlobRepository): void {
 }
 
 /** Expiry, and every way of deleting, concurrent creates included. */
+function itStoresChunkedCaptures(repo: SessionBlobRepository): void {
+  it("stores a capture kept as chunks (a chunked archive) as it is, which reads back from its chunks", async () => {
+    const blobs = createBlobStore({ store: createMemoryObjectStore() });
+    // A rollout of some size: a session of a few lines is kept as one archive, never chunked.
+    const note = randomBytes(1500).toString("hex");
+    const sample = input(sampleSessionBlob({ sessionId: randomUUID(), agent: "codex", note }));
+    const chunked = await chunkSessionBlob(sample, { blobs });
+    const { codec, blob, rawSizeBytes } = chunked;
+    const record = await repo.create({ ...sample, codec, blob, rawSizeBytes });
+    expect(record.rawSizeBytes).toBe(sample.rawSizeBytes);
+    const stored = await repo.getBySessionId(OWNER, sample.sessionId);
+    sameBytes(stored?.blob, chunked.blob);
+    const [original, read] = await Promise.all([
+      readSessionFiles(sample),
+      readSessionFiles(stored!, { blobs }),
+    ]);
+    expect(read.format).toBe("chunked");
+    expect(read.files).toEqual(original.files);
+  });
+}
+
 function itExpiresAndDeletes(repo: SessionBlobRepository): void {
   it("expires after 7 days by default; an explicit expiresAt or null is kept", async () => {
     const defaulted = await repo.create(input());
@@ -581,6 +605,7 @@ export function describeSessionBlobRepositoryConformance(
   describe(`${name} conformance`, () => {
     const repo = repositoryPerTest(options);
     itStoresAndReadsBack(repo);
+    itStoresChunkedCaptures(repo);
     itExpiresAndDeletes(repo);
     itTakesSafeIdsAndTheThreeAgents(repo);
     describeOwnersNeverMeet(repo);

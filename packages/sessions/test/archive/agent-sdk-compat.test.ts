@@ -2,10 +2,10 @@ import { mkdir, realpath } from "node:fs/promises";
 import { join } from "node:path";
 import { tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
-import { realisticSessionTree } from "../../src/testing/realistic-session.js";
-import { writeSessionTree } from "../../src/testing/write-session-tree.js";
 import { captureSession } from "../../src/archive/capture-session.js";
 import { restoreSession } from "../../src/archive/restore-session.js";
+import { realisticSessionTree } from "../../src/testing/realistic-session.js";
+import { writeSessionTree } from "../../src/testing/write-session-tree.js";
 
 // The Agent SDK reads CLAUDE_CONFIG_DIR once; this file runs in its own process (vitest forks).
 const base = await tempDirectory("stowage-sdk-compat-");

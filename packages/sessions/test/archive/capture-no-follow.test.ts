@@ -4,9 +4,9 @@ import { join } from "node:path";
 import { expectStowageError } from "@stowage/core/testing";
 import { tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
-import { claudeSessionLocation } from "../../src/claude/session-location.js";
 import { archiveSession } from "../../src/archive/capture-session.js";
 import { collectSessionFiles, readSessionFile } from "../../src/archive/collect-files.js";
+import { claudeSessionLocation } from "../../src/claude/session-location.js";
 
 const base = await tempDirectory("stowage-no-follow-");
 const sessionId = "0f6c3a52-1b7e-4c1a-9d55-3c2b8f7e9a10";

@@ -9,8 +9,8 @@ import { join } from "node:path";
 import { expectStowageError } from "@stowage/core/testing";
 import { startDirectorySwapper, tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
-import { claudeSessionLocation } from "../../src/claude/session-location.js";
 import { captureSession } from "../../src/archive/capture-session.js";
+import { claudeSessionLocation } from "../../src/claude/session-location.js";
 
 const base = await tempDirectory("stowage-capture-race-");
 const sessionId = "5d3c2b1a-0f9e-4d8c-b7a6-958473625140";

@@ -3,14 +3,14 @@ import { dirname, join } from "node:path";
 import { expectStowageError } from "@stowage/core/testing";
 import { tempDirectory } from "@stowage/test-support";
 import { beforeAll, describe, expect, it } from "vitest";
-import { snapshotDirectory } from "../dir-snapshot.js";
+import { captureSession } from "../../src/archive/capture-session.js";
+import { restoreSession } from "../../src/archive/restore-session.js";
 import { claudeSessionLocation } from "../../src/claude/session-location.js";
 import { availableCodecs } from "../../src/codec/codecs.js";
 import { HOSTILE_IDS } from "../../src/testing/hostile-ids.js";
 import { realisticSessionTree } from "../../src/testing/realistic-session.js";
 import { writeSessionTree } from "../../src/testing/write-session-tree.js";
-import { captureSession } from "../../src/archive/capture-session.js";
-import { restoreSession } from "../../src/archive/restore-session.js";
+import { snapshotDirectory } from "../dir-snapshot.js";
 
 const base = await tempDirectory("stowage-capture-");
 

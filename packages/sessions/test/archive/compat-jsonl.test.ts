@@ -4,10 +4,10 @@ import { gzipSync } from "node:zlib";
 import { expectStowageError } from "@stowage/core/testing";
 import { tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
-import { createMemorySessionBlobRepository } from "../../src/repository/memory-session-blobs.js";
-import { fromTransport, toTransport } from "../../src/transport/transport.js";
 import { restoreSession } from "../../src/archive/restore-session.js";
 import { verifySessionBlob } from "../../src/archive/verify-session-blob.js";
+import { createMemorySessionBlobRepository } from "../../src/repository/memory-session-blobs.js";
+import { fromTransport, toTransport } from "../../src/transport/transport.js";
 
 const base = await tempDirectory("stowage-compat-");
 const sessionId = "6b7c8d9e-0f1a-4b2c-8d3e-4f5a6b7c8d9e";

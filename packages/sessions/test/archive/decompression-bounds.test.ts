@@ -2,10 +2,10 @@ import { gzipSync } from "node:zlib";
 import type { StowageErrorCode } from "@stowage/core";
 import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
-import { buildArchive } from "../build-archive.js";
 import { MAX_JSONL_LINE_CHARS } from "../../src/archive/jsonl-checker.js";
 import type { SessionArchive } from "../../src/archive/session-archive.js";
 import { verifySessionBlob } from "../../src/archive/verify-session-blob.js";
+import { buildArchive } from "../build-archive.js";
 
 const sessionId = "6b7c8d9e-0f1a-4b2c-8d3e-4f5a6b7c8d9e";
 const MiB = 1024 * 1024;

@@ -2,13 +2,13 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
-import { claudeSessionLocation } from "../../src/claude/session-location.js";
 import {
   collectSessionFiles,
   LEGACY_OWNER_PROBE_BYTES,
   legacyAgentOwner,
   transcriptOwner,
 } from "../../src/archive/collect-files.js";
+import { claudeSessionLocation } from "../../src/claude/session-location.js";
 
 const utf8 = (text: string) => new TextEncoder().encode(text);
 const victim = "victim-session";

@@ -5,10 +5,10 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { expectStowageError } from "@stowage/core/testing";
 import { spawnChild, tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
-import { buildArchive, type RawFile } from "../build-archive.js";
-import { snapshotDirectory } from "../dir-snapshot.js";
 import { restoreSession } from "../../src/archive/restore-session.js";
 import { STAGING_PREFIX } from "../../src/archive/stale-staging.js";
+import { buildArchive, type RawFile } from "../build-archive.js";
+import { snapshotDirectory } from "../dir-snapshot.js";
 
 const base = await tempDirectory("stowage-restore-concurrency-");
 

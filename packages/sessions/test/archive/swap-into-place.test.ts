@@ -5,8 +5,8 @@ import { openDirectoryBeneath } from "@stowage/core/fs";
 import { expectStowageError } from "@stowage/core/testing";
 import { tempDirectory } from "@stowage/test-support";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { snapshotDirectory } from "../dir-snapshot.js";
 import { swapIntoPlace } from "../../src/archive/swap-into-place.js";
+import { snapshotDirectory } from "../dir-snapshot.js";
 
 const base = await tempDirectory("stowage-swap-");
 

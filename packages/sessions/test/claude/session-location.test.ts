@@ -2,8 +2,8 @@ import { join } from "node:path";
 import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
 import { assertSessionId, isSessionId } from "../../src/agents/session-id.js";
-import { HOSTILE_IDS } from "../../src/testing/hostile-ids.js";
 import { claudeSessionLocation, defaultClaudeConfigDir } from "../../src/claude/session-location.js";
+import { HOSTILE_IDS } from "../../src/testing/hostile-ids.js";
 
 const sessionId = "0f6c3a52-1b7e-4c1a-9d55-3c2b8f7e9a10";
 

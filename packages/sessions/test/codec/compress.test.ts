@@ -3,7 +3,12 @@ import zlib from "node:zlib";
 import { concatBytes, StowageError } from "@stowage/core";
 import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
-import { availableCodecs, createCompressStream, isCodecAvailable, SESSION_CODECS } from "../../src/codec/codecs.js";
+import {
+  availableCodecs,
+  createCompressStream,
+  isCodecAvailable,
+  SESSION_CODECS,
+} from "../../src/codec/codecs.js";
 import { compressChunks, decompressBounded } from "../../src/codec/compress.js";
 
 async function collect(source: AsyncIterable<Uint8Array>): Promise<Uint8Array> {

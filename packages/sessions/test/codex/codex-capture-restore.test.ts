@@ -3,13 +3,13 @@ import { join } from "node:path";
 import { expectStowageError } from "@stowage/core/testing";
 import { tempDirectory } from "@stowage/test-support";
 import { beforeAll, describe, expect, it } from "vitest";
-import { buildArchive } from "../build-archive.js";
-import { snapshotDirectory } from "../dir-snapshot.js";
 import { captureSession } from "../../src/archive/capture-session.js";
 import { restoreSession } from "../../src/archive/restore-session.js";
 import { verifySessionBlob } from "../../src/archive/verify-session-blob.js";
-import { HOSTILE_IDS } from "../../src/testing/hostile-ids.js";
 import { codexRolloutLocation } from "../../src/codex/rollout-location.js";
+import { HOSTILE_IDS } from "../../src/testing/hostile-ids.js";
+import { buildArchive } from "../build-archive.js";
+import { snapshotDirectory } from "../dir-snapshot.js";
 
 const base = await tempDirectory("stowage-codex-");
 const codexHome = join(base, "codex-home");

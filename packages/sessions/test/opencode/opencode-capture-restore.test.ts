@@ -6,13 +6,13 @@ import { sha256Hex } from "@stowage/core";
 import { expectStowageError } from "@stowage/core/testing";
 import { tempDirectory } from "@stowage/test-support";
 import { beforeAll, describe, expect, it } from "vitest";
-import { buildArchive } from "../build-archive.js";
-import { writeFakeOpencode } from "../fake-opencode.js";
 import { captureSession } from "../../src/archive/capture-session.js";
 import { restoreSession } from "../../src/archive/restore-session.js";
 import type { SessionArchive } from "../../src/archive/session-archive.js";
 import { verifySessionBlob } from "../../src/archive/verify-session-blob.js";
 import { HOSTILE_IDS } from "../../src/testing/hostile-ids.js";
+import { buildArchive } from "../build-archive.js";
+import { writeFakeOpencode } from "../fake-opencode.js";
 
 const run = promisify(execFile);
 const base = await tempDirectory("stowage-opencode-");

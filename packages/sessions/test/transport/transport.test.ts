@@ -2,9 +2,9 @@ import { gzipSync } from "node:zlib";
 import type { StowageErrorCode } from "@stowage/core";
 import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
-import { buildArchive } from "../build-archive.js";
 import { HOSTILE_IDS } from "../../src/testing/hostile-ids.js";
 import { fromTransport, toTransport } from "../../src/transport/transport.js";
+import { buildArchive } from "../build-archive.js";
 
 const sessionId = "4c5d6e7f-8091-4a2b-9c3d-4e5f60718293";
 const text = (value: string) => new TextEncoder().encode(value);
