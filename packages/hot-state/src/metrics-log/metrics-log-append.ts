@@ -29,12 +29,13 @@ export interface LogContext {
   tails: Map<string, SessionTail>;
 }
 
+/**
+ * A session's end as this log knows it: the newest turn known to exist, the newest segment (it
+ * holds turns 1…segment), and the lines of turns segment+1…lastTurn when this log wrote them all.
+ */
 interface SessionTail {
-  /** The newest turn known to exist. */
   lastTurn: number;
-  /** The newest segment known (it holds turns 1…segment). */
   segment: number;
-  /** The lines of turns segment+1…lastTurn when this log wrote all of them, else null. */
   lines: Uint8Array[] | null;
 }
 
@@ -45,6 +46,8 @@ const segmentsPrefix = (ctx: LogContext, session: string) => `${ctx.prefix}${ses
 export const segmentKey = (ctx: LogContext, session: string, turn: number) =>
   `${segmentsPrefix(ctx, session)}${digits(turn)}.jsonl`;
 const encoder = new TextEncoder();
+export const getTurn = (ctx: LogContext, session: string, turn: number, op: OperationOptions) =>
+  ctx.store.get(turnKey(ctx, session, turn), op);
 
 export async function newestSegment(ctx: LogContext, session: string, op: OperationOptions): Promise<number> {
   const prefix = segmentsPrefix(ctx, session);
@@ -64,12 +67,7 @@ const lastTurnFrom = (ctx: LogContext, session: string, known: number, op: Opera
   );
 
 /** The session's tail as this log knows it; read from the store when `fresh` or unknown. */
-async function tailOf(
-  ctx: LogContext,
-  session: string,
-  op: OperationOptions,
-  fresh = false,
-): Promise<SessionTail> {
+async function tailOf(ctx: LogContext, session: string, op: OperationOptions, fresh = false) {
   let tail = fresh ? undefined : ctx.tails.get(session);
   if (!tail) {
     const segment = await newestSegment(ctx, session, op);
@@ -97,21 +95,13 @@ async function compact(ctx: LogContext, session: string, tail: SessionTail, op: 
     let lines = tail.lines;
     if (lines === null || lines.length !== to - from) {
       const turns = Array.from({ length: to - from }, (_, i) => from + 1 + i);
-      const read = await mapConcurrent(turns, READ_CONCURRENCY, (turn) =>
-        ctx.store.get(turnKey(ctx, session, turn), op),
-      );
+      const read = await mapConcurrent(turns, READ_CONCURRENCY, (turn) => getTurn(ctx, session, turn, op));
       if (read.some((bytes) => bytes === null)) return; // cannot happen while turns are kept; skip
       lines = read as Uint8Array[];
     }
     pushAll(parts, lines);
-    const joined = new Uint8Array(parts.reduce((sum, part) => sum + part.byteLength, 0));
-    let offset = 0;
-    for (const part of parts) {
-      joined.set(part, offset);
-      offset += part.byteLength;
-    }
     try {
-      await ctx.store.put(segmentKey(ctx, session, to), joined, { ...op, ifNoneMatch: "*" });
+      await ctx.store.put(segmentKey(ctx, session, to), Buffer.concat(parts), { ...op, ifNoneMatch: "*" });
     } catch (err) {
       if (!StowageError.is(err, "ALREADY_EXISTS")) throw err; // the same turns, written by another writer
     }
@@ -142,10 +132,7 @@ export async function appendEntry(
   for (let attempt = 0; attempt < MAX_APPEND_ATTEMPTS; attempt++) {
     const turn = tail.lastTurn + 1;
     if (turn > MAX_PROMPT_METRICS_TURN) {
-      throw new StowageError(
-        "TOO_LARGE",
-        `prompt metrics of session ${session} reached turn ${MAX_PROMPT_METRICS_TURN}`,
-      );
+      throw new StowageError("TOO_LARGE", `prompt metrics of session ${session} reached its last turn`);
     }
     const entry = placeEntry(checked, turn, ctx.now());
     const line = encoder.encode(`${JSON.stringify(entry)}\n`);

@@ -12,12 +12,12 @@ import type { PromptMetrics } from "../metrics/prompt-metrics.js";
 import { assertAtomicStore } from "../store/atomic-store.js";
 import {
   appendEntry,
+  getTurn,
   type LogContext,
   MAX_PROMPT_METRICS_TURN,
   newestSegment,
   READ_CONCURRENCY,
   segmentKey,
-  turnKey,
 } from "./metrics-log-append.js";
 import {
   type AppendPromptMetricsOptions,
@@ -89,9 +89,7 @@ async function readOnce(
     const turns = Array.from({ length: READ_CONCURRENCY }, (_, i) => next + i).filter(
       (turn) => turn <= MAX_PROMPT_METRICS_TURN,
     );
-    const read = mapConcurrent(turns, READ_CONCURRENCY, (turn) =>
-      ctx.store.get(turnKey(ctx, session, turn), op),
-    );
+    const read = mapConcurrent(turns, READ_CONCURRENCY, (turn) => getTurn(ctx, session, turn, op));
     // Marked handled now: its failure may come while the segment is awaited, and is rethrown
     // where the batch is awaited.
     read.catch(() => {});

@@ -2,10 +2,8 @@ import {
   assertKeyDirectoryPrefix,
   assertSafeId,
   consoleLogger,
-  describeValue,
   type ObjectStore,
   type OperationOptions,
-  StowageError,
 } from "@stowage/core";
 import type { BuildHotStateOptions } from "../hot-state/build-hot-state.js";
 import type { HotState } from "../schemas/schemas.js";
@@ -22,7 +20,6 @@ import {
   assertVersion,
   claimKey,
   type HotStateVersion,
-  MAX_HOT_STATE_VERSION,
   readLatest,
   readVersion,
   type StoreContext,
@@ -152,15 +149,7 @@ export function createHotStateStore(options: HotStateStoreOptions): HotStateStor
   } = options ?? ({} as HotStateStoreOptions);
   assertAtomicStore(store, "createHotStateStore");
   assertKeyDirectoryPrefix(prefix, "hot-state store prefix");
-  if (
-    keepVersions !== undefined &&
-    (!Number.isInteger(keepVersions) || keepVersions < 1 || keepVersions > MAX_HOT_STATE_VERSION)
-  ) {
-    throw new StowageError(
-      "INVALID_INPUT",
-      `keepVersions must be a whole number from 1 to ${MAX_HOT_STATE_VERSION}, got ${describeValue(keepVersions)}`,
-    );
-  }
+  if (keepVersions !== undefined) assertVersion(keepVersions, "keepVersions");
   const logger = buildOptions.logger ?? consoleLogger;
   const ctx: StoreContext = { store, prefix, now, keepVersions, buildOptions, logger, seen: new Map() };
   /** Checks the session id and the token's shape, then runs `action` with the rest of the options. */
@@ -187,15 +176,10 @@ export function createHotStateStore(options: HotStateStoreOptions): HotStateStor
     claimStatus: withClaim((sessionId, token, op) => claimHolding(ctx, sessionId, token, op)),
     deleteSession: withClaim((sessionId, token, op) => deleteSession(ctx, sessionId, token, op)),
     reader: Object.freeze({
-      async latest(sessionId: string, op: OperationOptions = {}) {
-        assertSafeId(sessionId, "sessionId");
-        return readLatest(ctx, sessionId, op);
-      },
-      async get(sessionId: string, version: number, op: OperationOptions = {}) {
-        assertSafeId(sessionId, "sessionId");
-        assertVersion(version);
-        return readVersion(ctx, sessionId, version, op);
-      },
+      // versionKey checks the session id (and the version) before anything is read.
+      latest: async (sessionId: string, op: OperationOptions = {}) => readLatest(ctx, sessionId, op),
+      get: async (sessionId: string, version: number, op: OperationOptions = {}) =>
+        readVersion(ctx, sessionId, version, op),
     }),
   });
 }

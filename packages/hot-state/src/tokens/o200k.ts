@@ -63,24 +63,14 @@ const APOSTROPHE = 0x27;
 function wideClass(code: number): number {
   const spaces = [0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff];
   if (spaces.includes(code) || (code >= 0x2000 && code <= 0x200a)) return SPACE;
-  const letters = [
-    [0xc0, 0x52f],
-    [0x3041, 0x3096],
-    [0x30a1, 0x30fa],
-    [0x4e00, 0x9fff],
-    [0xac00, 0xd7a3],
-  ];
-  if (code !== 0xd7 && code !== 0xf7 && letters.some(([low, high]) => code >= low! && code <= high!))
-    return LETTER;
-  const marks = [
-    [0x2010, 0x205e],
-    [0x3001, 0x3003],
-    [0x3008, 0x3011],
-    [0xff01, 0xff0f],
-    [0xff1a, 0xff20],
-  ];
-  return marks.some(([low, high]) => code >= low! && code <= high!) ? MARK : LETTER | MARK;
+  if (code !== 0xd7 && code !== 0xf7 && within(LETTER_BLOCKS, code)) return LETTER;
+  return within(MARK_BLOCKS, code) ? MARK : LETTER | MARK;
 }
+/** Blocks as [first, last, first, last, …]. */
+const LETTER_BLOCKS = [0xc0, 0x52f, 0x3041, 0x3096, 0x30a1, 0x30fa, 0x4e00, 0x9fff, 0xac00, 0xd7a3];
+const MARK_BLOCKS = [0x2010, 0x205e, 0x3001, 0x3003, 0x3008, 0x3011, 0xff01, 0xff0f, 0xff1a, 0xff20];
+const within = (blocks: number[], code: number) =>
+  blocks.some((first, i) => i % 2 === 0 && code >= first && code <= blocks[i + 1]!);
 
 /** The class of every UTF-16 unit, built on the first count: one lookup a character. */
 const unitClasses = (() => {
