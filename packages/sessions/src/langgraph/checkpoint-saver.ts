@@ -21,8 +21,8 @@ import { putCheckpoint, putCheckpointWrites } from "./saver-writes.js";
 /** Options every Stowage checkpoint saver takes, whatever keeps its records. */
 export interface CheckpointSaverOptions {
   /**
-   * Where binary (Uint8Arrays) of at least 1 KiB in channel values and writes goes, read
-   * back identical: a blob store, or an owner's view of one. Default: none, every value is kept whole.
+   * Where images and binary of at least 1 KiB in channel values and writes go, read back
+   * identical: a blob store, or an owner's view of one. Default: none, every value is kept whole.
    */
   blobs?: CheckpointBlobs;
   /** LangGraph's serializer; default its own `JsonPlusSerializer`. */

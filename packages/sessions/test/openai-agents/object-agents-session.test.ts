@@ -4,7 +4,7 @@ import { createFsObjectStore } from "@stowage/storage-fs";
 import { createS3Client, createS3ObjectStore } from "@stowage/storage-s3";
 import { s3TestEnv, tempDirectory } from "@stowage/test-support";
 import { describe, it } from "vitest";
-import { describeAgentsSessionBehaviour } from "./agents-session-behaviour.js";
+import { describeAgentsSessionBehaviour } from "../support/agents-session-behaviour.js";
 
 describeAgentsSessionBehaviour("memory", async () => createMemoryObjectStore());
 
