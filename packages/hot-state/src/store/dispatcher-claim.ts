@@ -1,6 +1,7 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { describeValue, type OperationOptions, StowageError, sha256Hex } from "@stowage/core";
 import { z } from "zod";
+import { invalidInput, SHA256_HEX } from "../schemas/schemas.js";
 import { claimKey, type StoreContext } from "./hot-state-versions.js";
 
 // A session's claim is one create-only object holding the SHA-256 of its token. It is created
@@ -16,7 +17,7 @@ const MAX_DISPATCHER_TOKEN_LENGTH = 256;
 const ClaimSchema = z.strictObject({
   type: z.literal("hot_state_dispatcher"),
   session_id: z.string(),
-  token_sha256: z.string().regex(/^[a-f0-9]{64}$/),
+  token_sha256: z.string().regex(SHA256_HEX),
   claimed_at: z.iso.datetime(),
 });
 
@@ -25,13 +26,10 @@ export type ClaimHolding = "unclaimed" | "held" | "other";
 
 /** Whether `token` is the one the stored `claim` was made with; INTEGRITY when the claim is damaged. */
 function claimHeldBy(claim: Uint8Array, sessionId: string, token: unknown): boolean {
-  const parsed = (() => {
-    try {
-      return ClaimSchema.parse(JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(claim)));
-    } catch {
-      return null;
-    }
-  })();
+  let parsed: z.infer<typeof ClaimSchema> | null = null;
+  try {
+    parsed = ClaimSchema.parse(JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(claim)));
+  } catch {}
   if (parsed === null || parsed.session_id !== sessionId) {
     throw new StowageError("INTEGRITY", `the dispatcher claim of hot state ${sessionId} is damaged`, {
       details: { sessionId },
@@ -56,12 +54,10 @@ export function notDispatcher(sessionId: string, claimed: boolean, doing: string
 
 /** INVALID_INPUT unless `token` is absent or a non-empty string. */
 export function assertTokenShape(token: unknown): asserts token is string | undefined {
-  if (token !== undefined && (typeof token !== "string" || token.length === 0)) {
-    throw new StowageError(
-      "INVALID_INPUT",
-      `dispatcher token must be the string claimDispatcher returned, got ${describeValue(token)}`,
-    );
-  }
+  if (token === undefined || (typeof token === "string" && token.length > 0)) return;
+  throw invalidInput(
+    `dispatcher token must be the string claimDispatcher returned, got ${describeValue(token)}`,
+  );
 }
 
 export async function claimHolding(
@@ -110,17 +106,12 @@ export async function claimSession(
   }
   const fresh = randomBytes(DISPATCHER_TOKEN_BYTES).toString("base64url");
   const claim: z.infer<typeof ClaimSchema> = {
-    type: "hot_state_dispatcher",
-    session_id: sessionId,
-    token_sha256: sha256Hex(fresh),
+    ...{ type: "hot_state_dispatcher", session_id: sessionId, token_sha256: sha256Hex(fresh) },
     claimed_at: ctx.now().toISOString(),
   };
+  const put = { ...op, ifNoneMatch: "*" as const, contentType: "application/json" };
   try {
-    await ctx.store.put(claimKey(ctx, sessionId), new TextEncoder().encode(JSON.stringify(claim)), {
-      ...op,
-      ifNoneMatch: "*",
-      contentType: "application/json",
-    });
+    await ctx.store.put(claimKey(ctx, sessionId), new TextEncoder().encode(JSON.stringify(claim)), put);
   } catch (err) {
     if (!StowageError.is(err, "ALREADY_EXISTS")) throw err;
     throw claimedAlready(sessionId, err);
