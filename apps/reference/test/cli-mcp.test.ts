@@ -186,6 +186,38 @@ describe("stowage mcp", () => {
     );
   });
 
+  it("serves a session registered with `stowage session register` before anything is stored in it", async () => {
+    const fresh = randomUUID();
+    await stowage(["session", "register", fresh, "--user", "alice"], { cwd: app.dataDir, env });
+    // Registered as another host would (no session file here): served too, its file made now.
+    const elsewhere = randomUUID();
+    await app.server.services.tenant(alice).registeredSessions.register(elsewhere);
+    for (const id of [fresh, elsewhere]) {
+      const client = await connectStowageMcp(["--session", id, "--user", "alice"], { cwd: app.dataDir, env });
+      try {
+        // No artifact, agent output, thread or hot state yet (content refs are the principal's).
+        const uris = (await client.listResources()).resources.map((r) => r.uri);
+        expect(uris.filter((uri) => !uri.startsWith("content-ref://"))).toEqual([]);
+        expect((await client.listTools()).tools.map((t) => t.name)).toContain("read_artifact");
+      } finally {
+        await client.close();
+      }
+    }
+    // Not registered, no file: nothing is made for it.
+    await expectStowageError(
+      stowage(["mcp", "--session", randomUUID(), "--user", "alice"], { cwd: app.dataDir, env }),
+      "NOT_FOUND",
+      "SESSION_NOT_FOUND",
+    );
+    // Bob's registration of the same id is bob's: alice still gets nothing of his.
+    const bobs = randomUUID();
+    await stowage(["session", "register", bobs, "--user", "bob"], { cwd: app.dataDir, env });
+    await expectStowageError(
+      stowage(["mcp", "--session", bobs, "--user", "alice"], { cwd: app.dataDir, env }),
+      "NOT_FOUND",
+    );
+  });
+
   it("answers NOT_FOUND for another principal's session, and needs --session", async () => {
     await expectStowageError(
       stowage(["mcp", "--session", sessionId, "--user", "bob"], { cwd: app.dataDir, env }),

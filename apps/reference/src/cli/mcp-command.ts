@@ -1,5 +1,6 @@
 import { StowageError } from "@stowage/core";
 import type { McpUploads } from "@stowage/mcp";
+import { openAgentSession } from "@stowage/tenancy/shared";
 import { Command } from "commander";
 import { type CommandContext, resolvePath } from "./context.js";
 import { withSessionStores } from "./open.js";
@@ -42,7 +43,12 @@ export function mcpCommand(context: CommandContext): Command {
       const { runStdioServer } = await import("@stowage/mcp");
       await withSessionStores(context, async (stores) => {
         const tenant = stores.tenant(principal);
-        const session = await tenant.agentSessions.get(options.session);
+        // A registered session is served before anything is stored in it.
+        const session = await openAgentSession(
+          tenant.registeredSessions,
+          tenant.agentSessions,
+          options.session,
+        );
         let uploads: McpUploads | undefined;
         if (options.uploadRoot !== undefined) {
           const apiKey = options.key ?? context.env.STOWAGE_API_KEY;

@@ -1,4 +1,6 @@
+import { join } from "node:path";
 import { Command } from "commander";
+import { AGENT_SESSIONS_DIR } from "../shared-store.js";
 import type { CommandContext } from "./context.js";
 import { withStoredData } from "./open.js";
 import { jsonOption, printResult } from "./output.js";
@@ -18,8 +20,11 @@ export function registerSessionCommand(context: CommandContext): Command {
     .addOption(jsonOption())
     .action(async (sessionId: string, options: PrincipalOptions & { json?: boolean }) => {
       const principal = requiredPrincipal(options);
-      await withStoredData(context, async ({ registeredSessions }) => {
-        const created = await registeredSessions(principal).register(sessionId);
+      await withStoredData(context, async ({ registeredSessions, config }) => {
+        // Its session file too, as the API's registration makes it: `stowage mcp` serves it at once.
+        const { agentSessionsOf, registerAgentSession } = await import("@stowage/tenancy/shared");
+        const files = agentSessionsOf(join(config.dataDir, AGENT_SESSIONS_DIR), principal);
+        const created = await registerAgentSession(registeredSessions(principal), files, sessionId);
         printResult(context, options.json, { sessionId, principal, created }, () => [
           `${created ? "registered" : "already registered"} session ${sessionId} for ${principal.kind} ${principal.id}`,
         ]);

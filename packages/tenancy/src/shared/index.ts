@@ -1,4 +1,4 @@
-export { agentSessionsOf } from "./agent-sessions.js";
+export { agentSessionsOf, openAgentSession, registerAgentSession } from "./agent-sessions.js";
 export {
   type ApiKeyRecord,
   type ApiKeyRecordStore,

@@ -1,4 +1,5 @@
 import { createMcpHttpSessions, createStowageMcpServer } from "@stowage/mcp";
+import { openAgentSession } from "@stowage/tenancy/shared";
 import { Hono } from "hono";
 import type { Services } from "../../services.js";
 import type { AppEnv } from "../context.js";
@@ -36,7 +37,9 @@ export function mcpRoutes(services: Services) {
         scope: `${sessionId}@${registeredAt}`,
         createServer: async () =>
           createStowageMcpServer({
-            session: await tenant.agentSessions.get(sessionId, { signal: c.req.raw.signal }),
+            session: await openAgentSession(tenant.registeredSessions, tenant.agentSessions, sessionId, {
+              signal: c.req.raw.signal,
+            }),
             blobs: tenant.blobs,
             threads: tenant.threads,
             registry: tenant.registry,

@@ -1,4 +1,4 @@
-import { StowageError } from "@stowage/core";
+import { registerAgentSession } from "@stowage/tenancy/shared";
 import { Hono } from "hono";
 import type { Services } from "../../services.js";
 import { type AppEnv, jsonBody } from "../context.js";
@@ -23,16 +23,9 @@ export function uploadRoutes(services: Pick<Services, "objects" | "config">) {
     const sessionId = body?.sessionId as string;
     const { agentSessions, registeredSessions, principal } = c.get("tenant");
     const signal = c.req.raw.signal;
-    const created = await registeredSessions.register(sessionId, { signal });
-    // Its session file (where its artifacts go) on this host, unless this host has it already.
-    // Created without looking first: a concurrent registration of the same id may create it
-    // between a look and a create, and its SESSION_EXISTS means the same as finding it. The
-    // file is in the tenant's own directory, so it never tells of another principal's session.
-    try {
-      await agentSessions.create(sessionId);
-    } catch (err) {
-      if (!(StowageError.is(err, "ALREADY_EXISTS") && err.reason === "SESSION_EXISTS")) throw err;
-    }
+    // Its session file (where its artifacts go) is made on this host with it. The file is in the
+    // tenant's own directory, so it never tells of another principal's session.
+    const created = await registerAgentSession(registeredSessions, agentSessions, sessionId, { signal });
     return c.json({ sessionId, owner: principal }, created ? 201 : 200);
   });
 
