@@ -61,7 +61,10 @@ export async function installAgentCli(
   const result = await tryInstall(name, options);
   if (result.ready) return result;
   if (runningInCi()) throw new Error(`agent CLI ${name}: ${result.reason}; in CI the real CLIs must run`);
-  console.warn(`[stowage] ${name} end-to-end tests skipped: ${result.reason}`);
+  console.warn(
+    `[stowage] ${name} end-to-end tests skipped: ${result.reason}. To run them: ` +
+      "`pnpm --filter @stowage/agent-clis run install-clis` (npm registry access; behind a TLS proxy, NODE_EXTRA_CA_CERTS or npm's cafile)",
+  );
   return result;
 }
 
@@ -100,13 +103,24 @@ async function tryInstall(name: AgentCliName, options: InstallAgentCliOptions): 
     if (await isComplete(dir, join(dir, pin.command))) return ready;
     await rm(join(dir, INSTALL_MARKER), { force: true });
     const spec = `${pin.packageName}@${pin.version}`;
+    const env = withoutPackageManagerEnv(process.env);
+    // With --prefix, npm reads its global npmrc from <prefix>/etc: name the machine's own, where
+    // a registry, proxy or CA file (cafile) is set, so the install sees what `npm install` sees.
+    const globalConfig = await npmGlobalConfig(env);
     const npm = await runProcess(
       "npm",
-      ["install", "--no-save", "--no-audit", "--no-fund", "--no-package-lock", "--prefix", dir, spec],
-      {
-        env: withoutPackageManagerEnv(process.env),
-        timeoutMs: options.timeoutMs ?? DEFAULT_INSTALL_TIMEOUT_MS,
-      },
+      [
+        "install",
+        "--no-save",
+        "--no-audit",
+        "--no-fund",
+        "--no-package-lock",
+        ...(globalConfig ? ["--globalconfig", globalConfig] : []),
+        "--prefix",
+        dir,
+        spec,
+      ],
+      { env, timeoutMs: options.timeoutMs ?? DEFAULT_INSTALL_TIMEOUT_MS },
     ).catch((error: Error) => ({ code: null, stdout: "", stderr: error.message, timedOut: false }));
     if (npm.timedOut) return { ready: false, name, reason: `npm install ${spec} timed out` };
     if (npm.code !== 0) {
@@ -124,6 +138,15 @@ async function tryInstall(name: AgentCliName, options: InstallAgentCliOptions): 
   } finally {
     await release();
   }
+}
+
+/** The global npmrc npm reads on this machine, or undefined when npm cannot say. */
+async function npmGlobalConfig(env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  const result = await runProcess("npm", ["config", "get", "globalconfig"], { env, timeoutMs: 30_000 }).catch(
+    () => undefined,
+  );
+  const path = result?.code === 0 ? result.stdout.trim() : "";
+  return path && existsSync(path) ? path : undefined;
 }
 
 async function isComplete(dir: string, executable: string): Promise<boolean> {

@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { tempDirectory } from "@stowage/test-support";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -62,6 +62,31 @@ describe.skipIf(process.platform !== "linux" || process.arch !== "x64")("install
     expect(cli).toMatchObject({ ready: false, name: "opencode" });
     expect(cli.ready === false && cli.reason).toMatch(/npm install opencode-ai@/);
     expect(console.warn).toHaveBeenCalledOnce();
+    // A skip says how to get the CLIs, not only why they are missing.
+    expect(String(vi.mocked(console.warn).mock.calls[0]?.[0])).toContain(
+      "pnpm --filter @stowage/agent-clis run install-clis",
+    );
+  });
+
+  it("installs with the machine's global npmrc (registry, proxy, cafile), which --prefix alone would skip", async () => {
+    // A fake npm on PATH: `config get globalconfig` names an existing file; `install` records its
+    // arguments and fails, so nothing is installed.
+    const bin = join(root, `fake-npm-${caseNumber}`);
+    const globalrc = join(bin, "npmrc");
+    const recorded = join(bin, "install-args");
+    await mkdir(bin, { recursive: true });
+    await writeFile(globalrc, "cafile=/etc/ssl/certs/proxy.pem\n");
+    await writeFile(
+      join(bin, "npm"),
+      `#!/bin/sh\nif [ "$1" = config ]; then echo ${globalrc}; exit 0; fi\necho "$@" > ${recorded}; exit 1\n`,
+      { mode: 0o755 },
+    );
+    vi.stubEnv("PATH", bin);
+    vi.stubEnv("CI", "");
+    vi.spyOn(console, "warn").mockImplementation(() => {});
+    const { cacheRoot } = await cacheWith("opencode", { marker: false, executable: false });
+    expect(await installAgentCli("opencode", { cacheRoot })).toMatchObject({ ready: false });
+    expect(await readFile(recorded, "utf8")).toContain(`--globalconfig ${globalrc} --prefix`);
   });
 
   it("throws in CI when the CLI cannot be installed: the real clients must run there", async () => {
