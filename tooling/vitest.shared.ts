@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { durationsReporter } from "./test-durations/durations-reporter.ts";
 
 const DEFAULT_TEST_TIMEOUT_MS = 120_000;
 
@@ -25,6 +26,8 @@ export function stowageVitestConfig(overrides: { testTimeout?: number } = {}) {
       // Set-up hooks start the same servers and processes the tests do: the same bound.
       hookTimeout: Math.max(DEFAULT_TEST_TIMEOUT_MS, overrides.testTimeout ?? 0),
       pool: "forks",
+      // Each file's duration, for the ten slowest `pnpm test` prints at its end.
+      reporters: ["default", durationsReporter(process.cwd())],
     },
   });
 }
