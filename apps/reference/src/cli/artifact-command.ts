@@ -1,5 +1,4 @@
 import { join } from "node:path";
-import { StowageError } from "@stowage/core";
 import { Command, Option } from "commander";
 import { type CommandContext, resolvePath } from "./context.js";
 import { jsonOption } from "./output.js";
@@ -9,11 +8,12 @@ import {
   principalFrom,
   requiredPrincipal,
 } from "./principal-option.js";
+import { usageError } from "./usage-error.js";
 
 function lineNumber(name: string) {
   return (value: string): number => {
     if (!/^\d{1,15}$/.test(value)) {
-      throw new StowageError("INVALID_INPUT", `--${name} must be a non-negative integer, got ${value}`);
+      throw usageError(`--${name} must be a non-negative integer, got ${value}`);
     }
     return Number(value);
   };
@@ -34,17 +34,13 @@ interface ReadOptions extends PrincipalOptions {
  */
 async function routerFor(context: CommandContext, options: ReadOptions) {
   if ((options.session === undefined) === (options.dir === undefined)) {
-    throw new StowageError(
-      "INVALID_INPUT",
+    throw usageError(
       "give --session <id> (with --user or --org) or --dir <artifacts directory>, one of them",
     );
   }
   if (options.dir !== undefined) {
     if (principalFrom(options) !== undefined) {
-      throw new StowageError(
-        "INVALID_INPUT",
-        "--dir reads a directory, not a principal's session: drop --user/--org",
-      );
+      throw usageError("--dir reads a directory, not a principal's session: drop --user/--org");
     }
     const { createArtifactStore, createInternalUrlRouter } = await import("@stowage/artifacts");
     const artifacts = createArtifactStore({ dir: resolvePath(context, options.dir) });

@@ -5,12 +5,13 @@ import { type CommandContext, resolvePath } from "./context.js";
 import { inputFiles, readInputFile } from "./input-file.js";
 import { withServices, withStoredData } from "./open.js";
 import { jsonOption, printResult } from "./output.js";
+import { usageError } from "./usage-error.js";
 
 function nonNegativeNumber(name: string) {
   return (value: string): number => {
     const number = Number(value);
     if (value.trim() === "" || !Number.isFinite(number) || number < 0) {
-      throw new StowageError("INVALID_INPUT", `--${name} must be a non-negative number, got ${value}`);
+      throw usageError(`--${name} must be a non-negative number, got ${value}`);
     }
     return number;
   };

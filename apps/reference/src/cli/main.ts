@@ -13,8 +13,13 @@ import { serveCommand } from "./serve-command.js";
 import { sessionCommand } from "./session-commands.js";
 import { uploadCommand } from "./upload-command.js";
 import { uploadsCommand } from "./uploads-command.js";
+import { isUsageError } from "./usage-error.js";
 
-/** Exit statuses: 0 done, 1 the command failed, 2 the command line was wrong. */
+/**
+ * Exit statuses: 0 done; 1 the operation was refused or failed; 2 the command line was wrong
+ * (commander's refusals, and the commands' own checks of it: option values, `--user`/`--org`,
+ * options that exclude each other).
+ */
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 
@@ -96,6 +101,9 @@ export async function main(argv: string[], context: CommandContext): Promise<num
     else context.note(`error: ${err instanceof Error ? err.message : String(err)}`);
     if (!expected && err instanceof Error && wantsStack(argv, context.env)) context.note(err.stack ?? "");
     else if (!expected && !json) context.note("(unexpected: --debug or STOWAGE_DEBUG=1 prints its stack)");
-    return EXIT_FAILURE;
+    if (!isUsageError(err)) return EXIT_FAILURE;
+    // As commander's own refusals end.
+    if (!json) context.note('(add "--help" for usage)');
+    return EXIT_USAGE;
   }
 }

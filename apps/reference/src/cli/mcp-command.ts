@@ -1,6 +1,5 @@
 import { StowageError } from "@stowage/core";
 import type { McpUploads } from "@stowage/mcp";
-import { openAgentSession } from "@stowage/tenancy/shared";
 import { Command } from "commander";
 import { type CommandContext, resolvePath } from "./context.js";
 import { withSessionStores } from "./open.js";
@@ -41,6 +40,7 @@ export function mcpCommand(context: CommandContext): Command {
     .action(async (options: McpOptions) => {
       const principal = requiredPrincipal(options);
       const { runStdioServer } = await import("@stowage/mcp");
+      const { openAgentSession } = await import("@stowage/tenancy/shared");
       await withSessionStores(context, async (stores) => {
         const tenant = stores.tenant(principal);
         // A registered session is served before anything is stored in it.

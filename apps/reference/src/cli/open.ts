@@ -1,4 +1,5 @@
 import { StowageError } from "@stowage/core";
+import type { SessionBlobRepository } from "@stowage/sessions";
 import type { ownerOf as OwnerOf } from "@stowage/tenancy/shared";
 import type { StorageConfig } from "../config.js";
 import type { Services } from "../services.js";
@@ -59,18 +60,45 @@ function explainLocked(err: unknown): unknown {
   );
 }
 
+/** The stored session blobs, where they are ({@link sessionBlobsPlace}), and how the server names a principal's. */
+export type SessionBlobAccess<R> = { sessionBlobs: R; where: string; ownerOf: typeof OwnerOf };
+
 /**
  * Runs `work` on the stored session blobs: the database alone (PostgreSQL, else the embedded
- * PGlite), with the session-blob settings only; `ownerOf` names a principal's blobs as the server does.
+ * PGlite, created in the data directory when it is not there yet), with the session-blob settings
+ * only; `ownerOf` names a principal's blobs as the server does.
  */
 export async function withSessionBlobs<T>(
   context: CommandContext,
-  work: (stores: SessionBlobStores & { ownerOf: typeof OwnerOf }) => Promise<T>,
+  work: (stores: SessionBlobAccess<SessionBlobRepository>) => Promise<T>,
+): Promise<T> {
+  return openSessionBlobsFor(context, false, (stores) =>
+    work(stores as SessionBlobAccess<SessionBlobRepository>),
+  );
+}
+
+/**
+ * {@link withSessionBlobs} for a command that only reads: where no database is (a data directory
+ * nothing was captured into), `sessionBlobs` is null and nothing is created.
+ */
+export async function readSessionBlobs<T>(
+  context: CommandContext,
+  work: (stores: SessionBlobAccess<SessionBlobRepository | null>) => Promise<T>,
+): Promise<T> {
+  return openSessionBlobsFor(context, true, work);
+}
+
+async function openSessionBlobsFor<T>(
+  context: CommandContext,
+  readOnly: boolean,
+  work: (stores: SessionBlobAccess<SessionBlobRepository | null>) => Promise<T>,
 ): Promise<T> {
   const { loadSessionBlobsConfig } = await import("../config.js");
-  const { openSessionBlobs } = await import("./session-blob-stores.js");
+  const { openSessionBlobs, sessionBlobsExist, sessionBlobsPlace } = await import("./session-blob-stores.js");
   const { ownerOf } = await import("@stowage/tenancy/shared");
   const config = loadSessionBlobsConfig(context.env, context.cwd);
+  const where = sessionBlobsPlace(config);
+  if (readOnly && !(await sessionBlobsExist(config))) return work({ sessionBlobs: null, where, ownerOf });
   let stores: SessionBlobStores;
   try {
     stores = await openSessionBlobs(config);
@@ -78,7 +106,7 @@ export async function withSessionBlobs<T>(
     throw explainLocked(err);
   }
   try {
-    return await work({ ...stores, ownerOf });
+    return await work({ sessionBlobs: stores.sessionBlobs, where, ownerOf });
   } finally {
     await stores.close();
   }

@@ -1,5 +1,6 @@
-import { assertPrincipal, type Principal, StowageError } from "@stowage/core";
+import { assertPrincipal, type Principal } from "@stowage/core";
 import type { Command } from "commander";
+import { markUsageError, usageError } from "./usage-error.js";
 
 /** What `--user`/`--org` parse to. */
 export interface PrincipalOptions {
@@ -14,11 +15,11 @@ export function addPrincipalOptions(command: Command): Command {
     .option("--org <id>", "act in this org's namespace");
 }
 
-/** The principal of `--user`/`--org`; undefined with neither, INVALID_INPUT with both. */
+/** The principal of `--user`/`--org`; undefined with neither, a usage error with both or a bad id. */
 export function principalFrom(options: PrincipalOptions): Principal | undefined {
   const { user, org } = options;
   if (user !== undefined && org !== undefined) {
-    throw new StowageError("INVALID_INPUT", "give one of --user <id> or --org <id>, not both");
+    throw usageError("give one of --user <id> or --org <id>, not both");
   }
   const principal: Principal | undefined =
     user !== undefined
@@ -27,14 +28,17 @@ export function principalFrom(options: PrincipalOptions): Principal | undefined 
         ? { kind: "org", id: org }
         : undefined;
   // The id names directories and keys: `--user ../x` must not reach outside its namespace.
-  if (principal) assertPrincipal(principal, user !== undefined ? "--user" : "--org");
+  try {
+    if (principal) assertPrincipal(principal, user !== undefined ? "--user" : "--org");
+  } catch (err) {
+    throw markUsageError(err as object);
+  }
   return principal;
 }
 
-/** The principal of `--user`/`--org`, which the command needs. */
+/** The principal of `--user`/`--org`, which the command needs: a usage error without. */
 export function requiredPrincipal(options: PrincipalOptions): Principal {
   const principal = principalFrom(options);
-  if (!principal)
-    throw new StowageError("INVALID_INPUT", "give --user <id> or --org <id>: whose data is this?");
+  if (!principal) throw usageError("give --user <id> or --org <id>: whose data is this?");
   return principal;
 }

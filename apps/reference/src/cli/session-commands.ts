@@ -2,7 +2,13 @@ import { StowageError } from "@stowage/core";
 import type { SessionAgent } from "@stowage/sessions";
 import { Command, Option } from "commander";
 import { type CommandContext, resolvePath } from "./context.js";
-import { withSessionBlobs } from "./open.js";
+import { readSessionBlobs, withSessionBlobs } from "./open.js";
+import {
+  describeOpencodeCli,
+  findOpencodeCli,
+  type OpencodeCli,
+  requiredOpencodeCli,
+} from "./opencode-cli.js";
 import { jsonOption, printResult } from "./output.js";
 import { addPrincipalOptions, type PrincipalOptions, requiredPrincipal } from "./principal-option.js";
 import { listSessionsCommand, registerSessionCommand } from "./session-registry-commands.js";
@@ -44,37 +50,24 @@ function addAgentOptions(command: Command, agentDefault?: SessionAgent): Command
     .option("--codex-home <dir>", "Codex's home (default: $CODEX_HOME, else ~/.codex)")
     .option(
       "--opencode <cli>",
-      "the OpenCode CLI that exports and imports OpenCode sessions: a command looked up on PATH (opencode), or a path (./bin/opencode)",
+      "the OpenCode CLI that exports and imports OpenCode sessions: a command looked up on PATH, or a path (./bin/opencode) (default: opencode on PATH)",
     );
 }
 
-/** The Codex home and OpenCode CLI the options name, for capture and restore. */
-function agentPlaces(context: CommandContext, options: LocationOptions & AgentOptions) {
+/** The Codex home the options name, else `$CODEX_HOME`. */
+function codexHomeOf(context: CommandContext, options: AgentOptions) {
   const codexHome =
     options.codexHome === undefined ? context.env.CODEX_HOME : resolvePath(context, options.codexHome);
-  return {
-    ...(codexHome === undefined ? {} : { codexHome }),
-    ...(options.opencode === undefined
-      ? {}
-      : {
-          opencode: {
-            // As a shell takes a command: a bare name is looked up on PATH, a path is the user's.
-            bin: /[/\\]/.test(options.opencode) ? resolvePath(context, options.opencode) : options.opencode,
-            env: context.env,
-            cwd: options.cwd === undefined ? context.cwd : resolvePath(context, options.cwd),
-          },
-        }),
-  };
+  return codexHome === undefined ? {} : { codexHome };
 }
 
-/** The OpenCode CLI, which an OpenCode session cannot be captured without. */
-function requiredOpencode<T>(opencode: T | undefined): T {
-  if (opencode === undefined) {
-    throw new StowageError("INVALID_INPUT", "--agent opencode needs --opencode <path to the opencode CLI>", {
-      reason: "OPENCODE_CLI_MISSING",
-    });
-  }
-  return opencode;
+/** How the sessions package runs the OpenCode CLI: in the agent's directory, with the user's environment. */
+function opencodeRun(context: CommandContext, options: LocationOptions, cli: OpencodeCli) {
+  return {
+    bin: cli.bin,
+    env: context.env,
+    cwd: options.cwd === undefined ? context.cwd : resolvePath(context, options.cwd),
+  };
 }
 
 /** How to go on with a restored session, per agent. */
@@ -114,16 +107,18 @@ function captureCommand(context: CommandContext): Command {
         const principal = requiredPrincipal(options);
         const { captureSession } = await import("@stowage/sessions");
         const sessionId = options.session;
-        const places = agentPlaces(context, options);
+        const opencode =
+          options.agent === "opencode"
+            ? requiredOpencodeCli(
+                await findOpencodeCli(context, options.opencode),
+                "capturing an OpenCode session",
+              )
+            : undefined;
         const captured = await captureSession(
           options.agent === "codex"
-            ? {
-                agent: "codex",
-                sessionId,
-                ...(places.codexHome === undefined ? {} : { codexHome: places.codexHome }),
-              }
-            : options.agent === "opencode"
-              ? { agent: "opencode", sessionId, opencode: requiredOpencode(places.opencode) }
+            ? { agent: "codex", sessionId, ...codexHomeOf(context, options) }
+            : opencode
+              ? { agent: "opencode", sessionId, opencode: opencodeRun(context, options, opencode) }
               : { ...location(context, options), sessionId },
         );
         await withSessionBlobs(context, async ({ sessionBlobs, ownerOf }) => {
@@ -146,6 +141,7 @@ function captureCommand(context: CommandContext): Command {
               codec: record.codec,
               expiresAt: record.expiresAt ?? null,
               skipped: captured.skipped,
+              ...(opencode ? { opencodeCli: opencode.bin } : {}),
             },
             () => [
               `stored session ${record.sessionId} for request ${record.requestId}: ${captured.manifest.files.length} files (${record.agentType}), ` +
@@ -153,6 +149,7 @@ function captureCommand(context: CommandContext): Command {
             ],
           );
           for (const skipped of captured.skipped) context.note(`skipped ${skipped.path}: ${skipped.reason}`);
+          if (opencode) context.note(`exported with the OpenCode CLI ${describeOpencodeCli(opencode)}`);
         });
       },
     );
@@ -176,13 +173,29 @@ function restoreCommand(context: CommandContext): Command {
       ) => {
         const principal = requiredPrincipal(options);
         const { restoreSession } = await import("@stowage/sessions");
-        await withSessionBlobs(context, async ({ sessionBlobs, ownerOf }) => {
-          const latest = await sessionBlobs.getLatestForRequest(ownerOf(principal), options.request);
-          if (!latest)
-            throw new StowageError("NOT_FOUND", `no live session stored for request ${options.request}`);
+        await readSessionBlobs(context, async ({ sessionBlobs, ownerOf, where: stored }) => {
+          const latest = await sessionBlobs?.getLatestForRequest(ownerOf(principal), options.request);
+          if (!latest) {
+            throw new StowageError(
+              "NOT_FOUND",
+              `no live session stored for request ${options.request} of ${principal.kind} ${principal.id} in ${stored}` +
+                (sessionBlobs
+                  ? ""
+                  : " (no database there: nothing was captured into it; STOWAGE_DATA_DIR names another data directory)"),
+            );
+          }
+          // Only an OpenCode session needs its CLI, to import it (one asked for as another agent is refused below).
+          const opencode =
+            latest.agentType === "opencode" && (options.agent ?? "opencode") === "opencode"
+              ? requiredOpencodeCli(
+                  await findOpencodeCli(context, options.opencode),
+                  `restoring OpenCode session ${latest.sessionId}`,
+                )
+              : undefined;
           const restored = await restoreSession(latest, {
             ...location(context, options),
-            ...agentPlaces(context, options),
+            ...codexHomeOf(context, options),
+            ...(opencode ? { opencode: opencodeRun(context, options, opencode) } : {}),
             ...(options.agent === undefined ? {} : { agent: options.agent }),
           });
           const where = restored.directory ?? "OpenCode's database (opencode import)";
@@ -195,11 +208,13 @@ function restoreCommand(context: CommandContext): Command {
               directory: restored.directory ?? null,
               projectDir: restored.projectDir ?? null,
               files: restored.files.length,
+              ...(opencode ? { opencodeCli: opencode.bin } : {}),
             },
             () => [
               `restored ${restored.agent} session ${latest.sessionId}: ${restored.files.length} files in ${where}`,
             ],
           );
+          if (opencode) context.note(`imported with the OpenCode CLI ${describeOpencodeCli(opencode)}`);
           context.note(`resume it with: ${RESUME_HINT[restored.agent](latest.sessionId)}`);
         });
       },

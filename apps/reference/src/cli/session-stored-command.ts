@@ -1,7 +1,7 @@
-import type { SessionBlobSummary } from "@stowage/sessions";
+import type { SessionBlobRepository, SessionBlobSummary } from "@stowage/sessions";
 import { Command } from "commander";
 import type { CommandContext } from "./context.js";
-import { withSessionBlobs } from "./open.js";
+import { readSessionBlobs } from "./open.js";
 import { jsonOption, printResult } from "./output.js";
 import { addPrincipalOptions, type PrincipalOptions, requiredPrincipal } from "./principal-option.js";
 
@@ -19,6 +19,21 @@ const shown = (session: SessionBlobSummary) => ({
   createdAt: session.createdAt,
   expiresAt: session.expiresAt ?? null,
 });
+
+/** Every record of `owner`, page by page. */
+async function allOf(sessionBlobs: SessionBlobRepository, owner: string): Promise<SessionBlobSummary[]> {
+  const sessions: SessionBlobSummary[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await sessionBlobs.listByOwner(owner, {
+      limit: PAGE,
+      ...(cursor === undefined ? {} : { cursor }),
+    });
+    sessions.push(...page.sessions);
+    cursor = page.cursor;
+  } while (cursor !== undefined);
+  return sessions;
+}
 
 function line(session: SessionBlobSummary): string {
   const expires = session.expiresAt ? session.expiresAt.toISOString() : "never";
@@ -39,19 +54,12 @@ export function storedSessionsCommand(context: CommandContext): Command {
     .addOption(jsonOption())
     .action(async (options: PrincipalOptions & { json?: boolean }) => {
       const principal = requiredPrincipal(options);
-      await withSessionBlobs(context, async ({ sessionBlobs, ownerOf }) => {
-        const sessions: SessionBlobSummary[] = [];
-        let cursor: string | undefined;
-        do {
-          const page = await sessionBlobs.listByOwner(ownerOf(principal), {
-            limit: PAGE,
-            ...(cursor === undefined ? {} : { cursor }),
-          });
-          sessions.push(...page.sessions);
-          cursor = page.cursor;
-        } while (cursor !== undefined);
+      await readSessionBlobs(context, async ({ sessionBlobs, ownerOf, where }) => {
+        // No database there: nothing was captured into it, and a listing creates none.
+        const sessions = sessionBlobs ? await allOf(sessionBlobs, ownerOf(principal)) : [];
         printResult(context, options.json, sessions.map(shown), () => sessions.map(line));
-        if (sessions.length === 0) context.note(`no sessions stored for ${principal.kind} ${principal.id}`);
+        if (sessions.length === 0)
+          context.note(`no sessions stored for ${principal.kind} ${principal.id} in ${where}`);
       });
     });
 }

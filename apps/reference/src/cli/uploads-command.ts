@@ -1,13 +1,13 @@
-import { StowageError } from "@stowage/core";
 import { Command, Option } from "commander";
 import type { CommandContext } from "./context.js";
 import { withServices } from "./open.js";
 import { jsonOption, printResult } from "./output.js";
+import { usageError } from "./usage-error.js";
 
 function positiveNumber(value: string): number {
   const number = Number(value);
   if (value.trim() === "" || !Number.isFinite(number) || number <= 0) {
-    throw new StowageError("INVALID_INPUT", `--older-than-days must be a positive number, got ${value}`);
+    throw usageError(`--older-than-days must be a positive number, got ${value}`);
   }
   return number;
 }
