@@ -23,10 +23,18 @@ const READS: [argv: string[], status: number, says: string][] = [
     "no live session stored for request req-1 of user u in the data directory <data>",
   ],
   [["session", "stored", "--user", "u"], 0, "no sessions stored for user u in the data directory <data>"],
-  [["session", "list", "--org", "acme"], 0, "no sessions registered for org acme"],
-  [["blob", "get", "f".repeat(64)], 1, `no blob ${"f".repeat(64)}`],
+  [
+    ["session", "list", "--org", "acme"],
+    0,
+    "no sessions registered for org acme in the data directory <data>",
+  ],
+  [["blob", "get", "f".repeat(64)], 1, `no blob ${"f".repeat(64)} in the data directory <data>`],
   [["blob", "verify"], 0, ""],
-  [["artifact", "read", "agent://0", "--session", "s1", "--user", "u"], 1, "s1"],
+  [
+    ["artifact", "read", "agent://0", "--session", "s1", "--user", "u"],
+    1,
+    "no session s1 in the data directory <data>",
+  ],
 ];
 
 describe("a read in a directory with no data", () => {

@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { StowageError } from "@stowage/core";
 import { Command, Option } from "commander";
 import { type CommandContext, resolvePath } from "./context.js";
 import { jsonOption } from "./output.js";
@@ -52,11 +53,19 @@ async function routerFor(context: CommandContext, options: ReadOptions) {
   const { AGENT_SESSIONS_DIR } = await import("../shared-store.js");
   const { agentSessionsOf } = await import("@stowage/tenancy/shared");
   // Below the data directory as the server opens them: a link planted in the layout is refused.
-  const sessions = agentSessionsOf(
-    join(dataDirFrom(context.env, context.cwd), AGENT_SESSIONS_DIR),
-    principal,
-  );
-  return (await sessions.get(options.session as string)).router;
+  const dataDir = dataDirFrom(context.env, context.cwd);
+  const sessions = agentSessionsOf(join(dataDir, AGENT_SESSIONS_DIR), principal);
+  try {
+    return (await sessions.get(options.session as string)).router;
+  } catch (err) {
+    if (!StowageError.is(err, "NOT_FOUND")) throw err;
+    // Run from another directory, the data directory is another one: say which was looked in.
+    throw new StowageError("NOT_FOUND", `${err.message} in the data directory ${dataDir}`, {
+      cause: err,
+      ...(err.reason === undefined ? {} : { reason: err.reason }),
+      ...(err.details === undefined ? {} : { details: err.details }),
+    });
+  }
 }
 
 function readCommand(context: CommandContext): Command {

@@ -69,9 +69,10 @@ function getCommand(context: CommandContext): Command {
     .option("--out <file>", "write here instead of stdout (relative to this directory)")
     .option("--json", "with --out: print { path, size } as JSON; errors as JSON")
     .action(async (id: string, options: { out?: string; json?: boolean }) => {
-      await withStoredData(context, async ({ blobs }) => {
+      const { sharedStorePlace } = await import("./shared-stores.js");
+      await withStoredData(context, async ({ blobs, config }) => {
         const stream = await blobs.stream(id);
-        if (!stream) throw new StowageError("NOT_FOUND", `no blob ${id}`);
+        if (!stream) throw new StowageError("NOT_FOUND", `no blob ${id} in ${sharedStorePlace(config)}`);
         if (options.out === undefined) {
           // A corrupted blob breaks off at its end: stdout has the bytes, the exit code says they are bad.
           await stream

@@ -42,13 +42,14 @@ export function listSessionsCommand(context: CommandContext): Command {
     .addOption(jsonOption())
     .action(async (options: PrincipalOptions & { json?: boolean }) => {
       const principal = requiredPrincipal(options);
-      await withStoredData(context, async ({ registeredSessions }) => {
+      const { sharedStorePlace } = await import("./shared-stores.js");
+      await withStoredData(context, async ({ registeredSessions, config }) => {
         const sessions: string[] = [];
         for await (const sessionId of registeredSessions(principal).list()) sessions.push(sessionId);
         printResult(context, options.json, sessions, () => sessions);
         if (sessions.length === 0) {
           context.note(
-            `no sessions registered for ${principal.kind} ${principal.id} (sessions captured for follow-up runs: stowage session stored --${principal.kind} ${principal.id})`,
+            `no sessions registered for ${principal.kind} ${principal.id} in ${sharedStorePlace(config)} (sessions captured for follow-up runs: stowage session stored --${principal.kind} ${principal.id})`,
           );
         }
       });

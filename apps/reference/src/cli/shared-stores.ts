@@ -48,6 +48,13 @@ async function sharedStoreOf(
   return { shared: createFsObjectStore({ root: join(config.dataDir, "objects") }) };
 }
 
+/** Where the shared store is, as a message that found nothing names it. */
+export function sharedStorePlace(config: StorageConfig): string {
+  if (config.s3) return `the S3 bucket ${config.s3.bucket}`;
+  if (config.database) return "the PostgreSQL database of DATABASE_URL";
+  return `the data directory ${config.dataDir}`;
+}
+
 /**
  * Opens the shared store with the deployment's records in it (blobs, API keys, registered
  * sessions): the same data the server sees, loading only storage-fs, blob-store and tenancy's light
