@@ -152,6 +152,32 @@ describe("artifact uploads over HTTP (embedded signer)", () => {
     expect(await errorCode(response)).toBe(code);
   });
 
+  it("says how to register a session it does not know, the same for another principal's", async () => {
+    for (const [key, agentSessionId] of [
+      [alice, "never-registered"],
+      [bob, session],
+    ] as const) {
+      const response = await request(key, { agentSessionId });
+      expect(response.status).toBe(404);
+      const body = (await response.json()) as { error: string; reason: string; details: object };
+      expect(body).toMatchObject({
+        reason: "SESSION_NOT_FOUND",
+        details: { register: "POST /agents/sessions" },
+      });
+      expect(body.error).toContain("POST /agents/sessions");
+      expect(body.error).toContain("stowage session register");
+    }
+  });
+
+  it("lists the allowed extensions when it refuses a file type", async () => {
+    const response = await request(alice, { filename: "tool.exe", contentType: "image/png" });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({
+      reason: "FILE_TYPE_NOT_ALLOWED",
+      details: { extension: "exe", allowed: expect.arrayContaining(["png", "log", "json", "html"]) },
+    });
+  });
+
   it("refuses uploads past the session quota", async () => {
     const fill = (await (await request(alice, { filename: "fill.png", fileSize: 9000 })).json()) as {
       url: string;

@@ -1,6 +1,19 @@
 import { Command } from "commander";
 import type { CommandContext } from "./context.js";
-import { untilStopped } from "./serve-command.js";
+
+/**
+ * Resolves on the first SIGINT or SIGTERM, and keeps absorbing both until the process ends.
+ * Ctrl-C signals the whole process group, so the demo can get SIGINT twice (from the terminal and
+ * relayed by `tsx` or pnpm): a second one during the close must not kill it with exit code 130,
+ * which pnpm reports as `ELIFECYCLE Command failed`.
+ */
+function untilInterrupted(): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = () => resolve();
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+}
 
 export function demoCommand(context: CommandContext): Command {
   return new Command("demo")
@@ -27,10 +40,18 @@ export function demoCommand(context: CommandContext): Command {
         context.note("");
         context.note(`demo finished: every step above was checked.`);
         context.note(`API key of user demo: ${result.apiKey}`);
+        if (options.exit) {
+          // The viewer URL would point at a server that is gone by the time anyone opens it.
+          context.note(
+            "server stopped (--exit); `stowage serve` in this directory serves the run again, " +
+              "and the API key above opens it in the viewer",
+          );
+          return;
+        }
         context.note(`viewer: ${result.viewerUrl}`);
-        if (options.exit) return;
         context.note("serving the viewer — Ctrl-C stops");
-        await untilStopped();
+        await untilInterrupted();
+        context.note("stopping the server");
       } finally {
         await server.close();
       }

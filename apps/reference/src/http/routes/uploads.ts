@@ -4,6 +4,32 @@ import type { Services } from "../../services.js";
 import { type AppEnv, jsonBody } from "../context.js";
 import { withoutDataDir } from "../errors.js";
 
+/** How a caller registers a session for uploads, for the refusal of an unregistered one. */
+const REGISTER_HINT =
+  'register it first: POST /agents/sessions with {"sessionId": "<id>"} and this key ' +
+  "(or `stowage session register <id> --user <id> | --org <id>` on the server's host)";
+
+/**
+ * The upload API's refusal of a session the caller has not registered (404 `SESSION_NOT_FOUND`)
+ * with how to register it, as the CLI's `upload` says; any other response passes untouched. The
+ * package cannot say it: registration is this app's route.
+ */
+async function withRegistrationHint(response: Response): Promise<Response> {
+  if (response.status !== 404 || !response.headers.get("content-type")?.startsWith("application/json")) {
+    return response;
+  }
+  const body = (await response.clone().json()) as { error?: unknown; reason?: unknown; details?: object };
+  if (body.reason !== "SESSION_NOT_FOUND") return response;
+  const hinted = {
+    ...body,
+    error: `${String(body.error)}; ${REGISTER_HINT}`,
+    details: { ...body.details, register: "POST /agents/sessions" },
+  };
+  const headers = new Headers(response.headers);
+  headers.delete("content-length");
+  return new Response(JSON.stringify(hinted), { status: 404, headers });
+}
+
 /**
  * Uploads: the session registration they need (a session in the caller's own namespace), the
  * upload API of `@stowage/uploads` mounted as it is (on behalf of the caller's tenant), and the
@@ -38,7 +64,9 @@ export function uploadRoutes(services: Pick<Services, "objects" | "config">) {
   );
 
   // The documented upload API: one handler, the same one the package's tests mount.
-  app.all("/agents/*", async (c) => withoutDataDir(await c.get("tenant").uploads.handle(c.req.raw), dataDir));
+  app.all("/agents/*", async (c) =>
+    withoutDataDir(await withRegistrationHint(await c.get("tenant").uploads.handle(c.req.raw)), dataDir),
+  );
 
   // The file-system backend's signed URLs: the signature is the authorization.
   app.all("/direct/*", async (c) =>
