@@ -24,6 +24,8 @@ const thread = `/threads/${job}/main`;
 let blobHash: string;
 let refId: string;
 let itemId: string;
+/** A file of alice's stored session, as her own outline of it names it. */
+let storedPath: string;
 let uploadKey: string;
 
 async function json<T>(response: Response): Promise<T> {
@@ -72,6 +74,14 @@ beforeAll(async () => {
       json: toTransport({ sessionId, codec: "gzip", blob, rawSizeBytes: raw.byteLength }),
     }),
   );
+  // Her stored session read back by herself: the rows below are refused to bob, not broken.
+  const outline = await json<{ files: { path: string }[] }>(
+    await app.call(`/session-blobs/${sessionId}/transcripts`, { key: alice }),
+  );
+  storedPath = encodeURIComponent(outline.files[0]!.path);
+  expect(
+    (await app.call(`/session-blobs/${sessionId}/files?path=${storedPath}`, { key: alice })).status,
+  ).toBe(200);
   itemId = (
     await json<{ item: { id: string } }>(
       await app.call(`${thread}/items`, { key: alice, json: textItem("alice's private note") }),
@@ -256,6 +266,39 @@ const ROUTES: Record<string, [why: string, attempt: () => Attempt][]> = {
   "GET /session-blobs/:sessionId": [
     ["read what is stored of her session", () => ({ method: "GET", path: `/session-blobs/${sessionId}` })],
   ],
+  "GET /session-blobs/:sessionId/transcripts": [
+    [
+      "list her stored session's transcripts",
+      () => ({ method: "GET", path: `/session-blobs/${sessionId}/transcripts` }),
+    ],
+  ],
+  "GET /session-blobs/:sessionId/transcript": [
+    [
+      "page through her stored transcript",
+      () => ({ method: "GET", path: `/session-blobs/${sessionId}/transcript?path=${storedPath}` }),
+    ],
+  ],
+  "GET /session-blobs/:sessionId/transcript/item": [
+    [
+      "read an item of her stored transcript",
+      () => ({ method: "GET", path: `/session-blobs/${sessionId}/transcript/item?path=${storedPath}&id=x` }),
+    ],
+  ],
+  "GET /session-blobs/:sessionId/transcript/images/:hash": [
+    [
+      "read an image through her stored transcript",
+      () => ({
+        method: "GET",
+        path: `/session-blobs/${sessionId}/transcript/images/${blobHash}?path=${storedPath}`,
+      }),
+    ],
+  ],
+  "GET /session-blobs/:sessionId/files": [
+    [
+      "download a file of her stored session",
+      () => ({ method: "GET", path: `/session-blobs/${sessionId}/files?path=${storedPath}` }),
+    ],
+  ],
   "GET /threads/:jobId/:alias/items/:itemId/full": [
     ["read her item's full payload", () => ({ method: "GET", path: `${thread}/items/${itemId}/full` })],
   ],
@@ -345,6 +388,8 @@ const OWN_NAMESPACE_ROUTES = {
 /** Routes without a tenant: nothing of anyone's behind them but what a signature grants. */
 const PUBLIC_ROUTES = {
   "GET /healthz": "public paths hold nothing of a tenant's",
+  "GET /readyz": "public paths hold nothing of a tenant's",
+  "GET /metrics": "public paths hold nothing of a tenant's",
   "GET /": "public paths hold nothing of a tenant's",
   "GET /viewer/:file": "public paths hold nothing of a tenant's",
   "ALL /direct/*": "public paths hold nothing of a tenant's",
@@ -480,6 +525,9 @@ describe("tenant isolation: another principal gets 404 and changes nothing", () 
 
   it("public paths hold nothing of a tenant's: a signed URL is the only key to /direct/*", async () => {
     expect((await app.call("/healthz", { key: bob })).status).toBe(200);
+    expect((await app.call("/readyz", { key: bob })).status).toBe(200);
+    // Metrics need their own token (unset here: the route does not exist), never an API key.
+    expect((await app.call("/metrics", { key: bob })).status).toBe(404);
     expect((await app.call("/", { key: bob })).status).toBe(200);
     expect((await app.call("/viewer/viewer.js", { key: bob })).status).toBe(200);
     // Alice's upload, asked for directly with bob's key and no signature.
