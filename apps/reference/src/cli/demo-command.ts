@@ -1,19 +1,6 @@
 import { Command } from "commander";
 import type { CommandContext } from "./context.js";
-
-/**
- * Resolves on the first SIGINT or SIGTERM, and keeps absorbing both until the process ends.
- * Ctrl-C signals the whole process group, so the demo can get SIGINT twice (from the terminal and
- * relayed by `tsx` or pnpm): a second one during the close must not kill it with exit code 130,
- * which pnpm reports as `ELIFECYCLE Command failed`.
- */
-function untilInterrupted(): Promise<void> {
-  return new Promise((resolve) => {
-    const stop = () => resolve();
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
-  });
-}
+import { untilInterrupted } from "./until-interrupted.js";
 
 export function demoCommand(context: CommandContext): Command {
   return new Command("demo")

@@ -1,13 +1,6 @@
 import { Command } from "commander";
 import type { CommandContext } from "./context.js";
-
-/** Resolves on SIGINT or SIGTERM. */
-export function untilStopped(): Promise<void> {
-  return new Promise((resolve) => {
-    process.once("SIGINT", resolve);
-    process.once("SIGTERM", resolve);
-  });
-}
+import { untilInterrupted } from "./until-interrupted.js";
 
 export function serveCommand(context: CommandContext): Command {
   return new Command("serve")
@@ -18,7 +11,7 @@ export function serveCommand(context: CommandContext): Command {
       const server = await startServer(await loadConfig(context.env, context.cwd));
       for (const line of describeConfig(server.services.config)) context.note(line);
       context.note(`serving ${server.url} — viewer at ${server.services.config.publicUrl}/ (Ctrl-C stops)`);
-      await untilStopped();
+      await untilInterrupted();
       await server.close();
     });
 }
