@@ -1,4 +1,5 @@
 import { basename, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { PublishedPackage } from "./entries.js";
 import type { EntryExports } from "./exports.js";
 
@@ -26,8 +27,24 @@ export function apiReport(pkg: PublishedPackage, entries: readonly EntryExports[
       "",
     );
     lines.push(`${runtime} runtime exports, ${entry.names.length - runtime} types only.`, "", "```ts");
-    for (const name of entry.names) lines.push(name.declaration);
+    for (const name of entry.names) lines.push(portable(name.declaration));
     lines.push("```");
   }
   return `${lines.join("\n")}\n`;
+}
+
+const REPO_ROOT = fileURLToPath(new URL("../../..", import.meta.url));
+
+/**
+ * A declaration without this clone's paths, so the report reads the same on every machine: a type
+ * TypeScript printed as `import("/abs/…/node_modules/.pnpm/vitest@…/node_modules/vitest/dist/index")`
+ * is named by its package (`import("vitest/dist/index")`), and a path in the repository is relative.
+ */
+export function portable(declaration: string): string {
+  return declaration
+    .replace(
+      /import\("[^"]*\/node_modules\/((?:@[^/"]+\/)?[^/"]+)((?:\/[^"]*)?)"\)/g,
+      (_match, packageName: string, rest: string) => `import("${packageName}${rest}")`,
+    )
+    .replaceAll(REPO_ROOT, "");
 }
