@@ -11,21 +11,25 @@ export const DEFAULT_BOOTSTRAP_THRESHOLD_CHARS = DEFAULT_CONTEXT_BUDGET.maxInlin
 
 /** The settings of bootstrap refs that {@link bootstrapOptionsFromEnv} reads. */
 export interface BootstrapEnvOptions {
-  /** `STOWAGE_ARTIFACT_REFS`: `true`/`1`/`yes`/`on` or `false`/`0`/`no`/`off`. Unset: false. */
+  /** `STOWAGE_ARTIFACT_REFS` (or `OPENCLAW_ARTIFACT_REFS`): `true`/`1`/`yes`/`on` or `false`/`0`/`no`/`off`. Unset: false. */
   enabled: boolean;
-  /** `STOWAGE_ARTIFACT_REFS_THRESHOLD_CHARS`, a positive integer. Unset: 2,001. */
+  /** `STOWAGE_ARTIFACT_REFS_THRESHOLD_CHARS` (or `OPENCLAW_ARTIFACT_REFS_THRESHOLD_CHARS`), a positive integer. Unset: 2,001. */
   thresholdChars: number;
 }
 
 /**
- * `{ enabled, thresholdChars }` for `buildBootstrapContext` from the environment (the design
- * document's variable names: its "artifact refs" are this package's content refs). A value that
- * is not understood throws INVALID_INPUT (reason `INVALID_SETTING`) instead of quietly meaning "off".
+ * `{ enabled, thresholdChars }` for `buildBootstrapContext` from the environment (its "artifact
+ * refs" are this package's content refs). The design document's own names (`OPENCLAW_…`) are
+ * read too, so a deployment configured from the document works unchanged; the `STOWAGE_…` name
+ * wins when both are set. A value that is not understood throws INVALID_INPUT (reason
+ * `INVALID_SETTING`) instead of quietly meaning "off".
  */
 export function bootstrapOptionsFromEnv(env: Env = process.env): BootstrapEnvOptions {
+  const setting = <T>(read: (env: Env, name: string) => T | undefined, name: string) =>
+    read(env, `STOWAGE_${name}`) ?? read(env, `OPENCLAW_${name}`);
   return {
-    enabled: envFlag(env, "STOWAGE_ARTIFACT_REFS") ?? false,
+    enabled: setting(envFlag, "ARTIFACT_REFS") ?? false,
     thresholdChars:
-      envPositiveInteger(env, "STOWAGE_ARTIFACT_REFS_THRESHOLD_CHARS") ?? DEFAULT_BOOTSTRAP_THRESHOLD_CHARS,
+      setting(envPositiveInteger, "ARTIFACT_REFS_THRESHOLD_CHARS") ?? DEFAULT_BOOTSTRAP_THRESHOLD_CHARS,
   };
 }

@@ -31,6 +31,41 @@ describe("bootstrapOptionsFromEnv", () => {
     ).toEqual({ enabled: true, thresholdChars: 12000 });
   });
 
+  it("reads the design document's names (001: OPENCLAW_ARTIFACT_REFS, _THRESHOLD_CHARS=8000)", () => {
+    expect(
+      bootstrapOptionsFromEnv({
+        OPENCLAW_ARTIFACT_REFS: "true",
+        OPENCLAW_ARTIFACT_REFS_THRESHOLD_CHARS: "8000",
+      }),
+    ).toEqual({ enabled: true, thresholdChars: 8000 });
+  });
+
+  it("takes the STOWAGE_ name when both are set, for each setting on its own", () => {
+    expect(
+      bootstrapOptionsFromEnv({
+        STOWAGE_ARTIFACT_REFS: "off",
+        OPENCLAW_ARTIFACT_REFS: "true",
+        OPENCLAW_ARTIFACT_REFS_THRESHOLD_CHARS: "8000",
+      }),
+    ).toEqual({ enabled: false, thresholdChars: 8000 });
+    expect(
+      bootstrapOptionsFromEnv({
+        OPENCLAW_ARTIFACT_REFS: "yes",
+        STOWAGE_ARTIFACT_REFS_THRESHOLD_CHARS: "3000",
+        OPENCLAW_ARTIFACT_REFS_THRESHOLD_CHARS: "8000",
+      }),
+    ).toEqual({ enabled: true, thresholdChars: 3000 });
+  });
+
+  it("refuses a bad value under the document's name, naming that variable", async () => {
+    const err = await expectStowageError(
+      () => bootstrapOptionsFromEnv({ OPENCLAW_ARTIFACT_REFS_THRESHOLD_CHARS: "8k" }),
+      "INVALID_INPUT",
+      "INVALID_SETTING",
+    );
+    expect(err.details).toEqual({ setting: "OPENCLAW_ARTIFACT_REFS_THRESHOLD_CHARS" });
+  });
+
   it.each(["ture", "enabled", "2"])("refuses STOWAGE_ARTIFACT_REFS=%j", async (value) => {
     const err = await expectStowageError(
       () => bootstrapOptionsFromEnv({ STOWAGE_ARTIFACT_REFS: value }),

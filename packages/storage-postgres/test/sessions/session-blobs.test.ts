@@ -61,6 +61,25 @@ describeBackends("postgres session blobs", (backend) => {
       );
     });
 
+    it("carries document 002's COMMENT ON TABLE and COMMENT ON COLUMN lines, word for word", async () => {
+      const { db } = backend.connection();
+      const comments = rowsOf(
+        await db.execute(sql`
+          SELECT coalesce(a.attname, '') AS column_name, d.description FROM pg_description d
+          JOIN pg_class c ON c.oid = d.objoid AND c.relname = 'agent_sessions'
+          JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = current_schema()
+          LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = d.objsubid AND d.objsubid > 0
+          WHERE d.classoid = 'pg_class'::regclass ORDER BY d.objsubid`),
+      ).map((row) => [row.column_name, row.description]);
+      // The document's own lines (002, "Database Schema"), copied by hand.
+      expect(comments).toEqual([
+        ["", "Persisted agent session data for ephemeral container resumption"],
+        ["session_id", "Claude SDK session ID returned from query()"],
+        ["session_blob", "Gzipped JSONL session file"],
+        ["expires_at", "Session expiry for cleanup (SDK sessions expire ~24h, we keep 7 days)"],
+      ]);
+    });
+
     it("the database refuses a codec the schema does not know, whoever writes the row", async () => {
       const { db } = backend.connection();
       const err = await db
