@@ -18,11 +18,9 @@ export interface BootstrapEnvOptions {
 }
 
 /**
- * `{ enabled, thresholdChars }` for `buildBootstrapContext` from the environment (its "artifact
- * refs" are this package's content refs). The design document's own names (`OPENCLAW_…`) are
- * read too, so a deployment configured from the document works unchanged; the `STOWAGE_…` name
- * wins when both are set. A value that is not understood throws INVALID_INPUT (reason
- * `INVALID_SETTING`) instead of quietly meaning "off".
+ * `{ enabled, thresholdChars }` for `buildBootstrapContext` from the environment; the design
+ * document's names (`OPENCLAW_…`) too, `STOWAGE_…` winning. A value that is not understood
+ * throws INVALID_INPUT (reason `INVALID_SETTING`) instead of quietly meaning "off".
  */
 export function bootstrapOptionsFromEnv(env: Env = process.env): BootstrapEnvOptions {
   const setting = <T>(read: (env: Env, name: string) => T | undefined, name: string) =>
