@@ -2,6 +2,11 @@
 import "./vitest-peer.js";
 
 export {
+  type AgentsSessionConformanceOptions,
+  type AgentsSessionUnderTest,
+  describeAgentsSessionConformance,
+} from "./agents-session-conformance.js";
+export {
   type RealisticSessionOptions,
   realisticSessionTree,
   type SessionTreeFiles,

@@ -1,33 +1,43 @@
 import { randomUUID } from "node:crypto";
-import { createMemoryObjectStore } from "@stowage/core";
+import { createMemoryObjectStore, type ObjectStore } from "@stowage/core";
 import { createFsObjectStore } from "@stowage/storage-fs";
 import { createS3Client, createS3ObjectStore } from "@stowage/storage-s3";
 import { s3TestEnv, tempDirectory } from "@stowage/test-support";
-import { describe, it } from "vitest";
-import { describeAgentsSessionBehaviour } from "../support/agents-session-behaviour.js";
+import { createObjectAgentsSession } from "../../src/openai-agents/create-object-agents-session.js";
+import { describeAgentsSessionConformance } from "../../src/testing/agents-session-conformance.js";
 
-describeAgentsSessionBehaviour("memory", async () => createMemoryObjectStore());
+// The shared suite of @stowage/sessions/testing on the object Session over memory, fs and Ceph
+// RGW; PGlite and PostgreSQL run it in @stowage/storage-postgres. One store serves a whole suite:
+// every test opens sessions of its own.
+const run = randomUUID();
+const over = (store: ObjectStore) => (sessionId: string) => createObjectAgentsSession({ store, sessionId });
 
-describeAgentsSessionBehaviour("fs", async () =>
-  createFsObjectStore({ root: await tempDirectory("stowage-agents-session-") }),
-);
+describeAgentsSessionConformance({
+  name: "object Session on memory",
+  openSession: over(createMemoryObjectStore()),
+});
 
-const s3 = s3TestEnv("OpenAI Agents Session");
-if (s3.ready) {
-  describeAgentsSessionBehaviour("S3 (Ceph RGW)", async () =>
-    createS3ObjectStore({
-      client: createS3Client({
-        endpoint: s3.values.S3_ENDPOINT!,
-        region: process.env.S3_REGION || "us-east-1",
-        accessKeyId: s3.values.S3_ACCESS_KEY_ID!,
-        secretAccessKey: s3.values.S3_SECRET_ACCESS_KEY!,
+describeAgentsSessionConformance({
+  name: "object Session on fs",
+  openSession: over(createFsObjectStore({ root: await tempDirectory("stowage-agents-session-") })),
+});
+
+const s3 = s3TestEnv("object Session");
+describeAgentsSessionConformance({
+  name: "object Session on S3 (Ceph RGW)",
+  ...(s3.ready ? {} : { skip: s3.reason }),
+  openSession: (sessionId) =>
+    createObjectAgentsSession({
+      sessionId,
+      store: createS3ObjectStore({
+        client: createS3Client({
+          endpoint: s3.values.S3_ENDPOINT!,
+          region: process.env.S3_REGION || "us-east-1",
+          accessKeyId: s3.values.S3_ACCESS_KEY_ID!,
+          secretAccessKey: s3.values.S3_SECRET_ACCESS_KEY!,
+        }),
+        bucket: s3.values.S3_BUCKET!,
+        prefix: `test/agents-session/${run}/`,
       }),
-      bucket: s3.values.S3_BUCKET!,
-      prefix: `test/agents-session/${randomUUID()}/`,
     }),
-  );
-} else {
-  describe.skip(`OpenAI Agents Session on S3 (${s3.reason})`, () => {
-    it("runs with the S3_* settings", () => {});
-  });
-}
+});
