@@ -30,6 +30,10 @@ export {
   type VerifySessionBlobOptions,
   verifySessionBlob,
 } from "./archive/verify-session-blob.js";
+// Captures kept as chunks in a content store: a blob a container sent stored so, and read back whole.
+export { type AssembleSessionBlobOptions, assembleSessionBlob } from "./chunks/assemble-session-blob.js";
+export { type ChunkSessionBlobOptions, chunkSessionBlob } from "./chunks/chunk-session-blob.js";
+export type { ChunkedSessionBlob, ChunkStoreOptions } from "./chunks/chunked-archive.js";
 export {
   type ClaudeSessionInfo,
   type ClaudeSessionListing,

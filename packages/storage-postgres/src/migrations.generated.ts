@@ -118,4 +118,11 @@ export const EMBEDDED_MIGRATIONS: readonly EmbeddedMigration[] = [
       "\nCOMMENT ON COLUMN agent_sessions.expires_at IS 'Session expiry for cleanup (SDK sessions expire ~24h, we keep 7 days)';\n",
     ],
   },
+  {
+    tag: "0010_session_blob_stored_bytes",
+    folderMillis: 1795922181700,
+    hash: "dea1c28e6dbf7cdc71f73ef209df18516ba5e6467043904bd7bacede3f0bb97d",
+    bps: true,
+    sql: ['ALTER TABLE "agent_sessions" ADD COLUMN "stored_bytes" integer;'],
+  },
 ];

@@ -45,6 +45,9 @@ export const agentSessions = pgTable(
     blobSizeBytes: integer("blob_size_bytes").notNull(),
     codec: text("codec").notNull(),
     rawSizeBytes: integer("raw_size_bytes").notNull(),
+    // What storing the row added (a capture kept as chunks: its new chunks and the blob); null on
+    // rows stored before it was recorded, read as the blob's size.
+    storedBytes: integer("stored_bytes"),
     createdAt: timestamp("created_at", { withTimezone: true }).defaultNow().notNull(),
     expiresAt: timestamp("expires_at", { withTimezone: true }),
   },

@@ -75,6 +75,7 @@ export function createMemorySessionBlobRepository(
         blob: valid.blob.slice(),
         blobSizeBytes: valid.blob.byteLength,
         rawSizeBytes: valid.rawSizeBytes,
+        storedBytes: valid.storedBytes,
         createdAt: at,
         expiresAt: valid.expiresAt,
       };

@@ -24,6 +24,12 @@ export interface SessionBlobRecord extends SessionArchive {
   /** The agent that produced it, e.g. `claude-code`. */
   agentType: string;
   blobSizeBytes: number;
+  /**
+   * What storing it added to storage: for a capture kept as chunks (`captureSession({ blobs })`,
+   * `chunkSessionBlob`), the chunks and payloads new to its owner's blob store plus the blob; for
+   * a self-contained archive, the blob's size.
+   */
+  storedBytes: number;
   /** When this session was stored (last replaced). */
   createdAt: Date;
   /** When it stops being returned and becomes eligible for `deleteExpired`; null: never. */
@@ -35,6 +41,8 @@ export interface CreateSessionBlobInput extends SessionArchive {
   owner: string;
   requestId: string;
   agentType: string;
+  /** What storing it added (see {@link SessionBlobRecord.storedBytes}); default the blob's size. */
+  storedBytes?: number;
   /** Default: now plus the repository's TTL (`ttlMs`, 7 days unless set); null: never expires. */
   expiresAt?: Date | null;
 }

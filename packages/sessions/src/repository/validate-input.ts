@@ -75,7 +75,7 @@ export async function normalizeCreateInput(
   limits: SessionBlobLimits,
   now: Date,
   options: { signal?: AbortSignal } = {},
-): Promise<CreateSessionBlobInput & { expiresAt: Date | null }> {
+): Promise<CreateSessionBlobInput & { storedBytes: number; expiresAt: Date | null }> {
   const resolved = resolveSessionBlobLimits(limits);
   if (typeof input !== "object" || input === null) {
     throw new StowageError("INVALID_INPUT", `session record must be an object, got ${describeValue(input)}`);
@@ -95,6 +95,13 @@ export async function normalizeCreateInput(
       `expiresAt must be a valid Date, null or absent, got ${describeValue(expiresAt)}`,
     );
   }
+  const storedBytes = input.storedBytes ?? input.blob.byteLength;
+  if (!Number.isSafeInteger(storedBytes) || storedBytes < 0) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `storedBytes must be a non-negative integer or absent, got ${describeValue(storedBytes)}`,
+    );
+  }
   const { rawSizeBytes } = await verifySessionBlob(input, {
     agent: input.agentType as SessionAgent,
     maxBytes: resolved.maxRawBytes,
@@ -103,6 +110,7 @@ export async function normalizeCreateInput(
   return {
     ...input,
     rawSizeBytes,
+    storedBytes,
     expiresAt: expiresAt === undefined ? new Date(now.getTime() + resolved.ttlMs) : expiresAt,
   };
 }

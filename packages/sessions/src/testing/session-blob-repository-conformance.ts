@@ -102,6 +102,8 @@ function itStoresAndReadsBack(repo: SessionBlobRepository): void {
       codec: "gzip",
       blobSizeBytes: data.blob.byteLength,
       rawSizeBytes: data.rawSizeBytes,
+      // Nothing said of what storing it added: the blob itself.
+      storedBytes: data.blob.byteLength,
     });
     expect(Number.isSafeInteger(created.id)).toBe(true);
     sameBytes(created.blob, data.blob);
@@ -174,10 +176,15 @@ function itStoresChunkedCaptures(repo: SessionBlobRepository): void {
     const sample = input(sampleSessionBlob({ sessionId: randomUUID(), agent: "codex", note }));
     const chunked = await chunkSessionBlob(sample, { blobs });
     const { codec, blob, rawSizeBytes } = chunked;
-    const record = await repo.create({ ...sample, codec, blob, rawSizeBytes });
-    expect(record.rawSizeBytes).toBe(sample.rawSizeBytes);
+    const { storedBytes } = chunked;
+    const record = await repo.create({ ...sample, codec, blob, rawSizeBytes, storedBytes });
+    expect(record).toMatchObject({ rawSizeBytes: sample.rawSizeBytes, storedBytes });
     const stored = await repo.getBySessionId(OWNER, sample.sessionId);
     sameBytes(stored?.blob, chunked.blob);
+    // What storing it added, as the capture reported it, in the owner's listing too.
+    expect(stored?.storedBytes).toBe(storedBytes);
+    const { sessions } = await repo.listByOwner(OWNER);
+    expect(sessions.find((s) => s.sessionId === sample.sessionId)?.storedBytes).toBe(storedBytes);
     const [original, read] = await Promise.all([
       readSessionFiles(sample),
       readSessionFiles(stored!, { blobs }),
@@ -547,6 +554,9 @@ function describeHostileInput(repo: SessionBlobRepository): void {
         [{ rawSizeBytes: "12" }, "INVALID_INPUT"],
         [{ expiresAt: new Date("nope") }, "INVALID_INPUT"],
         [{ expiresAt: "2030-01-01" }, "INVALID_INPUT"],
+        [{ storedBytes: -1 }, "INVALID_INPUT"],
+        [{ storedBytes: 1.5 }, "INVALID_INPUT"],
+        [{ storedBytes: "12" }, "INVALID_INPUT"],
         // Blobs that could not be restored are refused when stored, never at the follow-up run.
         [{ blob: new Uint8Array(randomBytes(2048)), rawSizeBytes: 999_999_999 }, "TOO_LARGE"],
         [{ blob: new Uint8Array(randomBytes(2048)), rawSizeBytes: 4096 }, "INTEGRITY"],

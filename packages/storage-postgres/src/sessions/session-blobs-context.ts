@@ -24,6 +24,7 @@ export function toRecord(row: typeof agentSessions.$inferSelect): SessionBlobRec
     blob: plainBytes(row.sessionBlob),
     blobSizeBytes: row.blobSizeBytes,
     rawSizeBytes: row.rawSizeBytes,
+    storedBytes: row.storedBytes ?? row.blobSizeBytes,
     createdAt: row.createdAt,
     expiresAt: row.expiresAt,
   };

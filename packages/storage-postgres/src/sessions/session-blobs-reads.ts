@@ -101,7 +101,11 @@ export async function listSessionBlobsByOwner(
       .where(and(eq(agentSessions.owner, owner), gt(agentSessions.id, afterId), live))
       .orderBy(asc(agentSessions.id))
       .limit(limit + 1);
-    const sessions = rows.slice(0, limit).map((row) => ({ ...row, codec: row.codec as SessionCodec }));
+    const sessions = rows.slice(0, limit).map((row) => ({
+      ...row,
+      codec: row.codec as SessionCodec,
+      storedBytes: row.storedBytes ?? row.blobSizeBytes,
+    }));
     return rows.length > limit ? { sessions, cursor: String(sessions[limit - 1]!.id) } : { sessions };
   });
 }

@@ -37,6 +37,7 @@ export async function createSessionBlob(
         blobSizeBytes: valid.blob.byteLength,
         codec: valid.codec,
         rawSizeBytes: valid.rawSizeBytes,
+        storedBytes: valid.storedBytes,
         expiresAt: valid.expiresAt,
       })
       .onConflictDoUpdate({
@@ -47,6 +48,7 @@ export async function createSessionBlob(
           blobSizeBytes: sql`excluded.blob_size_bytes`,
           codec: sql`excluded.codec`,
           rawSizeBytes: sql`excluded.raw_size_bytes`,
+          storedBytes: sql`excluded.stored_bytes`,
           expiresAt: sql`excluded.expires_at`,
           createdAt: sql`now()`,
         },
@@ -67,6 +69,7 @@ export async function createSessionBlob(
       blob: valid.blob,
       blobSizeBytes: valid.blob.byteLength,
       rawSizeBytes: valid.rawSizeBytes,
+      storedBytes: valid.storedBytes,
       createdAt: row!.createdAt,
       expiresAt: row!.expiresAt,
     };

@@ -41,6 +41,8 @@ describeBackends("postgres session blobs", (backend) => {
         "expires_at timestamp with time zone null",
         // Added by 0001_session_blob_owner; ALTER TABLE appends.
         "owner text not null",
+        // Added by 0010_session_blob_stored_bytes: what a capture kept as chunks added; null before.
+        "stored_bytes integer null",
       ]);
       const indexes = rowsOf(
         await db.execute(
