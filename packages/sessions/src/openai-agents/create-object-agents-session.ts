@@ -114,6 +114,28 @@ async function getItems(
   return live.slice(start).map(({ item }) => clone(item));
 }
 
+/** The options checked, and the session's records in the store. */
+export function sessionRecordsContext(
+  options: ObjectAgentsSessionOptions,
+  caller: string,
+): SessionRecordsContext {
+  if (typeof options !== "object" || options === null || typeof options.store?.put !== "function") {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `${caller}: store must be an ObjectStore, got ${describeValue(options?.store)}`,
+    );
+  }
+  assertSessionId(options.sessionId, "sessionId");
+  const prefix = options.prefix ?? DEFAULT_PREFIX;
+  assertKeyDirectoryPrefix(prefix);
+  return {
+    store: options.store,
+    sessionId: options.sessionId,
+    directory: `${prefix}${options.sessionId}/`,
+    read: new Map(),
+  };
+}
+
 /**
  * An OpenAI Agents SDK `Session` (`@openai/agents-core`) over any ObjectStore: pass it as a run's
  * `session`. Each change is one object written create-only at the session's next sequence number
@@ -123,21 +145,7 @@ async function getItems(
  * writes a clear and then deletes the records before it.
  */
 export function createObjectAgentsSession(options: ObjectAgentsSessionOptions): Session {
-  if (typeof options !== "object" || options === null || typeof options.store?.put !== "function") {
-    throw new StowageError(
-      "INVALID_INPUT",
-      `createObjectAgentsSession: store must be an ObjectStore, got ${describeValue(options?.store)}`,
-    );
-  }
-  assertSessionId(options.sessionId, "sessionId");
-  const prefix = options.prefix ?? DEFAULT_PREFIX;
-  assertKeyDirectoryPrefix(prefix);
-  const context: SessionRecordsContext = {
-    store: options.store,
-    sessionId: options.sessionId,
-    directory: `${prefix}${options.sessionId}/`,
-    read: new Map(),
-  };
+  const context = sessionRecordsContext(options, "createObjectAgentsSession");
   return {
     getSessionId: async () => context.sessionId,
     getItems: (limit) => getItems(context, limit),

@@ -4,3 +4,4 @@ export {
   createObjectAgentsSession,
   type ObjectAgentsSessionOptions,
 } from "./create-object-agents-session.js";
+export { deleteObjectAgentsSession } from "./delete-object-agents-session.js";

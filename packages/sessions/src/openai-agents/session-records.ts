@@ -1,4 +1,4 @@
-import { mapConcurrent, type ObjectStore, StowageError } from "@stowage/core";
+import { mapConcurrent, type ObjectStore, type OperationOptions, StowageError } from "@stowage/core";
 import { decodeLogRecord, encodeLogRecord, type LiveItem, type LogRecord, replay } from "./session-log.js";
 
 /** Objects read at once (S3 round trips overlap). */
@@ -96,3 +96,28 @@ export const contended = (sessionId: string) =>
     reason: "SESSION_CONTENDED",
     details: { limit: MAX_ATTEMPTS },
   });
+
+/** Listings of a deleted session that may still find a record another writer added meanwhile. */
+const DELETE_ROUNDS = 8;
+
+/**
+ * Deletes every object of the session, listing again until a listing finds none (a writer that
+ * added a record while it ran): whether there was any.
+ */
+export async function deleteSessionRecords(
+  context: SessionRecordsContext,
+  options: OperationOptions = {},
+): Promise<boolean> {
+  let found = false;
+  for (let round = 1; round <= DELETE_ROUNDS; round++) {
+    const keys: string[] = [];
+    for await (const item of context.store.iterate({ prefix: context.directory, ...options }))
+      keys.push(item.key);
+    if (keys.length === 0) return found;
+    found = true;
+    await mapConcurrent(keys, CONCURRENCY, (key) => context.store.delete(key, options), options.signal);
+  }
+  throw new StowageError("CONFLICT", `session ${context.sessionId} kept being written while it was deleted`, {
+    reason: "SESSION_CHANGING",
+  });
+}
