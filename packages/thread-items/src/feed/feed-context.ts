@@ -28,6 +28,8 @@ export interface FeedContext {
    * refused before anything is written. At most {@link MAX_REMEMBERED_FAILURES}, oldest forgotten.
    */
   failedThreads: Map<string, ThreadFailure | undefined>;
+  /** Whether `post` replaces secrets of a known shape (`ThreadFeedsOptions.redactSecrets`). */
+  redactSecrets: boolean;
 }
 
 /** A method's options object (or `{}`), refused when it is not an object. */

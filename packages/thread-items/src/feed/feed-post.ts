@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import { assertSafeId, StowageError, throwIfAborted } from "@stowage/core";
 import { fitToBudget } from "../budget/fit-to-budget.js";
 import { assertThreadRef, localLogPathOf, type ThreadRef } from "../log/thread-layout.js";
+import { redactSecrets } from "../redact/redact-secrets.js";
 import { MAX_ITEM_ID_LENGTH } from "../schema/item-id.js";
 import { parseThreadItem } from "../schema/parse-thread-item.js";
 import { sanitizeJsonStrings } from "../schema/sanitize-json-strings.js";
@@ -153,14 +154,29 @@ async function append(
   }
 }
 
-/** The item as stored in full: its id (a fresh one when it has none), its author, every string sanitized. */
-function fullItemOf(item: ThreadItem, author: string | undefined): ThreadItem & { id: string } {
+/**
+ * The item as stored in full: its id (a fresh one when it has none), its author, every string
+ * sanitized and, unless the feeds were told not to, every secret of a known shape redacted.
+ */
+function fullItemOf(
+  ctx: FeedContext,
+  item: ThreadItem,
+  author: string | undefined,
+): ThreadItem & { id: string } {
   if (typeof item !== "object" || item === null || Array.isArray(item)) parseThreadItem(item);
   const id: unknown = item.id === undefined ? randomUUID() : item.id;
   assertSafeId(id, "thread item id", MAX_ITEM_ID_LENGTH);
-  const { id: _given, ...rest } = item;
-  // Sanitized once, here: the full payload, the posted item and every reader see the same text.
-  return sanitizeJsonStrings({ id, ...rest, ...(author === undefined ? {} : { user_id: author }) });
+  const { id: _given, redactions: _claimed, ...rest } = item;
+  // Sanitized and redacted once, here: the full payload, the posted item and every reader see the
+  // same text. A thread is shared (document 003); the worker's own log keeps what was redacted.
+  const clean = sanitizeJsonStrings(rest);
+  const { value, redactions } = ctx.redactSecrets ? redactSecrets(clean) : { value: clean, redactions: [] };
+  return {
+    id,
+    ...value,
+    ...(redactions.length > 0 ? { redactions } : {}),
+    ...(author === undefined ? {} : { user_id: author }),
+  } as ThreadItem & { id: string };
 }
 
 /**
@@ -196,7 +212,7 @@ export async function post(
   assertThreadRef(thread);
   const { author, signal } = optionsObject(postOptions, "post options");
   if (author !== undefined) assertSafeId(author, "author");
-  const full = fullItemOf(item, author);
+  const full = fullItemOf(ctx, item, author);
   const id = full.id;
   // Fitting validates the item too (one schema check per post), before anything is stored.
   let fitted: ThreadItem | undefined;

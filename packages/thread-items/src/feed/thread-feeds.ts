@@ -53,6 +53,13 @@ export interface ThreadFeedsOptions {
   notifier?: Notifier;
   /** Receives skipped stored objects, failed notifications and listeners that threw. Default `consoleLogger`. */
   logger?: Logger;
+  /**
+   * Replace secrets of a known shape (cloud and API keys, tokens, private keys, JWTs, `.env`-style
+   * assignments) in every posted item and its full payload with `[REDACTED:<kind>]`, recording
+   * each in the item's `redactions` (kind and position only): a thread is shared, the worker's own
+   * log keeps them. Default `true`; `false` for a deployment whose threads are never shared.
+   */
+  redactSecrets?: boolean;
 }
 
 /**
@@ -131,6 +138,12 @@ function checkOptions(options: ThreadFeedsOptions): void {
   if (logger !== undefined && typeof logger?.warn !== "function") {
     throw new StowageError("INVALID_INPUT", `logger must have a warn method, got ${describeValue(logger)}`);
   }
+  if (options.redactSecrets !== undefined && typeof options.redactSecrets !== "boolean") {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `redactSecrets must be true or false, got ${describeValue(options.redactSecrets)}`,
+    );
+  }
 }
 
 /** The live side, reading each announced item from the store once. */
@@ -187,6 +200,7 @@ export function createThreadFeeds(options: ThreadFeedsOptions): ThreadFeeds {
     namer: createItemNamer(),
     appends: createKeyedQueue(),
     failedThreads: new Map(),
+    redactSecrets: options.redactSecrets ?? true,
   };
   const subscriptions = subscriptionsOf(ctx);
   return {

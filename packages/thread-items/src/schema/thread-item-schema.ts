@@ -166,6 +166,13 @@ export const threadItemSchema = z.looseObject({
   user_id: z.string().optional(),
   content: z.array(textContentSchema).min(1),
   metadata: threadItemMetadataSchema.optional(),
+  /**
+   * Stamped by the feeds on a post whose secrets they replaced with `[REDACTED:<kind>]`: each
+   * one's kind, the string's path in the item and the placeholder's offset in it. Never the secret.
+   */
+  redactions: z
+    .array(z.object({ kind: z.string(), path: z.string(), index: z.number().int().nonnegative() }))
+    .optional(),
 });
 
 export type TextContent = z.infer<typeof textContentSchema>;
