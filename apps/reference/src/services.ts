@@ -150,13 +150,9 @@ export async function createServices(config: AppConfig): Promise<Services> {
         : { uploadRetentionDays: config.uploadRetentionDays }),
       // Blobs are shared by every host where S3 or PostgreSQL holds them; agent sessions are not.
       sharedAcrossHosts: config.s3 !== undefined || config.database !== undefined,
-      // Prompt metrics go to the database's table when one is configured (a dashboard can query it).
-      ...(config.database
-        ? {
-            promptMetricsFor: (owner: string) =>
-              createPostgresPromptMetricsLog({ db: database.db, namespace: owner }),
-          }
-        : {}),
+      // Prompt metrics go to the database's table, PostgreSQL or the embedded PGlite (a dashboard can query it).
+      promptMetricsFor: (owner: string) =>
+        createPostgresPromptMetricsLog({ db: database.db, namespace: owner }),
     });
     return {
       config,

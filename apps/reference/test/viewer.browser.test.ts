@@ -1,6 +1,7 @@
 // The web viewer in a real browser: Debian's Chromium driven by playwright-core, against the app
 // serving a freshly played demo. Each step follows from the previous one on the same page.
-import { buildHotState, countTokensHeuristic, measurePrompt } from "@stowage/hot-state";
+import { buildHotState, measurePrompt } from "@stowage/hot-state";
+import { countTokensHeuristic } from "@stowage/test-support";
 import { textItem, toolCallItem, toolResultItem } from "@stowage/thread-items";
 import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";

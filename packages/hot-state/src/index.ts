@@ -29,9 +29,9 @@ export {
   promptBudget,
 } from "./metrics/prompt-metrics.js";
 export {
-  createPromptMetricsLog,
-  type PromptMetricsLogOptions,
-} from "./metrics-log/object-store-metrics-log.js";
+  createMemoryPromptMetricsLog,
+  type MemoryPromptMetricsLogOptions,
+} from "./metrics-log/memory-metrics-log.js";
 export type {
   AppendPromptMetricsOptions,
   BudgetViolation,
@@ -73,7 +73,6 @@ export {
   type HotStateWriteOptions,
 } from "./store/hot-state-store.js";
 export type { HotStateVersion } from "./store/hot-state-versions.js";
-export { countTokensHeuristic } from "./tokens/heuristic-token-counter.js";
 export { countTokensExact, countTokensExactInSlices, type TokenCounter } from "./tokens/token-counter.js";
 export {
   type ArtifactsGetInput,

@@ -1,70 +1,10 @@
-// Deleting a session's hot state and its prompt metrics, on every log: what a server does when a
-// session is deleted. A later write or append starts the session again from 1.
-import { join } from "node:path";
+// Deleting a session's hot state: what a server does when a session is deleted. A later write
+// starts the session again from version 1.
 import { createMemoryObjectStore } from "@stowage/core";
 import { expectStowageError, HOSTILE_KEYS } from "@stowage/core/testing";
-import { createFsObjectStore } from "@stowage/storage-fs";
-import { tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
-import {
-  buildHotState,
-  countTokensHeuristic,
-  createHotStateStore,
-  createPromptMetricsLog,
-  measurePrompt,
-  type PromptMetrics,
-  type PromptMetricsLog,
-} from "../src/index.js";
+import { createHotStateStore } from "../src/index.js";
 import { captureLogger } from "./capture-logger.js";
-
-const base = await tempDirectory("stowage-hot-state-delete-");
-
-function call(session: string): PromptMetrics {
-  const logger = captureLogger();
-  const hotState = buildHotState({ session_id: session }, { countTokens: countTokensHeuristic, logger });
-  return measurePrompt(
-    { sessionId: session, hotState, systemPrompt: "system", userPrompt: "go on" },
-    { countTokens: countTokensHeuristic, logger },
-  );
-}
-
-const LOGS: { name: string; open(): PromptMetricsLog }[] = [
-  {
-    name: "ObjectStore log",
-    open: () => createPromptMetricsLog({ store: createMemoryObjectStore(), logger: captureLogger() }),
-  },
-  {
-    name: "ObjectStore log on the file system",
-    open: () =>
-      createPromptMetricsLog({
-        store: createFsObjectStore({ root: join(base, `fs-${Math.random()}`) }),
-        logger: captureLogger(),
-      }),
-  },
-];
-
-describe.each(LOGS)("PromptMetricsLog.deleteSession on the $name", ({ open }) => {
-  it("deletes the session's entries, not another's; the next append is turn 1 again", async () => {
-    const log = open();
-    for (let i = 0; i < 70; i++) await log.append(call("doomed"));
-    await log.append(call("kept"));
-    expect((await log.series("doomed")).map((entry) => entry.turn).at(-1)).toBe(70);
-    await log.deleteSession("doomed");
-    expect(await log.series("doomed")).toEqual([]);
-    expect((await log.series("kept")).map((entry) => entry.turn)).toEqual([1]);
-    expect((await log.append(call("doomed"))).turn).toBe(1);
-    expect((await log.series("doomed")).map((entry) => entry.turn)).toEqual([1]);
-    // A session without entries is no error.
-    await log.deleteSession("never-written");
-  });
-
-  it("refuses hostile session ids", async () => {
-    const log = open();
-    for (const id of [...HOSTILE_KEYS, "", "a/b"]) {
-      await expectStowageError(() => log.deleteSession(id as string), "INVALID_INPUT");
-    }
-  });
-});
 
 describe("HotStateStore.deleteSession", () => {
   it("deletes every version and, with its token, the dispatcher claim; readers and writers start again from version 1", async () => {

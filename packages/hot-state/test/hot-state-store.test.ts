@@ -4,10 +4,10 @@ import { join } from "node:path";
 import { createMemoryObjectStore } from "@stowage/core";
 import { expectStowageError, HOSTILE_KEYS, HOSTILE_PREFIXES } from "@stowage/core/testing";
 import { createFsObjectStore } from "@stowage/storage-fs";
-import { filesUnder, runChild, tempDirectory } from "@stowage/test-support";
+import { countTokensHeuristic, filesUnder, runChild, tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
 import { hotStateStoreOptionsFromEnv } from "../src/env.js";
-import { countTokensHeuristic, createHotStateStore, type HotStateStoreOptions } from "../src/index.js";
+import { createHotStateStore, type HotStateStoreOptions } from "../src/index.js";
 import { captureLogger } from "./capture-logger.js";
 
 const base = await tempDirectory("stowage-hot-state-store-");

@@ -1,4 +1,5 @@
-import { buildHotState, countTokensHeuristic, measurePrompt, type PromptMetrics } from "../src/index.js";
+import { countTokensHeuristic } from "@stowage/test-support";
+import { buildHotState, measurePrompt, type PromptMetrics } from "../src/index.js";
 import { captureLogger } from "./capture-logger.js";
 
 /** One model call of `session` (run `run-1`) whose system prompt is `systemChars` characters. */

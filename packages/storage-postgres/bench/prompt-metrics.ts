@@ -3,7 +3,8 @@
 // SELECT, on the same PostgreSQL.
 import { randomBytes } from "node:crypto";
 import { runBenchmarks } from "@stowage/bench-kit";
-import { buildHotState, countTokensHeuristic, measurePrompt, type PromptMetrics } from "@stowage/hot-state";
+import { buildHotState, measurePrompt, type PromptMetrics } from "@stowage/hot-state";
+import { countTokensHeuristic } from "@stowage/test-support";
 import pg from "pg";
 import { connectPostgres } from "../src/index.js";
 import { createPostgresPromptMetricsLog } from "../src/metrics/index.js";

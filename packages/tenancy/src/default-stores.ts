@@ -3,7 +3,6 @@ import { StowageError } from "@stowage/core";
 import {
   createContentRegistry,
   createHotStateStore,
-  createPromptMetricsLog,
   iterateContentRefIds,
   iterateHotStateContentIds,
 } from "@stowage/hot-state";
@@ -15,7 +14,7 @@ import { agentSessionsOf } from "./shared/agent-sessions.js";
 import { type Deployment, defineStore } from "./store-definition.js";
 
 /** A store that needs a part of the deployment it was not given fails at once, naming it. */
-function needs<Key extends "sessionBlobs" | "uploads">(
+function needs<Key extends "sessionBlobs" | "uploads" | "promptMetricsFor">(
   deployment: Deployment,
   key: Key,
 ): NonNullable<Deployment[Key]> {
@@ -135,12 +134,9 @@ export const DEFAULT_STORES = {
     deleteSession: (threads, sessionId, { signal }) => threads.deleteJob(sessionId, signal ? { signal } : {}),
   }),
 
-  /** Prompt metrics of each model call: a database table when given, else JSON Lines in the shared store. */
+  /** Prompt metrics of each model call, in the deployment's database (`promptMetricsFor`). */
   promptMetrics: defineStore({
-    prefix: "prompt-metrics/",
-    open: ({ deployment, owner, namespace }) =>
-      deployment.promptMetricsFor?.(owner) ??
-      createPromptMetricsLog({ store: deployment.shared, prefix: `prompt-metrics/${namespace}/` }),
+    open: ({ deployment, owner }) => needs(deployment, "promptMetricsFor")(owner),
     deleteSession: (metrics, sessionId, { signal }) =>
       metrics.deleteSession(sessionId, signal ? { signal } : {}),
     // Token counts and budgets: numbers, never content.

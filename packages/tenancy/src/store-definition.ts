@@ -17,7 +17,7 @@ export interface Deployment {
   sessionBlobs?: SessionBlobRepository;
   /** Uploads through signed URLs; the `uploads` store needs it. */
   uploads?: UploadService;
-  /** A principal's prompt-metrics log given its owner (a database table); default JSON Lines in `shared`. */
+  /** A principal's prompt-metrics log given its owner (`@stowage/storage-postgres/metrics`); the `promptMetrics` store needs it. */
   promptMetricsFor?: (owner: string) => PromptMetricsLog;
   /** Options of every principal's hot-state store (`keepVersions`). */
   hotState?: HotStateStoreEnvOptions;

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { collectGarbage } from "@stowage/blob-store";
 import { createMemoryNotifier, type ObjectStore } from "@stowage/core";
 import { expectStowageError } from "@stowage/core/testing";
+import { createMemoryPromptMetricsLog } from "@stowage/hot-state";
 import { compressChunks, createMemorySessionBlobRepository } from "@stowage/sessions";
 import { createFsObjectStore } from "@stowage/storage-fs";
 import { tempDirectory } from "@stowage/test-support";
@@ -33,6 +34,7 @@ function deploymentOn(dir: string) {
     notifier: createMemoryNotifier(),
     agentSessionsDir: join(dir, "agent-sessions"),
     sessionBlobs: createMemorySessionBlobRepository(),
+    promptMetricsFor: () => createMemoryPromptMetricsLog(),
   };
   const uploads = createUploadService({
     store: uploadStore,
@@ -242,14 +244,13 @@ describe("a deployment without a part a store needs", () => {
     expect(() => createStowage(options).tenant(alice)).toThrowError(
       expect.objectContaining({ code: "INVALID_INPUT" }),
     );
-    const { uploads: _uploads, sessionBlobs: _sessionBlobs, ...readOnly } = DEFAULT_STORES;
+    const { uploads: _u, sessionBlobs: _s, promptMetrics: _p, ...readOnly } = DEFAULT_STORES;
     const stowage = createStowage({ ...options, stores: readOnly });
     const sessionId = randomUUID();
     await stowage.tenant(alice).registeredSessions.register(sessionId);
     expect((await stowage.deleteSession(alice, sessionId)).deleted).toEqual({
       hotState: undefined,
       threads: 0,
-      promptMetrics: undefined,
       agentSessions: false,
     });
   });

@@ -1,6 +1,7 @@
 export { type DirectorySwapper, startDirectorySwapper } from "./directory-swapper.js";
 export { inCi, isRoot } from "./environment.js";
 export { filesUnder } from "./files-under.js";
+export { countTokensHeuristic } from "./heuristic-token-counter.js";
 export {
   type ClaudeScreenshotSessionOptions,
   claudeScreenshotSession,

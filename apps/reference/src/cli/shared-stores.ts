@@ -19,7 +19,7 @@ export interface StoredData extends SharedStores {
 }
 
 /** The stores a command serving a session reaches: the table without the database's parts. */
-type ServedStores = Omit<typeof DEFAULT_STORES, "uploads" | "sessionBlobs">;
+type ServedStores = Omit<typeof DEFAULT_STORES, "uploads" | "sessionBlobs" | "promptMetrics">;
 
 /** {@link StoredData} with every principal's tenant over it; see {@link openSessionStores}. */
 export interface SessionStores extends StoredData {
@@ -90,8 +90,8 @@ export async function openSessionStores(config: StorageConfig): Promise<SessionS
     } else {
       notifier = createMemoryNotifier();
     }
-    // No database of the server's here: its uploads and stored sessions are not served.
-    const { uploads: _uploads, sessionBlobs: _sessionBlobs, ...served } = DEFAULT_STORES;
+    // No database of the server's here: its uploads, stored sessions and prompt metrics are not served.
+    const { uploads: _u, sessionBlobs: _s, promptMetrics: _p, ...served } = DEFAULT_STORES;
     const stowage = createStowage({
       shared: stored.shared,
       notifier,

@@ -161,21 +161,3 @@ export function toPromptMetricsEntry(
   };
   return parseOrThrow(PromptMetricsEntrySchema, entry, "metrics (a measurePrompt result)");
 }
-
-/**
- * The entry of a checked `entry` at another turn and time, without checking the record again.
- * INVALID_INPUT when the time has no ISO 8601 form the schema accepts (an invalid date, a year past 9999).
- */
-export function placeEntry(entry: PromptMetricsEntry, turn: number, recordedAt: Date): PromptMetricsEntry {
-  const recorded_at = isoTime(recordedAt);
-  if (!RecordedAtSchema.safeParse(recorded_at).success) {
-    throw new StowageError("INVALID_INPUT", `the clock returned ${describeValue(recordedAt)}, not a time`);
-  }
-  return { ...entry, turn, recorded_at };
-}
-
-/** Reads one stored entry back; `null` when it is damaged (the caller logs it). */
-export function parseEntry(value: unknown, sessionId: string): PromptMetricsEntry | null {
-  const parsed = PromptMetricsEntrySchema.safeParse(value);
-  return parsed.success && parsed.data.session === sessionId ? parsed.data : null;
-}

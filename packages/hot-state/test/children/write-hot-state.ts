@@ -5,7 +5,8 @@
 // get CONFLICT whatever the timing. Prints `<wins> <conflicts>` at the end.
 import { StowageError } from "@stowage/core";
 import { createFsObjectStore } from "@stowage/storage-fs";
-import { countTokensHeuristic, createHotStateStore } from "../../src/index.js";
+import { countTokensHeuristic } from "@stowage/test-support";
+import { createHotStateStore } from "../../src/index.js";
 import { passBarrier } from "./barrier.js";
 
 const [root, sessionId, writer, count, barrier, writers] = process.argv.slice(2) as [

@@ -6,7 +6,6 @@ import { Tiktoken } from "js-tiktoken/lite";
 import o200kRanks from "js-tiktoken/ranks/o200k_base";
 import { describe, expect, it } from "vitest";
 import { buildHotState } from "../../src/hot-state/build-hot-state.js";
-import { countTokensHeuristic } from "../../src/tokens/heuristic-token-counter.js";
 import { countTokensExact } from "../../src/tokens/token-counter.js";
 import { CORPORA } from "../corpora.js";
 
@@ -157,34 +156,6 @@ describe("chars / 4 is not an acceptable default", () => {
   ] as const)("chars/4 undercounts %s by at least %sx against the exact count", (name, factor) => {
     const text = CORPORA[name];
     expect(countTokensExact(text)).toBeGreaterThanOrEqual(charsOver4(text) * factor);
-  });
-});
-
-describe("heuristic token counter", () => {
-  it.each(Object.keys(CORPORA) as (keyof typeof CORPORA)[])(
-    "stays within 20%% of the exact count on %s",
-    (name) => {
-      const text = CORPORA[name];
-      const exact = countTokensExact(text);
-      const estimate = countTokensHeuristic(text);
-      expect(Math.abs(estimate - exact) / exact).toBeLessThan(0.2);
-    },
-  );
-
-  it.each(["hexIds", "json", "cjk"] as const)("is much closer than chars/4 on %s", (name) => {
-    const text = CORPORA[name];
-    const exact = countTokensExact(text);
-    const heuristicError = Math.abs(countTokensHeuristic(text) - exact);
-    const quarterError = Math.abs(charsOver4(text) - exact);
-    expect(heuristicError * 3).toBeLessThan(quarterError);
-  });
-
-  it("gives 0 for empty text and a non-negative integer for anything", () => {
-    expect(countTokensHeuristic("")).toBe(0);
-    for (const text of ["\u0000\u0001", "🎉🎉", "\ud800", "  \n\n\t", "a", "…", "x".repeat(10_000)]) {
-      const count = countTokensHeuristic(text);
-      expect(Number.isSafeInteger(count) && count >= 0).toBe(true);
-    }
   });
 });
 

@@ -24,7 +24,7 @@ export interface PostgresPromptMetricsLogOptions {
   namespace?: string;
   /** Clock of `recorded_at`. Default `new Date()`. */
   now?: () => Date;
-  /** Where damaged rows are reported (they are skipped, as the other logs skip damaged lines). Default `consoleLogger`. */
+  /** Where damaged rows are reported (they are skipped: the rest of the series stays readable). Default `consoleLogger`. */
   logger?: Logger;
 }
 

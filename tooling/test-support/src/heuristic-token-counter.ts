@@ -43,6 +43,8 @@ function nonAsciiWeight(code: number): number {
 }
 
 /**
+ * For tests and benches: a counter that loads no vocabulary and costs little, so that a test of
+ * something else does not pay for exact counts (hot-state counts exactly, with gpt-tokenizer).
  * A cheap token estimate that follows the o200k_base pre-tokenizer instead of dividing by four:
  * words split at lower→upper case changes, digits in groups of three (so hex ids cost what they
  * really cost), runs of marks such as `":"` at about two characters a token with the last one
