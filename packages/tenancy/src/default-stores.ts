@@ -7,7 +7,9 @@ import {
   iterateHotStateContentIds,
 } from "@stowage/hot-state";
 import { decompressBounded, iterateSessionBlobs, type SessionBlobRepository } from "@stowage/sessions";
+import { createObjectCheckpointSaver } from "@stowage/sessions/langgraph";
 import { createThreadFeeds } from "@stowage/thread-items";
+import { bindAgentsSessions } from "./bound-agents-sessions.js";
 import { bindSessionBlobs } from "./bound-session-blobs.js";
 import { bindUploads } from "./bound-uploads.js";
 import { agentSessionsOf } from "./shared/agent-sessions.js";
@@ -47,9 +49,10 @@ const UPLOADS_PREFIX = "sessions/";
  * The stores every principal of a Stowage deployment has, one row each, in the order a session's
  * deletion goes through them: hot state first (a claimed session is deleted only by its
  * dispatcher, before anything else changes), then its uploads (their URLs revoked), threads,
- * prompt metrics, stored sessions and session files. Pass `{ ...DEFAULT_STORES, mine }` to
- * `createStowage` to add a store: it is then opened for every principal, deleted with every
- * session and read as a root by garbage collection, with no other change.
+ * prompt metrics, stored sessions, LangGraph checkpoints, OpenAI Agents sessions and session
+ * files. Pass `{ ...DEFAULT_STORES, mine }` to `createStowage` to add a store: it is then opened
+ * for every principal, deleted with every session and read as a root by garbage collection, with
+ * no other change.
  */
 export const DEFAULT_STORES = {
   /** Content refs of bootstrap context: records here, content in the principal's blobs. */
@@ -152,6 +155,29 @@ export const DEFAULT_STORES = {
     // Every owner's archives, read decompressed.
     blobRefs: ({ deployment }) => sessionBlobRefs(needs(deployment, "sessionBlobs")),
     sweep: (deployment) => needs(deployment, "sessionBlobs").deleteExpired(),
+  }),
+
+  /**
+   * LangGraph.js checkpoints: the principal's saver (pass it as a graph's `checkpointer`), its
+   * thread ids the principal's session ids; images and binary in its blobs.
+   */
+  langgraphCheckpoints: defineStore({
+    prefix: "langgraph/",
+    open: ({ deployment, namespace, blobs }) =>
+      createObjectCheckpointSaver({ store: deployment.shared, prefix: `langgraph/${namespace}/`, blobs }),
+    // The session's thread, every namespace. Its roots: the refs in every record under the prefix.
+    deleteSession: async (saver, sessionId) => {
+      await saver.deleteThread(sessionId);
+    },
+  }),
+
+  /** OpenAI Agents SDK sessions: the history of each session, by session id. */
+  openaiAgentsSessions: defineStore({
+    prefix: "openai-agents/",
+    open: ({ deployment, namespace }) => bindAgentsSessions(deployment.shared, `openai-agents/${namespace}/`),
+    // Whether the session had a history. Its roots: refs in items (a tool output's, say).
+    deleteSession: (sessions, sessionId, { signal }) =>
+      sessions.deleteSession(sessionId, signal ? { signal } : {}),
   }),
 
   /** Agent session files and their artifacts, below this host's agent-sessions directory. */

@@ -1,4 +1,5 @@
 export type { BlobRootsOptions } from "./blob-roots.js";
+export type { TenantAgentsSessions } from "./bound-agents-sessions.js";
 export type { TenantSessionBlobs } from "./bound-session-blobs.js";
 export type { TenantUploads } from "./bound-uploads.js";
 export {

@@ -158,6 +158,8 @@ describe("deleteSession", () => {
         threads: 1,
         promptMetrics: undefined,
         sessionBlobs: 1,
+        langgraphCheckpoints: undefined,
+        openaiAgentsSessions: false,
         agentSessions: true,
       },
     });
@@ -212,6 +214,8 @@ describe("blobRoots", () => {
       "uploads",
       "threads",
       "sessionBlobs",
+      "langgraphCheckpoints",
+      "openaiAgentsSessions",
       "agentSessions",
     ]);
   });
@@ -220,8 +224,8 @@ describe("blobRoots", () => {
     const { options } = deploymentOn(join(base, randomUUID()));
     const stowage = createStowage({ ...options, sharedAcrossHosts: true });
     expect(() => stowage.blobRoots()).toThrowError(expect.objectContaining({ reason: "ROOTS_NOT_SHARED" }));
-    expect(stowage.blobRoots({ singleHost: true })).toHaveLength(6);
-    expect(stowage.blobRoots({ otherAgentSessionsDirs: ["/mnt/host-2/agent-sessions"] })).toHaveLength(6);
+    expect(stowage.blobRoots({ singleHost: true })).toHaveLength(8);
+    expect(stowage.blobRoots({ otherAgentSessionsDirs: ["/mnt/host-2/agent-sessions"] })).toHaveLength(8);
   });
 });
 
@@ -251,6 +255,8 @@ describe("a deployment without a part a store needs", () => {
     expect((await stowage.deleteSession(alice, sessionId)).deleted).toEqual({
       hotState: undefined,
       threads: 0,
+      langgraphCheckpoints: undefined,
+      openaiAgentsSessions: false,
       agentSessions: false,
     });
   });
