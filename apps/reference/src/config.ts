@@ -68,6 +68,13 @@ export interface AppConfig {
    * it is answering (an upload being completed) before it closes their connections.
    */
   shutdownGraceMs: number;
+  /**
+   * `STOWAGE_API_KEY_CACHE_SECONDS` (default {@link DEFAULT_API_KEY_CACHE_SECONDS}, at most
+   * {@link MAX_API_KEY_CACHE_SECONDS}; 0 keeps none): how long a process keeps an API key that
+   * verified before it reads the key's record again. A key revoked by another process (`stowage
+   * keys revoke`, another replica) stops working here within this time.
+   */
+  apiKeyCacheMs: number;
 }
 
 /** Shortest metrics token accepted from `STOWAGE_METRICS_TOKEN`. */
@@ -82,6 +89,24 @@ function metricsTokenFrom(env: Env): string | undefined {
     );
   }
   return token;
+}
+
+/** How long a verified API key is kept by default: one GET of its record per key per 5 s, not per request. */
+const DEFAULT_API_KEY_CACHE_SECONDS = 5;
+/** The longest a revoked key may keep working in another process. */
+const MAX_API_KEY_CACHE_SECONDS = 300;
+
+function apiKeyCacheSecondsFrom(env: Env): number {
+  const value = envString(env, "STOWAGE_API_KEY_CACHE_SECONDS");
+  if (value === undefined) return DEFAULT_API_KEY_CACHE_SECONDS;
+  const seconds = /^\d+(\.\d+)?$/.test(value) ? Number(value) : Number.NaN;
+  if (!(seconds >= 0 && seconds <= MAX_API_KEY_CACHE_SECONDS)) {
+    throw invalidSetting(
+      "STOWAGE_API_KEY_CACHE_SECONDS",
+      `STOWAGE_API_KEY_CACHE_SECONDS must be a number of seconds from 0 to ${MAX_API_KEY_CACHE_SECONDS}, got "${value}"`,
+    );
+  }
+  return seconds;
 }
 
 /** The caps of the MCP session table; what is unset takes `@stowage/mcp`'s default. */
@@ -258,6 +283,7 @@ export async function loadConfig(env: Env = process.env, cwd = process.cwd()): P
   const mcpIdleMinutes = read(() => envPositiveInteger(env, "STOWAGE_MCP_SESSION_IDLE_MINUTES"));
   const metricsToken = read(() => metricsTokenFrom(env));
   const shutdownGraceSeconds = read(() => envPositiveNumber(env, "STOWAGE_SHUTDOWN_GRACE_SECONDS") ?? 10);
+  const apiKeyCacheSeconds = read(() => apiKeyCacheSecondsFrom(env));
   const database = read(() => postgresOptionsFromEnv(env));
   const uploadPolicy = read(() => createUploadPolicy(uploadPolicyOptionsFromEnv(env)));
   const bootstrap = read(() => bootstrapOptionsFromEnv(env));
@@ -274,6 +300,7 @@ export async function loadConfig(env: Env = process.env, cwd = process.cwd()): P
     bodyLimitMiB === undefined ||
     sessionBlobLimitMiB === undefined ||
     shutdownGraceSeconds === undefined ||
+    apiKeyCacheSeconds === undefined ||
     uploadPolicy === undefined ||
     bootstrap === undefined ||
     hotState === undefined
@@ -302,6 +329,7 @@ export async function loadConfig(env: Env = process.env, cwd = process.cwd()): P
     mcpSessions: mcpSessionsOf(mcpMaxSessions, mcpMaxPerPrincipal, mcpIdleMinutes),
     metricsToken,
     shutdownGraceMs: Math.round(shutdownGraceSeconds * 1000),
+    apiKeyCacheMs: Math.round(apiKeyCacheSeconds * 1000),
   };
 }
 

@@ -18,6 +18,7 @@ import { createSharedStores } from "@stowage/tenancy/shared";
 import { createUploadService, type UploadService } from "@stowage/uploads";
 import type { AppConfig } from "./config.js";
 import { createRateLimits, type RateLimits } from "./http/rate-limit.js";
+import { cacheVerifiedKeys } from "./http/verified-keys.js";
 import { countStreams } from "./observability/count-streams.js";
 import { instrumentStore } from "./observability/instrument-store.js";
 import { type AppMetrics, createAppMetrics } from "./observability/metrics.js";
@@ -44,7 +45,7 @@ export interface Services {
   stowage: Stowage;
   /** `stowage.blobs`: every principal's blobs, deduplicated; a principal reads through its tenant's view only. */
   blobs: Stowage["blobs"];
-  /** `stowage.apiKeys`. */
+  /** `stowage.apiKeys`, verified keys kept for `config.apiKeyCacheMs`. */
   apiKeys: Stowage["apiKeys"];
   uploads: UploadService;
   database: StowageConnection;
@@ -160,7 +161,8 @@ export async function createServices(config: AppConfig): Promise<Services> {
       shared: stores.shared,
       stowage,
       blobs: stowage.blobs,
-      apiKeys: stowage.apiKeys,
+      // Every request verifies its key: a verified one is kept a few seconds (`verified-keys.ts`).
+      apiKeys: cacheVerifiedKeys(stowage.apiKeys, config.apiKeyCacheMs),
       uploads,
       database,
       sessionBlobs,

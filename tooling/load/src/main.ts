@@ -26,7 +26,9 @@ const log = (line: string) => process.stdout.write(`${line}\n`);
 function replicaEnv(metricsToken: string): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env)) {
-    if (value !== undefined && (name.startsWith("S3_") || ["PATH", "HOME", "TMPDIR", "LANG"].includes(name)))
+    // The app's own settings given to `pnpm load` (STOWAGE_API_KEY_CACHE_SECONDS=0) reach every replica.
+    const passed = name.startsWith("S3_") || name.startsWith("STOWAGE_");
+    if (value !== undefined && (passed || ["PATH", "HOME", "TMPDIR", "LANG"].includes(name)))
       env[name] = value;
   }
   return {
