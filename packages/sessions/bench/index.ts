@@ -193,4 +193,5 @@ await rm(base, { recursive: true, force: true });
 // The package's other cases, in the same run: a missed target above only sets the exit code, so
 // every case is still printed.
 await import("./session-store.js");
+await import("./store-once.js");
 await import("./follow-up-captures.js");
