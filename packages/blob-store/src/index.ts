@@ -10,6 +10,7 @@ export {
 export {
   type CollectGarbageOptions,
   collectGarbage,
+  type GarbageCollectionProgress,
   type GarbageCollectionReport,
 } from "./gc/collect-garbage.js";
 export { type ScanFilesOptions, scanFilesForBlobRefs } from "./gc/file-refs.js";

@@ -46,7 +46,20 @@ export interface CollectGarbageOptions {
   stagingGraceMs?: number;
   /** Report what would be deleted without deleting (or moving) anything. Default false. */
   dryRun?: boolean;
+  /** Called as the run goes (a progress bar): each blob scanned, each candidate decided. */
+  onProgress?: (progress: GarbageCollectionProgress) => void;
   signal?: AbortSignal;
+}
+
+/**
+ * How far a {@link collectGarbage} run has gone: `roots` (reading what is referenced: `done` refs
+ * once read), `scan` (`done` blobs looked at; how many there are is not known before the end), then
+ * `collect` (`done` of `total` candidates decided: deleted, or kept after all).
+ */
+export interface GarbageCollectionProgress {
+  step: "roots" | "scan" | "collect";
+  done: number;
+  total?: number;
 }
 
 /** What {@link collectGarbage} did (or, in a dry run, would do). */
@@ -99,6 +112,13 @@ function openRun(options: CollectGarbageOptions): GcRun {
   if (typeof blobs?.iterate !== "function" || typeof blobs.objects?.move !== "function") {
     throw new StowageError("INVALID_INPUT", `blobs must be a BlobStore, got ${describeValue(blobs)}`);
   }
+  const { onProgress } = options;
+  if (onProgress !== undefined && typeof onProgress !== "function") {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `onProgress must be a function, got ${describeValue(onProgress)}`,
+    );
+  }
   const graceMs = nonNegative(options.graceMs, "graceMs", DEFAULT_GC_GRACE_MS);
   const slackMs = nonNegative(options.timestampSlackMs, "timestampSlackMs", DEFAULT_TIMESTAMP_SLACK_MS);
   const stagingGraceMs = nonNegative(options.stagingGraceMs, "stagingGraceMs", DEFAULT_STAGING_GRACE_MS);
@@ -120,6 +140,9 @@ function openRun(options: CollectGarbageOptions): GcRun {
     // Declared by the store, not probed: where it is false (S3's move is a copy, or a store that
     // does not say) writers leave touch records, and those are the check.
     keepsTimestamps: blobs.objects.capabilities.moveKeepsLastModified,
+    progress: onProgress
+      ? (step, done, total) => onProgress(total === undefined ? { step, done } : { step, done, total })
+      : () => {},
     report: {
       dryRun,
       scanned: 0,
@@ -160,8 +183,10 @@ export async function collectGarbage(options: CollectGarbageOptions): Promise<Ga
   const { report } = run;
   if (!run.dryRun) await recoverAside(run);
 
+  run.progress("roots", 0);
   const first = await readRoots(run.sources, run.signal);
   report.rootRefs = first.hashes.size;
+  run.progress("roots", first.hashes.size);
   report.rootRefsBySource = first.bySource;
 
   const touchRecords = await listTouchRecords(run);

@@ -1,6 +1,6 @@
 import { isSha256Hex, type ObjectStore, StowageError, throwIfAborted } from "@stowage/core";
 import type { BlobInfo, BlobStore } from "../blob-store.js";
-import type { GarbageCollectionReport } from "./collect-garbage.js";
+import type { GarbageCollectionProgress, GarbageCollectionReport } from "./collect-garbage.js";
 import { type BlobRootSource, readRoots } from "./root-sources.js";
 
 // The steps of one garbage collection (`collectGarbage` runs them in order), each over the run.
@@ -27,6 +27,8 @@ export interface GcRun {
   /** The store's move keeps timestamps; else puts leave touch records (see blob-writes.ts). */
   keepsTimestamps: boolean;
   report: GarbageCollectionReport;
+  /** The caller's `onProgress`, or nothing. */
+  progress(step: GarbageCollectionProgress["step"], done: number, total?: number): void;
 }
 
 /** The roots as read once: every hash, and how many each named source gave. */
@@ -100,6 +102,7 @@ export async function chooseCandidates(
   const scanned = new Set<string>();
   for await (const blob of run.blobs.iterate({ signal: run.signal })) {
     report.scanned++;
+    run.progress("scan", report.scanned);
     scanned.add(blob.hash);
     if (referenced.has(blob.hash)) report.referenced++;
     else if (run.isYoung(blob.lastModified) || recordIsYoung(blob.hash)) report.young++;
@@ -111,7 +114,8 @@ export async function chooseCandidates(
 /** A dry run: what steps 4 and 5 would delete, looking at each candidate again, moving nothing. */
 export async function countDryRun(run: GcRun, candidates: readonly BlobInfo[]): Promise<void> {
   const { report } = run;
-  for (const candidate of candidates) {
+  for (const [index, candidate] of candidates.entries()) {
+    run.progress("collect", index, candidates.length);
     const current = await run.blobs.stat(candidate.hash, { signal: run.signal });
     if (!current) continue;
     if (run.isYoung(current.lastModified) || (await hasYoungTouchRecord(run, candidate.hash))) report.young++;
@@ -120,6 +124,7 @@ export async function countDryRun(run: GcRun, candidates: readonly BlobInfo[]): 
       report.deletedBytes += current.size;
     }
   }
+  run.progress("collect", candidates.length, candidates.length);
 }
 
 /** Step 4: each candidate moved aside; those gone already or held by another collection are skipped. */
@@ -174,11 +179,13 @@ export async function collectCandidates(
   try {
     await moveAside(run, candidates, aside);
     const second = aside.length > 0 ? await readRoots(run.sources, run.signal) : first;
-    for (const entry of aside) {
+    for (const [index, entry] of aside.entries()) {
       throwIfAborted(run.signal, "collectGarbage");
+      run.progress("collect", index, aside.length);
       await decide(run, entry, second);
       entry.decided = true;
     }
+    run.progress("collect", aside.length, aside.length);
   } catch (err) {
     // Only a completed second reading of the roots may delete: everything undecided goes back.
     // What cannot go back now (the store is down) is put back by the next run.
