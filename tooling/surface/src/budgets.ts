@@ -6,8 +6,8 @@ export const MAX_FUNCTION_LINES = 150;
 
 /** Per-package ceilings beyond the shared ones: the packages that were heaviest for their job. */
 export const PACKAGE_BUDGETS: Record<string, { maxSourceLines?: number; maxRootRuntimeExports?: number }> = {
-  // Issue 28's target is 2,500 lines; 3,103 is where it stands (2026-11-29: 5,068, then 3,538, then
-  // the ObjectStore metrics log dropped and the heuristic counter moved to test-support). The budget
+  // Issue 28's target is 2,500 lines; 3,011 is where it stands (2026-11-29: 5,068, then 3,538, then
+  // the ObjectStore metrics log, storeJson and the heuristic counter left). The budget
   // is a ratchet at today's figure, so lint fails on growth while the cut to 2,500 is still open.
-  "@stowage/hot-state": { maxSourceLines: 3_105, maxRootRuntimeExports: 40 },
+  "@stowage/hot-state": { maxSourceLines: 3_015, maxRootRuntimeExports: 40 },
 };

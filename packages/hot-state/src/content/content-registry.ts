@@ -20,12 +20,10 @@ import {
   parseOrThrow,
 } from "../schemas/schemas.js";
 import { encodeWellFormed } from "../text/utf8.js";
-import { canonicalJson } from "./canonical-json.js";
 import { createRecordKeys } from "./record-keys.js";
 import {
   getContent,
   getRecord,
-  JSON_MIME,
   listRecords,
   type RegistryContext,
   readRecordState,
@@ -55,11 +53,11 @@ export interface ContentRegistryOptions {
   logger?: Logger;
 }
 
-/** Metadata for `storeBytes` / `storeText` / `storeJson`. */
+/** Metadata for `storeBytes` / `storeText`. */
 export interface StoreContentOptions extends OperationOptions {
-  /** Default `doc` for text, `data` for JSON and bytes. */
+  /** Default `doc` for text, `data` for bytes. */
   type?: ContentKind;
-  /** Default `text/plain; charset=utf-8` for text, `application/json` for JSON, none for bytes. */
+  /** Default `text/plain; charset=utf-8` for text, none for bytes. */
   mime?: string;
   /** At most 500 characters. */
   summary?: string;
@@ -100,8 +98,6 @@ export interface ContentRegistry {
   storeBytes(bytes: Uint8Array, options?: StoreContentOptions): Promise<StoredContent>;
   /** Stores text as UTF-8; lone surrogates are refused (UTF-8 cannot carry them). */
   storeText(text: string, options?: StoreContentOptions): Promise<StoredContent>;
-  /** Stores canonical JSON of `value`, so that equal values get equal ids. */
-  storeJson(value: unknown, options?: StoreContentOptions): Promise<StoredContent>;
   /**
    * Content and record, or `null` when the registry has no record of `id` or the content is
    * gone. INTEGRITY when the bytes no longer hash to `id`. A damaged or stale record is rebuilt
@@ -220,10 +216,6 @@ export function createContentRegistry(options: ContentRegistryOptions): ContentR
       const bytes = encodeWellFormed(text);
       if (bytes === null) throw invalidInput("content text holds a lone surrogate, which UTF-8 cannot carry");
       return storeContent(ctx, bytes, { type: "doc", mime: TEXT_MIME }, opts);
-    },
-    async storeJson(value: unknown, opts?: StoreContentOptions) {
-      const bytes = new TextEncoder().encode(canonicalJson(value));
-      return storeContent(ctx, bytes, { type: "data", mime: JSON_MIME }, opts);
     },
     get: (id: string, opts?: OperationOptions) => getContent(ctx, id, opts),
     getRecord: (id: string, opts: OperationOptions = {}) => getRecord(ctx, id, opts),

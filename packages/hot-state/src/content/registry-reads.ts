@@ -10,7 +10,6 @@ import {
 } from "@stowage/core";
 import { type ContentKind, type ContentRecord, ContentRecordSchema } from "../schemas/schemas.js";
 import { decodeUtf8 } from "../text/utf8.js";
-import { canonicalJson } from "./canonical-json.js";
 import type { ContentListOptions, ContentListPage, ContentWithRecord } from "./content-registry.js";
 import type { createRecordKeys } from "./record-keys.js";
 
@@ -19,7 +18,6 @@ export const MAX_RECORD_BYTES = 64 * 1024;
 const MAX_CONTENT_LIST_LIMIT = 1000;
 const LIST_READ_CONCURRENCY = 8;
 export const TEXT_MIME = "text/plain; charset=utf-8";
-export const JSON_MIME = "application/json";
 
 /** What the functions of one content registry share. */
 export interface RegistryContext {
@@ -69,17 +67,11 @@ export function readRecordState(
   return { status: "stale", record: { ...record, content_uri: contentUri } };
 }
 
-/**
- * Type and MIME type for a record rebuilt from content alone: what `storeJson` writes (canonical
- * JSON) is data, other UTF-8 text is a document, anything else binary data.
- */
+/** Type and MIME type for a record rebuilt from content alone: UTF-8 text is a document, anything else data. */
 function sniffContent(bytes: Uint8Array): { type: ContentKind; mime: string } {
-  const text = decodeUtf8(bytes);
-  if (text === null) return { type: "data", mime: "application/octet-stream" };
-  try {
-    if (canonicalJson(JSON.parse(text)) === text) return { type: "data", mime: JSON_MIME };
-  } catch {}
-  return { type: "doc", mime: TEXT_MIME };
+  return decodeUtf8(bytes) === null
+    ? { type: "data", mime: "application/octet-stream" }
+    : { type: "doc", mime: TEXT_MIME };
 }
 
 export async function writeRecord(
