@@ -37,6 +37,7 @@ export {
 export type {
   SessionDeletion,
   SweepUploadsOptions,
+  SweepUploadsProgress,
   SweepUploadsResult,
   SweptUpload,
 } from "./upload-retention.js";

@@ -38,7 +38,18 @@ export interface SweepUploadsOptions {
   dryRun?: boolean;
   /** The sweep's clock; default the current time. */
   now?: Date;
+  /** Called as the sweep goes (a progress bar): after each key listed and each session passed. */
+  onProgress?: (progress: SweepUploadsProgress) => void;
   signal?: AbortSignal;
+}
+
+/**
+ * How far a sweep has gone: `scanned` keys listed so far (uploads and Stowage's own records; how
+ * many there are is not known before the end), `swept` uploads deleted (or, in a dry run, found).
+ */
+export interface SweepUploadsProgress {
+  scanned: number;
+  swept: number;
 }
 
 /** One upload a sweep deleted (or, in a dry run, would delete). */
@@ -94,6 +105,12 @@ function checkSweepOptions(options: SweepUploadsOptions): { cutoff: Date; now: n
     throw new StowageError(
       "INVALID_INPUT",
       `sweepUploads: dryRun must be a boolean, got ${describeValue(dryRun)}`,
+    );
+  }
+  if (options.onProgress !== undefined && typeof options.onProgress !== "function") {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `sweepUploads: onProgress must be a function, got ${describeValue(options.onProgress)}`,
     );
   }
   if (!(now instanceof Date) || Number.isNaN(now.getTime())) {
@@ -242,12 +259,15 @@ async function sweep(ctx: RetentionContext, sweepOptions: SweepUploadsOptions): 
   const uploads: SweptUpload[] = [];
   let deletedRecords = 0;
   let batch: SessionBatch | undefined;
+  let scanned = 0;
+  const progress = () => sweepOptions.onProgress?.({ scanned, swept: uploads.length });
 
   const flush = async (done: SessionBatch) => {
     const gone = dryRun ? done.old : await deleteUnchanged(ctx, done.old, cutoff, signal);
     const swept = new Set(gone.map((upload) => upload.filename));
     const records = doomedRecords(done, swept, now, cutoff.getTime());
     pushAll(uploads, gone);
+    progress();
     deletedRecords += records.length;
     if (dryRun) return;
     for (const upload of gone) await ctx.quota.forget(done.scope, upload.key, withSignal(signal));
@@ -255,6 +275,8 @@ async function sweep(ctx: RetentionContext, sweepOptions: SweepUploadsOptions): 
   };
 
   for await (const item of ctx.store.iterate({ prefix: SESSIONS_ROOT, ...withSignal(signal) })) {
+    scanned += 1;
+    progress();
     const parts = sessionKeyParts(item.key);
     if (!parts) continue;
     if (batch?.scope !== parts.scope) {
