@@ -1,4 +1,5 @@
-import { readFile, rm } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
   type AnthropicRequest,
@@ -8,7 +9,10 @@ import {
   runClaude,
   startAnthropicMock,
 } from "@stowage/agent-clis";
-import { filesUnder, tempDirectory } from "@stowage/test-support";
+import { createBlobStore } from "@stowage/blob-store";
+import { expectStowageError, seededRandom } from "@stowage/core/testing";
+import { createFsObjectStore } from "@stowage/storage-fs";
+import { encodePng, filesUnder, tempDirectory } from "@stowage/test-support";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { captureSession, restoreSession } from "../src/index.js";
 import { stowageJson } from "./agent-stowage-cli.js";
@@ -23,6 +27,29 @@ const FACT = "the launch code is ZEBRA-1187";
 
 function messagesText(request: AnthropicRequest): string {
   return JSON.stringify(request.messages ?? []);
+}
+
+/** A 400x250 screenshot-like PNG: rows of text-like pixels, so that it is tens of KB like a real one. */
+function screenshot(): Buffer {
+  const random = seededRandom(29);
+  return encodePng(400, 250, (x, y) =>
+    y % 12 < 6 && x % 200 < 180 && random() < 0.4 ? [40, 40, 40] : [255, 255, 255],
+  );
+}
+
+/** The image payloads of a Claude Code transcript's lines: where the Read tool writes an image (twice). */
+function readToolImages(jsonl: string): { content: string[]; toolUseResult: string[] } {
+  const found = { content: [] as string[], toolUseResult: [] as string[] };
+  for (const line of jsonl.split("\n").filter(Boolean)) {
+    const record = JSON.parse(line);
+    if (typeof record.toolUseResult?.file?.base64 === "string")
+      found.toolUseResult.push(record.toolUseResult.file.base64);
+    const blocks = Array.isArray(record.message?.content) ? record.message.content : [];
+    for (const block of blocks)
+      for (const inner of Array.isArray(block?.content) ? block.content : [])
+        if (inner?.type === "image" && inner.source?.type === "base64") found.content.push(inner.source.data);
+  }
+  return found;
 }
 
 /** Real CLI runs take seconds each, many more on a loaded machine; the embedded database starts slowly. */
@@ -127,10 +154,14 @@ describe.skipIf(!cli.ready)(
       expect(requestsMention(mock.requests.slice(before), FACT)).toBe(true);
     });
 
-    it("brings back the subagent transcript and the tool-results file, which the resumed session reads", async () => {
-      // The script: Bash prints ~340 KB (Claude Code keeps it in tool-results/<id>.txt), then a
-      // subagent answers with a word; after the resume, the model reads the restored tool-results file.
+    it("captured as chunks with its screenshot kept once in a blob store, brings back the subagent transcript and the tool-results file, which the resumed session reads", async () => {
+      // The script: Read a screenshot (Claude Code writes the image twice in the transcript), Bash
+      // prints ~340 KB (Claude Code keeps it in tool-results/<id>.txt), then a subagent answers
+      // with a word; after the resume, the model reads the restored tool-results file.
       let toolResultsFile = "";
+      const first = await createAgentContainer(root, "companion-1");
+      const png = screenshot();
+      await writeFile(join(first.cwd, "screen.png"), png);
       const mock = await startAnthropicMock({
         reply: (request) => {
           const last = JSON.stringify(request.messages?.at(-1)?.content ?? "");
@@ -160,17 +191,21 @@ describe.skipIf(!cli.ready)(
               },
             };
           }
+          if (last.includes("toolu_png")) {
+            return {
+              toolUse: {
+                id: "toolu_bash",
+                name: "Bash",
+                input: { command: "seq 1 60000", description: "numbers" },
+              },
+            };
+          }
           return {
-            toolUse: {
-              id: "toolu_bash",
-              name: "Bash",
-              input: { command: "seq 1 60000", description: "numbers" },
-            },
+            toolUse: { id: "toolu_png", name: "Read", input: { file_path: join(first.cwd, "screen.png") } },
           };
         },
       });
       onTestFinished(() => mock.close());
-      const first = await createAgentContainer(root, "companion-1");
       const allowed = ["--allowedTools", "Bash", "Agent", "Read"];
       const ran = await runClaude({
         cli,
@@ -182,10 +217,13 @@ describe.skipIf(!cli.ready)(
       expect(ran.code, ran.report).toBe(0);
       const sessionId = ran.sessionId as string;
 
+      // Captured as chunks into the deployment's blob store, which both containers reach.
+      const blobs = createBlobStore({ store: createFsObjectStore({ root: join(root, "companion-blobs") }) });
       const captured = await captureSession({
         sessionId,
         cwd: first.cwd,
         configDir: join(first.home, ".claude"),
+        blobs,
       });
       const paths = captured.manifest.files.map((file) => file.path).sort();
       // The layout of Claude Code 2.1.2 and later: <id>.jsonl and <id>/{subagents,tool-results}/.
@@ -196,13 +234,26 @@ describe.skipIf(!cli.ready)(
       const originals = new Map<string, Buffer>();
       for (const path of await filesUnder(projectDir))
         originals.set(path, await readFile(join(projectDir, path)));
+      // The Read tool's two copies of the image, as Claude Code wrote them (one image, one base64).
+      const images = readToolImages(originals.get(`${sessionId}.jsonl`)!.toString("utf8"));
+      expect(images.content).toHaveLength(1);
+      expect(images.toolUseResult).toEqual(images.content);
+      const base64 = images.content[0]!;
+      const image = Buffer.from(base64, "base64");
+      // The image is in the blob store once, as its bytes; the capture (a manifest of chunk refs)
+      // holds neither copy, and what it stored counts the image once.
+      expect(await blobs.stat(createHash("sha256").update(image).digest("hex"))).toMatchObject({
+        size: image.byteLength,
+      });
+      expect(captured.blobSizeBytes).toBeLessThan(base64.length);
+      expect(captured.storedBytes).toBeLessThan(captured.rawSizeBytes - base64.length);
       await rm(first.home, { recursive: true });
 
       const second = await createAgentContainer(root, "companion-2");
-      const restored = await restoreSession(overTheWire(captured), {
-        cwd: first.cwd,
-        configDir: join(second.home, ".claude"),
-      });
+      const into = { cwd: first.cwd, configDir: join(second.home, ".claude") };
+      // A chunked capture: without the blob store it holds no session to restore.
+      await expectStowageError(restoreSession(overTheWire(captured), into), "INVALID_INPUT", "CHUNKED_BLOB");
+      const restored = await restoreSession(overTheWire(captured), { ...into, blobs });
       const restoredDir = restored.projectDir as string;
       expect(await filesUnder(restoredDir)).toEqual([...originals.keys()]);
       for (const [path, bytes] of originals) expect(await readFile(join(restoredDir, path))).toEqual(bytes);
@@ -220,7 +271,8 @@ describe.skipIf(!cli.ready)(
       });
       expect(resumed.code, resumed.report).toBe(0);
       const after = mock.requests.slice(before).map((request) => request.body as AnthropicRequest);
-      // The earlier turns came back: the subagent's hand-back and the persisted-output marker.
+      // The earlier turns came back: the screenshot, the subagent's hand-back and the persisted-output marker.
+      expect(after.some((request) => messagesText(request).includes(base64))).toBe(true);
       expect(after.some((request) => messagesText(request).includes("subagent says HERON-5"))).toBe(true);
       expect(after.some((request) => messagesText(request).includes("persisted-output"))).toBe(true);
       // And the restored tool-results file is readable where the resumed session looks for it.

@@ -1,4 +1,5 @@
-import { readdir, readFile, rm } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
   createAgentContainer,
@@ -7,7 +8,10 @@ import {
   runCodex,
   startResponsesMock,
 } from "@stowage/agent-clis";
-import { tempDirectory } from "@stowage/test-support";
+import { createBlobStore } from "@stowage/blob-store";
+import { expectStowageError, seededRandom } from "@stowage/core/testing";
+import { createFsObjectStore } from "@stowage/storage-fs";
+import { encodePng, tempDirectory } from "@stowage/test-support";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { captureSession, restoreSession } from "../src/index.js";
 import { stowageJson } from "./agent-stowage-cli.js";
@@ -27,37 +31,77 @@ async function rollouts(home: string): Promise<string[]> {
   return (await readdir(sessions, { recursive: true })).filter((path) => path.endsWith(".jsonl")).sort();
 }
 
+/** A 400x250 screenshot-like PNG: rows of text-like pixels, so that it is tens of KB like a real one. */
+function screenshot(): Buffer {
+  const random = seededRandom(29);
+  return encodePng(400, 250, (x, y) =>
+    y % 12 < 6 && x % 200 < 180 && random() < 0.4 ? [40, 40, 40] : [255, 255, 255],
+  );
+}
+
+/**
+ * The data URLs of images in a rollout's user messages: `response_item` messages whose content
+ * has `input_image` items (Codex 0.169 writes an image attached with `--image` there; its events
+ * name the local path only).
+ */
+function userImages(rollout: string): string[] {
+  return rollout
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line))
+    .filter((record) => record.type === "response_item" && record.payload?.role === "user")
+    .flatMap((record) => record.payload.content ?? [])
+    .filter((item) => item?.type === "input_image" && typeof item.image_url === "string")
+    .map((item) => item.image_url as string);
+}
+
 describe.skipIf(!cli.ready)(
   "Codex sessions captured, restored into a new HOME and resumed",
   { timeout: TIMEOUT_MS },
   () => {
-    it("resumes a restored rollout: the model sees the fact told before the wipe", async () => {
+    it("resumes a rollout captured as chunks, its attached screenshot kept once in a blob store: the model sees the fact and the image told before the wipe", async () => {
       const mock = await startResponsesMock();
       onTestFinished(() => mock.close());
       const first = await createAgentContainer(root, "fact-1");
+      await writeFile(join(first.cwd, "screen.png"), screenshot());
       const told = await runCodex({
         cli,
         baseUrl: mock.url,
         ...first,
         prompt: "Remember: the launch code is ZEBRA-1187.",
+        extraArgs: ["--image", join(first.cwd, "screen.png")],
       });
       expect(told.code, told.report).toBe(0);
       const sessionId = told.sessionId as string;
       const [rollout] = await rollouts(first.home);
       const original = await readFile(join(first.home, ".codex", "sessions", rollout as string));
+      // Codex wrote the attachment into the user's message as a data URL.
+      const [dataUrl] = userImages(original.toString("utf8"));
+      expect(dataUrl).toMatch(/^data:image\/[a-z]+;base64,/);
+      const base64 = dataUrl!.slice(dataUrl!.indexOf(",") + 1);
+      const image = Buffer.from(base64, "base64");
 
+      // Captured as chunks into the deployment's blob store, which both containers reach.
+      const blobs = createBlobStore({ store: createFsObjectStore({ root: join(root, "fact-blobs") }) });
       const captured = await captureSession({
         agent: "codex",
         sessionId,
         codexHome: join(first.home, ".codex"),
+        blobs,
       });
       expect(captured.agent).toBe("codex");
+      // The image is in the blob store as its bytes; the capture (a manifest of chunk refs) holds no copy.
+      expect(await blobs.stat(createHash("sha256").update(image).digest("hex"))).toMatchObject({
+        size: image.byteLength,
+      });
+      expect(captured.blobSizeBytes).toBeLessThan(base64.length);
       await rm(first.home, { recursive: true });
 
       const second = await createAgentContainer(root, "fact-2");
-      const restored = await restoreSession(overTheWire(captured), {
-        codexHome: join(second.home, ".codex"),
-      });
+      const into = { codexHome: join(second.home, ".codex") };
+      // A chunked capture: without the blob store it holds no session to restore.
+      await expectStowageError(restoreSession(overTheWire(captured), into), "INVALID_INPUT", "CHUNKED_BLOB");
+      const restored = await restoreSession(overTheWire(captured), { ...into, blobs });
       expect(restored.agent).toBe("codex");
       // Back under the same relative path, byte for byte.
       expect(await rollouts(second.home)).toEqual([rollout]);
@@ -76,6 +120,7 @@ describe.skipIf(!cli.ready)(
       const after = mock.requests.slice(before);
       expect(requestsMention(after, "What is the launch code?")).toBe(true);
       expect(requestsMention(after, "ZEBRA-1187")).toBe(true);
+      expect(requestsMention(after, base64)).toBe(true);
       expect(requestsMention(after, "mock reply 0: received")).toBe(true);
     });
 
