@@ -288,7 +288,7 @@ describe("stowage session", () => {
       { sessionId: container.sessionId, requestId: "cli-req", agentType: "claude-code" },
     ]);
     expect(await stowage("session", "stored", "--user", "cli")).toMatch(
-      new RegExp(`^${container.sessionId}  claude-code  request cli-req  \\d+ bytes → \\d+ \\(`),
+      new RegExp(`^${container.sessionId}  claude-code  request cli-req  \\d+ bytes, \\d+ stored \\(`),
     );
     const registered = await run(["session", "list", "--user", "cli"], { cwd: dir, env });
     expect(registered.stdout).toBe("");

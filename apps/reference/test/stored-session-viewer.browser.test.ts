@@ -101,7 +101,7 @@ describe.skipIf(!browserReady.ready || !real.present)(
         const row = page.locator(`.stored-overview tr[data-session-id="${session.sessionId}"]`);
         expect(await row.locator("a").getAttribute("href")).toBe(`#stored=${session.sessionId}`);
         expect(await row.locator(".size").textContent()).toMatch(
-          /^[\d.]+ (B|KiB|MiB) as [\d.]+ (B|KiB|MiB)$/,
+          /^[\d.]+ (B|KiB|MiB), [\d.]+ (B|KiB|MiB) stored$/,
         );
         expect(await row.locator(".expires").textContent()).toMatch(/^until /);
       }

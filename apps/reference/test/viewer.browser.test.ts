@@ -91,9 +91,9 @@ describe.skipIf(!browserReady.ready)("web viewer in Chromium", () => {
     const stored = page.locator(".stored-session");
     await stored.waitFor();
     expect(await stored.locator(".agent-type").textContent()).toBe("claude-code");
-    expect(await stored.textContent()).toContain("of brotli");
+    expect(await stored.textContent()).toContain("(brotli)");
     // Sizes in 1,024-byte units, named as such.
-    expect(await stored.textContent()).toMatch(/ (KiB|MiB|B) as [\d.]+ (KiB|MiB|B) of brotli/);
+    expect(await stored.textContent()).toMatch(/ (KiB|MiB|B), [\d.]+ (KiB|MiB|B) stored \(brotli\)/);
     // And it links to the stored session's own page, its transcript as captured.
     expect(await stored.locator("a.open-stored").getAttribute("href")).toBe(`#stored=${demo.agentSessionId}`);
   });

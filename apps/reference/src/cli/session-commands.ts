@@ -2,7 +2,7 @@ import { StowageError } from "@stowage/core";
 import type { SessionAgent } from "@stowage/sessions";
 import { Command, Option } from "commander";
 import { type CommandContext, resolvePath } from "./context.js";
-import { readSessionBlobs, withSessionBlobs } from "./open.js";
+import { readSessionBlobs, withSessionBlobs, withStoredData } from "./open.js";
 import {
   describeOpencodeCli,
   findOpencodeCli,
@@ -84,6 +84,13 @@ function location(context: CommandContext, options: LocationOptions) {
   };
 }
 
+/**
+ * How `session capture` stores a session: `chunked` (default) keeps its files as chunks and its
+ * images once each in the principal's blobs (a follow-up stores only what is new); `adr` keeps
+ * one self-contained gzip blob in the row, as document 002's `agent_sessions` row does.
+ */
+type CaptureFormat = "chunked" | "adr";
+
 function captureCommand(context: CommandContext): Command {
   return addPrincipalOptions(
     addAgentOptions(
@@ -97,12 +104,20 @@ function captureCommand(context: CommandContext): Command {
   )
     .requiredOption("--session <id>", "the session id")
     .requiredOption("--request <id>", "the request it belongs to")
+    .addOption(
+      new Option(
+        "--format <format>",
+        "chunked: the files as chunks and images once each in the principal's blobs, a follow-up storing only what is new; adr: one self-contained gzip blob in the row",
+      )
+        .choices(["chunked", "adr"])
+        .default("chunked"),
+    )
     .addOption(jsonOption())
     .action(
       async (
         options: LocationOptions &
           AgentOptions &
-          PrincipalOptions & { session: string; request: string; json?: boolean },
+          PrincipalOptions & { session: string; request: string; format: CaptureFormat; json?: boolean },
       ) => {
         const principal = requiredPrincipal(options);
         const { captureSession } = await import("@stowage/sessions");
@@ -114,12 +129,19 @@ function captureCommand(context: CommandContext): Command {
                 "capturing an OpenCode session",
               )
             : undefined;
-        const captured = await captureSession(
+        const where =
           options.agent === "codex"
-            ? { agent: "codex", sessionId, ...codexHomeOf(context, options) }
+            ? { agent: "codex" as const, sessionId, ...codexHomeOf(context, options) }
             : opencode
-              ? { agent: "opencode", sessionId, opencode: opencodeRun(context, options, opencode) }
-              : { ...location(context, options), sessionId },
+              ? { agent: "opencode" as const, sessionId, opencode: opencodeRun(context, options, opencode) }
+              : { ...location(context, options), sessionId };
+        // Chunks go to the principal's blobs in the shared store, where the server reads them.
+        const captured = await withStoredData(context, (stored) =>
+          captureSession(
+            options.format === "adr"
+              ? { ...where, codec: "gzip" }
+              : { ...where, blobs: stored.ownedBlobs(principal) },
+          ),
         );
         await withSessionBlobs(context, async ({ sessionBlobs, ownerOf }) => {
           const record = await sessionBlobs.create({
@@ -136,7 +158,9 @@ function captureCommand(context: CommandContext): Command {
               requestId: record.requestId,
               agentType: record.agentType,
               files: captured.manifest.files.length,
+              format: options.format,
               rawSizeBytes: record.rawSizeBytes,
+              storedBytes: record.storedBytes,
               blobSizeBytes: record.blobSizeBytes,
               codec: record.codec,
               expiresAt: record.expiresAt ?? null,
@@ -145,7 +169,7 @@ function captureCommand(context: CommandContext): Command {
             },
             () => [
               `stored session ${record.sessionId} for request ${record.requestId}: ${captured.manifest.files.length} files (${record.agentType}), ` +
-                `${record.rawSizeBytes} bytes → ${record.blobSizeBytes} bytes (${record.codec}), expires ${record.expiresAt?.toISOString() ?? "never"}`,
+                `${record.rawSizeBytes} bytes, ${record.storedBytes} bytes stored (${options.format === "adr" ? `one ${record.codec} blob` : "new chunks"}), expires ${record.expiresAt?.toISOString() ?? "never"}`,
             ],
           );
           for (const skipped of captured.skipped) context.note(`skipped ${skipped.path}: ${skipped.reason}`);
@@ -192,12 +216,16 @@ function restoreCommand(context: CommandContext): Command {
                   `restoring OpenCode session ${latest.sessionId}`,
                 )
               : undefined;
-          const restored = await restoreSession(latest, {
-            ...location(context, options),
-            ...codexHomeOf(context, options),
-            ...(opencode ? { opencode: opencodeRun(context, options, opencode) } : {}),
-            ...(options.agent === undefined ? {} : { agent: options.agent }),
-          });
+          // A capture kept as chunks is rebuilt from the principal's blobs, each file checked.
+          const restored = await withStoredData(context, (shared) =>
+            restoreSession(latest, {
+              ...location(context, options),
+              ...codexHomeOf(context, options),
+              ...(opencode ? { opencode: opencodeRun(context, options, opencode) } : {}),
+              ...(options.agent === undefined ? {} : { agent: options.agent }),
+              blobs: shared.ownedBlobs(principal),
+            }),
+          );
           const where = restored.directory ?? "OpenCode's database (opencode import)";
           printResult(
             context,

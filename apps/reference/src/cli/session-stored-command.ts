@@ -16,6 +16,7 @@ const shown = (session: SessionBlobSummary) => ({
   codec: session.codec,
   blobSizeBytes: session.blobSizeBytes,
   rawSizeBytes: session.rawSizeBytes,
+  storedBytes: session.storedBytes,
   createdAt: session.createdAt,
   expiresAt: session.expiresAt ?? null,
 });
@@ -37,7 +38,7 @@ async function allOf(sessionBlobs: SessionBlobRepository, owner: string): Promis
 
 function line(session: SessionBlobSummary): string {
   const expires = session.expiresAt ? session.expiresAt.toISOString() : "never";
-  return `${session.sessionId}  ${session.agentType}  request ${session.requestId}  ${session.rawSizeBytes} bytes → ${session.blobSizeBytes} (${session.codec})  stored ${session.createdAt.toISOString()}  expires ${expires}`;
+  return `${session.sessionId}  ${session.agentType}  request ${session.requestId}  ${session.rawSizeBytes} bytes, ${session.storedBytes} stored (${session.codec})  stored ${session.createdAt.toISOString()}  expires ${expires}`;
 }
 
 /**

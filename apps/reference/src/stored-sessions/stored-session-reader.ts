@@ -1,4 +1,4 @@
-import { StowageError } from "@stowage/core";
+import { type ContentStore, StowageError } from "@stowage/core";
 import { readSessionFiles, type SessionBlobFormat, type SessionBlobRecord } from "@stowage/sessions";
 import { type FoldedThreadEntry, fitToBudget, type ThreadItem } from "@stowage/thread-items";
 import { LRUCache } from "lru-cache";
@@ -14,6 +14,8 @@ export interface StoredSessionOutline {
   format: SessionBlobFormat;
   rawSizeBytes: number;
   blobSizeBytes: number;
+  /** What storing it added: a capture kept as chunks counts only the chunks new to its owner. */
+  storedBytes: number;
   createdAt: Date;
   expiresAt: Date | null;
   /** Every file the session holds, in the order it was captured: what can be downloaded. */
@@ -33,6 +35,15 @@ export interface TranscriptPage {
   /** Lines of the transcript that could not be read (skipped), at most the first 20. */
   problems: { line: number; message: string }[];
   problemCount: number;
+}
+
+/**
+ * A stored session as a route found it: the caller's record, and the caller's blob store, where a
+ * capture kept as chunks has its chunks and payloads (another owner's are not there to read).
+ */
+export interface StoredSession {
+  record: SessionBlobRecord;
+  blobs: ContentStore;
 }
 
 interface OpenedStoredSession {
@@ -113,8 +124,9 @@ export function createStoredSessionReader() {
     updateAgeOnGet: true,
   });
 
-  async function load(record: SessionBlobRecord, signal?: AbortSignal): Promise<OpenedStoredSession> {
+  async function load({ record, blobs }: StoredSession, signal?: AbortSignal): Promise<OpenedStoredSession> {
     const read = await readSessionFiles(record, {
+      blobs,
       keep: (entry) => isTranscriptInput(record.agentType, entry.path),
       ...(signal ? { signal } : {}),
     });
@@ -127,6 +139,7 @@ export function createStoredSessionReader() {
         format: read.format,
         rawSizeBytes: read.rawSizeBytes,
         blobSizeBytes: record.blobSizeBytes,
+        storedBytes: record.storedBytes,
         createdAt: record.createdAt,
         expiresAt: record.expiresAt ?? null,
         files: read.manifest.files.map(({ path, size }) => ({ path, size })),
@@ -137,11 +150,12 @@ export function createStoredSessionReader() {
     };
   }
 
-  function open(record: SessionBlobRecord, signal?: AbortSignal): Promise<OpenedStoredSession> {
+  function open(stored: StoredSession, signal?: AbortSignal): Promise<OpenedStoredSession> {
+    const { record } = stored;
     const key = `${record.owner}\u0000${record.id}`;
     let opened = cache.get(key);
     if (!opened) {
-      const loading = load(record, signal);
+      const loading = load(stored, signal);
       opened = loading;
       cache.set(key, loading, { size: 1 });
       loading.then(
@@ -158,8 +172,9 @@ export function createStoredSessionReader() {
     return opened;
   }
 
-  async function transcript(record: SessionBlobRecord, path: string, signal?: AbortSignal) {
-    const session = await open(record, signal);
+  async function transcript(stored: StoredSession, path: string, signal?: AbortSignal) {
+    const { record } = stored;
+    const session = await open(stored, signal);
     const file = session.outline.transcripts.find((each) => each.path === path);
     const bytes = file && session.files.get(path);
     if (!file || !bytes) {
@@ -179,19 +194,20 @@ export function createStoredSessionReader() {
 
   return {
     /** The record's files and transcripts. */
-    async outline(record: SessionBlobRecord, signal?: AbortSignal): Promise<StoredSessionOutline> {
-      return (await open(record, signal)).outline;
+    async outline(stored: StoredSession, signal?: AbortSignal): Promise<StoredSessionOutline> {
+      return (await open(stored, signal)).outline;
     },
 
     /** A page of the transcript at `path`: entries from `cursor`, at most `limit` and about 1 MiB. */
     async page(
-      record: SessionBlobRecord,
+      stored: StoredSession,
       path: string,
       options: { cursor?: string; limit?: number; signal?: AbortSignal },
     ): Promise<TranscriptPage> {
+      const { record } = stored;
       const start = parseCursor(options.cursor, record.id);
       const limit = Math.min(Math.max(options.limit ?? DEFAULT_PAGE_ENTRIES, 1), MAX_PAGE_ENTRIES);
-      const converted = await transcript(record, path, options.signal);
+      const converted = await transcript(stored, path, options.signal);
       const entries: FoldedThreadEntry[] = [];
       let bytes = 0;
       let next = start;
@@ -216,21 +232,16 @@ export function createStoredSessionReader() {
     },
 
     /** One item of the transcript at `path`, whole (a page carries it cut). */
-    async item(
-      record: SessionBlobRecord,
-      path: string,
-      id: string,
-      signal?: AbortSignal,
-    ): Promise<ThreadItem> {
-      const item = (await transcript(record, path, signal)).items.get(id);
+    async item(stored: StoredSession, path: string, id: string, signal?: AbortSignal): Promise<ThreadItem> {
+      const item = (await transcript(stored, path, signal)).items.get(id);
       if (!item)
         throw new StowageError("NOT_FOUND", `no item ${JSON.stringify(id)} in ${JSON.stringify(path)}`);
       return item;
     },
 
     /** An image found inline in the transcript at `path`, by its SHA-256; undefined when it holds none such. */
-    async image(record: SessionBlobRecord, path: string, hash: string, signal?: AbortSignal) {
-      return (await transcript(record, path, signal)).images.get(hash);
+    async image(stored: StoredSession, path: string, hash: string, signal?: AbortSignal) {
+      return (await transcript(stored, path, signal)).images.get(hash);
     },
   };
 }
@@ -238,8 +249,13 @@ export function createStoredSessionReader() {
 export type StoredSessionReader = ReturnType<typeof createStoredSessionReader>;
 
 /** One file of a stored session, its bytes as the agent wrote them (read on its own, never kept). */
-export async function storedSessionFile(record: SessionBlobRecord, path: string, signal?: AbortSignal) {
+export async function storedSessionFile(
+  { record, blobs }: StoredSession,
+  path: string,
+  signal?: AbortSignal,
+) {
   const read = await readSessionFiles(record, {
+    blobs,
     keep: (entry) => entry.path === path,
     ...(signal ? { signal } : {}),
   });

@@ -26,6 +26,7 @@ export function sessionBlobListingRoutes() {
         codec: stored.codec,
         blobSizeBytes: stored.blobSizeBytes,
         rawSizeBytes: stored.rawSizeBytes,
+        storedBytes: stored.storedBytes,
         createdAt: stored.createdAt,
         expiresAt: stored.expiresAt,
       })),

@@ -1,5 +1,13 @@
 import { StowageError } from "@stowage/core";
-import { fromTransport, type SessionBlobRecord, type SessionCodec, toTransport } from "@stowage/sessions";
+import {
+  assembleSessionBlob,
+  chunkSessionBlob,
+  fromTransport,
+  type SessionAgent,
+  type SessionBlobRecord,
+  type SessionCodec,
+  toTransport,
+} from "@stowage/sessions";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { AppConfig } from "../../config.js";
@@ -34,8 +42,23 @@ function summary(record: SessionBlobRecord) {
     codec: record.codec,
     blobSizeBytes: record.blobSizeBytes,
     rawSizeBytes: record.rawSizeBytes,
+    storedBytes: record.storedBytes,
     expiresAt: record.expiresAt,
   };
+}
+
+/**
+ * The latest live session of the request in the form it was sent: a capture the server keeps as
+ * chunks is assembled from the caller's blobs (the same files, each checked against its sha256;
+ * a chunk the caller does not hold is INTEGRITY / `MISSING_BLOB`, never a file with a hole).
+ */
+async function latestAssembled(c: AppContext): Promise<SessionBlobRecord> {
+  const requestId = c.req.param("requestId")!;
+  const tenant = c.get("tenant");
+  const signal = c.req.raw.signal;
+  const latest = await tenant.sessionBlobs.getLatestForRequest(requestId, { signal });
+  if (!latest) throw new StowageError("NOT_FOUND", `no live session for request ${requestId}`);
+  return assembleSessionBlob(latest, { blobs: tenant.blobs, signal });
 }
 
 /** The raw form's body and headers: the session blob's bytes, never base64 inside a JSON string. */
@@ -85,12 +108,22 @@ export function sessionBlobRoutes(config: Pick<AppConfig, "sessionBlobLimitBytes
     (c, next) => (isRawForm(c) ? rawLimit(c, next) : next()),
     async (c) => {
       const session = isRawForm(c) ? await rawSession(c) : fromTransport(await jsonBody(c, jsonBudget));
-      const record = await c
-        .get("tenant")
-        .sessionBlobs.create(
-          { requestId: c.req.param("requestId"), ...session },
-          { signal: c.req.raw.signal },
-        );
+      const tenant = c.get("tenant");
+      const signal = c.req.raw.signal;
+      // Kept as chunks in the caller's blobs: a follow-up's session holds the previous one, and
+      // only its new chunks are stored. Read through first, as the repository would (a blob that
+      // could not be restored is refused, nothing of it kept); a chunked archive is not taken from
+      // a client (INVALID_INPUT, CHUNKED_BLOB): its refs would name chunks the server never checked.
+      const chunked = await chunkSessionBlob(session, {
+        blobs: tenant.blobs,
+        agent: session.agentType as SessionAgent,
+        signal,
+      });
+      const { codec, blob, rawSizeBytes, storedBytes } = chunked;
+      const record = await tenant.sessionBlobs.create(
+        { ...session, requestId: c.req.param("requestId"), codec, blob, rawSizeBytes, storedBytes },
+        { signal },
+      );
       return c.json(summary(record), 201);
     },
   );
@@ -103,11 +136,7 @@ export function sessionBlobRoutes(config: Pick<AppConfig, "sessionBlobLimitBytes
     if (format !== "json" && format !== "raw") {
       throw new StowageError("INVALID_INPUT", `format must be json or raw, got ${JSON.stringify(format)}`);
     }
-    const requestId = c.req.param("requestId");
-    const latest = await c
-      .get("tenant")
-      .sessionBlobs.getLatestForRequest(requestId, { signal: c.req.raw.signal });
-    if (!latest) throw new StowageError("NOT_FOUND", `no live session for request ${requestId}`);
+    const latest = await latestAssembled(c);
     if (format === "raw") {
       const { blob } = latest;
       return new Response(blob, {
@@ -152,6 +181,7 @@ export function sessionBlobRoutes(config: Pick<AppConfig, "sessionBlobLimitBytes
       codec: record.codec,
       blobSizeBytes: record.blobSizeBytes,
       rawSizeBytes: record.rawSizeBytes,
+      storedBytes: record.storedBytes,
       createdAt: record.createdAt,
       expiresAt: record.expiresAt,
     });

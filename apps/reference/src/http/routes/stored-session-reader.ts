@@ -1,14 +1,22 @@
 import { contentDisposition, isSha256Hex, StowageError, sniffImageType } from "@stowage/core";
 import { Hono } from "hono";
-import { createStoredSessionReader, storedSessionFile } from "../../stored-sessions/stored-session-reader.js";
+import {
+  createStoredSessionReader,
+  type StoredSession,
+  storedSessionFile,
+} from "../../stored-sessions/stored-session-reader.js";
 import { type AppContext, type AppEnv, integerQuery } from "../context.js";
 
-/** The caller's latest live stored session of the id in the path (404 when it has none). */
-async function storedRecord(c: AppContext) {
+/**
+ * The caller's latest live stored session of the id in the path (404 when it has none), with the
+ * caller's blobs, where a capture kept as chunks is read from.
+ */
+async function storedRecord(c: AppContext): Promise<StoredSession> {
   const sessionId = c.req.param("sessionId")!;
-  const record = await c.get("tenant").sessionBlobs.getBySessionId(sessionId, { signal: c.req.raw.signal });
+  const tenant = c.get("tenant");
+  const record = await tenant.sessionBlobs.getBySessionId(sessionId, { signal: c.req.raw.signal });
   if (!record) throw new StowageError("NOT_FOUND", `no live stored session ${sessionId}`);
-  return record;
+  return { record, blobs: tenant.blobs };
 }
 
 /** A query parameter the route needs. */
@@ -53,9 +61,8 @@ export function storedSessionReaderRoutes() {
   });
 
   app.get("/session-blobs/:sessionId/transcript/item", async (c) => {
-    const record = await storedRecord(c);
     const item = await reader.item(
-      record,
+      await storedRecord(c),
       requiredQuery(c, "path"),
       requiredQuery(c, "id"),
       c.req.raw.signal,
@@ -69,13 +76,13 @@ export function storedSessionReaderRoutes() {
     const hash = c.req.param("hash");
     if (!isSha256Hex(hash))
       throw new StowageError("INVALID_INPUT", "the image is named by its SHA-256, 64 lowercase hex");
-    const record = await storedRecord(c);
+    const stored = await storedRecord(c);
     const bytes =
-      (await reader.image(record, requiredQuery(c, "path"), hash, c.req.raw.signal)) ??
+      (await reader.image(stored, requiredQuery(c, "path"), hash, c.req.raw.signal)) ??
       (await c.get("tenant").blobs.get(hash, { signal: c.req.raw.signal }));
     const type = bytes ? sniffImageType(bytes.subarray(0, 16)) : undefined;
     if (!bytes || !type)
-      throw new StowageError("NOT_FOUND", `no image ${hash} in stored session ${record.sessionId}`);
+      throw new StowageError("NOT_FOUND", `no image ${hash} in stored session ${stored.record.sessionId}`);
     return new Response(bytes, {
       headers: {
         "content-type": type,

@@ -51,7 +51,7 @@ function storedPanel(stored) {
       h("td", { class: "cell" }, h("span", { class: "badge agent-type", text: session.agentType })),
       h("td", {
         class: "cell size",
-        text: `${formatBytes(session.rawSizeBytes)} as ${formatBytes(session.blobSizeBytes)}`,
+        text: `${formatBytes(session.rawSizeBytes)}, ${formatBytes(session.storedBytes)} stored`,
       }),
       h("td", {
         class: "cell expires",

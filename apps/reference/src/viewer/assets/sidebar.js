@@ -88,7 +88,7 @@ export function renderSidebar(nav, api) {
             h("span", { class: "nav-id", text: shortId(session.sessionId) }),
             h("span", {
               class: "nav-meta",
-              text: `${session.requestId} · ${formatBytes(session.blobSizeBytes)} · ${formatTime(session.createdAt)}`,
+              text: `${session.requestId} · ${formatBytes(session.storedBytes)} stored · ${formatTime(session.createdAt)}`,
             }),
           ];
           const title = `${session.sessionId} (${session.agentType}), stored for request ${session.requestId}`;

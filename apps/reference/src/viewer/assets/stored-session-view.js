@@ -17,7 +17,7 @@ function recordLine(outline) {
     { class: "muted stored-record" },
     h("span", { class: "badge agent-type", text: outline.agentType }),
     ` stored for request ${outline.requestId} on ${formatTime(outline.createdAt)}: `,
-    `${formatBytes(outline.rawSizeBytes)} as ${formatBytes(outline.blobSizeBytes)} of ${outline.codec}`,
+    `${formatBytes(outline.rawSizeBytes)}, ${formatBytes(outline.storedBytes)} stored (${outline.codec})`,
     outline.expiresAt ? `, kept until ${formatTime(outline.expiresAt)}` : ", kept until deleted",
   );
 }

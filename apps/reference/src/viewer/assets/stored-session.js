@@ -12,7 +12,7 @@ export function storedSessionLine(api, sessionId) {
       replace(line, [
         "Stored for a follow-up run: ",
         h("span", { class: "badge agent-type", text: stored.agentType }),
-        ` session, ${formatBytes(stored.rawSizeBytes)} as ${formatBytes(stored.blobSizeBytes)} of ${stored.codec}`,
+        ` session, ${formatBytes(stored.rawSizeBytes)}, ${formatBytes(stored.storedBytes)} stored (${stored.codec})`,
         stored.expiresAt ? `, until ${formatTime(stored.expiresAt)}` : "",
         " · ",
         h("a", { class: "open-stored", href: storedHash(sessionId), text: "Read its transcript" }),
