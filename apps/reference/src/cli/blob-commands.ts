@@ -1,10 +1,12 @@
 import { Writable } from "node:stream";
+import type { GarbageCollectionProgress } from "@stowage/blob-store";
 import { StowageError } from "@stowage/core";
 import { Command, Option } from "commander";
 import { type CommandContext, resolvePath } from "./context.js";
 import { inputFiles, readInputFile } from "./input-file.js";
 import { withServices, withStoredData } from "./open.js";
 import { jsonOption, printResult } from "./output.js";
+import { type CountProgress, countProgress } from "./progress.js";
 import { usageError } from "./usage-error.js";
 
 function nonNegativeNumber(name: string) {
@@ -102,16 +104,25 @@ function verifyCommand(context: CommandContext): Command {
     .addOption(jsonOption())
     .action(async (given: string[], options: { json?: boolean }) => {
       await withStoredData(context, async ({ blobs }) => {
+        const progress = countProgress(context, { json: options.json, label: "verifying", unit: "blobs" });
         const ids = [...given];
-        if (ids.length === 0) for await (const blob of blobs.iterate()) ids.push(blob.hash);
         const failed: { blob: string; code: string; message: string }[] = [];
-        for (const id of ids) {
-          try {
-            await blobs.verify(id);
-          } catch (err) {
-            if (!StowageError.is(err, "INTEGRITY") && !StowageError.is(err, "NOT_FOUND")) throw err;
-            failed.push({ blob: id, code: err.code, message: err.message });
+        try {
+          if (ids.length === 0) {
+            for await (const blob of blobs.iterate()) progress.update(ids.push(blob.hash), "listing");
           }
+          progress.total(ids.length);
+          for (const [index, id] of ids.entries()) {
+            try {
+              await blobs.verify(id);
+            } catch (err) {
+              if (!StowageError.is(err, "INTEGRITY") && !StowageError.is(err, "NOT_FOUND")) throw err;
+              failed.push({ blob: id, code: err.code, message: err.message });
+            }
+            progress.update(index + 1, failed.length > 0 ? `${failed.length} failed` : undefined);
+          }
+        } finally {
+          progress.stop();
         }
         printResult(context, options.json, { verified: ids.length - failed.length, failed }, () => [
           ...failed.map((failure) => `${failure.code}: ${failure.message}`),
@@ -121,6 +132,14 @@ function verifyCommand(context: CommandContext): Command {
           throw new StowageError("INTEGRITY", `${failed.length} blob(s) failed verification`);
       });
     });
+}
+
+/** A collection's steps on one progress line: roots read, blobs scanned, then candidates decided. */
+function gcProgress(progress: CountProgress): (step: GarbageCollectionProgress) => void {
+  return ({ step, done, total }) => {
+    if (step === "collect" && total !== undefined) progress.total(total);
+    progress.update(done, step === "roots" ? "reading refs" : step === "scan" ? "scanning" : "deciding");
+  };
 }
 
 interface GcOptions {
@@ -155,6 +174,7 @@ function gcCommand(context: CommandContext): Command {
     .action(async (options: GcOptions) => {
       const { collectGarbage } = await import("@stowage/blob-store");
       await withServices(context, async (services) => {
+        const progress = countProgress(context, { json: options.json, label: "collecting", unit: "blobs" });
         const report = await collectGarbage({
           blobs: services.blobs,
           roots: services.stowage.blobRoots({
@@ -163,7 +183,8 @@ function gcCommand(context: CommandContext): Command {
           }),
           graceMs: options.graceHours * 3600 * 1000,
           dryRun: options.dryRun,
-        });
+          onProgress: gcProgress(progress),
+        }).finally(progress.stop);
         printResult(context, options.json, report, () => [
           `${report.dryRun ? "would delete" : "deleted"} ${report.deleted} of ${report.scanned} blobs ` +
             `(${report.deletedBytes} bytes); ${report.referenced} referenced, ${report.young} within the grace period`,

@@ -37,7 +37,7 @@ export function uploadCommand(context: CommandContext): Command {
       await using inputs = await inputFiles(context, given);
       const apiBase = await apiBaseFor(context, options);
       const { uploadFiles } = await import("@stowage/uploads/agent");
-      const progress = uploadProgressBars(context);
+      const progress = uploadProgressBars(context, options.json);
       // One file at a time, so that the bars on the terminal stay readable.
       const results = await uploadFiles(
         inputs.files.map((file) => ({

@@ -1,16 +1,21 @@
 import type { UploadProgress } from "@stowage/uploads/agent";
 import cliProgress from "cli-progress";
 import type { CommandContext } from "./context.js";
+import { drawsProgress } from "./progress.js";
 
 /**
- * One bar per file on stderr, drawn by cli-progress where stderr is a terminal; nothing otherwise
- * (a log or a pipe gets the result lines only). `stop()` clears the bars up.
+ * One bar per file on stderr, drawn by cli-progress where stderr is a terminal and `--json` was
+ * not given; nothing otherwise (a log, a pipe or a script gets the result lines only). `stop()`
+ * clears the bars up.
  */
-export function uploadProgressBars(context: CommandContext): {
+export function uploadProgressBars(
+  context: CommandContext,
+  json: boolean | undefined,
+): {
   onProgress: (progress: UploadProgress) => void;
   stop: () => void;
 } {
-  if (!context.stderr.isTTY) return { onProgress: () => {}, stop: () => {} };
+  if (!drawsProgress(context, json)) return { onProgress: () => {}, stop: () => {} };
   const bars = new cliProgress.MultiBar(
     {
       stream: context.stderr as NodeJS.WriteStream,

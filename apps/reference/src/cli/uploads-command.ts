@@ -2,6 +2,7 @@ import { Command, Option } from "commander";
 import type { CommandContext } from "./context.js";
 import { withServices } from "./open.js";
 import { jsonOption, printResult } from "./output.js";
+import { countProgress } from "./progress.js";
 import { usageError } from "./usage-error.js";
 
 function positiveNumber(value: string): number {
@@ -27,10 +28,15 @@ function sweepCommand(context: CommandContext): Command {
     .addOption(jsonOption())
     .action(async (options: { olderThanDays: number; dryRun: boolean; json?: boolean }) => {
       await withServices(context, async (services) => {
-        const swept = await services.uploads.sweepUploads({
-          olderThanDays: options.olderThanDays,
-          dryRun: options.dryRun,
-        });
+        const progress = countProgress(context, { json: options.json, label: "sweeping", unit: "keys" });
+        const swept = await services.uploads
+          .sweepUploads({
+            olderThanDays: options.olderThanDays,
+            dryRun: options.dryRun,
+            onProgress: ({ scanned, swept }) =>
+              progress.update(scanned, `${swept} ${options.dryRun ? "to delete" : "deleted"}`),
+          })
+          .finally(progress.stop);
         const verb = swept.dryRun ? "would delete" : "deleted";
         printResult(context, options.json, swept, () => [
           ...swept.uploads.map(

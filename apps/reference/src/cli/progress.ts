@@ -1,0 +1,61 @@
+import cliProgress from "cli-progress";
+import type { CommandContext } from "./context.js";
+
+/**
+ * How far a long command has gone, drawn as one line on stderr by cli-progress. `update(done)`
+ * before `total` is known shows a count (`scanned 1200 blobs`); once `total(n)` is given, a bar.
+ */
+export interface CountProgress {
+  /** How many there are, once known. */
+  total(count: number): void;
+  /** How many are done so far, and the step they are in (`scan`, `delete`). */
+  update(done: number, step?: string): void;
+  /** Draws the last state and ends the line. */
+  stop(): void;
+}
+
+const quiet: CountProgress = { total: () => {}, update: () => {}, stop: () => {} };
+
+/** Whether progress may be drawn: on a terminal, never with `--json` (a script reads stdout, maybe stderr). */
+export function drawsProgress(context: CommandContext, json: boolean | undefined): boolean {
+  return json !== true && context.stderr.isTTY === true;
+}
+
+/**
+ * One progress line for `label` (`verifying blobs`) on stderr where it is a terminal and `--json`
+ * was not given; nothing otherwise, so a log, a pipe or a script gets the result lines alone.
+ */
+export function countProgress(
+  context: CommandContext,
+  options: { json: boolean | undefined; label: string; unit: string },
+): CountProgress {
+  if (!drawsProgress(context, options.json)) return quiet;
+  let known = false;
+  const bar = new cliProgress.SingleBar(
+    {
+      stream: context.stderr as NodeJS.WriteStream,
+      hideCursor: true,
+      clearOnComplete: false,
+      format: (format, params, payload: { step?: string }) => {
+        const step = payload.step ? ` (${payload.step})` : "";
+        if (!known) return `${options.label}: ${params.value} ${options.unit}${step}`;
+        const width = format.barsize ?? 30;
+        const filled = Math.round(params.progress * width);
+        const drawn = `${"█".repeat(filled)}${"░".repeat(width - filled)}`;
+        return `${options.label} [${drawn}] ${params.value}/${params.total} ${options.unit}${step}`;
+      },
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  bar.start(0, 0, {});
+  return {
+    total(count) {
+      known = true;
+      bar.setTotal(count);
+    },
+    update(done, step) {
+      bar.update(done, step === undefined ? {} : { step });
+    },
+    stop: () => bar.stop(),
+  };
+}
