@@ -4,11 +4,13 @@
 import { createHash, randomUUID } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { collectGarbage } from "@stowage/blob-store";
 import { integrationEnv } from "@stowage/core/testing";
 import {
   type CapturedSession,
   captureSession,
   claudeSessionLocation,
+  decompressBounded,
   fromTransport,
   restoreSession,
   toTransport,
@@ -326,5 +328,66 @@ describe("chunked session blobs: what a client may not make the server read", ()
     }
     // Alice still reads hers.
     expect((await app.call("/requests/req-alice/session-blobs/latest", { key: alice })).status).toBe(200);
+  });
+
+  /** The hashes a stored row's chunked manifest names, read from the row as garbage collection reads it. */
+  async function chunkHashesOf(owner: string, requestId: string): Promise<string[]> {
+    const row = await app.server.services.sessionBlobs.getLatestForRequest(owner, requestId);
+    if (!row) return [];
+    const parts: Uint8Array[] = [];
+    for await (const part of decompressBounded(row!.blob, row!.codec, { maxBytes: row!.rawSizeBytes }))
+      parts.push(part);
+    const text = Buffer.concat(parts).toString("utf8");
+    return [...new Set([...text.matchAll(/blob:sha256:([0-9a-f]{64})/g)].map((match) => match[1]!))];
+  }
+
+  it("garbage collection keeps the chunks of live captures and releases those of a deleted or expired one", async () => {
+    const { services } = app.server;
+    const collect = () =>
+      collectGarbage({
+        blobs: services.blobs,
+        roots: services.stowage.blobRoots(),
+        graceMs: 0,
+        timestampSlackMs: 0,
+      });
+    const post = async (requestId: string) => {
+      const captured = await captureClaude(base);
+      const response = await app.call(`/requests/${requestId}/session-blobs`, {
+        key: alice,
+        json: toTransport(captured),
+      });
+      expect(response.status).toBe(201);
+      return { captured, hashes: await chunkHashesOf("user:alice", requestId) };
+    };
+    const deleted = await post("req-gc-deleted");
+    const expiring = await post("req-gc-expiring");
+    const kept = await post("req-gc-kept");
+    for (const stored of [deleted, expiring, kept]) expect(stored.hashes.length).toBeGreaterThan(2);
+
+    await collect();
+    for (const { hashes } of [deleted, expiring, kept])
+      for (const hash of hashes) expect(await services.blobs.has(hash)).toBe(true);
+
+    // One session deleted, another's row expiring (stored again with an expiry a moment away).
+    const deletedId = deleted.captured.sessionId;
+    expect((await app.call("/agents/sessions", { key: alice, json: { sessionId: deletedId } })).status).toBe(
+      201,
+    );
+    expect((await app.call(`/agents/sessions/${deletedId}`, { key: alice, method: "DELETE" })).status).toBe(
+      200,
+    );
+    const row = await services.sessionBlobs.getLatestForRequest("user:alice", "req-gc-expiring");
+    await services.sessionBlobs.create({ ...row!, expiresAt: new Date(Date.now() + 300) });
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    await services.stowage.sweep();
+    await collect();
+    // What only they held is gone (a file of the same bytes in a live capture is its chunk too).
+    const live = new Set([...kept.hashes, ...(await chunkHashesOf("user:alice", "req-alice"))]);
+    const released = [...deleted.hashes, ...expiring.hashes].filter((hash) => !live.has(hash));
+    expect(released.length).toBeGreaterThan(2);
+    for (const hash of released) expect(await services.blobs.has(hash)).toBe(false);
+    for (const hash of kept.hashes) expect(await services.blobs.has(hash)).toBe(true);
+    const latest = await app.call("/requests/req-gc-kept/session-blobs/latest?format=raw", { key: alice });
+    expect(latest.status).toBe(200);
   });
 });

@@ -35,11 +35,11 @@ async function storeAndRestoreContainerSession(run: DemoRun, workDir: string): P
     agentType: string;
     codec: string;
     rawSizeBytes: number;
-    blobSizeBytes: number;
+    storedBytes: number;
   }>(`/requests/${requestId}/session-blobs`, toTransport(captured));
   step(
     `8. captured the container's ${stored.agentType} session ${container.sessionId} (${container.files.length} files, ${stored.rawSizeBytes} bytes) ` +
-      `and stored it as ${stored.blobSizeBytes} bytes of ${stored.codec} for request ${requestId}`,
+      `and stored it for request ${requestId} as chunks in the principal's blobs: ${stored.storedBytes} bytes new to storage`,
   );
 
   await rm(join(workDir, "container"), { recursive: true, force: true });
