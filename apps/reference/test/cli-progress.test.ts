@@ -1,6 +1,8 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { claudeSessionLocation } from "@stowage/sessions";
+import { realTranscripts } from "@stowage/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stowage } from "./support/cli.js";
 import { startTestApp } from "./support/test-app.js";
@@ -73,5 +75,43 @@ describe("no progress where nobody watches it", () => {
     } finally {
       await app.close();
     }
+  });
+});
+
+const real = realTranscripts("stowage session capture|restore progress");
+/** A real Claude Code 2.0.76 transcript of 1.4 MB. */
+const CLAUDE = "claude-code/session-3fe1b6bc.jsonl";
+
+describe.skipIf(!real.present)("session capture and restore of a large session", () => {
+  const sessionId = real.present
+    ? (real.records(CLAUDE).find((record) => typeof record.sessionId === "string")!.sessionId as string)
+    : "";
+  const where = () => ["--config-dir", join(dir, "agent", ".claude"), "--cwd", join(dir, "workspace")];
+
+  beforeAll(async () => {
+    await mkdir(join(dir, "workspace"), { recursive: true });
+    const location = await claudeSessionLocation({
+      configDir: join(dir, "agent", ".claude"),
+      cwd: join(dir, "workspace"),
+      sessionId,
+    });
+    await mkdir(dirname(location.transcriptPath), { recursive: true });
+    await writeFile(location.transcriptPath, real.read(CLAUDE));
+  });
+
+  it("say what they are doing and for how long on a terminal, not with --json", async () => {
+    const capture = ["session", "capture", ...where(), "--session", sessionId, "--user", "cli"];
+    const captured = await run([...capture, "--request", "r1"], true);
+    expect(captured.stdout).toMatch(/^stored session /);
+    expect(visible(captured.stderr)).toContain(`capturing session ${sessionId}…`);
+    const quiet = await run([...capture, "--request", "r2", "--json"], true);
+    expect(quiet.stderr).not.toContain("capturing");
+
+    const restore = ["session", "restore", "--request", "r1", "--user", "cli", ...where()];
+    const restored = await run(restore, true);
+    expect(restored.stdout).toMatch(/^restored claude-code session /);
+    expect(visible(restored.stderr)).toContain(`restoring session ${sessionId}…`);
+    // With --json only its notes (the resume hint) are on stderr.
+    expect((await run([...restore, "--json"], true)).stderr).not.toContain("restoring");
   });
 });

@@ -59,3 +59,28 @@ export function countProgress(
     stop: () => bar.stop(),
   };
 }
+
+/**
+ * Runs `work` under a line that says what it is doing and for how long (`capturing session s1… 3s`),
+ * for one long call whose inside reports nothing (a capture, a restore); on a terminal without
+ * `--json` only, and cleared once the work is done, so that only its result stays.
+ */
+export async function withElapsedLine<T>(
+  context: CommandContext,
+  options: { json: boolean | undefined; label: string },
+  work: () => Promise<T>,
+): Promise<T> {
+  if (!drawsProgress(context, options.json)) return work();
+  const line = new cliProgress.SingleBar({
+    stream: context.stderr as NodeJS.WriteStream,
+    hideCursor: true,
+    clearOnComplete: true,
+    format: `${options.label}… {duration_formatted}`,
+  });
+  line.start(1, 0);
+  try {
+    return await work();
+  } finally {
+    line.stop();
+  }
+}

@@ -11,6 +11,7 @@ import {
 } from "./opencode-cli.js";
 import { jsonOption, printResult } from "./output.js";
 import { addPrincipalOptions, type PrincipalOptions, requiredPrincipal } from "./principal-option.js";
+import { withElapsedLine } from "./progress.js";
 import { listSessionsCommand, registerSessionCommand } from "./session-registry-commands.js";
 import { storedSessionsCommand } from "./session-stored-command.js";
 
@@ -136,11 +137,14 @@ function captureCommand(context: CommandContext): Command {
               ? { agent: "opencode" as const, sessionId, opencode: opencodeRun(context, options, opencode) }
               : { ...location(context, options), sessionId };
         // Chunks go to the principal's blobs in the shared store, where the server reads them.
-        const captured = await withStoredData(context, (stored) =>
-          captureSession(
-            options.format === "adr"
-              ? { ...where, codec: "gzip" }
-              : { ...where, blobs: stored.ownedBlobs(principal) },
+        const label = `capturing session ${sessionId}`;
+        const captured = await withElapsedLine(context, { json: options.json, label }, () =>
+          withStoredData(context, (stored) =>
+            captureSession(
+              options.format === "adr"
+                ? { ...where, codec: "gzip" }
+                : { ...where, blobs: stored.ownedBlobs(principal) },
+            ),
           ),
         );
         await withSessionBlobs(context, async ({ sessionBlobs, ownerOf }) => {
@@ -217,14 +221,17 @@ function restoreCommand(context: CommandContext): Command {
                 )
               : undefined;
           // A capture kept as chunks is rebuilt from the principal's blobs, each file checked.
-          const restored = await withStoredData(context, (shared) =>
-            restoreSession(latest, {
-              ...location(context, options),
-              ...codexHomeOf(context, options),
-              ...(opencode ? { opencode: opencodeRun(context, options, opencode) } : {}),
-              ...(options.agent === undefined ? {} : { agent: options.agent }),
-              blobs: shared.ownedBlobs(principal),
-            }),
+          const label = `restoring session ${latest.sessionId}`;
+          const restored = await withElapsedLine(context, { json: options.json, label }, () =>
+            withStoredData(context, (shared) =>
+              restoreSession(latest, {
+                ...location(context, options),
+                ...codexHomeOf(context, options),
+                ...(opencode ? { opencode: opencodeRun(context, options, opencode) } : {}),
+                ...(options.agent === undefined ? {} : { agent: options.agent }),
+                blobs: shared.ownedBlobs(principal),
+              }),
+            ),
           );
           const where = restored.directory ?? "OpenCode's database (opencode import)";
           printResult(
