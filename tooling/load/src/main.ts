@@ -232,4 +232,18 @@ async function main(): Promise<number> {
   }
 }
 
+/** Starting the replicas, setting up and reading back, beyond the agents' own share: past it the run has hung. */
+const FIXED_BUDGET_S = 120;
+/** Each agent's setup and read-back, at most (generous: a shared 2-core machine). */
+const BUDGET_PER_AGENT_S = 1;
+
+// Bounded, whatever hangs: past its budget, or on SIGINT/SIGTERM, the harness exits (failing) and
+// its replicas are killed with it (`replicas.ts`).
+const { seconds: runS, agents: agentCount } = loadSettings();
+const budgetS = runS + FIXED_BUDGET_S + agentCount * BUDGET_PER_AGENT_S;
+setTimeout(() => {
+  process.stderr.write(`load: not finished within ${budgetS} s; stopping\n`);
+  process.exit(1);
+}, budgetS * 1000).unref();
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(1));
 process.exitCode = await main();

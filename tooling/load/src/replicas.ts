@@ -12,6 +12,15 @@ const START_TIMEOUT_MS = 120_000;
 /** How long a replica may take to stop on SIGTERM (it drains first) before it is killed. */
 const STOP_TIMEOUT_MS = 30_000;
 
+/**
+ * Every replica process alive, killed when the harness exits however it exits (a watchdog, a
+ * signal, an uncaught error): a replica must never outlive the run that started it.
+ */
+const running = new Set<ChildProcess>();
+process.once("exit", () => {
+  for (const child of running) child.kill("SIGKILL");
+});
+
 export interface Replica {
   readonly index: number;
   readonly url: string;
@@ -66,6 +75,9 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
         stdio: ["ignore", "ignore", "pipe"],
       },
     );
+    const started = child;
+    running.add(started);
+    started.once("exit", () => running.delete(started));
     child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
       stderr = (stderr + chunk).slice(-8_000);
     });
