@@ -197,7 +197,7 @@ async function main(): Promise<number> {
     });
     for (const replica of replicas) {
       log(
-        `replica ${replica.index}: peak RSS ${((await replica.peakRssBytes()) / 1024 / 1024).toFixed(0)} MiB`,
+        `replica ${replica.index}: peak RSS ${((await replica.peakRssBytes()) / 1024 / 1024).toFixed(0)} MiB, CPU ${(await replica.cpuSeconds()).toFixed(1)} s (its whole life: setup and read-back too)`,
       );
     }
     await Promise.all(replicas.map((replica) => replica.stop()));

@@ -27,6 +27,8 @@ export interface Replica {
   readonly dataDir: string;
   /** The highest resident set size of any process this replica ran, in bytes (VmHWM). */
   peakRssBytes(): Promise<number>;
+  /** CPU time (user + system) its processes have used so far, a killed one's included, in seconds. */
+  cpuSeconds(): Promise<number>;
   /** SIGKILL, then the same data directory and port again; resolves once it is ready. */
   crashAndRestart(): Promise<void>;
   /** SIGTERM (a graceful stop: the server drains); SIGKILL after a bound. */
@@ -83,6 +85,16 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
     });
     await untilReady(url, child);
   };
+  // CPU of the processes this replica ran before a crash; the live one's is read from /proc.
+  let cpuBefore = 0;
+  const liveCpu = async () => {
+    const pid = child.pid;
+    if (pid === undefined || child.exitCode !== null) return 0;
+    const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
+    // Fields 14 and 15 (utime, stime, in clock ticks of 1/100 s), after the command in parentheses.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) / 100;
+  };
   const sampleRss = async () => {
     const pid = child.pid;
     if (pid === undefined || child.exitCode !== null) return;
@@ -104,14 +116,17 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
       await sampleRss();
       return peak;
     },
+    cpuSeconds: async () => cpuBefore + (await liveCpu()),
     async crashAndRestart() {
       await sampleRss();
+      cpuBefore += await liveCpu();
       child.kill("SIGKILL");
       await exited();
       await launch();
     },
     async stop() {
       await sampleRss();
+      cpuBefore += await liveCpu();
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill("SIGTERM");
       const timer = setTimeout(() => child.kill("SIGKILL"), STOP_TIMEOUT_MS);
