@@ -5,7 +5,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { collectGarbage } from "@stowage/blob-store";
-import { integrationEnv } from "@stowage/core/testing";
+import { HOSTILE_REFS, integrationEnv } from "@stowage/core/testing";
 import {
   type CapturedSession,
   captureSession,
@@ -281,9 +281,14 @@ describe("chunked session blobs: what a client may not make the server read", ()
     );
   });
 
-  it("refuses a chunk ref that is a path, wherever it comes from", async () => {
+  it("refuses a chunk ref that is a path or no ref at all, wherever it comes from", async () => {
     const chunked = await captureLocalChunked(base);
-    for (const ref of ["blob:sha256:../../../etc/passwd", "blob:sha256:..%2F..%2Fx", "/etc/passwd"]) {
+    const refs: [string, unknown][] = [
+      ...HOSTILE_REFS,
+      ["encoded traversal", "blob:sha256:..%2F..%2Fx"],
+      ["absolute path", "/etc/passwd"],
+    ];
+    for (const [, ref] of refs) {
       const hostile = await withChunkRef(chunked, ref);
       const response = await app.call("/requests/req-traversal/session-blobs", {
         key: alice,

@@ -38,7 +38,7 @@ export async function captureLocalChunked(base: string): Promise<ChunkedSessionB
 const PREAMBLE = 13;
 
 /** `chunked` with its first chunk's ref replaced by `ref`, preamble and compression made again. */
-export async function withChunkRef(chunked: ChunkedSessionBlob, ref: string): Promise<ChunkedSessionBlob> {
+export async function withChunkRef(chunked: ChunkedSessionBlob, ref: unknown): Promise<ChunkedSessionBlob> {
   const parts: Uint8Array[] = [];
   for await (const part of decompressBounded(chunked.blob, chunked.codec, { maxBytes: chunked.rawSizeBytes }))
     parts.push(part);
