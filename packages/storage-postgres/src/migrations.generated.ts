@@ -125,4 +125,15 @@ export const EMBEDDED_MIGRATIONS: readonly EmbeddedMigration[] = [
     bps: true,
     sql: ['ALTER TABLE "agent_sessions" ADD COLUMN "stored_bytes" integer;'],
   },
+  {
+    tag: "0011_langgraph_checkpoints",
+    folderMillis: 1795923750064,
+    hash: "858a0d443d0b08f25de241f25032ab327ff6e21055aecef914c986799b91d7ec",
+    bps: true,
+    sql: [
+      'CREATE TABLE "langgraph_checkpoints" (\n\t"namespace" text COLLATE "C" NOT NULL,\n\t"thread_id" text COLLATE "C" NOT NULL,\n\t"checkpoint_ns" text COLLATE "C" NOT NULL,\n\t"checkpoint_id" text COLLATE "C" NOT NULL,\n\t"parent_id" text,\n\t"checkpoint" "bytea" NOT NULL,\n\t"metadata" "bytea" NOT NULL,\n\t"versions" text NOT NULL,\n\tCONSTRAINT "langgraph_checkpoints_pkey" PRIMARY KEY("namespace","thread_id","checkpoint_ns","checkpoint_id")\n);\n',
+      '\nCREATE TABLE "langgraph_values" (\n\t"namespace" text COLLATE "C" NOT NULL,\n\t"thread_id" text COLLATE "C" NOT NULL,\n\t"checkpoint_ns" text COLLATE "C" NOT NULL,\n\t"channel" text COLLATE "C" NOT NULL,\n\t"version" text COLLATE "C" NOT NULL,\n\t"type" text NOT NULL,\n\t"value" "bytea" NOT NULL,\n\tCONSTRAINT "langgraph_values_pkey" PRIMARY KEY("namespace","thread_id","checkpoint_ns","channel","version")\n);\n',
+      '\nCREATE TABLE "langgraph_writes" (\n\t"namespace" text COLLATE "C" NOT NULL,\n\t"thread_id" text COLLATE "C" NOT NULL,\n\t"checkpoint_ns" text COLLATE "C" NOT NULL,\n\t"checkpoint_id" text COLLATE "C" NOT NULL,\n\t"task_id" text COLLATE "C" NOT NULL,\n\t"idx" integer NOT NULL,\n\t"task_path" text NOT NULL,\n\t"channel" text NOT NULL,\n\t"type" text NOT NULL,\n\t"value" "bytea" NOT NULL,\n\tCONSTRAINT "langgraph_writes_pkey" PRIMARY KEY("namespace","thread_id","checkpoint_ns","checkpoint_id","task_id","idx")\n);\n',
+    ],
+  },
 ];

@@ -226,3 +226,80 @@ export const promptMetrics = pgTable(
     check("prompt_metrics_turn_check", sql`${table.turn} >= 1`),
   ],
 );
+
+/**
+ * LangGraph checkpoints (`@stowage/storage-postgres/langgraph`): one row per checkpoint of a
+ * thread and namespace, its channel values apart (`langgraph_values`, each once per channel and
+ * version) and its pending writes apart (`langgraph_writes`). `namespace` keeps savers apart (a
+ * principal, a deployment); checkpoint ids sort byte by byte, so the newest is the greatest.
+ */
+export const langgraphCheckpoints = pgTable(
+  "langgraph_checkpoints",
+  {
+    namespace: textC("namespace").notNull(),
+    threadId: textC("thread_id").notNull(),
+    checkpointNs: textC("checkpoint_ns").notNull(),
+    checkpointId: textC("checkpoint_id").notNull(),
+    parentId: text("parent_id"),
+    checkpoint: bytea("checkpoint").notNull(),
+    metadata: bytea("metadata").notNull(),
+    // The checkpoint's channel versions, [[channel, version], …]: the values it reads.
+    versions: text("versions").notNull(),
+  },
+  (table) => [
+    primaryKey({
+      name: "langgraph_checkpoints_pkey",
+      columns: [table.namespace, table.threadId, table.checkpointNs, table.checkpointId],
+    }),
+  ],
+);
+
+/** A LangGraph channel value, once per channel and version: what checkpoints read. */
+export const langgraphValues = pgTable(
+  "langgraph_values",
+  {
+    namespace: textC("namespace").notNull(),
+    threadId: textC("thread_id").notNull(),
+    checkpointNs: textC("checkpoint_ns").notNull(),
+    channel: textC("channel").notNull(),
+    version: textC("version").notNull(),
+    type: text("type").notNull(),
+    value: bytea("value").notNull(),
+  },
+  (table) => [
+    primaryKey({
+      name: "langgraph_values_pkey",
+      columns: [table.namespace, table.threadId, table.checkpointNs, table.channel, table.version],
+    }),
+  ],
+);
+
+/** A pending write of a LangGraph checkpoint: one per task and index. */
+export const langgraphWrites = pgTable(
+  "langgraph_writes",
+  {
+    namespace: textC("namespace").notNull(),
+    threadId: textC("thread_id").notNull(),
+    checkpointNs: textC("checkpoint_ns").notNull(),
+    checkpointId: textC("checkpoint_id").notNull(),
+    taskId: textC("task_id").notNull(),
+    idx: integer("idx").notNull(),
+    taskPath: text("task_path").notNull(),
+    channel: text("channel").notNull(),
+    type: text("type").notNull(),
+    value: bytea("value").notNull(),
+  },
+  (table) => [
+    primaryKey({
+      name: "langgraph_writes_pkey",
+      columns: [
+        table.namespace,
+        table.threadId,
+        table.checkpointNs,
+        table.checkpointId,
+        table.taskId,
+        table.idx,
+      ],
+    }),
+  ],
+);
