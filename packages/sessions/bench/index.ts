@@ -195,3 +195,4 @@ await rm(base, { recursive: true, force: true });
 await import("./session-store.js");
 await import("./store-once.js");
 await import("./follow-up-captures.js");
+await import("./langgraph-savers.js");

@@ -264,3 +264,4 @@ try {
 // The package's other cases, in the same run: a missed target above only sets the exit code, so
 // every case is still printed.
 await import("./prompt-metrics.js");
+await import("./langgraph-savers.js");
