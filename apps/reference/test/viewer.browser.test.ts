@@ -107,7 +107,7 @@ describe.skipIf(!browserReady.ready)("web viewer in Chromium", () => {
     const claude = page.locator(`ul.stored-sessions li[data-session-id="${demo.agentSessionId}"]`);
     expect(await claude.locator(".agent-type").textContent()).toBe("claude-code");
     expect(await claude.locator(".nav-meta").textContent()).toMatch(
-      /^demo-request-[0-9a-f]{8} · [\d.]+ KiB · /,
+      /^demo-request-[0-9a-f]{8} · [\d.]+ KiB stored · /,
     );
     const codex = list.filter({ hasText: "codex" });
     expect(await codex.locator(".nav-meta").textContent()).toMatch(/^demo-review-[0-9a-f]{8} · /);
