@@ -14,6 +14,7 @@ import { summarizeProfiles } from "./profile.js";
 import { Recorder } from "./recorder.js";
 import { type Replica, startReplica } from "./replicas.js";
 import { operationTable, storeOperationTable } from "./report.js";
+import { cpuBetween, serviceCpuSeconds } from "./service-cpu.js";
 import { AGENTS_PER_PRINCIPAL, loadSettings } from "./settings.js";
 import { verifyAcknowledged } from "./verify.js";
 
@@ -131,6 +132,8 @@ async function main(): Promise<number> {
     api.recorder = recorder;
     const stop = new AbortController();
     const tails = agents.map((agent) => tailThread(agent, streams, stop.signal));
+    const cpuAtStart = await Promise.all(replicas.map((replica) => replica.cpuSeconds()));
+    const servicesAtStart = await serviceCpuSeconds();
     const started = performance.now();
     const loops = agents.map(async (agent) => {
       for (let turn = 1; !stop.signal.aborted; turn++) {
@@ -158,9 +161,13 @@ async function main(): Promise<number> {
     stop.abort();
     await Promise.all(loops);
     const seconds = (performance.now() - started) / 1000;
+    const cpuAtEnd = await Promise.all(replicas.map((replica) => replica.cpuSeconds()));
+    const services = cpuBetween(servicesAtStart, await serviceCpuSeconds());
     await Promise.all(tails);
 
     const total = recorder.total(seconds);
+    const requests = total.perSecond * seconds;
+    const replicaCpu = cpuAtEnd.reduce((sum, cpu, i) => sum + cpu - cpuAtStart[i]!, 0);
     api.recorder = new Recorder();
     log("");
     for (const line of operationTable(recorder.rows(seconds))) log(line);
@@ -180,6 +187,16 @@ async function main(): Promise<number> {
       `verified: ${losses.checked} acknowledged writes read back, ${losses.lost} lost${losses.lost ? ` (${JSON.stringify(losses.byKind)})` : ""}`,
     );
     for (const example of losses.examples) log(`  lost ${example}`);
+    log(
+      `CPU during the measured run (${seconds.toFixed(0)} s): replicas ${replicaCpu.toFixed(1)} s (${((replicaCpu * 1000) / requests).toFixed(1)} ms per request), ` +
+        Object.entries(services)
+          .map(
+            ([service, cpu]) =>
+              `${service} ${cpu.toFixed(1)} s (${((cpu * 1000) / requests).toFixed(1)} ms per request)`,
+          )
+          .join(", ") +
+        " (rgw and postgres: the whole machine's use of them)",
+    );
     log(
       `live tails: ${delivered} of ${posted} posted items delivered over SSE (the other replica's tail, where there are two)`,
     );
