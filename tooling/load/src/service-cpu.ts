@@ -25,7 +25,10 @@ export async function serviceCpuSeconds(): Promise<Record<string, number>> {
     const service = Object.keys(SERVICES).find((key) => SERVICES[key]!.test(name));
     if (!service) continue;
     const fields = stat.slice(close + 2).split(" ");
-    totals[service] = (totals[service] ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100;
+    // utime, stime, and cutime, cstime: PostgreSQL's backends are children of its postmaster, and a
+    // backend that exits during the run (a pool's idle connection) leaves its time there.
+    const ticks = [11, 12, 13, 14].reduce((sum, field) => sum + Number(fields[field] ?? 0), 0);
+    totals[service] = (totals[service] ?? 0) + ticks / 100;
   }
   return totals;
 }
