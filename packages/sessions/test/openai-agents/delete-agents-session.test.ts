@@ -5,7 +5,7 @@ import { createObjectAgentsSession } from "../../src/openai-agents/create-object
 import { deleteObjectAgentsSession } from "../../src/openai-agents/delete-object-agents-session.js";
 import { HOSTILE_IDS } from "../../src/testing/hostile-ids.js";
 
-const user = (text: string) => ({ role: "user", content: text });
+const user = (text: string) => ({ role: "user" as const, content: text });
 
 async function keysUnder(store: ReturnType<typeof createMemoryObjectStore>, prefix: string) {
   const keys: string[] = [];
