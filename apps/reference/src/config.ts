@@ -3,6 +3,7 @@ import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import {
   type Env,
+  envFlag,
   envPositiveInteger,
   envPositiveNumber,
   envString,
@@ -52,6 +53,12 @@ export interface AppConfig {
   trustedProxies: number;
   bodyLimitBytes: number;
   sessionBlobLimitBytes: number;
+  /**
+   * `STOWAGE_SESSION_BLOB_CHUNKS` (default on): keep a session a container sends as chunks in the
+   * caller's blobs (a follow-up stores only what is new); off, the row holds the blob as sent, as
+   * document 002's `agent_sessions` does, for a host that reads that column itself.
+   */
+  sessionBlobChunks: boolean;
   /**
    * `STOWAGE_MCP_MAX_SESSIONS`, `STOWAGE_MCP_MAX_SESSIONS_PER_PRINCIPAL`,
    * `STOWAGE_MCP_SESSION_IDLE_MINUTES`: the caps of `/mcp/sessions/:id`'s session table
@@ -278,6 +285,7 @@ export async function loadConfig(env: Env = process.env, cwd = process.cwd()): P
   const trustedProxies = read(() => trustedProxiesFrom(env));
   const bodyLimitMiB = read(() => envPositiveNumber(env, "STOWAGE_BODY_LIMIT_MB") ?? 16);
   const sessionBlobLimitMiB = read(() => envPositiveNumber(env, "STOWAGE_SESSION_BLOB_LIMIT_MB") ?? 256);
+  const sessionBlobChunks = read(() => envFlag(env, "STOWAGE_SESSION_BLOB_CHUNKS") ?? true);
   const mcpMaxSessions = read(() => envPositiveInteger(env, "STOWAGE_MCP_MAX_SESSIONS"));
   const mcpMaxPerPrincipal = read(() => envPositiveInteger(env, "STOWAGE_MCP_MAX_SESSIONS_PER_PRINCIPAL"));
   const mcpIdleMinutes = read(() => envPositiveInteger(env, "STOWAGE_MCP_SESSION_IDLE_MINUTES"));
@@ -299,6 +307,7 @@ export async function loadConfig(env: Env = process.env, cwd = process.cwd()): P
     trustedProxies === undefined ||
     bodyLimitMiB === undefined ||
     sessionBlobLimitMiB === undefined ||
+    sessionBlobChunks === undefined ||
     shutdownGraceSeconds === undefined ||
     apiKeyCacheSeconds === undefined ||
     uploadPolicy === undefined ||
@@ -326,6 +335,7 @@ export async function loadConfig(env: Env = process.env, cwd = process.cwd()): P
     trustedProxies,
     bodyLimitBytes: Math.floor(bodyLimitMiB * MIB),
     sessionBlobLimitBytes: Math.floor(sessionBlobLimitMiB * MIB),
+    sessionBlobChunks,
     mcpSessions: mcpSessionsOf(mcpMaxSessions, mcpMaxPerPrincipal, mcpIdleMinutes),
     metricsToken,
     shutdownGraceMs: Math.round(shutdownGraceSeconds * 1000),

@@ -396,3 +396,32 @@ describe("chunked session blobs: what a client may not make the server read", ()
     expect(latest.status).toBe(200);
   });
 });
+
+describe("chunked session blobs with STOWAGE_SESSION_BLOB_CHUNKS=off", () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp({ STOWAGE_SESSION_BLOB_CHUNKS: "off" });
+  });
+  afterAll(() => app.close());
+
+  it("keeps the blob as sent in the row, as document 002's agent_sessions does", async () => {
+    const key = await app.keyFor({ kind: "user", id: "plain" });
+    const captured = await captureClaude(await tempDirectory("stowage-chunks-off-"));
+    const posted = await app.call("/requests/req-plain/session-blobs", { key, json: toTransport(captured) });
+    expect(posted.status).toBe(201);
+    expect(await posted.json()).toMatchObject({
+      blobSizeBytes: captured.blob.byteLength,
+      storedBytes: captured.blob.byteLength,
+    });
+    const row = await app.server.services.sessionBlobs.getLatestForRequest("user:plain", "req-plain");
+    expect(Buffer.from(row!.blob).equals(Buffer.from(captured.blob))).toBe(true);
+    const latest = await app.call("/requests/req-plain/session-blobs/latest", { key });
+    expect(await latest.json()).toMatchObject(toTransport(captured));
+  });
+
+  it("refuses a setting that is not a flag", async () => {
+    await expect(startTestApp({ STOWAGE_SESSION_BLOB_CHUNKS: "sometimes" })).rejects.toThrow(
+      /STOWAGE_SESSION_BLOB_CHUNKS/,
+    );
+  });
+});

@@ -89,7 +89,9 @@ async function rawSession(c: AppContext) {
  * and a raw form (the blob is the body, the rest in `x-stowage-*` headers) that holds one copy of
  * the blob in memory instead of its base64 string and the parsed JSON.
  */
-export function sessionBlobRoutes(config: Pick<AppConfig, "sessionBlobLimitBytes" | "bodyLimitBytes">) {
+export function sessionBlobRoutes(
+  config: Pick<AppConfig, "sessionBlobLimitBytes" | "bodyLimitBytes" | "sessionBlobChunks">,
+) {
   const app = new Hono<AppEnv>();
   const rawLimit = bodyLimit({
     maxSize: config.sessionBlobLimitBytes,
@@ -114,14 +116,24 @@ export function sessionBlobRoutes(config: Pick<AppConfig, "sessionBlobLimitBytes
       // only its new chunks are stored. Read through first, as the repository would (a blob that
       // could not be restored is refused, nothing of it kept); a chunked archive is not taken from
       // a client (INVALID_INPUT, CHUNKED_BLOB): its refs would name chunks the server never checked.
-      const chunked = await chunkSessionBlob(session, {
-        blobs: tenant.blobs,
-        agent: session.agentType as SessionAgent,
-        signal,
-      });
-      const { codec, blob, rawSizeBytes, storedBytes } = chunked;
+      // With STOWAGE_SESSION_BLOB_CHUNKS off, the row holds the blob as sent.
+      const stored = config.sessionBlobChunks
+        ? await chunkSessionBlob(session, {
+            blobs: tenant.blobs,
+            agent: session.agentType as SessionAgent,
+            signal,
+          })
+        : session;
+      const { codec, blob, rawSizeBytes } = stored;
       const record = await tenant.sessionBlobs.create(
-        { ...session, requestId: c.req.param("requestId"), codec, blob, rawSizeBytes, storedBytes },
+        {
+          ...session,
+          requestId: c.req.param("requestId"),
+          codec,
+          blob,
+          rawSizeBytes,
+          ...("storedBytes" in stored ? { storedBytes: stored.storedBytes } : {}),
+        },
         { signal },
       );
       return c.json(summary(record), 201);
