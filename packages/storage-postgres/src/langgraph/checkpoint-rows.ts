@@ -21,15 +21,17 @@ interface RowsContext {
   namespace: string;
 }
 
-// One statement per operation: a checkpoint's values, its own row, its writes and its values
-// read back come in one round trip, the values and writes as JSON arrays with base64 bytes.
+// One statement per operation: a checkpoint's row, its values and its writes come back in one
+// round trip, the values and writes as JSON arrays with base64 bytes. Each value is looked up by
+// its primary key (the LIMIT keeps the lookup a nested loop): joined instead, the planner may hash
+// every value of the thread for each checkpoint (36 ms instead of 0.2 ms at 10,000 checkpoints).
 const SELECT_LOADED = sql`
   SELECT cp.thread_id, cp.checkpoint_ns, cp.checkpoint_id, cp.parent_id, cp.checkpoint, cp.metadata, cp.versions,
-    (SELECT coalesce(json_agg(json_build_array(v.channel, v.type, encode(v.value, 'base64'))), '[]'::json)
-       FROM json_array_elements(cp.versions::json) AS e
-       JOIN langgraph_values AS v
-         ON v.namespace = cp.namespace AND v.thread_id = cp.thread_id AND v.checkpoint_ns = cp.checkpoint_ns
-        AND v.channel = e->>0 AND v.version = e->>1) AS channel_values,
+    (SELECT coalesce(json_agg(json_build_array(e->>0, v.type, encode(v.value, 'base64'))), '[]'::json)
+       FROM json_array_elements(cp.versions::json) AS e,
+       LATERAL (SELECT lv.type, lv.value FROM langgraph_values AS lv
+         WHERE lv.namespace = cp.namespace AND lv.thread_id = cp.thread_id AND lv.checkpoint_ns = cp.checkpoint_ns
+           AND lv.channel = e->>0 AND lv.version = e->>1 LIMIT 1) AS v) AS channel_values,
     (SELECT coalesce(json_agg(json_build_array(w.task_id, w.task_path, w.idx, w.channel, w.type, encode(w.value, 'base64'))), '[]'::json)
        FROM langgraph_writes AS w
       WHERE w.namespace = cp.namespace AND w.thread_id = cp.thread_id AND w.checkpoint_ns = cp.checkpoint_ns
