@@ -65,6 +65,7 @@ function sessionCases(
   const notes: string[] = [];
   let storedMet = true;
   const dispose = ({ instance, key }: RunState) => instance.remove(key);
+  const written = new Map<string, RunState>();
   return [
     compare<RunState>({
       name: `${label} on ${backend.name}: append, one batch per turn (${session.turns.length} batches, ${MiB(session.jsonBytes)} of JSON)`,
@@ -103,13 +104,19 @@ function sessionCases(
       name: `${label} on ${backend.name}: load of the whole transcript (${entries} entries)`,
       units: { count: entries, label: "ops" },
       rounds: 5,
-      freshState: "the session appended (untimed) to a new store instance",
-      fresh: async (run) => {
-        const state = { instance: await instanceFor(backend, run), key: newKey() };
-        await appendSession(state.instance, state.key, session);
-        return state;
+      freshState: "the session appended once per store before the rounds (a load changes nothing)",
+      setup: async () => {
+        for (const contender of ["ours", reference]) {
+          const state = { instance: await instanceFor(backend, { contender, round: -1 }), key: newKey() };
+          await appendSession(state.instance, state.key, session);
+          written.set(contender, state);
+        }
       },
-      dispose,
+      cleanup: async () => {
+        for (const state of written.values()) await dispose(state);
+        written.clear();
+      },
+      fresh: (run) => written.get(run.contender)!,
       ours: async ({ instance, key }) => expectEntries(await instance.store.load(key), entries),
       against: [
         {
