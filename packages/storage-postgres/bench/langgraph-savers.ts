@@ -26,12 +26,20 @@ const peers = await installPeers({
 });
 console.log(peers.describe());
 type PostgresSaverClass = {
-  fromConnString(url: string): BaseCheckpointSaver & { setup(): Promise<void>; end(): Promise<void> };
+  fromConnString(url: string): BaseCheckpointSaver & {
+    pool: pg.Pool;
+    setup(): Promise<void>;
+    end(): Promise<void>;
+  };
 };
+// An idle connection ended by the server (another process's pg_terminate_backend on a shared
+// machine) is an error event on its pool: said, not a crash of the whole run.
+const sayPoolError = (err: Error) => console.warn(`a pool connection ended: ${err.message}`);
 const { PostgresSaver } = await peers.load<{ PostgresSaver: PostgresSaverClass }>(
   "@langchain/langgraph-checkpoint-postgres",
 );
 const admin = new pg.Pool({ connectionString: url, max: 1 });
+admin.on("error", sayPoolError);
 
 /** A graph's step as LangGraph writes it: the messages channel and the step counter change. */
 const THREAD = "0f6c3a52-1b7e-4c1a-9d55-3c2b8f7e9a10";
@@ -96,6 +104,7 @@ async function freshSaver(contender: string): Promise<SaverState & { drop(): Pro
     return { saver, close: () => connection.close(), drop: () => database.drop() };
   }
   const saver = PostgresSaver.fromConnString(database.url);
+  saver.pool.on("error", sayPoolError);
   await saver.setup();
   return { saver, close: () => saver.end(), drop: () => database.drop() };
 }
