@@ -99,7 +99,18 @@ describe("the app's garbage-collection roots", () => {
     }
     expect(await services.blobs.has(unreferenced)).toBe(false);
     expect(Object.keys(report.rootRefsBySource).sort()).toEqual(
-      ["agentSessions", "registry", "hotState", "sessionBlobs", "threads", "uploads"].sort(),
+      // Every row of the deployment's table that can hold a ref is read (the LangGraph and OpenAI
+      // Agents rows' own keep-what-is-referenced tests are tenancy's).
+      [
+        "agentSessions",
+        "registry",
+        "hotState",
+        "langgraphCheckpoints",
+        "openaiAgentsSessions",
+        "sessionBlobs",
+        "threads",
+        "uploads",
+      ].sort(),
     );
   });
 
