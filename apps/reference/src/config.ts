@@ -60,6 +60,11 @@ export interface AppConfig {
    */
   sessionBlobChunks: boolean;
   /**
+   * `STOWAGE_REDACT_SECRETS` (default on): secrets of known shapes in thread posts are replaced by
+   * `[REDACTED:<kind>]` before they are stored, since a thread is shared; off for threads never shared.
+   */
+  redactSecrets: boolean;
+  /**
    * `STOWAGE_MCP_MAX_SESSIONS`, `STOWAGE_MCP_MAX_SESSIONS_PER_PRINCIPAL`,
    * `STOWAGE_MCP_SESSION_IDLE_MINUTES`: the caps of `/mcp/sessions/:id`'s session table
    * (`createMcpHttpSessions` of `@stowage/mcp`); unset, the package's defaults (256, 16, 30 minutes).
@@ -286,6 +291,7 @@ export async function loadConfig(env: Env = process.env, cwd = process.cwd()): P
   const bodyLimitMiB = read(() => envPositiveNumber(env, "STOWAGE_BODY_LIMIT_MB") ?? 16);
   const sessionBlobLimitMiB = read(() => envPositiveNumber(env, "STOWAGE_SESSION_BLOB_LIMIT_MB") ?? 256);
   const sessionBlobChunks = read(() => envFlag(env, "STOWAGE_SESSION_BLOB_CHUNKS") ?? true);
+  const redactSecrets = read(() => envFlag(env, "STOWAGE_REDACT_SECRETS") ?? true);
   const mcpMaxSessions = read(() => envPositiveInteger(env, "STOWAGE_MCP_MAX_SESSIONS"));
   const mcpMaxPerPrincipal = read(() => envPositiveInteger(env, "STOWAGE_MCP_MAX_SESSIONS_PER_PRINCIPAL"));
   const mcpIdleMinutes = read(() => envPositiveInteger(env, "STOWAGE_MCP_SESSION_IDLE_MINUTES"));
@@ -308,6 +314,7 @@ export async function loadConfig(env: Env = process.env, cwd = process.cwd()): P
     bodyLimitMiB === undefined ||
     sessionBlobLimitMiB === undefined ||
     sessionBlobChunks === undefined ||
+    redactSecrets === undefined ||
     shutdownGraceSeconds === undefined ||
     apiKeyCacheSeconds === undefined ||
     uploadPolicy === undefined ||
@@ -336,6 +343,7 @@ export async function loadConfig(env: Env = process.env, cwd = process.cwd()): P
     bodyLimitBytes: Math.floor(bodyLimitMiB * MIB),
     sessionBlobLimitBytes: Math.floor(sessionBlobLimitMiB * MIB),
     sessionBlobChunks,
+    redactSecrets,
     mcpSessions: mcpSessionsOf(mcpMaxSessions, mcpMaxPerPrincipal, mcpIdleMinutes),
     metricsToken,
     shutdownGraceMs: Math.round(shutdownGraceSeconds * 1000),
@@ -378,6 +386,7 @@ export function describeConfig(config: AppConfig): string[] {
     `session blobs: kept ${config.sessionTtlMs / 86_400_000} days, swept every ${config.sweepIntervalMs / 1000} s`,
     `uploads: ${config.uploadRetentionDays === undefined ? "kept until deleted" : `deleted after ${config.uploadRetentionDays} days`}`,
     `content refs in bootstrap context: ${config.bootstrap.enabled ? `on (from ${config.bootstrap.thresholdChars} chars)` : "off"}`,
+    `thread posts: ${config.redactSecrets ? "secrets redacted" : "stored as posted (STOWAGE_REDACT_SECRETS=off)"}`,
     `hot state: ${config.hotState.keepVersions === undefined ? "every version kept" : `the newest ${config.hotState.keepVersions} versions kept per session`}`,
     `listening on http://${config.host}:${config.port} (public URL ${config.publicUrl})`,
     ...(config.trustedProxies > 0

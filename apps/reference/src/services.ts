@@ -146,6 +146,7 @@ export async function createServices(config: AppConfig): Promise<Services> {
       sessionBlobs,
       uploads,
       hotState: config.hotState,
+      redactSecrets: config.redactSecrets,
       ...(config.uploadRetentionDays === undefined
         ? {}
         : { uploadRetentionDays: config.uploadRetentionDays }),

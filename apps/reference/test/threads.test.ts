@@ -136,6 +136,47 @@ describe("posted items are sanitized", () => {
     expect(JSON.parse(events(tail.received, "item")[0]!.slice("event: item\ndata: ".length))).toEqual(clean);
     tail.close();
   });
+
+  it("a secret an agent printed reaches no reader: the thread, the full payload and the live tail hold its kind", async () => {
+    const thread = freshThread();
+    const tail = await openTail(thread);
+    await tail.until("event: ready");
+    // AWS's published example key id, in a .env file the agent read.
+    const output = "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\nREGION=eu-west-1\n";
+    const response = await post(thread, { id: "env", ...toolResultItem({ invocationId: "t1", output }) });
+    expect(response.status).toBe(201);
+    const redacted = "AWS_ACCESS_KEY_ID=[REDACTED:aws-access-key-id]\nREGION=eu-west-1\n";
+    const posted = (
+      await json<{ item: { metadata: { tool: { output: string } }; redactions: unknown } }>(response)
+    ).item;
+    expect(posted.metadata.tool.output).toBe(redacted);
+    // The brief quotes the output's first line: redacted there too.
+    expect(posted.redactions).toEqual([
+      { kind: "aws-access-key-id", path: "content.0.text", index: 20 },
+      { kind: "aws-access-key-id", path: "metadata.tool.output", index: 18 },
+    ]);
+    const full = await (await app.call(`${thread}/items/env/full`, { key })).text();
+    const read = await (await app.call(thread, { key })).text();
+    await tail.until("REDACTED");
+    for (const seen of [full, read, tail.received]) expect(seen).not.toContain("AKIAIOSFODNN7EXAMPLE");
+    tail.close();
+  });
+
+  it("STOWAGE_REDACT_SECRETS=off stores a post as sent, for threads that are never shared", async () => {
+    const unshared = await startTestApp({ STOWAGE_REDACT_SECRETS: "off" });
+    try {
+      const ownKey = await unshared.keyFor({ kind: "user", id: "thread-tester" });
+      const output = "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\n";
+      const response = await unshared.call(`${freshThread()}/items`, {
+        key: ownKey,
+        json: toolResultItem({ invocationId: "t1", output }),
+      });
+      const posted = (await json<{ item: { metadata: { tool: { output: string } } } }>(response)).item;
+      expect(posted.metadata.tool.output).toBe(output);
+    } finally {
+      await unshared.close();
+    }
+  });
 });
 
 describe("full payloads", () => {

@@ -132,6 +132,7 @@ export const DEFAULT_STORES = {
         store: deployment.shared,
         prefix: `threads/${namespace}`,
         notifier: deployment.notifier,
+        redactSecrets: deployment.redactSecrets ?? true,
       }),
     // A session's threads are those of the job whose id is the session's.
     deleteSession: (threads, sessionId, { signal }) => threads.deleteJob(sessionId, signal ? { signal } : {}),

@@ -23,6 +23,11 @@ export interface Deployment {
   hotState?: HotStateStoreEnvOptions;
   /** Uploads last modified longer ago than this many days go in a sweep; default: kept. */
   uploadRetentionDays?: number;
+  /**
+   * Whether a thread's posts have their secrets redacted (thread-items' `redactSecrets`); default
+   * `true`. `false` for a deployment whose threads are never shared.
+   */
+  redactSecrets?: boolean;
 }
 
 /** What a store is opened with for one principal. */

@@ -61,6 +61,7 @@ describe("the session blobs GC root", () => {
       blob: await compressChunks("gzip", [new TextEncoder().encode(text)]),
       rawSizeBytes: 100,
       blobSizeBytes: 0,
+      storedBytes: 0,
       createdAt: new Date(),
       expiresAt: null,
     };
