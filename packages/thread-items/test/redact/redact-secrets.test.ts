@@ -89,6 +89,7 @@ describe("redactSecrets: look-alikes are left alone", () => {
       `data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk${"A".repeat(200)}`,
     ],
     ["a setting about tokens", "MAX_TOKENS=4096\nTOKEN_LIMIT=4000\nmax_output_tokens: 8192"],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell placeholder, written as a .env file holds it
     ["a placeholder", "API_KEY=<your-key-here>\nPASSWORD=${DB_PASSWORD}\ntoken: changeme"],
     ["a word, not a name", "monkey=banana123 and turkey: stuffed42"],
     ["the prefix in prose", "AWS access key ids start with AKIA; GitHub's with ghp_"],
