@@ -98,8 +98,8 @@ describe.skipIf(!env.ready)(`connectPostgres${env.ready ? "" : ` (skipped: ${env
           sql.raw(`SELECT count(*)::int AS n FROM "${schema}".stowage_migrations`),
         ),
       );
-      // One row per migration in drizzle/meta/_journal.json.
-      expect(applied[0]?.n).toBe(9);
+      // One row per migration in drizzle/meta/_journal.json (0000_initial … 0011_langgraph_checkpoints).
+      expect(applied[0]?.n).toBe(12);
       const again = await connectPostgres({ url, schema });
       await again.close();
       const tables = rowsOf(
@@ -110,6 +110,9 @@ describe.skipIf(!env.ready)(`connectPostgres${env.ready ? "" : ` (skipped: ${env
       expect(tables).toEqual([
         "agent_sessions",
         "blobs",
+        "langgraph_checkpoints",
+        "langgraph_values",
+        "langgraph_writes",
         "prompt_metrics",
         "quota_objects",
         "quota_reservations",
