@@ -108,14 +108,16 @@ export function createOwnedBlobStore(options: OwnedBlobStoreOptions): OwnedBlobS
     logger: blobs.logger,
     async put(body: Uint8Array | ReadableStream<Uint8Array>, opts: OperationOptions = {}) {
       const stored = await blobs.put(body, opts);
-      // `created` from the owner's mark, never from the shared store: whether someone else had
-      // stored these bytes is not this owner's to learn.
+      // `created` from the owner's mark, never from the shared store alone: whether someone else
+      // had stored these bytes is not this owner's to learn. Bytes new to the shared store are new
+      // to this owner too, mark or not (a collection took them since the owner's mark was made):
+      // that says nothing of another owner, and what storing them cost is counted.
       let created = true;
       try {
         await marks.put(markKey(stored.hash), EMPTY, { ...opts, ifNoneMatch: "*" });
       } catch (err) {
         if (!StowageError.is(err, "ALREADY_EXISTS")) throw err;
-        created = false;
+        created = stored.created;
       }
       return { ...stored, created };
     },

@@ -57,6 +57,18 @@ describe("createOwnedBlobStore", () => {
     expect((await bob.put(secret)).created).toBe(true);
   });
 
+  it("bytes a collection took are new again to the owner who stored them, its mark still there", async () => {
+    const { alice, blobs } = setup();
+    const chunk = bytes("a chunk of a capture");
+    expect((await alice.put(chunk)).created).toBe(true);
+    // What garbage collection does to an unreferenced blob: the bytes go, owners' marks stay.
+    await blobs.delete(sha256Hex(chunk));
+    const again = await alice.put(chunk);
+    expect(again.created).toBe(true);
+    expect(await alice.get(again.hash)).toEqual(chunk);
+    expect((await alice.put(chunk)).created).toBe(false);
+  });
+
   it("delete removes only the owner's mark; the bytes stay for the other owner", async () => {
     const { alice, bob, blobs } = setup();
     const shared = bytes("same bytes");
