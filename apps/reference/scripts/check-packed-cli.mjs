@@ -19,12 +19,23 @@ const PNPM = process.env.npm_execpath?.includes("pnpm")
   ? [process.execPath, process.env.npm_execpath]
   : ["npx", "-y", "pnpm@10.34.9"];
 
+/**
+ * The machine's environment without Stowage's own settings: a new user's `npx stowage` runs on
+ * embedded defaults, never on the S3 bucket or PostgreSQL `.ci/run` exported for the suites (whose
+ * blobs `blob verify` would then count). npm's and the network's settings stay.
+ */
+const userEnv = Object.fromEntries(
+  Object.entries(process.env).filter(
+    ([name]) => !name.startsWith("S3_") && !name.startsWith("STOWAGE_") && !name.startsWith("DATABASE_"),
+  ),
+);
+
 /** Runs a command to completion (bounded), returning its exit code and output. */
 function run(command, args, options = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, {
       cwd: options.cwd ?? root,
-      env: { ...process.env, ...options.env },
+      env: { ...userEnv, ...options.env },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";
@@ -101,7 +112,7 @@ async function checkServe(project, env) {
   // The installed bin itself, in its own process group, so that stopping it stops everything.
   const child = spawn(join(project, "node_modules", ".bin", "stowage"), ["serve"], {
     cwd: project,
-    env: { ...process.env, ...env, STOWAGE_PORT: "0" },
+    env: { ...userEnv, ...env, STOWAGE_PORT: "0" },
     stdio: ["ignore", "ignore", "pipe"],
     detached: true,
   });
