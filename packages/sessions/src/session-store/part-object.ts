@@ -14,10 +14,7 @@ import type { SessionSummaryEntry } from "./types.js";
  * range already holds. A zero-byte part that no range covers is never written, so a reader takes
  * it, like a sequence number no part holds between two that do, for entries lost.
  */
-export const PART_NAME_PATTERN = /^part-(\d{12})-(\d{12})\.jsonl$/;
-const SEQ_DIGITS = 12;
-/** Highest sequence number a part name can carry. */
-export const MAX_PART_SEQ = 10 ** SEQ_DIGITS - 1;
+export { MAX_PART_SEQ, PART_NAME_LENGTH, PART_NAME_PATTERN, parsePartName, partName } from "./part-name.js";
 
 export interface PartRef {
   key: string;
@@ -25,20 +22,6 @@ export interface PartRef {
   last: number;
   size: number;
   lastModifiedMs: number;
-}
-
-export const partName = (first: number, last: number) =>
-  `part-${String(first).padStart(SEQ_DIGITS, "0")}-${String(last).padStart(SEQ_DIGITS, "0")}.jsonl`;
-/** Every part name has this many characters (ASCII). */
-export const PART_NAME_LENGTH = partName(1, 1).length;
-
-/** The part named by the last segment of `key`, or undefined when it is not a part name. */
-export function parsePartName(name: string): { first: number; last: number } | undefined {
-  const match = PART_NAME_PATTERN.exec(name);
-  if (!match) return undefined;
-  const first = Number(match[1]);
-  const last = Number(match[2]);
-  return first >= 1 && last >= first ? { first, last } : undefined;
 }
 
 /**

@@ -1,7 +1,6 @@
 import type { MovedPayload } from "@stowage/blob-store";
-import { describeValue, type ObjectStore, StowageError } from "@stowage/core";
+import { type ObjectStore, StowageError } from "@stowage/core";
 import type { EntryPayloads } from "./entry-payloads.js";
-import { parsePartName } from "./part-object.js";
 import { type StoredSessionKey, toStoredSessionKey } from "./session-store-key.js";
 import type { SessionKey, SessionSummaryEntry } from "./types.js";
 
@@ -64,18 +63,8 @@ export const sessionDirectory = (context: SessionStoreContext, projectKey: strin
 export const directoryOf = (context: SessionStoreContext, key: StoredSessionKey) =>
   `${sessionDirectory(context, key.projectKey, key.sessionId)}${key.subpath ? `${key.subpath}/` : ""}`;
 
-/** `key` checked as every backend checks it, and as this store's layout needs. */
-export function toStoredKey(key: SessionKey): StoredSessionKey {
-  const stored = toStoredSessionKey(key);
-  // A subpath segment named like a part would turn a part into a directory on a file system.
-  if (stored.subpath.split("/").some((segment) => parsePartName(segment) !== undefined)) {
-    throw new StowageError(
-      "INVALID_INPUT",
-      `subpath must not have a segment named like a part, got ${describeValue(stored.subpath)}`,
-    );
-  }
-  return stored;
-}
+/** `key` checked as every backend checks it (the layout's needs are among those checks). */
+export const toStoredKey = (key: SessionKey): StoredSessionKey => toStoredSessionKey(key);
 
 /**
  * Runs `run` after every operation on `directory` already queued in this process: appends keep

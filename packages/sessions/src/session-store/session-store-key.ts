@@ -1,5 +1,7 @@
 import type { MovedPayload } from "@stowage/blob-store";
 import { assertSafeId, describeValue, keyProblem, StowageError } from "@stowage/core";
+import { TEMP_FILE_PREFIX } from "@stowage/core/fs";
+import { parsePartName } from "./part-name.js";
 import type { SessionKey, SessionStoreEntry, SessionSummaryEntry } from "./types.js";
 
 /** Most entries one `append` call accepts (the SDK sends batches of up to 500 by default). */
@@ -63,8 +65,22 @@ export function toSessionScope(key: unknown): { projectKey: string; sessionId: s
 }
 
 /**
+ * Why a subpath segment cannot be stored by every backend, or undefined: one named like a part
+ * would turn a part into a directory in an object store's layout, and one starting with core's
+ * temp-file prefix is what the file-system store keeps for its writes in progress. Refused on
+ * every backend, a database's included, so that what one takes, all take.
+ */
+function subpathSegmentProblem(segment: string): string | undefined {
+  if (parsePartName(segment) !== undefined) return "must not have a segment named like a part";
+  if (segment.startsWith(TEMP_FILE_PREFIX))
+    return `must not have a segment starting with "${TEMP_FILE_PREFIX}" (the file-system store's writes in progress)`;
+  return undefined;
+}
+
+/**
  * Validates a SessionKey: a scope as {@link toSessionScope}, and a safe relative subpath of at most
- * {@link MAX_SUBPATH_BYTES} or none.
+ * {@link MAX_SUBPATH_BYTES} whose segments every backend can store (see `subpathSegmentProblem`),
+ * or none.
  */
 export function toStoredSessionKey(key: SessionKey): StoredSessionKey {
   const scope = toSessionScope(key);
@@ -82,6 +98,14 @@ export function toStoredSessionKey(key: SessionKey): StoredSessionKey {
         `subpath must be at most ${MAX_SUBPATH_BYTES} UTF-8 bytes, got ${describeValue(key.subpath)}`,
         { details: { limit: MAX_SUBPATH_BYTES } },
       );
+    }
+    for (const segment of key.subpath.split("/")) {
+      const segmentProblem = subpathSegmentProblem(segment);
+      if (segmentProblem)
+        throw new StowageError(
+          "INVALID_INPUT",
+          `subpath ${segmentProblem}, got ${describeValue(key.subpath)}`,
+        );
     }
   }
   return { ...scope, subpath: key.subpath ?? "" };
@@ -186,6 +210,14 @@ export function serializeEntries(entries: unknown): SerializedEntry[] {
       throw new StowageError(
         "INVALID_INPUT",
         `entries[${index}] must be an object with a string type, got ${describeValue(entry)}`,
+      );
+    }
+    // A toJSON would store another object than the one whose uuid is checked here: an object
+    // store would then dedupe on the stored uuid and a database on this one.
+    if (typeof (entry as { toJSON?: unknown }).toJSON === "function") {
+      throw new StowageError(
+        "INVALID_INPUT",
+        `entries[${index}] must be plain JSON data, got an object with a toJSON method`,
       );
     }
     const { uuid } = entry;

@@ -74,5 +74,11 @@ export async function listTranscriptSubkeys(
     const slash = rest.lastIndexOf("/");
     if (slash > 0 && parsePartName(rest.slice(slash + 1))) subkeys.add(rest.slice(0, slash));
   }
-  return [...subkeys].sort();
+  return [...subkeys].sort(byCodePoint);
 }
+
+/**
+ * Code-point order (UTF-8 byte order), the order of an S3 listing and of PostgreSQL's "C"
+ * collation; JavaScript's default sort compares UTF-16 units, which puts U+10000 before U+FFFF.
+ */
+const byCodePoint = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));

@@ -323,6 +323,12 @@ function itRefusesWhatNoBackendStores(store: CompleteSessionStore): void {
       // column would hold it, an object key of 1,024 bytes with the rest of the key would not.
       { value: `${"a".repeat(255)}/${"b".repeat(255)}/c` },
       { value: `${"é".repeat(127)}/${"é".repeat(127)}/éa` },
+      // Segments one backend cannot hold (an object store's part name, the file-system store's
+      // writes in progress): a database would take them, so none does.
+      { value: "part-000000000001-000000000001.jsonl" },
+      { value: "subagents/part-000000000003-000000000007.jsonl" },
+      { value: ".stowage-tmp-x" },
+      { value: "subagents/.stowage-tmp-1/deep" },
     ]) {
       await expectStowageError(store.append(sub(value as string), [entry("user")]), "INVALID_INPUT");
       await expectStowageError(store.load(sub(value as string)), "INVALID_INPUT");
@@ -355,12 +361,28 @@ function itRefusesWhatNoBackendStores(store: CompleteSessionStore): void {
       ],
       [{ type: "user", big: 10n }],
       [cyclic],
+      // Stored as another object than the one whose uuid would be checked.
+      [{ type: "user", uuid: "shown", toJSON: () => ({ type: "user", uuid: "stored" }) }],
       Array.from({ length: MAX_APPEND_ENTRIES + 1 }, () => ({ type: "user" })),
     ]) {
       await expectStowageError(store.append(main, batch as SessionStoreEntry[]), "INVALID_INPUT");
     }
     expect(await store.load(main)).toBeNull();
     expect(await store.listSessions(main.projectKey)).toEqual([]);
+  });
+
+  it("listSubkeys is in code-point order (UTF-8 byte order) on every backend, not UTF-16 order", async () => {
+    for (const subpath of ["\u{10000}", "\uffff", "b", "\ue000", "Z", "subagents/a", "subagents"])
+      await store.append(sub(subpath), [entry("user")]);
+    expect(await store.listSubkeys(main)).toEqual([
+      "Z",
+      "b",
+      "subagents",
+      "subagents/a",
+      "\ue000",
+      "\uffff",
+      "\u{10000}",
+    ]);
   });
 
   it("entry uuids are opaque text, stored and matched exactly: any well-formed string without control characters", async () => {
