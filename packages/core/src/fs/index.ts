@@ -6,6 +6,7 @@ export {
   symlinkRefused,
 } from "./open-beneath.js";
 export { type OpenedFile, type OpenFileBeneathOptions, openFileBeneath } from "./open-file-beneath.js";
+export { removeTreeBeneath } from "./remove-tree-beneath.js";
 export {
   ensureDirectory,
   fsyncDirectory,
