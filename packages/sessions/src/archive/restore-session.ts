@@ -1,5 +1,4 @@
-import { randomBytes } from "node:crypto";
-import { mkdir, open, rm, utimes } from "node:fs/promises";
+import { open } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import {
   type ContentStore,
@@ -33,7 +32,8 @@ import {
   type SessionBlobFormat,
 } from "./session-archive-reader.js";
 import { withSessionLock } from "./session-lock.js";
-import { removeStaleStaging, STAGING_PREFIX } from "./stale-staging.js";
+import { createStagingDirectory, type StagingDirectory } from "./staging-directory.js";
+import { removeStaleStaging } from "./stale-staging.js";
 import { swapIntoPlace } from "./swap-into-place.js";
 
 export interface RestoreSessionOptions {
@@ -186,13 +186,22 @@ async function assertOwnLegacyFile(
   );
 }
 
-async function fsyncTree(root: string, paths: readonly string[]): Promise<void> {
-  const directories = new Set<string>([root]);
+/** fsyncs the target directory and every directory of `paths` below it, each opened beneath it. */
+async function fsyncTree(target: OpenedDirectory, paths: readonly string[]): Promise<void> {
+  const directories = new Set<string>([""]);
   for (const path of paths) {
     const segments = path.split("/");
-    for (let i = 1; i < segments.length; i++) directories.add(join(root, ...segments.slice(0, i)));
+    for (let i = 1; i < segments.length; i++) directories.add(segments.slice(0, i).join("/"));
   }
-  for (const directory of directories) await fsyncDirectory(directory);
+  for (const directory of directories) {
+    const opened = directory === "" ? target : openDirectoryBeneath(target, directory.split("/"));
+    if (!opened) continue;
+    try {
+      await fsyncDirectory(opened.path);
+    } finally {
+      if (opened !== target) opened.close();
+    }
+  }
 }
 
 async function restoreFiles(
@@ -205,7 +214,7 @@ async function restoreFiles(
   const target = await restoreTarget(opened, options);
   const created: string[] = [];
   let directory: OpenedDirectory | undefined;
-  let staging: string | undefined;
+  let staging: StagingDirectory | undefined;
   let succeeded = false;
   try {
     // Every later step goes through the directory opened here, never through its path again: a
@@ -217,22 +226,13 @@ async function restoreFiles(
       onCreate: (made) => created.push(made),
     })!;
     directory = targetDir;
-    const dir = targetDir.path;
-    await removeStaleStaging(dir);
-    staging = join(dir, `${STAGING_PREFIX}${randomBytes(8).toString("hex")}`);
-    const stagedDir = join(staging, "new");
-    const asideDir = join(staging, "old");
-    // Private: nobody else can plant a link among the staged files while they are written.
-    await mkdir(staging, { mode: 0o700 });
-    await mkdir(stagedDir);
-    await mkdir(asideDir);
+    await removeStaleStaging(targetDir);
+    // Held open, and flat: the agent owning the target cannot redirect a staged write or removal.
+    staging = await createStagingDirectory(targetDir);
     const places: string[] = [];
-    for (const entry of manifest.files) {
-      const place = target.placeOf(entry);
-      places.push(place);
-      const path = join(stagedDir, ...place.split("/"));
-      await mkdir(dirname(path), { recursive: true });
-      const handle = await open(path, "wx", FILE_MODE);
+    for (const [index, entry] of manifest.files.entries()) {
+      places.push(target.placeOf(entry));
+      const handle = await open(`${staging.staged.path}/${index}`, "wx", FILE_MODE);
       try {
         await readSessionEntry(
           opened,
@@ -245,22 +245,24 @@ async function restoreFiles(
           signal ? { signal } : {},
         );
         if (fsync) await handle.sync();
+        // On the descriptor, never the path. Seconds as a number, not a Date: a Date would round
+        // the float and lose the millisecond.
+        await handle.utimes(entry.mtimeMs / 1000, entry.mtimeMs / 1000);
       } finally {
         await handle.close();
       }
-      // Seconds as a number, not a Date: a Date would round the float and lose the millisecond.
-      await utimes(path, entry.mtimeMs / 1000, entry.mtimeMs / 1000);
     }
     await finishSessionArchive(opened);
     throwIfAborted(signal, "restore session");
+    const { staged, aside } = staging;
     const replaced = await withSessionLock(
-      dir,
+      targetDir.path,
       manifest.sessionId,
       () =>
         swapIntoPlace({
           target: targetDir,
-          stagedDir,
-          asideDir,
+          stagedDir: staged.path,
+          asideDir: aside.path,
           paths: places,
           overwrite: options.overwrite ?? true,
           checkReplaceable: (path, existing) => assertOwnLegacyFile(manifest, path, existing),
@@ -268,7 +270,7 @@ async function restoreFiles(
         }),
       signal,
     );
-    if (fsync) await fsyncTree(dir, places);
+    if (fsync) await fsyncTree(targetDir, places);
     succeeded = true;
     return {
       directory: target.lexicalDir,
@@ -279,7 +281,7 @@ async function restoreFiles(
       replaced,
     };
   } finally {
-    if (staging) await rm(staging, { recursive: true, force: true }).catch(() => {});
+    if (staging) await staging.remove().catch(() => {});
     directory?.close();
     if (!succeeded) await removeCreatedDirectories(created, resolve(target.root));
   }

@@ -17,11 +17,14 @@ interface Step {
 export interface SwapIntoPlaceOptions {
   /** The directory the files go into, opened beneath its root (see `openDirectoryBeneath`). */
   target: OpenedDirectory;
-  /** Holds each file at its path below `target`, `/`-separated. */
+  /**
+   * Holds the file of `paths[i]` under the name `i`: flat, so that no directory of it can be
+   * swapped for a link (give it as a directory held open, see `OpenedDirectory.path`).
+   */
   stagedDir: string;
-  /** Where replaced files wait until the swap is over; the caller removes it afterwards. */
+  /** Where replaced files wait until the swap is over (held open too); the caller removes it afterwards. */
   asideDir: string;
-  /** The files to install, relative to both `stagedDir` and `target`, `/`-separated. */
+  /** The files to install, relative to `target`, `/`-separated. */
   paths: readonly string[];
   overwrite: boolean;
   /**
@@ -88,7 +91,7 @@ class Parents {
 }
 
 /**
- * Installs each staged file (`stagedDir/<path>`) at the same path below `target`, file by file:
+ * Installs each staged file (`stagedDir/<i>` for `paths[i]`) at its path below `target`, file by file:
  * directories that are missing are created, a file already there is moved into `asideDir` (with
  * `overwrite`; else CONFLICT before anything moves), and nothing else in `target` is touched, so
  * files of an existing copy that the staged set does not hold stay. A directory where a file goes
@@ -148,13 +151,13 @@ export async function swapIntoPlace(options: SwapIntoPlaceOptions): Promise<stri
         await rename(destination, aside);
         step.aside = aside;
       }
-      await installNoReplace(join(stagedDir, ...path.split("/")), destination, path);
+      await installNoReplace(join(stagedDir, String(index)), destination, path);
       step.installed = true;
     }
   } catch (err) {
-    for (const step of steps.reverse()) {
+    for (const [index, step] of [...steps.entries()].reverse()) {
       const destination = `${step.parent}/${step.name}`;
-      if (step.installed) await rename(destination, join(stagedDir, ...step.path.split("/"))).catch(() => {});
+      if (step.installed) await rename(destination, join(stagedDir, String(index))).catch(() => {});
       if (step.aside) await rename(step.aside, destination).catch(() => {});
     }
     throw err;

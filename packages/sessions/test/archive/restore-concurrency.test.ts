@@ -105,14 +105,12 @@ describe("restoreSession under concurrency and crashes", () => {
       { stdout: "ignore", stderr: "ignore" },
     );
     const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-    // Kill it once it is writing files into its staging directory.
+    // Kill it once it is writing files into its staging directory (flat: the i-th file is `new/<i>`).
     let staged = 0;
     for (let i = 0; i < 600 && staged < 5; i++) {
       await sleep(25);
       const staging = (await readdir(projectDir)).find((name) => name.startsWith(STAGING_PREFIX));
-      if (staging)
-        staged = (await readdir(join(projectDir, staging, "new", sessionId, "tool-results")).catch(() => []))
-          .length;
+      if (staging) staged = (await readdir(join(projectDir, staging, "new")).catch(() => [])).length;
     }
     child.kill("SIGKILL");
     await exited;

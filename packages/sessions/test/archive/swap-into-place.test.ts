@@ -1,5 +1,5 @@
 import { writeFileSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { openDirectoryBeneath } from "@stowage/core/fs";
 import { expectStowageError } from "@stowage/core/testing";
@@ -10,21 +10,34 @@ import { snapshotDirectory } from "../dir-snapshot.js";
 
 const base = await tempDirectory("stowage-swap-");
 
-/** A target with an old copy (`a.jsonl`, `dir/f`) and a file of its own (`dir/local`); staged `a.jsonl`, `dir/f`. */
+/** What the staged files hold, by their path below the target. */
+const NEW: Record<string, string> = {
+  "a.jsonl": "new a",
+  "dir/f": "new f",
+  "dir/new/g": "new g",
+  "link/x": "x",
+};
+
+/** Stages the files of `paths` as swapIntoPlace expects them: flat, the i-th named `i`. */
+async function stage(stagedDir: string, paths: readonly string[]): Promise<string[]> {
+  for (const [index, path] of paths.entries()) {
+    if (NEW[path] !== undefined) await writeFile(join(stagedDir, String(index)), NEW[path]);
+  }
+  return [...paths];
+}
+
+/** A target with an old copy (`a.jsonl`, `dir/f`) and a file of its own (`dir/local`); an empty staging directory. */
 async function setUp() {
   const root = await mkdtemp(join(base, "case-"));
   const targetDir = join(root, "target");
   const stagedDir = join(root, "staged");
   const asideDir = join(root, "aside");
   await mkdir(join(targetDir, "dir"), { recursive: true });
-  await mkdir(join(stagedDir, "dir", "new"), { recursive: true });
+  await mkdir(stagedDir);
   await mkdir(asideDir);
   await writeFile(join(targetDir, "a.jsonl"), "old a");
   await writeFile(join(targetDir, "dir", "f"), "old f");
   await writeFile(join(targetDir, "dir", "local"), "not in the staged set");
-  await writeFile(join(stagedDir, "a.jsonl"), "new a");
-  await writeFile(join(stagedDir, "dir", "f"), "new f");
-  await writeFile(join(stagedDir, "dir", "new", "g"), "new g");
   const target = openDirectoryBeneath(targetDir, [])!;
   onTestFinished(() => target.close());
   return { targetDir, stagedDir, asideDir, target };
@@ -38,7 +51,7 @@ describe("swapIntoPlace", () => {
       target,
       stagedDir,
       asideDir,
-      paths: ["a.jsonl", "dir/f", "dir/new/g"],
+      paths: await stage(stagedDir, ["a.jsonl", "dir/f", "dir/new/g"]),
       overwrite: true,
       onCreate: (path) => created.push(path),
     });
@@ -61,14 +74,15 @@ describe("swapIntoPlace", () => {
       target,
       stagedDir,
       asideDir,
-      paths: ["a.jsonl", "dir/new/g"],
+      paths: await stage(stagedDir, ["a.jsonl", "dir/new/g"]),
       overwrite: true,
       onCreate: () => writeFileSync(theirs, "someone else's"),
     }).catch((e: unknown) => e);
     await expectStowageError(Promise.reject(err), "CONFLICT", "FILE_APPEARED");
     expect(await readFile(theirs, "utf8")).toBe("someone else's");
     expect(await readFile(join(targetDir, "a.jsonl"), "utf8")).toBe("old a");
-    expect(await readFile(join(stagedDir, "dir", "new", "g"), "utf8")).toBe("new g");
+    // Put back where it was staged.
+    expect(await readFile(join(stagedDir, "1"), "utf8")).toBe("new g");
   });
 
   it("undoes the moves already made when a later one fails", async () => {
@@ -79,25 +93,27 @@ describe("swapIntoPlace", () => {
       target,
       stagedDir,
       asideDir,
-      paths: ["a.jsonl", "dir/f", "missing"],
+      paths: await stage(stagedDir, ["a.jsonl", "dir/f", "missing"]),
       overwrite: true,
     }).catch((e: unknown) => e);
     expect((err as NodeJS.ErrnoException).code).toBe("ENOENT");
     expect(await snapshotDirectory(targetDir)).toEqual(before);
-    expect(Object.keys(await snapshotDirectory(stagedDir)).sort()).toEqual([
-      "a.jsonl",
-      "dir",
-      "dir/f",
-      "dir/new",
-      "dir/new/g",
-    ]);
+    expect(await readdir(stagedDir)).toEqual(expect.arrayContaining(["0", "1"]));
+    expect(await readFile(join(stagedDir, "0"), "utf8")).toBe("new a");
+    expect(await readFile(join(stagedDir, "1"), "utf8")).toBe("new f");
   });
 
   it("without overwrite, an existing file is CONFLICT before anything moves", async () => {
     const { targetDir, stagedDir, asideDir, target } = await setUp();
     const before = await snapshotDirectory(targetDir);
     const error = await expectStowageError(
-      swapIntoPlace({ target, stagedDir, asideDir, paths: ["dir/new/g", "dir/f"], overwrite: false }),
+      swapIntoPlace({
+        target,
+        stagedDir,
+        asideDir,
+        paths: await stage(stagedDir, ["dir/new/g", "dir/f"]),
+        overwrite: false,
+      }),
       "CONFLICT",
     );
     expect(error.details).toEqual({ existing: ["dir/f"] });
@@ -110,7 +126,13 @@ describe("swapIntoPlace", () => {
     await writeFile(join(targetDir, "dir", "new", "g", "inside"), "kept");
     const before = await snapshotDirectory(targetDir);
     const error = await expectStowageError(
-      swapIntoPlace({ target, stagedDir, asideDir, paths: ["a.jsonl", "dir/new/g"], overwrite: true }),
+      swapIntoPlace({
+        target,
+        stagedDir,
+        asideDir,
+        paths: await stage(stagedDir, ["a.jsonl", "dir/new/g"]),
+        overwrite: true,
+      }),
       "CONFLICT",
     );
     expect(error.reason).toBe("NOT_A_FILE");
@@ -121,10 +143,14 @@ describe("swapIntoPlace", () => {
     const { targetDir, stagedDir, asideDir, target } = await setUp();
     const outside = await mkdtemp(join(base, "outside-"));
     await symlink(outside, join(targetDir, "link"));
-    await mkdir(join(stagedDir, "link"));
-    await writeFile(join(stagedDir, "link", "x"), "x");
     const linked = await expectStowageError(
-      swapIntoPlace({ target, stagedDir, asideDir, paths: ["link/x"], overwrite: true }),
+      swapIntoPlace({
+        target,
+        stagedDir,
+        asideDir,
+        paths: await stage(stagedDir, ["link/x"]),
+        overwrite: true,
+      }),
       "FORBIDDEN",
     );
     expect(linked.reason).toBe("SYMLINK_REFUSED");
@@ -137,7 +163,7 @@ describe("swapIntoPlace", () => {
         target,
         stagedDir,
         asideDir,
-        paths: ["a.jsonl", "dir/f"],
+        paths: await stage(stagedDir, ["a.jsonl", "dir/f"]),
         overwrite: true,
         checkReplaceable: async (path, existing) => {
           asked.push(`${path}: ${await readFile(existing, "utf8")}`);
