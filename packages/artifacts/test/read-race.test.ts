@@ -40,6 +40,7 @@ describe("artifact reads racing an artifacts directory swapped for a link", () =
     const swapper = startDirectorySwapper({ directory: artifactsDir, outside });
     const outcomes: Record<string, number> = {};
     let reads = 0;
+    let swaps = 0;
     try {
       const until = Date.now() + MAX_RACE_MS;
       for (; reads < MAX_READS && Date.now() < until; reads++) {
@@ -52,9 +53,13 @@ describe("artifact reads racing an artifacts directory swapped for a link", () =
         outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
       }
     } finally {
-      console.info(`${reads} reads under ${await swapper.stop()} swaps:`, outcomes);
+      swaps = await swapper.stop();
+      console.info(`${reads} reads under ${swaps} swaps:`, outcomes);
     }
     expect(outcomes[OUTSIDE] ?? 0).toBe(0);
     expect(outcomes[INSIDE] ?? 0).toBeGreaterThan(0);
+    // It raced: the swapper ran, and some reads met the link (else the test proves nothing).
+    expect(swaps).toBeGreaterThan(0);
+    expect(outcomes["FORBIDDEN/ARTIFACTS_DIR_IS_LINK"] ?? 0).toBeGreaterThan(0);
   });
 });

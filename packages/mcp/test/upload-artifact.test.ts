@@ -64,6 +64,7 @@ describe("upload_artifact in a hostile workspace", () => {
     const swapper = startDirectorySwapper({ directory: join(workspace, "sub"), outside });
     const outcomes: Record<string, number> = {};
     const hostSizes: number[] = [];
+    let swaps = 0;
     try {
       const until = Date.now() + 5_000;
       for (let calls = 0; calls < 1_000 && Date.now() < until; calls++) {
@@ -75,7 +76,7 @@ describe("upload_artifact in a hostile workspace", () => {
         }
       }
     } finally {
-      const swaps = await swapper.stop();
+      swaps = await swapper.stop();
       console.info(`upload_artifact under ${swaps} swaps:`, outcomes);
     }
     expect(hostSizes).toEqual([]);
@@ -83,6 +84,9 @@ describe("upload_artifact in a hostile workspace", () => {
     const stored = await service.listUploads(ALICE, SESSION_ID);
     for (const info of stored) expect(info.size).toBe("workspace notes\n".length);
     expect(outcomes.uploaded ?? 0).toBeGreaterThan(0);
+    // It raced: the swapper ran, and some calls met the link (else the test proves nothing).
+    expect(swaps).toBeGreaterThan(0);
+    expect(outcomes.SYMLINK_REFUSED ?? 0).toBeGreaterThan(0);
   });
 
   it("refuses the file system's root as the workspace, also behind a link", async () => {

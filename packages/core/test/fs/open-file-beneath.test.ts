@@ -229,6 +229,7 @@ describe("openFileBeneath racing a directory swapped for a link", () => {
     });
     const outcomes: Record<string, number> = {};
     let opens = 0;
+    let swaps = 0;
     try {
       const until = Date.now() + MAX_RACE_MS;
       for (; opens < MAX_OPENS && Date.now() < until; opens++) {
@@ -243,11 +244,14 @@ describe("openFileBeneath racing a directory swapped for a link", () => {
       }
     } finally {
       Atomics.store(new Int32Array(flag), 0, 1);
-      const swaps = await swapped;
+      swaps = await swapped;
       await worker.terminate();
       console.info(`${opens} opens, ${swaps} swaps:`, outcomes);
     }
     expect(outcomes[OUTSIDE] ?? 0).toBe(0);
+    // It raced: the swapper ran, and some walks met the link (else the test proves nothing).
+    expect(swaps).toBeGreaterThan(0);
+    expect(outcomes.SYMLINK_REFUSED ?? 0).toBeGreaterThan(0);
     // Only three things can happen: the workspace's file, the link refused, nothing there.
     expect(Object.keys(outcomes).every((k) => [INSIDE, "SYMLINK_REFUSED", "missing"].includes(k))).toBe(true);
     expect(outcomes[INSIDE] ?? 0).toBeGreaterThan(0);

@@ -72,14 +72,19 @@ describe("captureSession while a directory on the way is swapped for a link", ()
 
     const swapper = startDirectorySwapper({ directory: location.projectDir, outside: elsewhere });
     let result: Awaited<ReturnType<typeof race>>;
+    let swaps = 0;
     try {
       const secrets = Object.values(outside).map(sha256);
       result = await race(() => captureSession({ configDir, cwd, sessionId, codec: "gzip" }), secrets);
     } finally {
-      console.info(`Claude Code capture under ${await swapper.stop()} swaps:`, result!);
+      swaps = await swapper.stop();
+      console.info(`Claude Code capture under ${swaps} swaps:`, result!);
     }
     expect(result.leaked).toBe(0);
     expect(result.outcomes.captured ?? 0).toBeGreaterThan(0);
+    // It raced: the swapper ran, and some captures met the link (else the test proves nothing).
+    expect(swaps).toBeGreaterThan(0);
+    expect(result.outcomes.captured).toBeLessThan(Object.values(result.outcomes).reduce((a, b) => a + b, 0));
   });
 
   it("Codex: never captures the outside copy when the day folder is swapped", async () => {
@@ -94,16 +99,21 @@ describe("captureSession while a directory on the way is swapped for a link", ()
 
     const swapper = startDirectorySwapper({ directory: dayDir, outside: elsewhere });
     let result: Awaited<ReturnType<typeof race>>;
+    let swaps = 0;
     try {
       result = await race(
         () => captureSession({ agent: "codex", codexHome, sessionId, codec: "gzip" }),
         [sha256(secret)],
       );
     } finally {
-      console.info(`Codex capture under ${await swapper.stop()} swaps:`, result!);
+      swaps = await swapper.stop();
+      console.info(`Codex capture under ${swaps} swaps:`, result!);
     }
     expect(result.leaked).toBe(0);
     expect(result.outcomes.captured ?? 0).toBeGreaterThan(0);
+    // It raced: the swapper ran, and some captures met the link (else the test proves nothing).
+    expect(swaps).toBeGreaterThan(0);
+    expect(result.outcomes.captured).toBeLessThan(Object.values(result.outcomes).reduce((a, b) => a + b, 0));
   });
 
   it("refuses a project directory that is a link, however it got there (FORBIDDEN, SYMLINK_REFUSED)", async () => {
