@@ -103,7 +103,18 @@ async function setUp(options: McpHttpSessionsOptions, overrides: Partial<Stowage
   };
   /** The names of the sessions closed so far. */
   const closedNames = () => [...closed].filter(([, isClosed]) => isClosed).map(([name]) => name);
-  return { connect, initialize, closedNames };
+  /** A raw POST of `owner` without a session id: its status and its JSON-RPC error. */
+  const postWithoutSession = async (owner: string, body: unknown) => {
+    naming = "none";
+    const response = await fetchAs(owner)(URL_OF_MCP, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify(body),
+    });
+    const text = await response.text();
+    return { status: response.status, text };
+  };
+  return { connect, initialize, closedNames, postWithoutSession };
 }
 
 /** What an evicted session's client gets on its next request: the transport's 404. */
@@ -241,5 +252,38 @@ describe("a full table of Streamable HTTP sessions", () => {
     // Answered, it is idle again, and makes room.
     expect((await initialize("user:alice", "a3")).status).toBe(200);
     expect(closedNames()).toEqual(["a1"]);
+  });
+});
+
+describe("a POST that opens no session", () => {
+  const NOT_INITIALIZE: [string, unknown][] = [
+    ["a ping", { jsonrpc: "2.0", id: 7, method: "ping" }],
+    ["a tools/list", { jsonrpc: "2.0", id: 7, method: "tools/list" }],
+    ["a notification", { jsonrpc: "2.0", method: "notifications/initialized" }],
+    [
+      "an initialize whose params do not fit",
+      { jsonrpc: "2.0", id: 7, method: "initialize", params: { protocolVersion: 5, capabilities: {} } },
+    ],
+  ];
+
+  it("closes nobody's session to make room for it, in a full table or at the owner's cap", async () => {
+    const { connect, closedNames, postWithoutSession } = await setUp({
+      maxSessions: 3,
+      maxSessionsPerOwner: 2,
+    });
+    const a1 = await connect("user:alice", "a1");
+    const a2 = await connect("user:alice", "a2");
+    const b1 = await connect("user:bob", "b1");
+    // The table is full and every session idle: a new session of Carol's would close Alice's a1,
+    // a new one of Alice's her own a1. A message that opens no session closes neither.
+    for (const owner of ["user:carol", "user:alice"]) {
+      for (const [what, body] of NOT_INITIALIZE) {
+        const { status, text } = await postWithoutSession(owner, body);
+        expect(status, `${owner}: ${what}: ${text}`).toBeGreaterThanOrEqual(400);
+        expect(status, `${owner}: ${what}`).not.toBe(429);
+        expect(closedNames(), `${owner}: ${what}`).toEqual([]);
+      }
+    }
+    for (const client of [a1, a2, b1]) expect(await statusOfNextRequest(client.client)).toBe(200);
   });
 });

@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { InitializeRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { describeValue, errorBody, type JsonBudget, readJsonWithinBudget, StowageError } from "@stowage/core";
+import { describeIssues } from "../errors/issues.js";
 import type { StowageMcpServer } from "../server/create-server.js";
 import { type Admission, admit, type HeldSession, isBusy } from "./session-admission.js";
 
@@ -181,6 +183,35 @@ async function singleMessageOf(request: Request): Promise<{ parsedBody: unknown 
   return { parsedBody };
 }
 
+/**
+ * Why a POST without a session id opens no session, or undefined when it is an `initialize` whose
+ * params fit. Refused before a place is reserved: making room closes another session, and a
+ * message that opens none (a ping, an initialize the server would refuse) must close nobody's.
+ */
+function notAnInitialize(parsedBody: unknown): Response | undefined {
+  const method = (parsedBody as { method?: unknown } | null)?.method;
+  if (method !== "initialize") {
+    return jsonRpcError(
+      400,
+      -32000,
+      new StowageError(
+        "INVALID_INPUT",
+        "a request without an mcp-session-id header must be an initialize: open a session first",
+        { reason: "MCP_SESSION_REQUIRED" },
+      ),
+    );
+  }
+  const parsed = InitializeRequestSchema.safeParse(parsedBody);
+  if (parsed.success) return undefined;
+  return jsonRpcError(
+    400,
+    -32602,
+    new StowageError("INVALID_INPUT", `initialize: ${describeIssues(parsed.error.issues)}`, {
+      reason: "INVALID_PARAMS",
+    }),
+  );
+}
+
 function positiveInteger(name: string, value: number, min: number): number {
   if (!Number.isSafeInteger(value) || value < min) {
     throw new StowageError(
@@ -286,6 +317,8 @@ export function createMcpHttpSessions(options: McpHttpSessionsOptions = {}): Mcp
       if (request.method !== "POST") return sessionNotFound();
       const message = await singleMessageOf(request);
       if (message instanceof Response) return message;
+      const refused = notAnInitialize(message.parsedBody);
+      if (refused) return refused;
       let release: () => void;
       try {
         release = reserve(owner);
