@@ -4,6 +4,7 @@
 // owner holding the most. Busy: a request in flight, or the GET notification stream open.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StowageError } from "@stowage/core";
 import type { HotStateReader } from "@stowage/hot-state";
 import { tempDirectory } from "@stowage/test-support";
 import { afterEach, describe, expect, it } from "vitest";
@@ -29,6 +30,11 @@ const INITIALIZE = JSON.stringify({
   method: "initialize",
   params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
 });
+
+const INITIALIZE_HEADERS = {
+  "content-type": "application/json",
+  accept: "application/json, text/event-stream",
+};
 
 async function setUp(options: McpHttpSessionsOptions, overrides: Partial<StowageMcpServerOptions> = {}) {
   const fixture = await sessionFixture(base, overrides);
@@ -114,7 +120,21 @@ async function setUp(options: McpHttpSessionsOptions, overrides: Partial<Stowage
     const text = await response.text();
     return { status: response.status, text };
   };
-  return { connect, initialize, closedNames, postWithoutSession };
+  /** An `initialize` of `owner` whose server cannot be built (its agent session is gone): what it throws. */
+  const initializeUnbuildable = (owner: string) =>
+    sessions
+      .handle(new Request(URL_OF_MCP, { method: "POST", headers: INITIALIZE_HEADERS, body: INITIALIZE }), {
+        owner,
+        scope: SESSION_ID,
+        createServer: async () => {
+          throw new StowageError("NOT_FOUND", "no such agent session", { reason: "SESSION_NOT_FOUND" });
+        },
+      })
+      .then(
+        (response) => `answered ${response.status}`,
+        (err: unknown) => (StowageError.is(err) ? err.code : "failed"),
+      );
+  return { connect, initialize, closedNames, postWithoutSession, initializeUnbuildable };
 }
 
 /** What an evicted session's client gets on its next request: the transport's 404. */
@@ -283,6 +303,21 @@ describe("a POST that opens no session", () => {
         expect(status, `${owner}: ${what}`).not.toBe(429);
         expect(closedNames(), `${owner}: ${what}`).toEqual([]);
       }
+    }
+    for (const client of [a1, a2, b1]) expect(await statusOfNextRequest(client.client)).toBe(200);
+  });
+
+  it("closes nobody's session for an initialize whose server cannot be built (an agent session that is gone)", async () => {
+    const { connect, closedNames, initializeUnbuildable } = await setUp({
+      maxSessions: 3,
+      maxSessionsPerOwner: 2,
+    });
+    const a1 = await connect("user:alice", "a1");
+    const a2 = await connect("user:alice", "a2");
+    const b1 = await connect("user:bob", "b1");
+    for (const owner of ["user:carol", "user:alice"]) {
+      expect(await initializeUnbuildable(owner)).toBe("NOT_FOUND");
+      expect(closedNames(), owner).toEqual([]);
     }
     for (const client of [a1, a2, b1]) expect(await statusOfNextRequest(client.client)).toBe(200);
   });

@@ -284,6 +284,12 @@ export function createMcpHttpSessions(options: McpHttpSessionsOptions = {}): Mcp
   );
   sweep.unref();
 
+  /** The refusal a new session of `owner` would get now, or undefined; closes nothing. */
+  function admissionRefusal(owner: string): StowageError | undefined {
+    const admission = admit(owner, sessions.values(), opening, { maxSessions, maxPerOwner });
+    return admission.admitted ? undefined : tooMany(admission, maxSessions);
+  }
+
   /** Makes room for one more session of `owner`, or refuses; the caller must `release` the slot. */
   function reserve(owner: string): () => void {
     const admission = admit(owner, sessions.values(), opening, { maxSessions, maxPerOwner });
@@ -319,16 +325,22 @@ export function createMcpHttpSessions(options: McpHttpSessionsOptions = {}): Mcp
       if (message instanceof Response) return message;
       const refused = notAnInitialize(message.parsedBody);
       if (refused) return refused;
+      // Refused at once when the table has no place for the owner (no server is built for it);
+      // a place is reserved, which may close another session to make room, only once the server
+      // is built: one that cannot be (its agent session is gone) closes nobody's.
+      const refusal = admissionRefusal(owner);
+      if (refusal) return jsonRpcError(429, -32000, refusal);
+      const server = await createServer();
       let release: () => void;
       try {
         release = reserve(owner);
       } catch (err) {
+        await server.close().catch(() => {});
         return jsonRpcError(429, -32000, err as StowageError);
       }
       // The initialize is a request of the new session until its answer has gone out.
       let answered = () => {};
       try {
-        const server = await createServer();
         const transport = new WebStandardStreamableHTTPServerTransport({
           sessionIdGenerator: randomUUID,
           onsessioninitialized: (sessionId) => {
