@@ -48,6 +48,8 @@ describe.skipIf(!ready)(
         STOWAGE_SIGNING_SECRET: randomBytes(32).toString("hex"),
         ARTIFACT_MAX_FILE_SIZE_MB: LIMIT_MB,
         ARTIFACT_MAX_TOTAL_SIZE_MB: LIMIT_MB,
+        // Often, so that what revoked URLs wrote after a DELETE is seen to go within the test.
+        STOWAGE_SWEEP_INTERVAL_SECONDS: "1",
       } as Record<string, string>;
       // The app's default for S3: every upload hashed on completion (RGW does not check the SHA-256).
       delete env.S3_VERIFIES_UPLOAD_CHECKSUMS;
@@ -95,6 +97,36 @@ describe.skipIf(!ready)(
         maxTotalSizeBytes: number;
       };
       await expectRegisteredAgainEmpty(target, policy.maxTotalSizeBytes);
+    });
+
+    it("what a URL handed out before the DELETE writes after it, never completed nor listed, is deleted by the sweep", async () => {
+      const sessionId = `left-${randomUUID()}`;
+      const call = (base: string, path: string, init: { method?: string; json?: unknown } = {}) =>
+        callAs(a.key!, base, path, init);
+      expect((await call(a.url, "/agents/sessions", { json: { sessionId } })).status).toBe(201);
+      const body = new Uint8Array(randomBytes(RACE_FILE_BYTES));
+      const granted = await call(a.url, "/agents/artifacts/upload-url", {
+        json: {
+          agentSessionId: sessionId,
+          filename: "left.txt",
+          contentType: "text/plain",
+          fileSize: body.byteLength,
+        },
+      });
+      const grant = (await granted.json()) as { url: string; headers: Record<string, string> };
+      expect((await call(b.url, `/agents/sessions/${sessionId}`, { method: "DELETE" })).status).toBe(200);
+      // RGW takes it: a presigned PUT cannot be taken back.
+      const put = await fetch(grant.url, { method: "PUT", headers: grant.headers, body });
+      expect(put.status).toBe(200);
+      const prefix = `sessions/user/${owner}/${sessionId}/`;
+      const left = async () => {
+        const keys: string[] = [];
+        for await (const item of bucket.iterate({ prefix })) keys.push(item.key);
+        return keys;
+      };
+      const deadline = Date.now() + 20_000;
+      while ((await left()).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+      expect(await left()).toEqual([]);
     });
   },
 );

@@ -113,14 +113,15 @@ export const DEFAULT_STORES = {
     // Uploaded files that embed refs (a JSON log, a session export).
     blobRefs: ({ deployment }) =>
       scanObjectStoreForBlobRefs(needs(deployment, "uploads").store, { prefix: UPLOADS_PREFIX }),
+    // What revoked URLs wrote after their session's deletion (S3 cannot refuse it) goes at every
+    // sweep; uploads past their retention only where the deployment keeps them for a time.
     sweep: async (deployment, { signal }) => {
+      const uploads = needs(deployment, "uploads");
+      const revoked = await uploads.sweepRevokedUploads(signal ? { signal } : {});
       const olderThanDays = deployment.uploadRetentionDays;
-      if (olderThanDays === undefined) return 0;
-      const swept = await needs(deployment, "uploads").sweepUploads({
-        olderThanDays,
-        ...(signal ? { signal } : {}),
-      });
-      return swept.uploads.length;
+      if (olderThanDays === undefined) return revoked.removed;
+      const swept = await uploads.sweepUploads({ olderThanDays, ...(signal ? { signal } : {}) });
+      return revoked.removed + swept.uploads.length;
     },
   }),
 

@@ -27,6 +27,7 @@ export {
   usageSourceFromStore,
 } from "./quota-ledger.js";
 export type { CheckedQuotaListing } from "./quota-ledger-input.js";
+export type { RevokedGrantsSweep } from "./revoked-grants.js";
 export { handleUploadRequest, type UploadRequestContext } from "./upload-handler.js";
 export {
   createUploadPolicy,

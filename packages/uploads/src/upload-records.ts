@@ -57,7 +57,8 @@ export function encodeRecord(record: GrantRecord | VerifiedStamp): Uint8Array {
   return new TextEncoder().encode(JSON.stringify(record));
 }
 
-function parseJson(bytes: Uint8Array | null): Record<string, unknown> | undefined {
+/** A JSON object of Stowage's own records, or undefined when it is missing or not one. */
+export function parseJson(bytes: Uint8Array | null): Record<string, unknown> | undefined {
   if (bytes === null) return undefined;
   try {
     const value: unknown = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));

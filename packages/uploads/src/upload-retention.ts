@@ -10,7 +10,8 @@ import {
   throwIfAborted,
 } from "@stowage/core";
 import type { QuotaLedger } from "./quota-ledger.js";
-import { sessionKeyParts, sessionPrefix } from "./upload-keys.js";
+import { noteRevokedGrants } from "./revoked-grants.js";
+import { sessionKeyParts, sessionPrefix, uploadKey } from "./upload-keys.js";
 import { grantRecordExpiry } from "./upload-records.js";
 import { LANDING_GRACE_MS } from "./upload-verification.js";
 
@@ -206,12 +207,24 @@ async function deleteSession(
   let deletedObjects = 0;
   let deletedBytes = 0;
   const listedAt = new Date(ctx.now());
+  // Upload key → the latest expiry of its URLs that can still write (on S3, after this deletion).
+  const writable = new Map<string, number>();
   for await (const item of store.iterate({ prefix: scope, ...withSignal(signal) })) {
     keys.push(item.key);
-    if (sessionKeyParts(item.key)?.place.folder === "records") continue;
+    const place = sessionKeyParts(item.key)?.place;
+    if (place?.folder === "records") {
+      const expiresAt = grantRecordExpiry(place.name);
+      if (expiresAt !== undefined && expiresAt + LANDING_GRACE_MS > listedAt.getTime()) {
+        const key = uploadKey(principal, sessionId, place.filename);
+        writable.set(key, Math.max(expiresAt, writable.get(key) ?? 0));
+      }
+      continue;
+    }
     deletedObjects += 1;
     deletedBytes += item.size;
   }
+  // Noted before the records go: what those URLs write later is found by the sweep, not left.
+  await noteRevokedGrants(store, scope, writable, withSignal(signal));
   await removeAll(ctx, keys, signal);
   // The ledger forgets what was deleted, then drops what the listing did not find; an upload
   // that landed after the listing passed its place was not deleted and stays counted until

@@ -1,5 +1,6 @@
 import type { ObjectStore, OperationOptions, Principal } from "@stowage/core";
 import type { QuotaUsage } from "./quota-ledger.js";
+import type { RevokedGrantsSweep } from "./revoked-grants.js";
 import type { UploadPolicy } from "./upload-policy.js";
 import type { SessionDeletion, SweepUploadsOptions, SweepUploadsResult } from "./upload-retention.js";
 import type { DirectUploadGrant } from "./upload-verification.js";
@@ -119,6 +120,13 @@ export interface UploadService {
    * For an app's periodic sweeper.
    */
   sweepUploads(options: SweepUploadsOptions): Promise<SweepUploadsResult>;
+  /**
+   * Deletes what landed through URLs revoked by `deleteSessionUploads` where the store cannot
+   * refuse them (S3: a presigned PUT works until it expires), in sessions deleted and not listed
+   * since; returns how many uploads went. For an app's periodic sweeper, with or without a
+   * retention: until it runs, such bytes sit in the store, counted by no quota, listed nowhere.
+   */
+  sweepRevokedUploads(options?: OperationOptions): Promise<RevokedGrantsSweep>;
   /**
    * Whether an upload through a signed URL may be stored: resolves when the URL is one the service
    * handed out and has not revoked; FORBIDDEN (`UPLOAD_REVOKED`) otherwise. For a store whose

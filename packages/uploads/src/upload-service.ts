@@ -16,6 +16,7 @@ import {
 import { formatSize } from "./format-size.js";
 import { createMemoryQuotaLedger } from "./memory-quota-ledger.js";
 import { type QuotaLedger, type QuotaUsageSource, usageSourceFromStore } from "./quota-ledger.js";
+import { sweepRevokedGrants } from "./revoked-grants.js";
 import { assertUploadFilename } from "./upload-filename.js";
 import { sessionKeyParts, sessionPrefix, uploadKey, uploadRecordsPrefix } from "./upload-keys.js";
 import { checkUpload, DEFAULT_UPLOAD_POLICY, type UploadPolicy } from "./upload-policy.js";
@@ -545,6 +546,8 @@ export function createUploadService(options: UploadServiceOptions): UploadServic
     },
 
     sweepUploads: (sweepOptions) => retention.sweep(sweepOptions),
+
+    sweepRevokedUploads: (sweepOptions = {}) => sweepRevokedGrants({ store, verifier, now }, sweepOptions),
 
     checkDirectUpload: (upload, { signal } = {}) => checkGrant(ctx, upload, signal),
   } satisfies UploadService);

@@ -239,6 +239,39 @@ describe.each([
     );
   });
 
+  it("one landed in a session deleted for good, never completed nor listed, is deleted by the sweep; its note goes once the URL expired", async () => {
+    const body = text("written after the delete, then left");
+    const grant = await grantFor("left.txt", body);
+    sessions.delete("user:alice/s1");
+    await uploads.deleteSessionUploads(alice, "s1");
+    expect((await put(grant, body)).status).toBe(200);
+    expect(await storedKeys(plainFs, prefix)).toEqual([`${prefix}artifacts/left.txt`]);
+    expect(await uploads.sweepRevokedUploads()).toEqual({ removed: 1 });
+    expect(await storedKeys(plainFs, prefix)).toEqual([]);
+    // The URL can still write until it expires: the note stays, and a second landing goes too.
+    expect((await put(grant, body)).status).toBe(200);
+    expect(await uploads.sweepRevokedUploads()).toEqual({ removed: 1 });
+    expect(await storedKeys(plainFs, "revoked-uploads/")).toHaveLength(1);
+    clock += 30 * MINUTE;
+    expect(await uploads.sweepRevokedUploads()).toEqual({ removed: 0 });
+    expect(await storedKeys(plainFs)).toEqual([]);
+  });
+
+  it("the sweep leaves the uploads of the id registered again: a new URL's upload counts", async () => {
+    const old = await grantFor("notes.txt", text("old"));
+    await deleteAndRegisterAgain();
+    const body = text("the new session's notes");
+    await put(await grantFor("notes.txt", body), body);
+    await put(old, text("old"));
+    expect(await uploads.sweepRevokedUploads()).toEqual({ removed: 1 });
+    const fresh = text("again, the new session's");
+    await put(await grantFor("notes.txt", fresh), fresh);
+    expect(await uploads.sweepRevokedUploads()).toEqual({ removed: 0 });
+    expect(await uploads.listUploads(alice, "s1")).toEqual([
+      expect.objectContaining({ filename: "notes.txt", size: fresh.byteLength }),
+    ]);
+  });
+
   it("an upload of the id registered again counts, also once its URLs have expired and its records are gone", async () => {
     await deleteAndRegisterAgain();
     const body = text("the new session's");

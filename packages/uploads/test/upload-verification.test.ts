@@ -236,6 +236,8 @@ describe("uploads on a store that does not check the bound SHA-256", () => {
     expect(deleted).toEqual({ deletedObjects: 2, deletedBytes: 4 + 2 });
     expect(await storedKeys("sessions/user/alice/s1/")).toEqual([]);
     expect(await storedKeys()).toEqual([
+      // The note of the URL that can still write, for the sweep (see session-revocation.test.ts).
+      expect.stringMatching(/^revoked-uploads\/user\/alice\/s1\/\d+-[0-9a-f]{16}\.json$/),
       "sessions/user/alice/s2/artifacts/keep.png",
       "sessions/user/bob/s1/artifacts/bobs.png",
     ]);
