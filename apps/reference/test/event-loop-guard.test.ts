@@ -253,6 +253,32 @@ describe("prompts at the longest counted length do not hold the event loop", () 
   });
 });
 
+describe("a thread item of 14 MiB does not hold the event loop", () => {
+  // Valid items a client may post (the route takes up to STOWAGE_BODY_LIMIT_MB): the text is
+  // sanitized and its secrets redacted before it is stored. Redaction read `api_key=` or PEM
+  // headers repeated in time that grew with the square of their length (85 s for 400 KB), and one
+  // pass over 16 MiB of text held the loop for up to 180 ms: it now reads windows of 256 KiB, a
+  // shape at a time, in slices.
+  const OUTPUT_CHARS = 14 * 1024 * 1024;
+  const repeatedTo = (unit: string) => unit.repeat(Math.ceil(OUTPUT_CHARS / unit.length));
+  it.each([
+    ["letters", () => letters(7, OUTPUT_CHARS)],
+    ["assignments without a value", () => repeatedTo("api_key=")],
+    ["PEM headers without a footer", () => repeatedTo("-----BEGIN PRIVATE KEY----- ")],
+    ["a million secrets", () => repeatedTo("token=abc12345 ")],
+  ])("of %s: posted", async (_, output) => {
+    const body = JSON.stringify({
+      content: [{ type: "text", text: "a tool's output" }],
+      metadata: { type: "tool_result", tool: { invocation_id: "t1", is_error: false, output: output() } },
+    });
+    const watched = await whileHealthzIsProbed(() =>
+      call(`/threads/guard-job/items-${randomUUID()}/items`, { body, type: "application/json" }),
+    );
+    expect(watched.status, watched.body.slice(0, 300)).toBe(201);
+    expectLoopKeptFree(watched);
+  });
+});
+
 /** 15 MiB of JSON that is cheap to send and costly to parse. */
 const HOSTILE_JSON: [string, () => Buffer][] = [
   [

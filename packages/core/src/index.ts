@@ -52,6 +52,7 @@ export type {
   SignedRequest,
 } from "./object-store.js";
 export { assertPrincipal, type Principal } from "./principal.js";
+export { nextTurn, runInSlices, runToEnd, type Steps } from "./run-steps.js";
 export { assertSafeId, isSafeId, safeIdProblem } from "./safe-id.js";
 export { sanitizeText } from "./sanitize-text.js";
 export { assertSessionId, isSessionId } from "./session-id.js";

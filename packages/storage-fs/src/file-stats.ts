@@ -1,6 +1,6 @@
 import { lstatSync } from "node:fs";
 import { lstat } from "node:fs/promises";
-import { errnoOf } from "@stowage/core";
+import { errnoOf, nextTurn } from "@stowage/core";
 import type { FileStat, SnapshotEntry } from "./directory-snapshot.js";
 
 /** Files stat'ed synchronously before the event loop gets a turn. */
@@ -15,8 +15,6 @@ const SLOW_BATCH_MS = SYNC_BATCH;
 const ASYNC_POOL = 16;
 
 const MISSING = new Set(["ENOENT", "ENOTDIR"]);
-
-const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 const toStat = (info: { isFile(): boolean; size: number; mtimeMs: number }): FileStat | null =>
   info.isFile() ? { size: info.size, mtimeMs: info.mtimeMs } : null;
@@ -64,7 +62,7 @@ export async function statEntries(
     if (index < entries.length) {
       if (performance.now() - started > SLOW_BATCH_MS)
         return statRestConcurrently(directoryPath, entries, index, stats);
-      await yieldToEventLoop();
+      await nextTurn();
     }
   }
   return stats;

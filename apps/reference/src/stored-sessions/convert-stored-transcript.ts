@@ -1,5 +1,5 @@
 import { prepareEntryForPersistence } from "@stowage/blob-store";
-import { type Logger, sha256Hex } from "@stowage/core";
+import { type Logger, nextTurn, sha256Hex } from "@stowage/core";
 import {
   createClaudeCodeTranscriptConverter,
   createCodexRolloutConverter,
@@ -35,8 +35,6 @@ const converters: Record<TranscriptFormat, () => LineConverter> = {
 
 // An image kept inline is still shown as its placeholder; nobody needs a warning for a read.
 const quiet: Logger = { warn() {} };
-
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * Moves the line's inline images into `images` (by SHA-256) and puts their `blob:sha256:` refs in

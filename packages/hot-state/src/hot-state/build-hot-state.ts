@@ -1,4 +1,12 @@
-import { consoleLogger, describeValue, type Logger, StowageError } from "@stowage/core";
+import {
+  consoleLogger,
+  describeValue,
+  type Logger,
+  runInSlices,
+  runToEnd,
+  type Steps,
+  StowageError,
+} from "@stowage/core";
 import { type ContextBudget, resolveBudget } from "../budget/context-budget.js";
 import { type ContentRef, type HotState, HotStateSchema, parseOrThrow } from "../schemas/schemas.js";
 import {
@@ -7,7 +15,6 @@ import {
   measureTokensUpTo,
   type TokenCounter,
 } from "../tokens/token-counter.js";
-import { runInSlices, runToEnd, type Steps } from "./run-steps.js";
 import { MINIMAL_HOT_STATE_FIELDS, SHED_STEPS, type ShedItem, type ShedStep } from "./shed-steps.js";
 
 /** Options of `buildHotState`: `maxHotStateTokens` and `maxArtifactIndexEntries` of the budget apply. */

@@ -1,5 +1,5 @@
 import { createRequire } from "node:module";
-import type { Steps } from "../hot-state/run-steps.js";
+import type { Steps } from "@stowage/core";
 
 type Encoding = typeof import("gpt-tokenizer/encoding/o200k_base");
 

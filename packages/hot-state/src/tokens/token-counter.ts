@@ -1,5 +1,11 @@
-import { describeValue, type OperationOptions, StowageError } from "@stowage/core";
-import { runInSlices, runToEnd, type Steps } from "../hot-state/run-steps.js";
+import {
+  describeValue,
+  type OperationOptions,
+  runInSlices,
+  runToEnd,
+  type Steps,
+  StowageError,
+} from "@stowage/core";
 import { invalidInput } from "../schemas/schemas.js";
 import { countO200kUpTo, MAX_PIECE_CHARS } from "./o200k.js";
 

@@ -1,9 +1,9 @@
 import { Buffer } from "node:buffer";
 import { randomUUID } from "node:crypto";
-import { assertSafeId, StowageError, throwIfAborted } from "@stowage/core";
+import { assertSafeId, nextTurn, runInSlices, StowageError, throwIfAborted } from "@stowage/core";
 import { fitToBudget } from "../budget/fit-to-budget.js";
 import { assertThreadRef, localLogPathOf, type ThreadRef } from "../log/thread-layout.js";
-import { redactSecrets } from "../redact/redact-secrets.js";
+import { redactSecretsSteps } from "../redact/redact-secrets.js";
 import { MAX_ITEM_ID_LENGTH } from "../schema/item-id.js";
 import { parseThreadItem } from "../schema/parse-thread-item.js";
 import { sanitizeJsonStrings } from "../schema/sanitize-json-strings.js";
@@ -156,26 +156,34 @@ async function append(
 
 /**
  * The item as stored in full: its id (a fresh one when it has none), its author, every string
- * sanitized and, unless the feeds were told not to, every secret of a known shape redacted.
+ * sanitized and, unless the feeds were told not to, every secret of a known shape redacted (in
+ * slices that let the event loop go on: an item may be 16 MiB of text).
  */
-function fullItemOf(
+async function fullItemOf(
   ctx: FeedContext,
+  thread: ThreadRef,
   item: ThreadItem,
-  author: string | undefined,
-): ThreadItem & { id: string } {
+  options: { author: string | undefined; signal: AbortSignal | undefined },
+): Promise<ThreadItem & { id: string }> {
   if (typeof item !== "object" || item === null || Array.isArray(item)) parseThreadItem(item);
   const id: unknown = item.id === undefined ? randomUUID() : item.id;
   assertSafeId(id, "thread item id", MAX_ITEM_ID_LENGTH);
-  const { id: _given, redactions: _claimed, ...rest } = item;
+  const { id: _given, redactions: _claimed, redactions_omitted: _claimedOmitted, ...rest } = item;
   // Sanitized and redacted once, here: the full payload, the posted item and every reader see the
   // same text. A thread is shared (document 003); the worker's own log keeps what was redacted.
   const clean = sanitizeJsonStrings(rest);
-  const { value, redactions } = ctx.redactSecrets ? redactSecrets(clean) : { value: clean, redactions: [] };
+  const { value, redactions, omitted } = ctx.redactSecrets
+    ? await runInSlices(redactSecretsSteps(clean), {
+        signal: options.signal,
+        what: `post to thread ${thread.jobId}/${thread.alias}`,
+      })
+    : { value: clean, redactions: [], omitted: 0 };
   return {
     id,
     ...value,
     ...(redactions.length > 0 ? { redactions } : {}),
-    ...(author === undefined ? {} : { user_id: author }),
+    ...(omitted > 0 ? { redactions_omitted: omitted } : {}),
+    ...(options.author === undefined ? {} : { user_id: options.author }),
   } as ThreadItem & { id: string };
 }
 
@@ -212,7 +220,7 @@ export async function post(
   assertThreadRef(thread);
   const { author, signal } = optionsObject(postOptions, "post options");
   if (author !== undefined) assertSafeId(author, "author");
-  const full = fullItemOf(ctx, item, author);
+  const full = await fullItemOf(ctx, thread, item, { author, signal });
   const id = full.id;
   // Fitting validates the item too (one schema check per post), before anything is stored.
   let fitted: ThreadItem | undefined;
@@ -224,6 +232,9 @@ export async function post(
     if (!StowageError.is(err, "TOO_LARGE")) throw err;
     tooLarge = err;
   }
+  // A turn of the event loop between the costly steps of a large item (redacting, fitting,
+  // serializing 16 MiB take tens of milliseconds each), so that no request waits for all of them.
+  await nextTurn();
   const fullBytes = jsonBytes(full);
   const topic = ctx.layout.topic(thread);
   throwIfAborted(signal, `post to thread ${thread.jobId}/${thread.alias}`);

@@ -173,6 +173,8 @@ export const threadItemSchema = z.looseObject({
   redactions: z
     .array(z.object({ kind: z.string(), path: z.string(), index: z.number().int().nonnegative() }))
     .optional(),
+  /** Stamped with `redactions` when more secrets were replaced than it lists (256): how many more. */
+  redactions_omitted: z.number().int().positive().optional(),
 });
 
 export type TextContent = z.infer<typeof textContentSchema>;

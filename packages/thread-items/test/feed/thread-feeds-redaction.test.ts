@@ -64,3 +64,34 @@ describe("a thread is shared: secrets are redacted before anything of a post is 
     );
   });
 });
+
+describe("a post of many secrets", () => {
+  it("a log of 10,000 tokens is posted, every one redacted: the item lists 256 places and counts the rest", async () => {
+    // Before, every place was listed: 113,798 of them made a 14 MiB item 8 MB over its budget even
+    // cut, and the thread failed for good.
+    const store = createMemoryObjectStore();
+    const feeds = createThreadFeeds({ store });
+    const output = `${KEY_ID}\n`.repeat(10_000);
+    const posted = await feeds.post(ref, toolResultItem({ invocationId: "t1", output }));
+    expect(posted.redactions).toHaveLength(256);
+    // 10,001 in all: the brief in `content` quotes the output's first line.
+    expect(posted.redactions_omitted).toBe(10_001 - 256);
+    expect((await feeds.thread(ref))?.status).toBe("active");
+    const full = await feeds.fullItem(ref, posted.id!);
+    expect(full?.metadata).toMatchObject({
+      tool: { output: "[REDACTED:aws-access-key-id]\n".repeat(10_000) },
+    });
+    expect(await everyStoredByte(store)).not.toContain(KEY_ID);
+  });
+
+  it("a client's own redactions_omitted is dropped like its redactions", async () => {
+    const feeds = createThreadFeeds({ store: createMemoryObjectStore() });
+    const item = {
+      ...toolResultItem({ invocationId: "t1", output: "nothing secret" }),
+      redactions_omitted: 5,
+    };
+    const posted = await feeds.post(ref, item);
+    expect(posted).not.toHaveProperty("redactions_omitted");
+    expect(posted).not.toHaveProperty("redactions");
+  });
+});

@@ -1,4 +1,4 @@
-import { throwIfAborted } from "@stowage/core";
+import { throwIfAborted } from "./abort.js";
 
 /**
  * Work written as a generator that pauses (yields) between bounded steps, so that the same code
@@ -20,7 +20,8 @@ export function runToEnd<T>(steps: Steps<T>): T {
   }
 }
 
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+/** Resolves on a later turn of the event loop, after timers and I/O that were waiting. */
+export const nextTurn = (): Promise<void> => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * Runs `steps` to their end, letting the event loop go on (timers, I/O, other requests) whenever
