@@ -360,6 +360,41 @@ describe("hot-state store: the dispatcher's claim", () => {
   });
 });
 
+describe("hot-state store: a claim made while a write without a token is under way", () => {
+  it("stops that write: the claim is read again after the state is fitted, right before the put", async () => {
+    // Fitting a state may take a second; before, a write that found no claim went on to store its
+    // version after a claim made meanwhile (issue 36, item 3: seen on PostgreSQL with two processes).
+    const store = createMemoryObjectStore();
+    const { claimDispatcher, dispatcherFor, reader } = open({ store });
+    let claimed: Promise<{ token: string }> | undefined;
+    const claimingStore = {
+      ...store,
+      // The write has checked the claim (none) and looks for its version: the claim lands now.
+      async head(key: string, op?: Parameters<typeof store.head>[1]) {
+        if (key.endsWith("/000000000001.json") && claimed === undefined) {
+          claimed = claimDispatcher("s");
+          await claimed;
+        }
+        return store.head(key, op);
+      },
+    };
+    const racing = open({ store: claimingStore });
+    const err = await expectStowageError(
+      racing.dispatcherFor("s").write({ session_id: "s", objective: "written without the token" }),
+      "FORBIDDEN",
+    );
+    expect(err.reason).toBe("NOT_DISPATCHER");
+    expect(claimed).toBeDefined();
+    expect(await reader.latest("s")).toBeNull();
+    const { token } = await claimed!;
+    const written = await dispatcherFor("s", { token }).write({
+      session_id: "s",
+      objective: "the dispatcher's",
+    });
+    expect(written.version).toBe(1);
+  });
+});
+
 describe("hot-state store: hostile inputs", () => {
   const { dispatcherFor, reader } = open();
   const hostileSessionIds = [

@@ -94,6 +94,9 @@ async function writeVersion(
       `hot state session_id must be ${describeValue(sessionId)} (the session of this dispatcher), got ${describeValue(build.state.session_id)}`,
     );
   }
+  // Fitting may take a second: a claim made meanwhile must stop a write without its token, so the
+  // claim is read again right before the put (what remains is the put's own few milliseconds).
+  if (token === undefined) await assertDispatcher(ctx, sessionId, token, op);
   const { json: _json, ...fitted } = build;
   const writtenAt = ctx.now().toISOString();
   const bytes = encodeVersion({
