@@ -9,5 +9,5 @@ export const PACKAGE_BUDGETS: Record<string, { maxSourceLines?: number; maxRootR
   // Issue 28's target is 2,500 lines; 3,011 is where it stands (2026-11-29: 5,068, then 3,538, then
   // the ObjectStore metrics log, storeJson and the heuristic counter left). The budget
   // is a ratchet at today's figure, so lint fails on growth while the cut to 2,500 is still open.
-  "@stowage/hot-state": { maxSourceLines: 3_015, maxRootRuntimeExports: 40 },
+  "@stowage/hot-state": { maxSourceLines: 2_990, maxRootRuntimeExports: 40 },
 };
