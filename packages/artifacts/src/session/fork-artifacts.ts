@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { lstat, rename, rm } from "node:fs/promises";
+import { lstat, rename } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import {
   consoleLogger,
@@ -11,6 +11,7 @@ import {
 } from "@stowage/core";
 import { ensureDirectory, TEMP_FILE_PREFIX } from "@stowage/core/fs";
 import { PARTIAL_SUFFIX } from "../layout/names.js";
+import { removeTreeAt } from "../layout/remove-tree.js";
 import { copyTree } from "./copy-tree.js";
 import { checkDirectoryPath, isInside } from "./paths.js";
 
@@ -90,7 +91,7 @@ export async function forkArtifacts(
     result.copiedFiles = copied.copiedFiles;
   } catch (err) {
     if (StowageError.is(err, "ABORTED")) {
-      await rm(temp, { recursive: true, force: true }).catch(() => {});
+      await removeTreeAt(temp).catch(() => {});
       throw err;
     }
     const errno = errnoOf(err);
@@ -99,7 +100,7 @@ export async function forkArtifacts(
         ? `${to} already exists and is not an empty directory`
         : fromSystemError(err, `fork into ${to}`).message;
     warn(`nothing was copied: ${why}`);
-    await rm(temp, { recursive: true, force: true }).catch(() => {});
+    await removeTreeAt(temp).catch(() => {});
   }
   return result;
 }

@@ -4,6 +4,7 @@ import { copyFile, link, lstat, mkdir, open, rename, rm, rmdir, unlink } from "n
 import { basename, dirname, join } from "node:path";
 import { errnoOf, fromSystemError, StowageError, throwIfAborted } from "@stowage/core";
 import { ensureDirectory, fsyncDirectory, TEMP_FILE_PREFIX } from "@stowage/core/fs";
+import { removeTreeAt } from "../layout/remove-tree.js";
 import { artifactsDirFor } from "../layout/session-dir.js";
 import { copyTree } from "./copy-tree.js";
 import { checkDirectoryPath, isInside } from "./paths.js";
@@ -120,13 +121,17 @@ async function moveOntoClaim(from: string, to: string, signal: AbortSignal | und
     });
     await rename(temp, to);
   } catch (err) {
-    await rm(temp, { recursive: true, force: true }).catch(() => {});
+    await removeTreeAt(temp).catch(() => {});
     throw err;
   }
   await fsyncDirectory(dirname(to));
+  // Both trees are reachable by agents: removed without following a link swapped in meanwhile.
   return {
-    undo: () => rm(to, { recursive: true, force: true }),
-    commit: () => rm(from, { recursive: true }),
+    undo: () => removeTreeAt(to),
+    commit: async () => {
+      await lstat(from); // a source gone already is an error (ENOENT), as rm without force made it
+      await removeTreeAt(from);
+    },
   };
 }
 

@@ -11,7 +11,7 @@ import {
   StowageError,
   throwIfAborted,
 } from "@stowage/core";
-import { fsyncDirectory } from "@stowage/core/fs";
+import { fsyncDirectory, removeTreeBeneath } from "@stowage/core/fs";
 import { directoryAccessBeneath } from "../layout/directory-access.js";
 import { readDirectoryEntries } from "../layout/listing.js";
 import { artifactsDirFor } from "../layout/session-dir.js";
@@ -183,15 +183,13 @@ export function createSessionFiles(options: SessionFilesOptions): SessionFiles {
       const removal = creating.then(async () => {
         const found = (await list(signal ? { signal } : {})).filter((s) => s.sessionId === sessionId);
         if (found.length === 0) return false;
-        await sessions.use(false, async (path) => {
+        await sessions.use(false, async (path, directory) => {
           for (const session of found) {
             const name = basename(session.sessionFile);
             try {
-              // rm does not follow links: one planted at either name is removed itself.
-              await rm(`${path}/${basename(artifactsDirFor(session.sessionFile))}`, {
-                recursive: true,
-                force: true,
-              });
+              // Neither follows a link: one planted at either name, or swapped for a directory
+              // inside the artifacts while they are removed, is removed itself.
+              await removeTreeBeneath(directory, basename(artifactsDirFor(session.sessionFile)));
               await rm(`${path}/${name}`, { force: true });
             } catch (err) {
               throw fromSystemError(err, `delete session ${sessionId}`);

@@ -1,7 +1,8 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describeValue, type Logger, StowageError } from "@stowage/core";
+import { removeTreeAt } from "../layout/remove-tree.js";
 import { createInternalUrlRouter, type InternalUrlRouter } from "../urls/router.js";
 import { type ArtifactStore, createArtifactStore } from "./artifact-store.js";
 
@@ -70,7 +71,6 @@ export async function openRunArtifacts(options: RunArtifactsOptions = {}): Promi
     );
   }
   const dir = await mkdtemp(join(tempRoot ?? tmpdir(), TEMPORARY_ARTIFACTS_PREFIX));
-  return runOf(createArtifactStore({ dir, ...storeOptions }), () =>
-    rm(dir, { recursive: true, force: true }),
-  );
+  // The run's agents write into it: removed without following a link they may have swapped in.
+  return runOf(createArtifactStore({ dir, ...storeOptions }), () => removeTreeAt(dir));
 }
