@@ -1,5 +1,5 @@
 import { seededRandom } from "@stowage/core/testing";
-import { encodePng } from "@stowage/test-support";
+import { claudeReadImageFields, encodePng } from "@stowage/test-support";
 import type { SessionStoreEntry } from "../src/index.js";
 
 /**
@@ -90,7 +90,6 @@ export function claudeScreenshotSession(
   const batches: SessionStoreEntry[][] = [];
   for (let turn = 0; turn < turns; turn++) {
     const png = pngs[turn % pngs.length]!;
-    const base64 = png.toString("base64");
     const toolUseId = `toolu_01${uuid(random).replaceAll("-", "").slice(0, 22)}`;
     const messageId = `msg_01${uuid(random).replaceAll("-", "").slice(0, 22)}`;
     const file = `/workspace/app/screenshots/step-${turn % pngs.length}.png`;
@@ -116,28 +115,14 @@ export function claudeScreenshotSession(
           },
         },
       }),
-      entry({
-        type: "user",
-        message: {
-          role: "user",
-          content: [
-            {
-              tool_use_id: toolUseId,
-              type: "tool_result",
-              content: [{ type: "image", source: { type: "base64", data: base64, media_type: "image/png" } }],
-            },
-          ],
-        },
-        toolUseResult: {
-          type: "image",
-          file: {
-            base64,
-            type: "image/png",
-            originalSize: png.byteLength,
-            dimensions: { originalWidth: 1280, originalHeight: 800, displayWidth: 1280, displayHeight: 800 },
-          },
-        },
-      }),
+      entry(
+        claudeReadImageFields(toolUseId, png, {
+          originalWidth: 1280,
+          originalHeight: 800,
+          displayWidth: 1280,
+          displayHeight: 800,
+        }),
+      ),
       entry({
         type: "assistant",
         message: {

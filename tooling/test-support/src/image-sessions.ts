@@ -51,10 +51,39 @@ export interface ClaudeScreenshotSessionOptions {
 }
 
 /**
+ * The fields of the record Claude Code 2.1 writes for the result of a `Read` of an image: the image
+ * twice, as an image block of the `tool_result` in `message.content` and as
+ * `toolUseResult.file.base64` (the shapes of its transcripts, and the double copy public reports
+ * found in their 16.7 MB sessions). The caller adds the record's ids, times and session fields.
+ */
+export function claudeReadImageFields(
+  toolUseId: string,
+  png: Buffer,
+  dimensions: Record<string, number>,
+): { type: "user" } & RealRecord {
+  const base64 = png.toString("base64");
+  return {
+    type: "user",
+    message: {
+      role: "user",
+      content: [
+        {
+          tool_use_id: toolUseId,
+          type: "tool_result",
+          content: [{ type: "image", source: { type: "base64", data: base64, media_type: "image/png" } }],
+        },
+      ],
+    },
+    toolUseResult: {
+      type: "image",
+      file: { base64, type: "image/png", originalSize: png.byteLength, dimensions },
+    },
+  };
+}
+
+/**
  * A Claude Code transcript (the lines of its JSONL) of an agent that looks at screenshots with the
- * `Read` tool, in Claude Code 2.1's shapes: each read's result carries the image twice, as an
- * image block of the `tool_result` in `message.content` and as `toolUseResult.file.base64` (the
- * double copy that public reports found in their 16.7 MB sessions). Other turns run a command.
+ * `Read` tool, in Claude Code 2.1's shapes (`claudeReadImageFields`). Other turns run a command.
  */
 export function claudeScreenshotSession(options: ClaudeScreenshotSessionOptions): RealRecord[] {
   const { turns, screenshots } = options;
@@ -125,30 +154,12 @@ export function claudeScreenshotSession(options: ClaudeScreenshotSessionOptions)
       },
     });
     if (screenshot) {
-      const png = imageOf(turn);
-      const base64 = png.toString("base64");
-      push({
-        type: "user",
-        message: {
-          role: "user",
-          content: [
-            {
-              tool_use_id: toolUseId,
-              type: "tool_result",
-              content: [{ type: "image", source: { type: "base64", data: base64, media_type: "image/png" } }],
-            },
-          ],
-        },
-        toolUseResult: {
-          type: "image",
-          file: {
-            base64,
-            type: "image/png",
-            originalSize: png.byteLength,
-            dimensions: { originalWidth: options.width ?? 1024, originalHeight: options.height ?? 640 },
-          },
-        },
-      });
+      push(
+        claudeReadImageFields(toolUseId, imageOf(turn), {
+          originalWidth: options.width ?? 1024,
+          originalHeight: options.height ?? 640,
+        }),
+      );
     } else {
       const stdout = `> app@1.0.0 test\n> vitest run\n\n ✓ test/header.test.ts (${3 + turn} tests)\n\n Test Files  1 passed (1)\n      Tests  ${3 + turn} passed\n`;
       push({

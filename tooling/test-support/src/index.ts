@@ -4,6 +4,7 @@ export { filesUnder } from "./files-under.js";
 export { countTokensHeuristic } from "./heuristic-token-counter.js";
 export {
   type ClaudeScreenshotSessionOptions,
+  claudeReadImageFields,
   claudeScreenshotSession,
   realTranscriptsWithImages,
   screenshotPng,

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { seededRandom } from "@stowage/core/testing";
-import { encodePng, REAL_TRANSCRIPTS_DIR } from "@stowage/test-support";
+import { claudeReadImageFields, encodePng, REAL_TRANSCRIPTS_DIR } from "@stowage/test-support";
 
 /** A real Claude Code 2.0.76 transcript (222 lines, 2.6 MB): the text a capture is made of. */
 export const REAL_CLAUDE_TRANSCRIPT = "claude-code/session-624a4a58.jsonl";
@@ -24,12 +24,10 @@ export function noisyPng(seed: number): Buffer {
 }
 
 /**
- * The line Claude Code 2.1 writes for a `Read` of a screenshot: the image twice, as an image
- * block of the `tool_result` in `message.content` and as `toolUseResult.file.base64` (the shapes
- * of its transcripts, and the double copy public reports found).
+ * The line Claude Code 2.1 writes for a `Read` of a screenshot (test-support's
+ * `claudeReadImageFields`: the image twice).
  */
 export function readScreenshotLine(png: Buffer, turn: number): string {
-  const base64 = png.toString("base64");
   const record = {
     parentUuid: `00000000-0000-4000-8000-${String(turn).padStart(12, "0")}`,
     isSidechain: false,
@@ -37,26 +35,7 @@ export function readScreenshotLine(png: Buffer, turn: number): string {
     cwd: "/Users/user/repo",
     sessionId: "624a4a58-b34c-462d-a70d-13421c8125a8",
     version: "2.1.4",
-    type: "user",
-    message: {
-      role: "user",
-      content: [
-        {
-          tool_use_id: `toolu_01screenshot${turn}`,
-          type: "tool_result",
-          content: [{ type: "image", source: { type: "base64", data: base64, media_type: "image/png" } }],
-        },
-      ],
-    },
-    toolUseResult: {
-      type: "image",
-      file: {
-        base64,
-        type: "image/png",
-        originalSize: png.byteLength,
-        dimensions: { originalWidth: 320, originalHeight: 200 },
-      },
-    },
+    ...claudeReadImageFields(`toolu_01screenshot${turn}`, png, { originalWidth: 320, originalHeight: 200 }),
     uuid: `11111111-0000-4000-8000-${String(turn).padStart(12, "0")}`,
     timestamp: `2026-01-07T20:${String(30 + (turn % 30)).padStart(2, "0")}:00.000Z`,
   };
