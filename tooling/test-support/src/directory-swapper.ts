@@ -35,30 +35,29 @@ export interface DirectorySwapper {
   stop(): Promise<number>;
 }
 
+/** A loop running on a worker thread; `stop()` ends it and resolves with what it reported. */
+export interface WorkerLoop<T> {
+  stop(): Promise<T>;
+}
+
 /**
- * Swaps `directory` for a symbolic link to `outside` and back, in a tight loop on a worker thread,
- * until `stop()` (or `maxMs`, 30 s by default). For tests of openers that must never read through
- * a link below their root, however the path changes while they open it.
+ * Runs `source` (plain CommonJS, evaluated in a worker thread, so that it runs beside the test on
+ * another core) with `workerData` plus `flag`, a shared Int32 the loop must poll
+ * (`Atomics.load(new Int32Array(flag), 0) === 0` while it may go on) and `maxMs`, after which it
+ * must stop by itself (a test that never calls `stop()`: a failed assertion, a crash). The loop
+ * posts one message, its report, when it ends.
  */
-export function startDirectorySwapper(options: {
-  directory: string;
-  outside: string;
-  maxMs?: number;
-}): DirectorySwapper {
+export function startWorkerLoop<T>(
+  source: string,
+  workerData: Record<string, unknown>,
+  maxMs = DEFAULT_MAX_SWAP_MS,
+): WorkerLoop<T> {
   const flag = new SharedArrayBuffer(4);
-  const worker = new Worker(SWAP_LOOP, {
-    eval: true,
-    workerData: {
-      directory: options.directory,
-      outside: options.outside,
-      flag,
-      maxMs: options.maxMs ?? DEFAULT_MAX_SWAP_MS,
-    },
-  });
-  const done = new Promise<number>((resolve, reject) => {
-    worker.once("message", (swaps: number) => resolve(swaps));
+  const worker = new Worker(source, { eval: true, workerData: { ...workerData, flag, maxMs } });
+  const done = new Promise<T>((resolve, reject) => {
+    worker.once("message", (report: T) => resolve(report));
     worker.once("error", reject);
-    worker.once("exit", (code) => reject(new Error(`the swapper exited (${code}) before reporting`)));
+    worker.once("exit", (code) => reject(new Error(`the worker loop exited (${code}) before reporting`)));
   });
   // A rejection nobody awaits yet must not end the test run; stop() reports it.
   done.catch(() => {});
@@ -72,4 +71,21 @@ export function startDirectorySwapper(options: {
       }
     },
   };
+}
+
+/**
+ * Swaps `directory` for a symbolic link to `outside` and back, in a tight loop on a worker thread,
+ * until `stop()` (or `maxMs`, 30 s by default). For tests of openers that must never read through
+ * a link below their root, however the path changes while they open it.
+ */
+export function startDirectorySwapper(options: {
+  directory: string;
+  outside: string;
+  maxMs?: number;
+}): DirectorySwapper {
+  return startWorkerLoop<number>(
+    SWAP_LOOP,
+    { directory: options.directory, outside: options.outside },
+    options.maxMs,
+  );
 }

@@ -1,4 +1,9 @@
-export { type DirectorySwapper, startDirectorySwapper } from "./directory-swapper.js";
+export {
+  type DirectorySwapper,
+  startDirectorySwapper,
+  startWorkerLoop,
+  type WorkerLoop,
+} from "./directory-swapper.js";
 export { inCi, isRoot } from "./environment.js";
 export { filesUnder } from "./files-under.js";
 export { countTokensHeuristic } from "./heuristic-token-counter.js";

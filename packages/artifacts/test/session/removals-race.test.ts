@@ -5,8 +5,7 @@
 import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { Worker } from "node:worker_threads";
-import { tempDirectory } from "@stowage/test-support";
+import { startWorkerLoop, tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
 import { artifactsDirFor } from "../../src/layout/session-dir.js";
 import { createSessionFiles } from "../../src/session/session-files.js";
@@ -63,28 +62,8 @@ interface SwapCounts {
   linksRemoved: number;
 }
 
-function startSwapper(root: string, outside: string, scratch: string): { stop(): Promise<SwapCounts> } {
-  const flag = new SharedArrayBuffer(4);
-  const worker = new Worker(SWAP_LOOP, {
-    eval: true,
-    workerData: { root, outside, scratch, flag, maxMs: 30_000 },
-  });
-  const done = new Promise<SwapCounts>((resolve, reject) => {
-    worker.once("message", resolve);
-    worker.once("error", reject);
-    worker.once("exit", (code) => reject(new Error(`the swapper exited (${code}) before reporting`)));
-  });
-  done.catch(() => {});
-  return {
-    async stop() {
-      Atomics.store(new Int32Array(flag), 0, 1);
-      try {
-        return await done;
-      } finally {
-        await worker.terminate();
-      }
-    },
-  };
+function startSwapper(root: string, outside: string, scratch: string) {
+  return startWorkerLoop<SwapCounts>(SWAP_LOOP, { root, outside, scratch }, 30_000);
 }
 
 /** `root`, plus an outside directory holding the file that must survive, and the swapper's scratch. */
