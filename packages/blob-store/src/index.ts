@@ -15,6 +15,7 @@ export {
 } from "./gc/collect-garbage.js";
 export { type ScanFilesOptions, scanFilesForBlobRefs } from "./gc/file-refs.js";
 export { type ScanObjectStoreOptions, scanObjectStoreForBlobRefs } from "./gc/object-store-refs.js";
+export type { OwnerMarksLocation } from "./gc/owner-marks.js";
 export { type RefScanSource, scanBytesForBlobRefs } from "./gc/ref-scanner.js";
 export type { BlobRootSource, BlobRoots, BlobRootsOption } from "./gc/root-sources.js";
 export { scanSessionFilesForBlobRefs } from "./gc/session-file-refs.js";

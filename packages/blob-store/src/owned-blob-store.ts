@@ -28,13 +28,13 @@ export function isOwnedBlobStore(value: unknown): boolean {
  * in the same ObjectStore, marks need a prefix of their own, outside the blob store's prefix
  * and not holding it. An empty blob prefix spans every key (a sharded layout's `2d/` included).
  */
-function assertMarksApart(blobs: BlobStore, marks: ObjectStore, prefix: string): void {
+export function assertMarksApart(blobs: BlobStore, marks: ObjectStore, prefix: string, caller: string): void {
   if (marks !== blobs.objects) return;
   const blobPrefix = blobs.prefix;
   if (prefix === "" || blobPrefix === "" || prefix.startsWith(blobPrefix) || blobPrefix.startsWith(prefix)) {
     throw new StowageError(
       "INVALID_INPUT",
-      `createOwnedBlobStore: marks in the blob store's own ObjectStore need a prefix apart from the blobs' prefix (neither inside the other, neither empty), got marks prefix ${describeValue(prefix)} and blob prefix ${describeValue(blobPrefix)}; use e.g. "blob-owners/" beside "blobs/", or another ObjectStore for the marks`,
+      `${caller}: marks in the blob store's own ObjectStore need a prefix apart from the blobs' prefix (neither inside the other, neither empty), got marks prefix ${describeValue(prefix)} and blob prefix ${describeValue(blobPrefix)}; use e.g. "blob-owners/" beside "blobs/", or another ObjectStore for the marks`,
     );
   }
 }
@@ -83,7 +83,7 @@ export function createOwnedBlobStore(options: OwnedBlobStoreOptions): OwnedBlobS
   }
   assertSafeId(owner, "owner");
   assertKeyDirectoryPrefix(prefix);
-  assertMarksApart(blobs, marks, prefix);
+  assertMarksApart(blobs, marks, prefix, "createOwnedBlobStore");
   const ownerPrefix = `${prefix}${owner}/`;
   const markKey = (hashOrRef: string) => `${ownerPrefix}${toBlobHash(hashOrRef)}`;
   const owns = async (hashOrRef: string, opts: OperationOptions) =>

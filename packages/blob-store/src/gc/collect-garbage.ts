@@ -12,6 +12,7 @@ import {
   removeStaleStaging,
   removeStaleTouchRecords,
 } from "./gc-steps.js";
+import { type OwnerMarksLocation, ownerMarksLocations, removeStaleOwnerMarks } from "./owner-marks.js";
 import { type BlobRootsOption, readRoots, rootSources } from "./root-sources.js";
 
 /** Blobs younger than this are never collected: a writer may not have persisted its ref yet. */
@@ -44,6 +45,12 @@ export interface CollectGarbageOptions {
   timestampSlackMs?: number;
   /** Staging objects of streamed puts younger than this are kept. Default 1 hour. */
   stagingGraceMs?: number;
+  /**
+   * Where owned views (`createOwnedBlobStore`) over `blobs` keep their marks: each view's `marks`
+   * store and `prefix`. The marks of blobs that are gone (deleted by this run or some other way)
+   * are removed, so that a mark never outlives its bytes. Default: none looked at.
+   */
+  ownerMarks?: readonly OwnerMarksLocation[];
   /** Report what would be deleted without deleting (or moving) anything. Default false. */
   dryRun?: boolean;
   /** Called as the run goes (a progress bar): each blob scanned, each candidate decided. */
@@ -82,6 +89,8 @@ export interface GarbageCollectionReport {
   staleStaging: number;
   /** Touch records (stores whose move restamps) of blobs that are gone, removed. */
   staleTouchRecords: number;
+  /** Owners' marks (`ownerMarks`) of blobs that are gone, removed. */
+  staleOwnerMarks: number;
   /** Distinct hashes the roots referenced (first reading). */
   rootRefs: number;
   /** Distinct hashes each named root source gave (first reading). */
@@ -140,6 +149,8 @@ function openRun(options: CollectGarbageOptions): GcRun {
     // Declared by the store, not probed: where it is false (S3's move is a copy, or a store that
     // does not say) writers leave touch records, and those are the check.
     keepsTimestamps: blobs.objects.capabilities.moveKeepsLastModified,
+    ownerMarks: ownerMarksLocations(options.ownerMarks, blobs),
+    deletedHashes: new Set(),
     progress: onProgress
       ? (step, done, total) => onProgress(total === undefined ? { step, done } : { step, done, total })
       : () => {},
@@ -154,6 +165,7 @@ function openRun(options: CollectGarbageOptions): GcRun {
       recovered: 0,
       staleStaging: 0,
       staleTouchRecords: 0,
+      staleOwnerMarks: 0,
       rootRefs: 0,
       rootRefsBySource: {},
       durationMs: 0,
@@ -177,6 +189,9 @@ function openRun(options: CollectGarbageOptions): GcRun {
  *    is young (`put` writes one after its write or its comparison, then checks the blob is still
  *    in place). Only the others are deleted, with their records. Anything not yet decided when
  *    the run fails is put back.
+ *
+ * Then abandoned staging objects, touch records and owners' marks (`ownerMarks`) of blobs that
+ * are gone are removed.
  */
 export async function collectGarbage(options: CollectGarbageOptions): Promise<GarbageCollectionReport> {
   const run = openRun(options);
@@ -196,6 +211,7 @@ export async function collectGarbage(options: CollectGarbageOptions): Promise<Ga
 
   await removeStaleStaging(run);
   await removeStaleTouchRecords(run, touchRecords, scanned);
+  await removeStaleOwnerMarks(run, scanned);
   report.durationMs = Date.now() - run.started;
   return report;
 }

@@ -1,6 +1,7 @@
 import { isSha256Hex, type ObjectStore, StowageError, throwIfAborted } from "@stowage/core";
 import type { BlobInfo, BlobStore } from "../blob-store.js";
 import type { GarbageCollectionProgress, GarbageCollectionReport } from "./collect-garbage.js";
+import type { OwnerMarks } from "./owner-marks.js";
 import { type BlobRootSource, readRoots } from "./root-sources.js";
 
 // The steps of one garbage collection (`collectGarbage` runs them in order), each over the run.
@@ -26,6 +27,10 @@ export interface GcRun {
   isYoung(lastModified: Date): boolean;
   /** The store's move keeps timestamps; else puts leave touch records (see blob-writes.ts). */
   keepsTimestamps: boolean;
+  /** Where owned views keep their marks (`ownerMarks`): the marks of deleted blobs go too. */
+  ownerMarks: readonly OwnerMarks[];
+  /** Blobs this run deleted (in a dry run: would delete). */
+  deletedHashes: Set<string>;
   report: GarbageCollectionReport;
   /** The caller's `onProgress`, or nothing. */
   progress(step: GarbageCollectionProgress["step"], done: number, total?: number): void;
@@ -122,6 +127,7 @@ export async function countDryRun(run: GcRun, candidates: readonly BlobInfo[]): 
     else {
       report.deleted++;
       report.deletedBytes += current.size;
+      run.deletedHashes.add(candidate.hash);
     }
   }
   run.progress("collect", candidates.length, candidates.length);
@@ -167,6 +173,7 @@ async function decide(run: GcRun, entry: AsideBlob, second: Roots): Promise<void
   if (!run.keepsTimestamps) await objects.delete(run.touchRecordPrefix + entry.blob.hash, { signal });
   report.deleted++;
   report.deletedBytes += info.size;
+  run.deletedHashes.add(entry.blob.hash);
 }
 
 /** Steps 4 and 5; anything undecided when they fail is put back. */

@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type BlobStore, createBlobStore } from "../../src/blob-store.js";
 import { collectGarbage } from "../../src/gc/collect-garbage.js";
 import type { Hook } from "../hooked-store.js";
+import { describeOwnerMarkCases } from "../owner-mark-cases.js";
 import { describeRestampingRaces } from "../restamping-race-cases.js";
 
 // The S3 store's move is CopyObject (a new Last-Modified) then DeleteObject, so the protocol's
@@ -59,6 +60,16 @@ describeRestampingRaces("garbage collection racing writers on S3 (Ceph RGW)", {
     };
   },
   // RGW's HEAD reports whole seconds: the default slack covers it, and a candidate must be older.
+  settleMs: 2100,
+  gc: { graceMs: 0 },
+});
+
+describeOwnerMarkCases("owner marks of collected blobs on S3 (Ceph RGW)", {
+  ...(env.ready ? {} : { skip: env.reason }),
+  async create() {
+    const store = rgwStore();
+    return { store, destroy: () => emptyStore(store) };
+  },
   settleMs: 2100,
   gc: { graceMs: 0 },
 });
