@@ -42,11 +42,6 @@ export type {
   PromptWarning,
   PromptWarningKind,
 } from "./metrics-log/prompt-metrics-entry.js";
-export {
-  type MeasureSummary,
-  type PromptMetricsSummary,
-  summarizePromptMetrics,
-} from "./metrics-log/summarize-prompt-metrics.js";
 export type {
   ContentKind,
   ContentProducer,

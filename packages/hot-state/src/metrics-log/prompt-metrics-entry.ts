@@ -10,14 +10,6 @@ import { parseOrThrow } from "../schemas/schemas.js";
  */
 export const promptMetricsCount = z.int().min(0).max(2_147_483_647);
 
-/** What a prompt warning is about, in the order summaries list them. */
-export const PROMPT_WARNING_KINDS = [
-  "hot_state_tokens",
-  "artifact_index_entries",
-  "prompt_tokens",
-  "budget_violations",
-] as const;
-
 const RecordSchema = z.object({
   type: z.literal("prompt_metrics"),
   session: z.string(),
@@ -35,7 +27,7 @@ const RecordSchema = z.object({
   budget_ok: z.boolean(),
 });
 const WarningSchema = z.object({
-  kind: z.enum(PROMPT_WARNING_KINDS),
+  kind: z.enum(["hot_state_tokens", "artifact_index_entries", "prompt_tokens", "budget_violations"]),
   message: z.string(),
   value: z.number(),
   threshold: z.number(),
@@ -63,7 +55,7 @@ export const PromptMetricsEntrySchema = z.object({
 /** One model call, as a JSON log record (`est_tokens` is `null` when the counter failed). */
 export type PromptMetricsRecord = z.infer<typeof RecordSchema>;
 /** What a prompt warning is about. */
-export type PromptWarningKind = (typeof PROMPT_WARNING_KINDS)[number];
+export type PromptWarningKind = PromptWarning["kind"];
 /** A limit approached or passed by one prompt; `threshold` is the value above which it is raised. */
 export type PromptWarning = z.infer<typeof WarningSchema>;
 /**

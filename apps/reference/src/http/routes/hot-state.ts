@@ -6,13 +6,13 @@ import {
   type HotStateVersion,
   measurePrompt,
   promptBudget,
-  summarizePromptMetrics,
   type TokenCounter,
 } from "@stowage/hot-state";
 import { Hono } from "hono";
 import { type AppContext, type AppEnv, integerQuery, jsonBody } from "../context.js";
 import { HOT_STATE_JSON_BODY, PROMPT_METRICS_JSON_BODY } from "../limits.js";
 import { dispatcherTokenOf } from "./dispatcher-token.js";
+import { summarizePromptMetrics } from "./prompt-metrics-summary.js";
 
 /** The limits and warning levels `measurePrompt` uses by default, for drawing them. */
 const { limits: BUDGET, warningLevels: WARNING_LEVELS } = promptBudget();

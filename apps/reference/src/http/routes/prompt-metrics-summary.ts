@@ -1,8 +1,4 @@
-import {
-  PROMPT_WARNING_KINDS,
-  type PromptMetricsEntry,
-  type PromptWarningKind,
-} from "./prompt-metrics-entry.js";
+import type { PromptMetricsEntry, PromptWarningKind } from "@stowage/hot-state";
 
 /** Largest and 95th-percentile (nearest-rank) value of one measure over a session's turns (`null` without any). */
 export interface MeasureSummary {
@@ -10,7 +6,7 @@ export interface MeasureSummary {
   p95: number | null;
 }
 
-/** What a session's metrics add up to. */
+/** What a page of a session's metrics adds up to: the `summary` of the prompt-metrics route. */
 export interface PromptMetricsSummary {
   turns: number;
   hs_tokens: MeasureSummary;
@@ -35,10 +31,13 @@ function summarize(values: number[]): MeasureSummary {
 
 /** Sums up a session's series: max and p95 hot-state and prompt tokens, violations, turns over each warning threshold. */
 export function summarizePromptMetrics(entries: readonly PromptMetricsEntry[]): PromptMetricsSummary {
-  const over = Object.fromEntries(PROMPT_WARNING_KINDS.map((kind) => [kind, 0])) as Record<
-    PromptWarningKind,
-    number
-  >;
+  // Every kind, in the order hot-state reports them, so that a kind no turn raised shows 0.
+  const over: Record<PromptWarningKind, number> = {
+    hot_state_tokens: 0,
+    artifact_index_entries: 0,
+    prompt_tokens: 0,
+    budget_violations: 0,
+  };
   for (const entry of entries) {
     for (const kind of new Set(entry.warnings.map((warning) => warning.kind))) over[kind]++;
   }
