@@ -8,7 +8,12 @@ import {
   type OperationOptions,
   StowageError,
 } from "@stowage/core";
-import { type ContentKind, type ContentRecord, ContentRecordSchema } from "../schemas/schemas.js";
+import {
+  type ContentKind,
+  type ContentRecord,
+  ContentRecordSchema,
+  invalidInput,
+} from "../schemas/schemas.js";
 import { decodeUtf8 } from "../text/utf8.js";
 import type { ContentListOptions, ContentListPage, ContentWithRecord } from "./content-registry.js";
 import type { createRecordKeys } from "./record-keys.js";
@@ -183,12 +188,10 @@ export async function listRecords(
   opts: ContentListOptions = {},
 ): Promise<ContentListPage> {
   const { limit = 100, signal } = opts;
-  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_CONTENT_LIST_LIMIT) {
-    throw new StowageError(
-      "INVALID_INPUT",
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_CONTENT_LIST_LIMIT)
+    throw invalidInput(
       `limit must be an integer from 1 to ${MAX_CONTENT_LIST_LIMIT}, got ${describeValue(limit)}`,
     );
-  }
   // One records page per registry page: the records store's cursor is opaque (Postgres
   // encodes it), so a registry page ends where a store page ends.
   const page = await ctx.records.list({ prefix: ctx.keys.prefix, cursor: opts.cursor, limit, signal });

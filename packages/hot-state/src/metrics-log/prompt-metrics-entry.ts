@@ -1,8 +1,8 @@
-import { assertSafeId, describeValue, type OperationOptions, StowageError } from "@stowage/core";
+import { assertSafeId, describeValue, type OperationOptions } from "@stowage/core";
 import { z } from "zod";
 import { BUDGET_FIELDS, type BudgetField } from "../budget/context-budget.js";
 import type { PromptMetrics } from "../metrics/prompt-metrics.js";
-import { parseOrThrow } from "../schemas/schemas.js";
+import { invalidInput, parseOrThrow } from "../schemas/schemas.js";
 
 /**
  * A count of a `prompt_metrics` record: at most 2^31 − 1 (PostgreSQL's `integer`), so that every
@@ -109,18 +109,11 @@ export function promptMetricsSeriesWindow(
   options: PromptMetricsSeriesOptions = {},
 ): PromptMetricsSeriesWindow {
   const { afterTurn = 0, limit = Number.POSITIVE_INFINITY } = options ?? {};
-  for (const [name, value, least] of [
-    ["afterTurn", afterTurn, 0],
-    ["limit", limit, 1],
-  ] as const) {
-    if (name === "limit" && value === Number.POSITIVE_INFINITY) continue;
-    if (!Number.isSafeInteger(value) || value < least) {
-      throw new StowageError(
-        "INVALID_INPUT",
-        `${name} must be a whole number ≥ ${least}, got ${describeValue(value)}`,
-      );
-    }
-  }
+  const notWhole = (name: string, value: unknown, least: number) =>
+    invalidInput(`${name} must be a whole number ≥ ${least}, got ${describeValue(value)}`);
+  if (!Number.isSafeInteger(afterTurn) || afterTurn < 0) throw notWhole("afterTurn", afterTurn, 0);
+  if (limit !== Number.POSITIVE_INFINITY && (!Number.isSafeInteger(limit) || limit < 1))
+    throw notWhole("limit", limit, 1);
   return { afterTurn, limit };
 }
 

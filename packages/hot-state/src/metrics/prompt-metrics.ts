@@ -89,14 +89,6 @@ export function promptBudget(budget?: Partial<ContextBudget>): PromptBudget {
   return Object.freeze({ limits, warningLevels });
 }
 
-const USAGE_NAMES: Readonly<Record<BudgetField, string>> = {
-  maxHotStateTokens: "hotStateTokens",
-  maxArtifactIndexEntries: "artifactIndexEntries",
-  maxPromptTokens: "promptTokens",
-  maxRagChunks: "ragChunks",
-  maxInlineArtifactChars: "inlineArtifactChars",
-};
-
 /**
  * The violation of `field` by what `measure` returns, or null within the limit. Fails closed: a
  * measure that throws or is not a non-negative integer is a violation of kind `unmeasurable`.
@@ -110,7 +102,8 @@ function violationOf(field: BudgetField, limit: number, measure: () => unknown):
   } catch (err) {
     problem = `the measure threw: ${err instanceof Error ? err.message : describeValue(err)}`;
   }
-  const usage = USAGE_NAMES[field];
+  // What the limit bounds, named as the field without its `max`: `maxRagChunks` bounds `ragChunks`.
+  const usage = `${field[3]!.toLowerCase()}${field.slice(4)}`;
   if (problem) {
     const message = `${usage} could not be measured (${problem}); ${field} (${limit}) counts as violated`;
     return { field, limit, actual: null, kind: "unmeasurable", message };

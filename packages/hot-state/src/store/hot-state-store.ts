@@ -2,12 +2,13 @@ import {
   assertKeyDirectoryPrefix,
   assertSafeId,
   consoleLogger,
+  describeValue,
   type ObjectStore,
   type OperationOptions,
+  StowageError,
 } from "@stowage/core";
 import type { BuildHotStateOptions } from "../hot-state/build-hot-state.js";
 import type { HotState } from "../schemas/schemas.js";
-import { assertAtomicStore } from "./atomic-store.js";
 import {
   assertTokenShape,
   type ClaimHolding,
@@ -112,6 +113,28 @@ export interface HotStateStore {
    * only with its claim's `token` (FORBIDDEN `NOT_DISPATCHER`, nothing deleted), the claim last.
    */
   deleteSession(sessionId: string, options?: HotStateClaimOptions): Promise<void>;
+}
+
+/**
+ * Throws INVALID_INPUT unless `store` is an ObjectStore whose create-only puts are atomic. The
+ * store settles competing dispatchers with create-only puts alone; on a store where two of them
+ * can both "create" a key (S3 without conditional writes), the loser's write would silently
+ * replace the winner's instead of getting CONFLICT. Reason `NOT_ATOMIC_STORE` when the store says
+ * it is not atomic.
+ */
+function assertAtomicStore(store: ObjectStore, who: string): void {
+  if (!store || typeof store.put !== "function") {
+    throw new StowageError("INVALID_INPUT", `${who} needs an ObjectStore, got ${describeValue(store)}`);
+  }
+  if (store.capabilities?.atomicCreateOnly !== true) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `${who} needs an ObjectStore whose create-only puts are atomic (capabilities.atomicCreateOnly); ` +
+        `${describeValue(store.name)} is not, so two writers could overwrite each other. ` +
+        "On S3, enable conditional writes.",
+      { reason: "NOT_ATOMIC_STORE" },
+    );
+  }
 }
 
 async function deleteSession(ctx: StoreContext, sessionId: string, token: unknown, op: OperationOptions) {
