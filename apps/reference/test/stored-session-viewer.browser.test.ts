@@ -47,6 +47,7 @@ describe.skipIf(!browserReady.ready || !real.present)(
     let browser: Browser;
     let page: Page;
     let stored: Awaited<ReturnType<typeof storeRealSessions>>;
+    let alice: string;
     const pageErrors: string[] = [];
 
     const open = async (session: StoredRealSession) => {
@@ -73,7 +74,7 @@ describe.skipIf(!browserReady.ready || !real.present)(
 
     beforeAll(async () => {
       app = await startTestApp();
-      const alice = await app.keyFor({ kind: "user", id: "alice" });
+      alice = await app.keyFor({ kind: "user", id: "alice" });
       stored = await storeRealSessions(app, alice, real);
       browser = await launchChromium();
       const context = await browser.newContext({
@@ -129,8 +130,26 @@ describe.skipIf(!browserReady.ready || !real.present)(
     });
 
     it("opens a Claude Code session: its record, its files, its main transcript with the tool calls folded", async () => {
+      // A follow-up run's read of it: the request's last restore.
+      const { requestId } = stored.withSubagent;
+      const restoreRead = await app.call(`/requests/${requestId}/session-blobs/latest?format=raw`, {
+        key: alice,
+      });
+      expect(restoreRead.status).toBe(200);
+      await restoreRead.arrayBuffer();
       await open(stored.withSubagent);
       expect(await page.locator(".stored-record .agent-type").textContent()).toBe("claude-code");
+      // The last capture (when, by which agent and version, files, sizes) and the last restore.
+      const activity = page.locator(".stored-activity");
+      await activity.waitFor();
+      expect(await activity.locator(".last-capture").textContent()).toMatch(
+        new RegExp(
+          `^Captured .+ by claude-code( [\\w.+-]+)?: ${stored.withSubagent.files.size} files, [\\d.]+ (B|KiB|MiB) \\([\\d.]+ (B|KiB|MiB) stored\\) in [\\d.]+ s$`,
+        ),
+      );
+      expect(await activity.locator(".last-restore").textContent()).toMatch(
+        new RegExp(`^last restored .+ \\(${stored.withSubagent.files.size} files in [\\d.]+ s\\)$`),
+      );
       expect(
         await page
           .locator(".stored-files li")

@@ -155,6 +155,12 @@ async function aliceSees() {
     session: await body(`/sessions/${sessionId}`),
     artifact: await status(`/sessions/${sessionId}/artifact/0`),
     sessionBlob: await body(`/requests/${requestId}/session-blobs/latest`),
+    // Her last capture (her reads of latest above change her last restore, so it is not compared).
+    captured: (
+      await json<{ lastCapture: unknown }>(
+        await app.call(`/requests/${requestId}/session-blobs/activity`, { key: alice }),
+      )
+    ).lastCapture,
     thread: (await json<{ entries: unknown[] }>(await app.call(thread, { key: alice }))).entries.length,
     full: await status(`${thread}/items/${itemId}/full`),
     blob: await status(`/blobs/${blobHash}`),
@@ -258,6 +264,12 @@ const ROUTES: Record<string, [why: string, attempt: () => Attempt][]> = {
     [
       "read it raw",
       () => ({ method: "GET", path: `/requests/${requestId}/session-blobs/latest?format=raw` }),
+    ],
+  ],
+  "GET /requests/:requestId/session-blobs/activity": [
+    [
+      "read when her session was captured and restored",
+      () => ({ method: "GET", path: `/requests/${requestId}/session-blobs/activity` }),
     ],
   ],
   "DELETE /requests/:requestId/session-blobs": [

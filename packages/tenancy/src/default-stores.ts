@@ -13,6 +13,7 @@ import { bindAgentsSessions } from "./bound-agents-sessions.js";
 import { bindSessionBlobs } from "./bound-session-blobs.js";
 import { bindUploads } from "./bound-uploads.js";
 import { agentSessionsOf } from "./shared/agent-sessions.js";
+import { SESSION_ACTIVITY_PREFIX, sessionActivityOf } from "./shared/session-activity.js";
 import { type Deployment, defineStore } from "./store-definition.js";
 
 /** A store that needs a part of the deployment it was not given fails at once, naming it. */
@@ -49,8 +50,8 @@ const UPLOADS_PREFIX = "sessions/";
  * The stores every principal of a Stowage deployment has, one row each, in the order a session's
  * deletion goes through them: hot state first (a claimed session is deleted only by its
  * dispatcher, before anything else changes), then its uploads (their URLs revoked), threads,
- * prompt metrics, stored sessions, LangGraph checkpoints, OpenAI Agents sessions and session
- * files. Pass `{ ...DEFAULT_STORES, mine }` to `createStowage` to add a store: it is then opened
+ * prompt metrics, stored sessions, their capture/restore activity, LangGraph checkpoints, OpenAI
+ * Agents sessions and session files. Pass `{ ...DEFAULT_STORES, mine }` to `createStowage` to add a store: it is then opened
  * for every principal, deleted with every session and read as a root by garbage collection, with
  * no other change.
  */
@@ -157,6 +158,21 @@ export const DEFAULT_STORES = {
     // Every owner's archives, read decompressed.
     blobRefs: ({ deployment }) => sessionBlobRefs(needs(deployment, "sessionBlobs")),
     sweep: (deployment) => needs(deployment, "sessionBlobs").deleteExpired(),
+  }),
+
+  /**
+   * The last capture and the last restore of each request's stored session (ids, agent, counts,
+   * sizes, duration): what the app's activity route and viewer show.
+   */
+  sessionActivity: defineStore({
+    prefix: SESSION_ACTIVITY_PREFIX,
+    open: ({ deployment, principal }) =>
+      sessionActivityOf(deployment.shared, SESSION_ACTIVITY_PREFIX, principal),
+    // Every record naming the session, whatever request it was for.
+    deleteSession: (activity, sessionId, { signal }) =>
+      activity.deleteForSession(sessionId, signal ? { signal } : {}),
+    // Ids and numbers, never content.
+    blobRefs: "none",
   }),
 
   /**

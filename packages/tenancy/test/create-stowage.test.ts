@@ -145,6 +145,21 @@ describe("deleteSession", () => {
           blob: await compressChunks("gzip", [text("{}\n")]),
           rawSizeBytes: 3,
         });
+        // Its capture recorded under a request of its own, and a restore under another.
+        const entry = { sessionId: id, agent: "claude-code", fileCount: 1, rawBytes: 3, storedBytes: 3 };
+        const at = new Date().toISOString();
+        await tenant.sessionActivity.record("capture", {
+          ...entry,
+          requestId: `cap-${id}`,
+          durationMs: 1,
+          at,
+        });
+        await tenant.sessionActivity.record("restore", {
+          ...entry,
+          requestId: `res-${id}`,
+          durationMs: 1,
+          at,
+        });
         await tenant.agentSessions.create(id);
         await uploadStore.put(`sessions/${principal.kind}/${principal.id}/${id}/session.json`, text("{}"));
       }
@@ -158,6 +173,7 @@ describe("deleteSession", () => {
         threads: 1,
         promptMetrics: undefined,
         sessionBlobs: 1,
+        sessionActivity: 2,
         langgraphCheckpoints: undefined,
         openaiAgentsSessions: false,
         agentSessions: true,
@@ -172,6 +188,16 @@ describe("deleteSession", () => {
     expect(await tenant.hotState.reader.latest(other)).not.toBeNull();
     expect(await stowage.tenant(bob).hotState.reader.latest(sessionId)).not.toBeNull();
     expect(await stowage.tenant(bob).sessionBlobs.getBySessionId(sessionId)).not.toBeNull();
+    expect(await tenant.sessionActivity.read(`cap-${sessionId}`)).toEqual({
+      lastCapture: null,
+      lastRestore: null,
+    });
+    expect((await tenant.sessionActivity.read(`cap-${other}`)).lastCapture).toMatchObject({
+      sessionId: other,
+    });
+    expect((await stowage.tenant(bob).sessionActivity.read(`res-${sessionId}`)).lastRestore).toMatchObject({
+      sessionId,
+    });
     expect(await readdir(join(uploadStore.root, "sessions/user/bob"))).toHaveLength(2);
     await expectStowageError(stowage.deleteSession(alice, sessionId), "NOT_FOUND", "SESSION_NOT_FOUND");
   });
@@ -255,6 +281,7 @@ describe("a deployment without a part a store needs", () => {
     expect((await stowage.deleteSession(alice, sessionId)).deleted).toEqual({
       hotState: undefined,
       threads: 0,
+      sessionActivity: 0,
       langgraphCheckpoints: undefined,
       openaiAgentsSessions: false,
       agentSessions: false,

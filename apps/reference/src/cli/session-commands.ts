@@ -12,6 +12,7 @@ import {
 import { jsonOption, printResult } from "./output.js";
 import { addPrincipalOptions, type PrincipalOptions, requiredPrincipal } from "./principal-option.js";
 import { withElapsedLine } from "./progress.js";
+import { recordSessionActivity } from "./session-activity.js";
 import { listSessionsCommand, registerSessionCommand } from "./session-registry-commands.js";
 import { storedSessionsCommand } from "./session-stored-command.js";
 
@@ -121,6 +122,7 @@ function captureCommand(context: CommandContext): Command {
           PrincipalOptions & { session: string; request: string; format: CaptureFormat; json?: boolean },
       ) => {
         const principal = requiredPrincipal(options);
+        const startedAt = performance.now();
         const { captureSession } = await import("@stowage/sessions");
         const sessionId = options.session;
         const opencode =
@@ -153,6 +155,16 @@ function captureCommand(context: CommandContext): Command {
             requestId: options.request,
             ...captured,
             agentType: captured.agent,
+          });
+          await recordSessionActivity(context, principal, "capture", {
+            sessionId: record.sessionId,
+            requestId: record.requestId,
+            agent: record.agentType,
+            versionSource: captured.manifest,
+            fileCount: captured.manifest.files.length,
+            rawBytes: record.rawSizeBytes,
+            storedBytes: record.storedBytes,
+            startedAt,
           });
           printResult(
             context,
@@ -200,6 +212,7 @@ function restoreCommand(context: CommandContext): Command {
         options: LocationOptions & AgentOptions & PrincipalOptions & { request: string; json?: boolean },
       ) => {
         const principal = requiredPrincipal(options);
+        const startedAt = performance.now();
         const { restoreSession } = await import("@stowage/sessions");
         await readSessionBlobs(context, async ({ sessionBlobs, ownerOf, where: stored }) => {
           const latest = await sessionBlobs?.getLatestForRequest(ownerOf(principal), options.request);
@@ -233,6 +246,16 @@ function restoreCommand(context: CommandContext): Command {
               }),
             ),
           );
+          await recordSessionActivity(context, principal, "restore", {
+            sessionId: latest.sessionId,
+            requestId: latest.requestId,
+            agent: restored.agent,
+            versionSource: restored,
+            fileCount: restored.files.length,
+            rawBytes: latest.rawSizeBytes,
+            storedBytes: latest.storedBytes,
+            startedAt,
+          });
           const where = restored.directory ?? "OpenCode's database (opencode import)";
           printResult(
             context,

@@ -18,6 +18,7 @@ import { blobRoutes } from "./routes/blobs.js";
 import { contextRoutes } from "./routes/context.js";
 import { hotStateRoutes } from "./routes/hot-state.js";
 import { mcpRoutes } from "./routes/mcp.js";
+import { sessionActivityRoutes } from "./routes/session-activity.js";
 import { sessionBlobListingRoutes } from "./routes/session-blob-listing.js";
 import { sessionBlobRoutes } from "./routes/session-blobs.js";
 import { storedSessionReaderRoutes } from "./routes/stored-session-reader.js";
@@ -73,7 +74,8 @@ export function createHttpApp(services: Services, log: RequestLogger, drain: Dra
   );
   app.route("/", agentSessionDeletionRoutes(services)); // before the upload API's /agents/* handler
   app.route("/", uploadRoutes(services));
-  app.route("/", sessionBlobRoutes(config));
+  app.route("/", sessionBlobRoutes(config, log));
+  app.route("/", sessionActivityRoutes());
   app.route("/", sessionBlobListingRoutes());
   app.route("/", storedSessionReaderRoutes());
   app.route("/", threadRoutes(services));

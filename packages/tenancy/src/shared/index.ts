@@ -11,5 +11,13 @@ export {
 } from "./api-keys.js";
 export { ownerOf } from "./owner.js";
 export type { RegisteredSessions, RegistrationState } from "./registered-sessions.js";
+export {
+  SESSION_ACTIVITY_PREFIX,
+  type SessionActivity,
+  type SessionActivityEntry,
+  type SessionActivityKind,
+  type SessionActivityLog,
+  sessionActivityOf,
+} from "./session-activity.js";
 export { SHARED_LAYOUT } from "./shared-layout.js";
 export { createSharedStores, type SharedStores } from "./shared-stores.js";

@@ -7,12 +7,15 @@ import {
   type SessionBlobRecord,
   type SessionCodec,
   toTransport,
+  verifySessionBlob,
 } from "@stowage/sessions";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { AppConfig } from "../../config.js";
+import { logSessionActivity, sessionActivityEntry } from "../../observability/session-activity-log.js";
 import { type AppContext, type AppEnv, jsonBody } from "../context.js";
 import { sessionBlobJsonBody, tooLarge } from "../limits.js";
+import type { RequestLogger } from "../request-log.js";
 
 /**
  * The headers of the raw form: the blob is the body, what the JSON form carries beside it is here.
@@ -50,15 +53,42 @@ function summary(record: SessionBlobRecord) {
 /**
  * The latest live session of the request in the form it was sent: a capture the server keeps as
  * chunks is assembled from the caller's blobs (the same files, each checked against its sha256;
- * a chunk the caller does not hold is INTEGRITY / `MISSING_BLOB`, never a file with a hole).
+ * a chunk the caller does not hold is INTEGRITY / `MISSING_BLOB`, never a file with a hole). The
+ * read is the request's last restore: logged and recorded, with the files its manifest lists.
  */
-async function latestAssembled(c: AppContext): Promise<SessionBlobRecord> {
+async function latestAssembled(c: AppContext, log: RequestLogger): Promise<SessionBlobRecord> {
+  const startedAt = performance.now();
   const requestId = c.req.param("requestId")!;
   const tenant = c.get("tenant");
   const signal = c.req.raw.signal;
   const latest = await tenant.sessionBlobs.getLatestForRequest(requestId, { signal });
   if (!latest) throw new StowageError("NOT_FOUND", `no live session for request ${requestId}`);
-  return assembleSessionBlob(latest, { blobs: tenant.blobs, signal });
+  const assembled = await assembleSessionBlob(latest, { blobs: tenant.blobs, signal });
+  // A chunked record's manifest is read alone (its chunks were checked just now).
+  const { manifest } = await verifySessionBlob(latest, { signal });
+  await recordActivity(c, log, "restore", {
+    sessionId: latest.sessionId,
+    requestId,
+    agent: latest.agentType,
+    versionSource: manifest,
+    fileCount: manifest.files.length,
+    rawBytes: latest.rawSizeBytes,
+    storedBytes: latest.storedBytes,
+    startedAt,
+  });
+  return assembled;
+}
+
+/** One log line for a capture or restore, and the request's last one of its kind in the tenant. */
+async function recordActivity(
+  c: AppContext,
+  log: RequestLogger,
+  kind: "capture" | "restore",
+  measure: Parameters<typeof sessionActivityEntry>[0],
+): Promise<void> {
+  const entry = sessionActivityEntry(measure);
+  logSessionActivity(log, kind, entry, { httpRequestId: c.get("requestId" as never) });
+  await c.get("tenant").sessionActivity.record(kind, entry, { signal: c.req.raw.signal });
 }
 
 /** The raw form's body and headers: the session blob's bytes, never base64 inside a JSON string. */
@@ -91,6 +121,7 @@ async function rawSession(c: AppContext) {
  */
 export function sessionBlobRoutes(
   config: Pick<AppConfig, "sessionBlobLimitBytes" | "bodyLimitBytes" | "sessionBlobChunks">,
+  log: RequestLogger,
 ) {
   const app = new Hono<AppEnv>();
   const rawLimit = bodyLimit({
@@ -109,6 +140,7 @@ export function sessionBlobRoutes(
     // The raw form up to the session limit; the JSON form within its JSON budget, read as it comes.
     (c, next) => (isRawForm(c) ? rawLimit(c, next) : next()),
     async (c) => {
+      const startedAt = performance.now();
       const session = isRawForm(c) ? await rawSession(c) : fromTransport(await jsonBody(c, jsonBudget));
       const tenant = c.get("tenant");
       const signal = c.req.raw.signal;
@@ -125,6 +157,12 @@ export function sessionBlobRoutes(
           })
         : session;
       const { codec, blob, rawSizeBytes } = stored;
+      // The files it holds, for its log line: a chunked archive's manifest alone; a blob kept as
+      // sent is read through as the repository reads it (and refused as it would refuse it).
+      const { manifest } = await verifySessionBlob(stored, {
+        agent: session.agentType as SessionAgent,
+        signal,
+      });
       const record = await tenant.sessionBlobs.create(
         {
           ...session,
@@ -136,6 +174,16 @@ export function sessionBlobRoutes(
         },
         { signal },
       );
+      await recordActivity(c, log, "capture", {
+        sessionId: record.sessionId,
+        requestId: record.requestId,
+        agent: record.agentType,
+        versionSource: manifest,
+        fileCount: manifest.files.length,
+        rawBytes: record.rawSizeBytes,
+        storedBytes: record.storedBytes,
+        startedAt,
+      });
       return c.json(summary(record), 201);
     },
   );
@@ -148,7 +196,7 @@ export function sessionBlobRoutes(
     if (format !== "json" && format !== "raw") {
       throw new StowageError("INVALID_INPUT", `format must be json or raw, got ${JSON.stringify(format)}`);
     }
-    const latest = await latestAssembled(c);
+    const latest = await latestAssembled(c, log);
     if (format === "raw") {
       const { blob } = latest;
       return new Response(blob, {
@@ -200,10 +248,12 @@ export function sessionBlobRoutes(
   });
 
   // NOT_FOUND when the caller stored nothing for the request (another principal's look the same).
+  // The request's activity goes with its sessions.
   app.delete("/requests/:requestId/session-blobs", async (c) => {
-    const deleted = await c
-      .get("tenant")
-      .sessionBlobs.deleteForRequest(c.req.param("requestId"), { signal: c.req.raw.signal });
+    const requestId = c.req.param("requestId");
+    const tenant = c.get("tenant");
+    const deleted = await tenant.sessionBlobs.deleteForRequest(requestId, { signal: c.req.raw.signal });
+    await tenant.sessionActivity.deleteForRequest(requestId, { signal: c.req.raw.signal });
     return c.json({ deleted });
   });
   return app;

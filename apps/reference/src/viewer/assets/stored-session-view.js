@@ -2,8 +2,8 @@
 // (each a download of the original bytes), and each transcript as a thread through the server's
 // thread-items adapters, a page at a time. A subagent's transcript is a tab of its own, opened from
 // the tool call that started it.
-import { describeError, seg } from "./api.js";
-import { formatBytes, formatCount, formatTime, h, replace } from "./dom.js";
+import { ApiError, describeError, seg } from "./api.js";
+import { formatBytes, formatCount, formatDuration, formatTime, h, replace } from "./dom.js";
 import { entryComponent } from "./entries.js";
 
 /** Entries asked for per page (the server also stops a page at about 1 MiB). */
@@ -20,6 +20,44 @@ function recordLine(outline) {
     `${formatBytes(outline.rawSizeBytes)}, ${formatBytes(outline.storedBytes)} stored (${outline.codec})`,
     outline.expiresAt ? `, kept until ${formatTime(outline.expiresAt)}` : ", kept until deleted",
   );
+}
+
+/**
+ * The request's last capture and last restore (GET /requests/<id>/session-blobs/activity): when,
+ * by which agent and version, how many files and bytes; nothing when none is recorded (a capture
+ * stored before the app recorded them).
+ */
+function activityLine(ctx, requestId) {
+  const line = h("p", { class: "muted stored-activity", hidden: true });
+  ctx.api.json(`/requests/${seg(requestId)}/session-blobs/activity`).then(
+    ({ lastCapture, lastRestore }) => {
+      const agent = (entry) => (entry.agentVersion ? `${entry.agent} ${entry.agentVersion}` : entry.agent);
+      replace(line, [
+        lastCapture
+          ? h("span", {
+              class: "last-capture",
+              text:
+                `Captured ${formatTime(lastCapture.at)} by ${agent(lastCapture)}: ${formatCount(lastCapture.fileCount)} files, ` +
+                `${formatBytes(lastCapture.rawBytes)} (${formatBytes(lastCapture.storedBytes)} stored) in ${formatDuration(lastCapture.durationMs)}`,
+            })
+          : "",
+        lastCapture ? " · " : "",
+        h("span", {
+          class: "last-restore",
+          text: lastRestore
+            ? `last restored ${formatTime(lastRestore.at)} (${formatCount(lastRestore.fileCount)} files in ${formatDuration(lastRestore.durationMs)})`
+            : "not restored yet",
+        }),
+      ]);
+      line.hidden = false;
+    },
+    (err) => {
+      if (err instanceof ApiError && err.status === 404) return;
+      replace(line, [h("span", { class: "inline-error", text: `activity: ${describeError(err)}` })]);
+      line.hidden = false;
+    },
+  );
+  return line;
 }
 
 function filesPanel(ctx, base, outline) {
@@ -176,7 +214,7 @@ export function storedSessionView(ctx, sessionId) {
   ctx.api.json(`${base}/transcripts`).then(
     (outline) => {
       if (disposed) return;
-      head.append(recordLine(outline));
+      head.append(recordLine(outline), activityLine(ctx, outline.requestId));
       const mount = h("div");
       if (outline.transcripts.length > 0) tabs = transcriptTabs(ctx, base, outline.transcripts, mount);
       replace(body, [
