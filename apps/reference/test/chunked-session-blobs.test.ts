@@ -352,6 +352,7 @@ describe("chunked session blobs: what a client may not make the server read", ()
       collectGarbage({
         blobs: services.blobs,
         roots: services.stowage.blobRoots(),
+        ownerMarks: services.stowage.ownerMarks,
         graceMs: 0,
         timestampSlackMs: 0,
       });
@@ -385,13 +386,19 @@ describe("chunked session blobs: what a client may not make the server read", ()
     await services.sessionBlobs.create({ ...row!, expiresAt: new Date(Date.now() + 300) });
     await new Promise((resolve) => setTimeout(resolve, 400));
     await services.stowage.sweep();
-    await collect();
+    const report = await collect();
     // What only they held is gone (a file of the same bytes in a live capture is its chunk too).
     const live = new Set([...kept.hashes, ...(await chunkHashesOf("user:alice", "req-alice"))]);
     const released = [...deleted.hashes, ...expiring.hashes].filter((hash) => !live.has(hash));
     expect(released.length).toBeGreaterThan(2);
     for (const hash of released) expect(await services.blobs.has(hash)).toBe(false);
     for (const hash of kept.hashes) expect(await services.blobs.has(hash)).toBe(true);
+    // Alice's marks of the released chunks went with them: the same bytes stored again by anyone
+    // later are not hers to read; her marks of the kept ones stay.
+    expect(report.staleOwnerMarks).toBeGreaterThanOrEqual(released.length);
+    const alicesBlobs = services.stowage.ownedBlobs({ kind: "user", id: "alice" });
+    for (const hash of released) expect(await alicesBlobs.has(hash)).toBe(false);
+    for (const hash of kept.hashes) expect(await alicesBlobs.has(hash)).toBe(true);
     const latest = await app.call("/requests/req-gc-kept/session-blobs/latest?format=raw", { key: alice });
     expect(latest.status).toBe(200);
   });

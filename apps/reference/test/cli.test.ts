@@ -193,7 +193,7 @@ describe("stowage blob", () => {
       "would delete 1 of 2 blobs",
     );
     const gc = await stowage("blob", "gc", "--grace-hours", "0", "--json");
-    expect(JSON.parse(gc), gc).toMatchObject({ deleted: 1, scanned: 2 });
+    expect(JSON.parse(gc), gc).toMatchObject({ deleted: 1, scanned: 2, staleOwnerMarks: 0 });
     await expectStowageError(stowage("blob", "get", orphanRef!, "--out", "gone"), "NOT_FOUND");
     await expectStowageError(stowage("blob", "gc", "--grace-hours", "-1"), "INVALID_INPUT");
   });

@@ -181,13 +181,15 @@ function gcCommand(context: CommandContext): Command {
             singleHost: options.singleHost,
             otherAgentSessionsDirs: (options.agentSessionsDir ?? []).map((dir) => resolvePath(context, dir)),
           }),
+          ownerMarks: services.stowage.ownerMarks,
           graceMs: options.graceHours * 3600 * 1000,
           dryRun: options.dryRun,
           onProgress: gcProgress(progress),
         }).finally(progress.stop);
         printResult(context, options.json, report, () => [
           `${report.dryRun ? "would delete" : "deleted"} ${report.deleted} of ${report.scanned} blobs ` +
-            `(${report.deletedBytes} bytes); ${report.referenced} referenced, ${report.young} within the grace period`,
+            `(${report.deletedBytes} bytes); ${report.referenced} referenced, ${report.young} within the grace period; ` +
+            `${report.staleOwnerMarks} owners' marks of blobs that are gone ${report.dryRun ? "to remove" : "removed"}`,
         ]);
       });
     });

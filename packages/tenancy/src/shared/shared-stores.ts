@@ -3,6 +3,7 @@ import {
   createBlobStore,
   createOwnedBlobStore,
   type OwnedBlobStore,
+  type OwnerMarksLocation,
 } from "@stowage/blob-store";
 import type { ObjectStore, Principal } from "@stowage/core";
 import { createApiKeyRecords } from "./api-key-records.js";
@@ -21,6 +22,11 @@ export interface SharedStores {
   blobs: BlobStore;
   /** A principal's view of {@link blobs}: only the blobs it stored. */
   ownedBlobs(principal: Principal): OwnedBlobStore;
+  /**
+   * Where those views keep their owners' marks: garbage collection's `ownerMarks`, so that a
+   * collected blob's marks go with it (bytes stored again later stay absent to earlier owners).
+   */
+  ownerMarks: readonly OwnerMarksLocation[];
   /** The session ids registered in a principal's namespace. */
   registeredSessions(principal: Principal): RegisteredSessions;
 }
@@ -46,6 +52,7 @@ export function createSharedStores(options: { shared: ObjectStore }): SharedStor
         marks: shared,
         prefix: SHARED_LAYOUT.blobOwners,
       }),
+    ownerMarks: [{ store: shared, prefix: SHARED_LAYOUT.blobOwners }],
     registeredSessions: (principal) => registeredSessionsOf(shared, SHARED_LAYOUT.registrations, principal),
   };
 }
