@@ -278,8 +278,18 @@ describe("session blobs", () => {
       const json = await small.call("/requests/big/session-blobs/latest", { key: smallKey });
       expect(json.status).toBe(413);
       expect(await json.json()).toMatchObject({ code: "TOO_LARGE", reason: "USE_RAW_FORM" });
+      // A refused read is no restore; the raw one is.
+      const activity = () =>
+        small.call("/requests/big/session-blobs/activity", { key: smallKey }).then((r) => r.json());
+      expect(await activity()).toMatchObject({
+        lastCapture: { sessionId: "big-1", fileCount: 1 },
+        lastRestore: null,
+      });
       const rawForm = await small.call("/requests/big/session-blobs/latest?format=raw", { key: smallKey });
       expect(new Uint8Array(await rawForm.arrayBuffer())).toEqual(new Uint8Array(blob));
+      expect(await activity()).toMatchObject({
+        lastRestore: { sessionId: "big-1", rawBytes: raw.byteLength },
+      });
     } finally {
       await small.close();
     }

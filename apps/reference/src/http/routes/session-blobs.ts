@@ -56,7 +56,11 @@ function summary(record: SessionBlobRecord) {
  * a chunk the caller does not hold is INTEGRITY / `MISSING_BLOB`, never a file with a hole). The
  * read is the request's last restore: logged and recorded, with the files its manifest lists.
  */
-async function latestAssembled(c: AppContext, log: RequestLogger): Promise<SessionBlobRecord> {
+async function latestAssembled(
+  c: AppContext,
+  log: RequestLogger,
+  check: (assembled: SessionBlobRecord) => void,
+): Promise<SessionBlobRecord> {
   const startedAt = performance.now();
   const requestId = c.req.param("requestId")!;
   const tenant = c.get("tenant");
@@ -64,6 +68,7 @@ async function latestAssembled(c: AppContext, log: RequestLogger): Promise<Sessi
   const latest = await tenant.sessionBlobs.getLatestForRequest(requestId, { signal });
   if (!latest) throw new StowageError("NOT_FOUND", `no live session for request ${requestId}`);
   const assembled = await assembleSessionBlob(latest, { blobs: tenant.blobs, signal });
+  check(assembled);
   // A chunked record's manifest is read alone (its chunks were checked just now).
   const { manifest } = await verifySessionBlob(latest, { signal });
   await recordActivity(c, log, "restore", {
@@ -77,6 +82,16 @@ async function latestAssembled(c: AppContext, log: RequestLogger): Promise<Sessi
     startedAt,
   });
   return assembled;
+}
+
+/** TOO_LARGE (`USE_RAW_FORM`) when the blob is over the JSON form's limit. */
+function assertFitsJsonForm(latest: SessionBlobRecord, limitBytes: number): void {
+  if (latest.blobSizeBytes <= limitBytes) return;
+  throw new StowageError(
+    "TOO_LARGE",
+    `the session's blob (${latest.blobSizeBytes} bytes) is larger than the JSON form's limit of ${limitBytes} bytes; ask for ?format=raw`,
+    { reason: "USE_RAW_FORM", details: { limitBytes, blobSizeBytes: latest.blobSizeBytes } },
+  );
 }
 
 /** One log line for a capture or restore, and the request's last one of its kind in the tenant. */
@@ -196,7 +211,10 @@ export function sessionBlobRoutes(
     if (format !== "json" && format !== "raw") {
       throw new StowageError("INVALID_INPUT", `format must be json or raw, got ${JSON.stringify(format)}`);
     }
-    const latest = await latestAssembled(c, log);
+    // A JSON answer too large to give is refused before the read counts as a restore.
+    const latest = await latestAssembled(c, log, (assembled) => {
+      if (format === "json") assertFitsJsonForm(assembled, config.bodyLimitBytes);
+    });
     if (format === "raw") {
       const { blob } = latest;
       return new Response(blob, {
@@ -213,16 +231,6 @@ export function sessionBlobRoutes(
           ...(latest.expiresAt ? { [SESSION_BLOB_HEADERS.expiresAt]: latest.expiresAt.toISOString() } : {}),
         },
       });
-    }
-    if (latest.blobSizeBytes > config.bodyLimitBytes) {
-      throw new StowageError(
-        "TOO_LARGE",
-        `the session's blob (${latest.blobSizeBytes} bytes) is larger than the JSON form's limit of ${config.bodyLimitBytes} bytes; ask for ?format=raw`,
-        {
-          reason: "USE_RAW_FORM",
-          details: { limitBytes: config.bodyLimitBytes, blobSizeBytes: latest.blobSizeBytes },
-        },
-      );
     }
     // toTransport carries the agent (agentType) with the blob.
     return c.json({ ...toTransport(latest), createdAt: latest.createdAt, expiresAt: latest.expiresAt });
