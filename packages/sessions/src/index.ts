@@ -2,7 +2,16 @@
 // the README gives each value, and an error that enforces one says it in `details.limit`. The
 // session-id rule (`assertSessionId`) is core's. What a backend of its own needs is in
 // `@stowage/sessions/backend`, test helpers and the conformance suites in `@stowage/sessions/testing`.
+export { type AgentVersion, agentVersionFromCliOutput, parseAgentVersion } from "./agents/agent-version.js";
 export type { SessionAgent } from "./agents/session-agent.js";
+export {
+  AGENT_VERSION_INCOMPATIBILITIES,
+  type AgentVersionCheck,
+  type AgentVersionIncompatibility,
+  type AgentVersionRange,
+  type AgentVersionRule,
+  checkAgentVersion,
+} from "./agents/version-compatibility.js";
 export {
   type CapturedSession,
   type CaptureSessionOptions,

@@ -16,7 +16,7 @@ export interface OpencodeCli {
 }
 
 /** The executable file `name` names in one of PATH's directories (the user's PATH), if any. */
-async function onPath(context: CommandContext, name: string): Promise<string | undefined> {
+export async function onPath(context: CommandContext, name: string): Promise<string | undefined> {
   const extensions =
     process.platform === "win32" ? (context.env.PATHEXT ?? ".EXE;.CMD;.BAT").split(";") : [""];
   for (const dir of (context.env.PATH ?? "").split(delimiter)) {

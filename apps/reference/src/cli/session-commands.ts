@@ -1,6 +1,7 @@
 import { StowageError } from "@stowage/core";
 import type { SessionAgent } from "@stowage/sessions";
 import { Command, Option } from "commander";
+import { installedAgentVersion } from "./agent-cli-version.js";
 import { type CommandContext, resolvePath } from "./context.js";
 import { readSessionBlobs, withSessionBlobs, withStoredData } from "./open.js";
 import {
@@ -174,6 +175,7 @@ function captureCommand(context: CommandContext): Command {
               requestId: record.requestId,
               agentType: record.agentType,
               files: captured.manifest.files.length,
+              agentVersion: captured.manifest.agentVersion ?? null,
               format: options.format,
               rawSizeBytes: record.rawSizeBytes,
               storedBytes: record.storedBytes,
@@ -206,10 +208,16 @@ function restoreCommand(context: CommandContext): Command {
     ),
   )
     .requiredOption("--request <id>", "the request")
+    .option(
+      "--agent-cli <cli>",
+      "the installed agent CLI whose --version is compared with the version the session was captured with (default: claude or codex on PATH, the OpenCode CLI in use)",
+    )
     .addOption(jsonOption())
     .action(
       async (
-        options: LocationOptions & AgentOptions & PrincipalOptions & { request: string; json?: boolean },
+        options: LocationOptions &
+          AgentOptions &
+          PrincipalOptions & { request: string; agentCli?: string; json?: boolean },
       ) => {
         const principal = requiredPrincipal(options);
         const startedAt = performance.now();
@@ -233,6 +241,12 @@ function restoreCommand(context: CommandContext): Command {
                   `restoring OpenCode session ${latest.sessionId}`,
                 )
               : undefined;
+          // Compared with the version the session records before anything is written: refused
+          // (CONFLICT, AGENT_VERSION_MISMATCH) only where the formats are known to differ.
+          const agent = AGENT_CHOICES.find((name) => name === latest.agentType);
+          const installed = agent
+            ? await installedAgentVersion(context, agent, options.agentCli, opencode)
+            : { problem: `the stored session's agent is not one of ${AGENT_CHOICES.join(", ")}` };
           // A capture kept as chunks is rebuilt from the principal's blobs, each file checked.
           const label = `restoring session ${latest.sessionId}`;
           const restored = await withElapsedLine(context, { json: options.json, label }, () =>
@@ -242,6 +256,7 @@ function restoreCommand(context: CommandContext): Command {
                 ...codexHomeOf(context, options),
                 ...(opencode ? { opencode: opencodeRun(context, options, opencode) } : {}),
                 ...(options.agent === undefined ? {} : { agent: options.agent }),
+                ...("output" in installed ? { agentVersion: installed.output } : {}),
                 blobs: shared.ownedBlobs(principal),
               }),
             ),
@@ -266,12 +281,21 @@ function restoreCommand(context: CommandContext): Command {
               directory: restored.directory ?? null,
               projectDir: restored.projectDir ?? null,
               files: restored.files.length,
+              agentVersion: restored.agentVersion ?? null,
+              versionCheck: restored.agentVersionCheck,
               ...(opencode ? { opencodeCli: opencode.bin } : {}),
             },
             () => [
               `restored ${restored.agent} session ${latest.sessionId}: ${restored.files.length} files in ${where}`,
             ],
           );
+          const check = restored.agentVersionCheck;
+          if (check.verdict === "differs") context.note(`warning: ${check.warning}`);
+          else if (check.verdict === "unknown") {
+            context.note(
+              `agent version not checked: ${"problem" in installed ? installed.problem : restored.agentVersion === undefined ? "the session records none" : `${installed.cli} --version printed no version`}`,
+            );
+          }
           if (opencode) context.note(`imported with the OpenCode CLI ${describeOpencodeCli(opencode)}`);
           context.note(`resume it with: ${RESUME_HINT[restored.agent](latest.sessionId)}`);
         });

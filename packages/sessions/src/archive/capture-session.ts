@@ -28,6 +28,7 @@ import {
   type SessionArchiveEntry,
   type SessionArchiveManifest,
 } from "./manifest.js";
+import { sessionAgentVersion } from "./session-agent-version.js";
 import { assertPositiveInteger, type SessionArchive } from "./session-archive.js";
 
 interface CommonCaptureOptions {
@@ -216,10 +217,13 @@ export async function archiveSession(
     entries.push({ path: source.path, size: bytes.byteLength, sha256: sha256Hex(bytes), mtimeMs });
     contents.push(bytes);
   }
+  // The main transcript (rollout, export) is the first file: a capture without it fails above.
+  const agentVersion = contents[0] ? sessionAgentVersion(agent, contents[0]) : undefined;
   const manifest: SessionArchiveManifest = {
     format: "stowage-session",
     version: ARCHIVE_FORMAT_VERSION,
     agent,
+    ...(agentVersion === undefined ? {} : { agentVersion }),
     sessionId,
     ...(projectKey === undefined ? {} : { projectKey }),
     capturedAt: new Date().toISOString(),
@@ -267,7 +271,8 @@ export async function archiveSession(
 
 /**
  * Captures an agent's session into one compressed archive, each file with its size and sha256
- * in the manifest, which also records the agent:
+ * in the manifest, which also records the agent and the agent CLI's version the session itself
+ * records (`agentVersion`, the newest when several; absent when none):
  * - Claude Code (default): the main `<sessionId>.jsonl`, its companion directory (`subagents/`,
  *   `tool-results/`) and the legacy `agent-*.jsonl` files that belong to it;
  * - Codex: the rollout `$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<sessionId>.jsonl`;

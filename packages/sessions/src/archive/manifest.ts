@@ -1,4 +1,5 @@
 import { describeValue, isSha256Hex, StowageError } from "@stowage/core";
+import { parseAgentVersion } from "../agents/agent-version.js";
 import { isSessionAgent, SESSION_AGENTS, type SessionAgent } from "../agents/session-agent.js";
 import { isSessionId } from "../agents/session-id.js";
 import { PROJECT_KEY_PATTERN } from "../claude/project-key.js";
@@ -53,6 +54,13 @@ export interface SessionArchiveManifest {
   version: typeof ARCHIVE_FORMAT_VERSION;
   /** The agent whose files these are. */
   agent: SessionAgent;
+  /**
+   * The agent CLI's version the session itself records, the newest when it records several
+   * (Claude Code's entries' `version`, Codex's `session_meta.payload.cli_version`, OpenCode's
+   * export `info.version`); absent when it records none, and in archives captured before it was
+   * recorded. A restore compares it with the installed CLI's (see `checkAgentVersion`).
+   */
+  agentVersion?: string;
   sessionId: string;
   /** Claude Code only (and always there): the project key the session was captured under. */
   projectKey?: string;
@@ -244,10 +252,14 @@ export function checkManifestRecord(
   if ((agent !== "claude-code" || options.compatibility) && files.length !== 1) {
     throw invalid(`of a ${agent} session must list exactly one file, got ${files.length}`);
   }
+  // Only a version, as the capture records it: anything else (a hand-written or hostile manifest)
+  // is an unknown version, never an error, so the session restores unchecked.
+  const agentVersion = parseAgentVersion(record.agentVersion)?.text;
   return {
     format: "stowage-session",
     version: ARCHIVE_FORMAT_VERSION,
     agent,
+    ...(agentVersion === undefined ? {} : { agentVersion }),
     sessionId,
     ...(agent === "claude-code" && !options.compatibility ? { projectKey: projectKey as string } : {}),
     capturedAt: record.capturedAt,

@@ -9,7 +9,9 @@ import {
   throwIfAborted,
 } from "@stowage/core";
 import { fsyncDirectory, type OpenedDirectory, openDirectoryBeneath } from "@stowage/core/fs";
+import { agentVersionFromCliOutput } from "../agents/agent-version.js";
 import type { SessionAgent } from "../agents/session-agent.js";
+import { type AgentVersionCheck, checkAgentVersion } from "../agents/version-compatibility.js";
 import { assertProjectKey, claudeProjectKey } from "../claude/project-key.js";
 import { defaultClaudeConfigDir } from "../claude/session-location.js";
 import { resolveCodexHome } from "../codex/codex-home.js";
@@ -55,6 +57,15 @@ export interface RestoreSessionOptions {
   /** Fail with TOO_LARGE when the archive decompresses to more. Default 256 MiB. */
   maxBytes?: number;
   /**
+   * The installed agent CLI's version (what `<cli> --version` prints, or just its version),
+   * compared with the one the archive records before anything is written: refused with CONFLICT
+   * (reason `AGENT_VERSION_MISMATCH`, details `{ agent, captured, installed }`) where the agent's
+   * table says their session formats differ, restored with `agentVersionCheck.warning` where they
+   * only differ. Either one unknown (not given, an archive that records none, text that is not a
+   * version): no check.
+   */
+  agentVersion?: string;
+  /**
    * Where a chunked archive's chunks and payloads are (the blobs they were stored in): its files
    * are rebuilt from there as they are written, each checked against its sha256. Without it a
    * chunked archive is INVALID_INPUT (`CHUNKED_BLOB`).
@@ -76,6 +87,10 @@ export interface RestoredSession {
   sessionId: string;
   /** What the blob held: a Stowage archive, or one JSONL transcript (the compatibility format). */
   format: SessionBlobFormat;
+  /** The agent CLI's version the archive records (see `SessionArchiveManifest.agentVersion`). */
+  agentVersion?: string;
+  /** How it compared with the installed CLI's (`agentVersion` option); `differs` carries the warning. */
+  agentVersionCheck: AgentVersionCheck;
   /**
    * Where the files went: Claude Code's project directory, Codex's day folder; absent for
    * OpenCode, whose CLI imported the session into its database.
@@ -208,7 +223,9 @@ async function restoreFiles(
   opened: OpenedSessionArchive,
   options: RestoreSessionOptions,
   fsync: boolean,
-): Promise<Omit<RestoredSession, "agent" | "sessionId" | "format" | "files">> {
+): Promise<
+  Omit<RestoredSession, "agent" | "sessionId" | "format" | "files" | "agentVersion" | "agentVersionCheck">
+> {
   const { manifest } = opened;
   const { signal } = options;
   const target = await restoreTarget(opened, options);
@@ -322,13 +339,21 @@ async function importOpencode(
  * another session is INVALID_INPUT, `FOREIGN_ENTRY`), and files the archive does not hold are
  * left as they are. A failed restore leaves the directory as it was, and removes only the
  * directories it created that are still empty. No symbolic link below the root is followed
- * (FORBIDDEN, `SYMLINK_REFUSED`). OpenCode: see `importOpencodeSession`.
+ * (FORBIDDEN, `SYMLINK_REFUSED`). OpenCode: see `importOpencodeSession`. With `agentVersion`
+ * (the installed CLI's), the version the archive records is compared first: CONFLICT
+ * (`AGENT_VERSION_MISMATCH`) where the formats are known to differ, a warning otherwise.
  */
 export async function restoreSession(
   archive: SessionArchive,
   options: RestoreSessionOptions = {},
 ): Promise<RestoredSession> {
   assertSessionArchive(archive, Number.MAX_SAFE_INTEGER);
+  if (options.agentVersion !== undefined && typeof options.agentVersion !== "string") {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `agentVersion must be a string (the installed CLI's version), got ${describeValue(options.agentVersion)}`,
+    );
+  }
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_SESSION_BYTES;
   assertPositiveInteger(maxBytes, "maxBytes");
   const { signal } = options;
@@ -343,10 +368,18 @@ export async function restoreSession(
       ...(signal ? { signal } : {}),
     });
     const { manifest } = opened;
+    // Before a byte is written: a refused version leaves the agent's files as they were.
+    const agentVersionCheck = checkAgentVersion(
+      manifest.agent,
+      manifest.agentVersion,
+      agentVersionFromCliOutput(options.agentVersion)?.text,
+    );
     const common = {
       agent: manifest.agent,
       sessionId: manifest.sessionId,
       format: opened.chunked ? ("chunked" as const) : opened.format,
+      ...(manifest.agentVersion === undefined ? {} : { agentVersion: manifest.agentVersion }),
+      agentVersionCheck,
     };
     if (manifest.agent === "opencode") {
       const replaced = await importOpencode(opened, options);

@@ -66,6 +66,7 @@ export async function storeChunkedArchive(
     format: "stowage-session",
     version: CHUNKED_FORMAT_VERSION,
     agent: manifest.agent,
+    ...(manifest.agentVersion === undefined ? {} : { agentVersion: manifest.agentVersion }),
     sessionId: manifest.sessionId,
     ...(manifest.projectKey === undefined ? {} : { projectKey: manifest.projectKey }),
     capturedAt: manifest.capturedAt,

@@ -59,6 +59,7 @@ export interface ChunkedSessionManifest {
   format: "stowage-session";
   version: typeof CHUNKED_FORMAT_VERSION;
   agent: SessionArchiveManifest["agent"];
+  agentVersion?: string;
   sessionId: string;
   projectKey?: string;
   capturedAt: string;
@@ -69,12 +70,16 @@ export interface ChunkedSessionManifest {
 
 /** The version 1 manifest the chunked one stands for: what an assembled archive starts with. */
 export function archiveManifestOf(
-  chunked: Pick<ChunkedSessionManifest, "agent" | "sessionId" | "projectKey" | "capturedAt" | "files">,
+  chunked: Pick<
+    ChunkedSessionManifest,
+    "agent" | "agentVersion" | "sessionId" | "projectKey" | "capturedAt" | "files"
+  >,
 ): SessionArchiveManifest {
   return {
     format: "stowage-session",
     version: 1,
     agent: chunked.agent,
+    ...(chunked.agentVersion === undefined ? {} : { agentVersion: chunked.agentVersion }),
     sessionId: chunked.sessionId,
     ...(chunked.projectKey === undefined ? {} : { projectKey: chunked.projectKey }),
     capturedAt: chunked.capturedAt,
@@ -187,6 +192,7 @@ export function parseChunkedManifest(bytes: Uint8Array, maxBytes: number): Chunk
     format: "stowage-session",
     version: CHUNKED_FORMAT_VERSION,
     agent: manifest.agent,
+    ...(manifest.agentVersion === undefined ? {} : { agentVersion: manifest.agentVersion }),
     sessionId: manifest.sessionId,
     ...(manifest.projectKey === undefined ? {} : { projectKey: manifest.projectKey }),
     capturedAt: manifest.capturedAt,
