@@ -26,7 +26,14 @@ export async function recordSessionActivity(
     kind,
     entry,
   );
-  await withStoredData(context, (stored) =>
-    sessionActivityOf(stored.shared, SESSION_ACTIVITY_PREFIX, principal).record(kind, entry),
-  );
+  try {
+    await withStoredData(context, (stored) =>
+      sessionActivityOf(stored.shared, SESSION_ACTIVITY_PREFIX, principal).record(kind, entry),
+    );
+  } catch (err) {
+    // The capture is stored (or the restore written) already: say the record failed, not the command.
+    context.note(
+      `warning: could not record this ${kind} as the request's last (${err instanceof Error ? err.message : String(err)})`,
+    );
+  }
 }

@@ -3,7 +3,7 @@
 // in the tenant and answered by GET /requests/:requestId/session-blobs/activity (another
 // principal's request is 404), also when the CLI captured and restored in other processes.
 import { randomUUID } from "node:crypto";
-import { mkdir, rm } from "node:fs/promises";
+import { mkdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { toTransport } from "@stowage/sessions";
 import { realisticSessionTree, writeSessionTree } from "@stowage/sessions/testing";
@@ -128,6 +128,39 @@ describe("the server: a capture (POST) and a restore (GET latest)", () => {
     lines.length = 0;
     expect((await call("/requests/nothing-here/session-blobs/latest", alice)).status).toBe(404);
     expect(lines.filter((line) => line.msg.startsWith("session "))).toEqual([]);
+  });
+});
+
+describe("the server: a record that cannot be written", () => {
+  it("still answers the capture 201 and the restore 200, and logs why the record failed", async () => {
+    const lines: Line[] = [];
+    const dataDir = join(base, "unrecordable");
+    const server = await serve(dataDir, lines);
+    try {
+      const key = (await server.services.apiKeys.issue({ kind: "user", id: "carol" })).apiKey;
+      // A file where the activity records' directory must be: every record fails (CONFLICT).
+      await writeFile(join(dataDir, "objects", "session-activity"), "in the way");
+      const captured = await captureClaude(join(base, "unrecordable-container"));
+      const call = (path: string, init: RequestInit = {}) =>
+        fetch(`${server.url}${path}`, {
+          ...init,
+          headers: { authorization: `Bearer ${key}`, ...init.headers },
+        });
+      const stored = await call("/requests/req-unrecordable/session-blobs", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(toTransport(captured)),
+      });
+      expect(stored.status, await stored.clone().text()).toBe(201);
+      expect((await call("/requests/req-unrecordable/session-blobs/latest")).status).toBe(200);
+      const failures = lines.filter((line) => /could not record the (capture|restore)/.test(line.msg));
+      expect(failures.map((line) => line.msg)).toEqual([
+        "could not record the capture as the request's last",
+        "could not record the restore as the request's last",
+      ]);
+    } finally {
+      await server.close();
+    }
   });
 });
 

@@ -103,7 +103,20 @@ async function recordActivity(
 ): Promise<void> {
   const entry = sessionActivityEntry(measure);
   logSessionActivity(log, kind, entry, { httpRequestId: c.get("requestId" as never) });
-  await c.get("tenant").sessionActivity.record(kind, entry, { signal: c.req.raw.signal });
+  try {
+    await c.get("tenant").sessionActivity.record(kind, entry, { signal: c.req.raw.signal });
+  } catch (err) {
+    // The capture is stored (or the restore served) already: a failed record must not turn it
+    // into an error the client would retry. The log line above still says what happened.
+    log.error(
+      {
+        sessionId: entry.sessionId,
+        requestId: entry.requestId,
+        error: err instanceof Error ? err.message : String(err),
+      },
+      `could not record the ${kind} as the request's last`,
+    );
+  }
 }
 
 /** The raw form's body and headers: the session blob's bytes, never base64 inside a JSON string. */
