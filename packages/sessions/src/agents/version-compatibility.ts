@@ -30,7 +30,10 @@ export interface AgentVersionIncompatibility {
  * difference is restored with a warning. None of the three agents versions its session format
  * apart from the CLI, and no break between two releases of the same major version is known to
  * this package: each table holds the one rule that a major version is the publisher's own mark
- * of a breaking change (semver). A row for a real break (ranges of captured and installed
+ * of a breaking change (semver). Observed with the real CLIs (`test/agent-versions.int.test.ts`):
+ * Claude Code 2.1.330 resumes real transcripts of 2.0.76 and 2.1.4, and Codex 0.169.0 a real
+ * rollout of 0.125.0, the earlier conversation reaching the model, so versions a minor apart are
+ * restored with a warning, not refused. A row for a real break (ranges of captured and installed
  * versions) goes here with its source once one is known.
  */
 export const AGENT_VERSION_INCOMPATIBILITIES: Readonly<
