@@ -1,35 +1,12 @@
-import { lutimes, readFile, unlink, utimes } from "node:fs/promises";
+import { lutimes, unlink, utimes } from "node:fs/promises";
 import { errnoOf, type ObjectInfo } from "@stowage/core";
-import { symlinkRefused } from "@stowage/core/fs";
 import { fileHandleToStream } from "./file-stream.js";
-import {
-  type FsContext,
-  fileInfo,
-  isMissing,
-  NOT_A_FILE_ERRNOS,
-  openForRead,
-  READ_NO_FOLLOW,
-  withLocation,
-} from "./fs-context.js";
+import { type FsContext, fileInfo, isMissing, openForRead, withLocation } from "./fs-context.js";
+import { readWholeFile } from "./whole-file-read.js";
 
 /** The bytes of the regular file at a key; null when there is none. */
 export async function getFile(context: FsContext, key: string): Promise<Uint8Array | null> {
-  return withLocation(context, key, false, async (location, path) => {
-    let buffer: Buffer;
-    try {
-      // One readFile, as fast as an unchecked one: O_NOFOLLOW refuses a link at the key, and
-      // O_NONBLOCK makes a FIFO read at once (empty without a writer, EAGAIN with one).
-      buffer = await readFile(path, { flag: READ_NO_FOLLOW });
-    } catch (err) {
-      if (isMissing(err) || NOT_A_FILE_ERRNOS.has(errnoOf(err) ?? "")) return null;
-      if (errnoOf(err) === "ELOOP") throw symlinkRefused(location.lexical, { cause: err });
-      throw err;
-    }
-    // Only a regular file is an object. Whatever else reads at once reads empty: checked then
-    // only, so a FIFO planted at the key is absent, as head() says, not an empty object.
-    if (buffer.byteLength === 0 && !(await fileInfo(path, location.lexical))?.isFile()) return null;
-    return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
-  });
+  return withLocation(context, key, false, (location, path) => readWholeFile(path, location.lexical));
 }
 
 export async function streamFile(
