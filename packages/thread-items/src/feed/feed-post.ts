@@ -1,4 +1,3 @@
-import { Buffer } from "node:buffer";
 import { randomUUID } from "node:crypto";
 import { assertSafeId, nextTurn, runInSlices, StowageError, throwIfAborted } from "@stowage/core";
 import { fitToBudget } from "../budget/fit-to-budget.js";
@@ -17,6 +16,7 @@ import {
   rememberFailure,
 } from "./feed-context.js";
 import { STATUS_MESSAGE } from "./feed-layout.js";
+import { jsonBytes } from "./json-bytes.js";
 import {
   serializeThreadRecord,
   THREAD_FAILED,
@@ -52,18 +52,6 @@ function threadFailed(thread: ThreadRef, failure: ThreadFailure | undefined): St
     `thread ${thread.jobId}/${thread.alias} failed (${failure?.reason} at ${failure?.at}) and takes no more posts`,
     { reason: THREAD_FAILED, details: { jobId: thread.jobId, alias: thread.alias, failure } },
   );
-}
-
-function jsonBytes(value: unknown): Uint8Array {
-  try {
-    return Buffer.from(JSON.stringify(value));
-  } catch (err) {
-    throw new StowageError(
-      "INVALID_INPUT",
-      `thread item must be JSON-serializable: ${(err as Error).message}`,
-      { cause: err },
-    );
-  }
 }
 
 /**
@@ -222,6 +210,9 @@ export async function post(
   if (author !== undefined) assertSafeId(author, "author");
   const full = await fullItemOf(ctx, thread, item, { author, signal });
   const id = full.id;
+  // A turn of the event loop between the costly steps of a large item (redacting, fitting,
+  // serializing, encoding 16 MiB take tens of milliseconds each), so that no request waits for all.
+  await nextTurn();
   // Fitting validates the item too (one schema check per post), before anything is stored.
   let fitted: ThreadItem | undefined;
   let tooLarge: StowageError | undefined;
@@ -232,10 +223,8 @@ export async function post(
     if (!StowageError.is(err, "TOO_LARGE")) throw err;
     tooLarge = err;
   }
-  // A turn of the event loop between the costly steps of a large item (redacting, fitting,
-  // serializing 16 MiB take tens of milliseconds each), so that no request waits for all of them.
   await nextTurn();
-  const fullBytes = jsonBytes(full);
+  const fullBytes = await jsonBytes(full);
   const topic = ctx.layout.topic(thread);
   throwIfAborted(signal, `post to thread ${thread.jobId}/${thread.alias}`);
   if (ctx.failedThreads.has(topic)) throw threadFailed(thread, ctx.failedThreads.get(topic));
@@ -254,7 +243,7 @@ export async function post(
     );
   }
   if (fitted === undefined) return refuseTooLarge(ctx, thread, tooLarge!, id, fullKey);
-  const body = fitted === full ? fullBytes : jsonBytes(fitted);
+  const body = fitted === full ? fullBytes : await jsonBytes(fitted);
   let name: string | undefined;
   try {
     // Within this process a thread's appends run in turn, so its names, its objects and its
