@@ -86,7 +86,10 @@ export async function* iterateFiles(
   context: FsContext,
   { prefix, signal }: { prefix: string; signal?: AbortSignal },
 ): AsyncGenerator<ListItem> {
-  for await (const batch of walkPrefix(context, prefix, { signal })) yield* await itemsOf(batch);
+  // A plain loop: `yield*` over an array in an async generator wraps every item in one more promise.
+  for await (const batch of walkPrefix(context, prefix, { signal })) {
+    for (const item of await itemsOf(batch)) yield item;
+  }
 }
 
 /** Removes temp files of writes that never finished, older than `olderThanMs` (default 1 hour); returns how many. */
