@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import type { SessionStoreEntry } from "@anthropic-ai/claude-agent-sdk";
-import { referenceSource, runBenchmarks } from "@stowage/bench-kit";
+import { runBenchmarks } from "@stowage/bench-kit";
 import { createMemoryObjectStore } from "@stowage/core";
 import { compressChunks } from "@stowage/sessions";
 import { realisticSessionTree } from "@stowage/sessions/testing";
@@ -61,58 +61,6 @@ console.log(
   `append case: ${ENTRIES.toLocaleString("en-US")} entries, ${(entryBytes / 1024 / 1024).toFixed(1)} MiB of JSON`,
 );
 const store = createPostgresSessionStore({ db: connection.db });
-
-// The peer: Anthropic's reference PostgresSessionStore from the SDK repository's session-store
-// examples (not on npm), brought next to this bench at run time and never committed; on the same
-// PostgreSQL, through a node-postgres pool of the same size.
-const reference = await referenceSource({
-  repo: "anthropics/claude-agent-sdk-typescript",
-  path: "examples/session-stores/postgres/src/PostgresSessionStore.ts",
-  directory: new URL(`./.reference-${process.pid}/`, import.meta.url).pathname,
-});
-console.log(`peer: ${reference.origin}`);
-type AppendOnlyStore = {
-  append(key: { projectKey: string; sessionId: string }, entries: SessionStoreEntry[]): Promise<void>;
-};
-const { PostgresSessionStore } = (await import(reference.file)) as {
-  PostgresSessionStore: new (options: {
-    pool: pg.Pool;
-  }) => AppendOnlyStore & { ensureSchema(): Promise<void> };
-};
-const peer = new PostgresSessionStore({ pool });
-await peer.ensureSchema();
-await reference.dispose();
-const BIG_ENTRIES = 200_000;
-const bigEntries = Array.from({ length: BIG_ENTRIES }, (_, i) => ({
-  ...lines[i % lines.length]!,
-  uuid: randomUUID(),
-}));
-const inBatches = (all: SessionStoreEntry[], size: number) =>
-  Array.from({ length: Math.ceil(all.length / size) }, (_, i) => all.slice(i * size, (i + 1) * size));
-const appendAll = async (target: AppendOnlyStore, batched: SessionStoreEntry[][]) => {
-  const key = { projectKey: "-workspace-app", sessionId: randomUUID() };
-  for (const batch of batched) await target.append(key, batch);
-};
-const truncateStores = async () => {
-  await pool.query("TRUNCATE session_store_entries, session_store_keys, claude_session_entries");
-};
-const peerCases = [
-  { count: ENTRIES, size: 100, rounds: 7, all: entries },
-  { count: ENTRIES, size: 500, rounds: 7, all: entries },
-  { count: BIG_ENTRIES, size: 500, rounds: 3, all: bigEntries },
-].map(({ count, size, rounds, all }) => {
-  const batched = inBatches(all, size);
-  return {
-    name: `SessionStore.append of ${count.toLocaleString("en-US")} entries in batches of ${size} (idempotent, summary in the transaction) vs Anthropic's reference PostgresSessionStore`,
-    target: { kind: "speed" as const, min: 1.0 },
-    units: { count, label: "ops" as const },
-    rounds,
-    warmup: count === ENTRIES,
-    prepare: truncateStores,
-    ours: () => appendAll(store, batched),
-    baseline: () => appendAll(peer, batched),
-  };
-});
 
 // Quota: one reservation per upload-url request, each in its own session (a session rarely has
 // more than a few URLs open), the way the upload service asks. The raw baseline is the least a
@@ -231,7 +179,6 @@ try {
         }
       },
     },
-    ...peerCases,
     {
       name: `quota: ${RESERVATIONS} reservations, createPostgresQuotaLedger.reserve vs a raw UPDATE … RETURNING of one row`,
       target: { kind: "speed", min: 0.7 },
@@ -263,5 +210,7 @@ try {
 
 // The package's other cases, in the same run: a missed target above only sets the exit code, so
 // every case is still printed.
+// The SessionStore against its reference: interleaved, a new database per run (session-store.ts).
+await import("./session-store.js");
 await import("./prompt-metrics.js");
 await import("./langgraph-savers.js");

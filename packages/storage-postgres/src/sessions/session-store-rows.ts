@@ -1,4 +1,4 @@
-import { StowageError } from "@stowage/core";
+import { StowageError, throwIfAborted } from "@stowage/core";
 import type { SessionStoreEntry, SessionSummaryEntry } from "@stowage/sessions";
 import {
   assertSessionStoreProjectKey,
@@ -14,6 +14,8 @@ import { sql } from "drizzle-orm";
 import { rowsOf, type StowageDatabase } from "../database.js";
 import { runDatabase } from "../run-database.js";
 import { sessionStoreEntries as entries, sessionStoreKeys as keys } from "../schema.js";
+
+type Executor = Pick<StowageDatabase, "execute">;
 
 /**
  * A stored entry or summary parsed and checked, or `INTEGRITY` / `CORRUPT_ROW` saying which
@@ -41,6 +43,13 @@ export function readSummary(stored: StoredSessionKey, text: string): SessionSumm
 }
 
 /**
+ * Rows one query of a load reads (about 5 MB of entries of 5 KB). Read all at once, a long
+ * transcript's row strings (226 MB for 50,000 entries) all lived until the last was parsed, so
+ * V8 promoted them and ran full collections; a page's strings die young, as the peer's do.
+ */
+const LOAD_PAGE_ROWS = 1_000;
+
+/**
  * A transcript's entries in append order, each checked as stored, with the payloads that moved to
  * the blob store put back; null for a key never written.
  */
@@ -52,20 +61,51 @@ export async function loadEntries(
 ): Promise<SessionStoreEntry[] | null> {
   const key = describeSessionKey(stored);
   const moved = new Map<number, NonNullable<StoredEntryLine["moved"]>>();
-  const loaded = await runDatabase(`session store load ${key}`, signal, async () => {
+  const context = `session store load ${key}`;
+  const all: SessionStoreEntry[] = [];
+  const readPage = async (executor: Executor, from: number, inclusive: boolean) => {
     const rows = rowsOf(
-      await db.execute(sql`
+      await executor.execute(sql`
         SELECT id, entry FROM ${entries}
-        WHERE project_key = ${stored.projectKey} AND session_id = ${stored.sessionId} AND subpath = ${stored.subpath}
-        ORDER BY id`),
+        WHERE project_key = ${stored.projectKey} AND session_id = ${stored.sessionId}
+          AND subpath = ${stored.subpath} AND id ${inclusive ? sql`>=` : sql`>`} ${from}
+        ORDER BY id LIMIT ${LOAD_PAGE_ROWS}`),
     );
-    // No entries: a key never written (an empty append writes nothing either).
-    if (rows.length === 0) return null;
-    return rows.map((row, index) => {
+    throwIfAborted(signal, context);
+    return rows;
+  };
+  const take = (rows: Record<string, unknown>[]) => {
+    for (const row of rows) {
       const line = readRow(parseStoredEntryLine, row.entry as string, { key, row: Number(row.id) });
-      if (line.moved) moved.set(index, line.moved);
-      return line.entry;
-    });
+      if (line.moved) moved.set(all.length, line.moved);
+      all.push(line.entry);
+    }
+  };
+  const loaded = await runDatabase(context, signal, async () => {
+    // Most transcripts are one page: one statement, no transaction.
+    const first = await readPage(db, 0, false);
+    take(first);
+    if (first.length < LOAD_PAGE_ROWS) return all.length === 0 ? null : all;
+    // The rest in one snapshot, from the last row read: while that row is still there, the
+    // transcript was not deleted in between (appends only add rows after it), else start over.
+    return db.transaction(
+      async (tx) => {
+        let page = await readPage(tx, Number(first.at(-1)!.id), true);
+        if (page[0]?.id !== first.at(-1)!.id) {
+          all.length = 0;
+          moved.clear();
+          page = await readPage(tx, 0, false);
+          take(page);
+        } else take(page.slice(1));
+        while (page.length === LOAD_PAGE_ROWS) {
+          page = await readPage(tx, Number(page.at(-1)!.id), false);
+          take(page);
+        }
+        // No entries: a key never written (an empty append writes nothing either).
+        return all.length === 0 ? null : all;
+      },
+      { isolationLevel: "repeatable read", accessMode: "read only" },
+    );
   });
   if (loaded) await putBackEntryPayloads(payloads, loaded, moved, key, signal);
   return loaded;

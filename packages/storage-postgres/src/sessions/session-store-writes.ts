@@ -11,6 +11,7 @@ import { sql } from "drizzle-orm";
 import { rowsOf, type StowageDatabase } from "../database.js";
 import { runDatabase } from "../run-database.js";
 import { sessionStoreEntries as entries, sessionStoreKeys as keys } from "../schema.js";
+import { appendAhead } from "./session-store-append-ahead.js";
 import { readSummary } from "./session-store-rows.js";
 
 /** A batch as the append statement takes it: its entries as one UTF-8 parameter, and their uuids. */
@@ -37,7 +38,15 @@ export function batchParameters(
   };
 }
 
-type Executor = Pick<StowageDatabase, "execute">;
+export type Executor = Pick<StowageDatabase, "execute">;
+
+/** The batch as rows (`entry`, `uuid`, `position`), split on the server from its two parameters. */
+export const batchRows = ({ lines, uuids }: BatchParameters) => sql`
+  SELECT line.value AS entry, id.value AS uuid, line.position
+  FROM unnest(string_to_array(convert_from(${lines}::bytea, 'UTF8'), E'\n'))
+    WITH ORDINALITY AS line(value, position)
+  JOIN json_array_elements_text(${JSON.stringify(uuids)}::json) WITH ORDINALITY AS id(value, position)
+    USING (position)`;
 
 /**
  * One statement: upserting the key row locks it until commit (appends to one key run one at a
@@ -45,7 +54,7 @@ type Executor = Pick<StowageDatabase, "execute">;
  * held and its ids follow the previous batch's. Returns the key's mtime, its summary before this
  * batch and the uuids this batch stored (JSON text).
  */
-async function insertBatch(
+export async function insertBatch(
   tx: Executor,
   stored: StoredSessionKey,
   { lines, uuids }: BatchParameters,
@@ -59,13 +68,7 @@ async function insertBatch(
         ON CONFLICT (project_key, session_id, subpath)
         DO UPDATE SET mtime = GREATEST(excluded.mtime, ${keys.mtime} + 1)
         RETURNING mtime, summary
-      ), batch AS (
-        SELECT line.value AS entry, id.value AS uuid, line.position
-        FROM unnest(string_to_array(convert_from(${lines}::bytea, 'UTF8'), E'\n'))
-          WITH ORDINALITY AS line(value, position)
-        JOIN json_array_elements_text(${JSON.stringify(uuids)}::json) WITH ORDINALITY AS id(value, position)
-          USING (position)
-      ), inserted AS (
+      ), batch AS (${batchRows({ lines, uuids })}), inserted AS (
         INSERT INTO ${entries} (project_key, session_id, subpath, uuid, entry)
         SELECT ${stored.projectKey}, ${stored.sessionId}, ${stored.subpath}, batch.uuid, batch.entry
         FROM batch CROSS JOIN head
@@ -80,10 +83,19 @@ async function insertBatch(
   return result;
 }
 
+/** A main transcript's key row as this store last wrote it: the next append can fold ahead of it. */
+export interface KnownHead {
+  mtime: number;
+  /** The summary's JSON text, exactly as stored. */
+  summary: string;
+}
+
 /**
- * Appends one batch in one transaction: the rows, then, for a main transcript, the summary folded
- * with the SDK's `foldSessionSummary` over the entries stored now (a retried batch must not
- * replay older titles).
+ * Appends one batch atomically and returns the main transcript's key row as it now is (undefined
+ * for a subkey, whose appends keep no summary). A subkey's batch is one statement. A main
+ * transcript's batch is one statement too when `known` still describes its key row (see
+ * `appendAhead`), else one transaction: the rows, then the summary folded with the SDK's
+ * `foldSessionSummary` over the entries stored now (a retried batch must not replay older titles).
  */
 export async function appendBatch(
   db: StowageDatabase,
@@ -91,30 +103,52 @@ export async function appendBatch(
   stored: StoredSessionKey,
   batch: readonly SessionStoreEntry[],
   parameters: BatchParameters,
+  known: KnownHead | undefined,
   context: string,
   signal: AbortSignal | undefined,
-): Promise<void> {
-  const fold = stored.subpath === "" ? await loadSummaryFold() : undefined;
-  await runDatabase(context, signal, () =>
+): Promise<KnownHead | undefined> {
+  if (stored.subpath !== "") {
+    // One statement is its own transaction: no BEGIN and COMMIT round trips.
+    await runDatabase(context, signal, () => insertBatch(db, stored, parameters));
+    return undefined;
+  }
+  const fold = await loadSummaryFold();
+  if (known && !hasRepeatedUuid(parameters.uuids)) {
+    const ahead = await runDatabase(context, signal, () =>
+      appendAhead(db, key, stored, batch, parameters, known, fold),
+    );
+    if (ahead) return ahead;
+  }
+  return runDatabase(context, signal, () =>
     db.transaction(async (tx) => {
       const result = await insertBatch(tx, stored, parameters);
-      if (fold) {
-        const storedUuids = new Set<string>(JSON.parse((result?.uuids as string | null) ?? "[]"));
-        const fresh: SessionStoreEntry[] = [];
-        for (const [index, uuid] of parameters.uuids.entries()) {
-          if (uuid === null || storedUuids.delete(uuid)) fresh.push(batch[index]!);
-        }
-        const previous =
-          typeof result?.summary === "string" ? readSummary(stored, result.summary) : undefined;
-        const summary = fold(previous, key, fresh, { mtime: Number(result?.mtime) });
-        await tx.execute(sql`
-          UPDATE ${keys} SET summary = ${JSON.stringify(summary)}
-          WHERE project_key = ${stored.projectKey} AND session_id = ${stored.sessionId} AND subpath = ''`);
+      const storedUuids = new Set<string>(JSON.parse((result?.uuids as string | null) ?? "[]"));
+      const fresh: SessionStoreEntry[] = [];
+      for (const [index, uuid] of parameters.uuids.entries()) {
+        if (uuid === null || storedUuids.delete(uuid)) fresh.push(batch[index]!);
       }
+      const previous = typeof result?.summary === "string" ? readSummary(stored, result.summary) : undefined;
+      const mtime = Number(result?.mtime);
+      const summary = JSON.stringify(fold(previous, key, fresh, { mtime }));
+      await tx.execute(sql`
+        UPDATE ${keys} SET summary = ${summary}
+        WHERE project_key = ${stored.projectKey} AND session_id = ${stored.sessionId} AND subpath = ''`);
       // The last moment to give up: past this, the batch is committed.
       throwIfAborted(signal, context);
+      return { mtime, summary };
     }),
   );
+}
+
+/** True when a uuid appears twice in one batch: only the first is stored, so not all are fresh. */
+function hasRepeatedUuid(uuids: readonly (string | null)[]): boolean {
+  const seen = new Set<string>();
+  for (const uuid of uuids) {
+    if (uuid === null) continue;
+    if (seen.has(uuid)) return true;
+    seen.add(uuid);
+  }
+  return false;
 }
 
 /** Deletes a transcript; a main transcript takes its subkeys (subagent transcripts) with it. */

@@ -10,7 +10,7 @@ import {
 } from "@stowage/sessions/backend";
 import { assertDatabase, type StowageDatabase } from "../database.js";
 import { listSessions, listSubkeys, listSummaries, loadEntries } from "./session-store-rows.js";
-import { appendBatch, batchParameters, deleteTranscript } from "./session-store-writes.js";
+import { appendBatch, batchParameters, deleteTranscript, type KnownHead } from "./session-store-writes.js";
 
 export interface PostgresSessionStoreOptions extends SessionStorePayloadOptions {
   /** A database with Stowage's tables: `connectPostgres`/`connectEmbedded`'s `db`, or the host's own. */
@@ -25,6 +25,9 @@ export type PostgresSessionStore = CompleteSessionStore;
 
 /** Largest batch buffer a store keeps for reuse: a rare huge batch is not held for good. */
 const MAX_SPARE_BYTES = 16 * 1024 * 1024;
+
+/** Most main transcripts whose key row a store remembers (the oldest is forgotten first). */
+const MAX_KNOWN_HEADS = 1024;
 
 const isViewOf = (view: Buffer, whole: Buffer) =>
   view.buffer === whole.buffer && view.byteOffset === whole.byteOffset;
@@ -51,6 +54,19 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
       spare = used;
   };
 
+  // The key row of each main transcript as this store's last append left it, so that the next
+  // append to it can be one statement (see appendAhead). Only a hint: a row changed since by
+  // anyone else is noticed by the statement, which then stores nothing.
+  const knownHeads = new Map<string, KnownHead>();
+  const headOf = (stored: { projectKey: string; sessionId: string }) =>
+    `${stored.projectKey}\u0000${stored.sessionId}`;
+  const remember = (name: string, head: KnownHead | undefined) => {
+    knownHeads.delete(name);
+    if (!head) return;
+    if (knownHeads.size >= MAX_KNOWN_HEADS) knownHeads.delete(knownHeads.keys().next().value!);
+    knownHeads.set(name, head);
+  };
+
   return {
     async append(key, batch, { signal } = {}) {
       const stored = toStoredSessionKey(key);
@@ -67,7 +83,12 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
         serialized.length = 0;
         lines = parameters.lines;
         const context = `session store append ${describeSessionKey(stored)}`;
-        await appendBatch(db, key, stored, batch, parameters, context, signal);
+        const name = headOf(stored);
+        const known = stored.subpath === "" ? knownHeads.get(name) : undefined;
+        // Forgotten until the append is known to be committed.
+        if (known) knownHeads.delete(name);
+        const head = await appendBatch(db, key, stored, batch, parameters, known, context, signal);
+        if (stored.subpath === "") remember(name, head);
       } finally {
         // The transaction is over (or never began), so the driver is done with the bytes.
         keepSpare(!lines || (scratch && isViewOf(lines, scratch)) ? scratch : lines);
@@ -81,6 +102,7 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
 
     async delete(key, { signal } = {}) {
       const stored = toStoredSessionKey(key);
+      if (stored.subpath === "") knownHeads.delete(headOf(stored));
       await deleteTranscript(db, stored, `session store delete ${describeSessionKey(stored)}`, signal);
     },
 
