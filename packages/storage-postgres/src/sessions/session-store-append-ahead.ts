@@ -4,8 +4,8 @@ import { sql } from "drizzle-orm";
 import { rowsOf } from "../database.js";
 import { sqlStateOf } from "../database-errors.js";
 import { sessionStoreEntries as entries, sessionStoreKeys as keys } from "../schema.js";
+import { type BatchParameters, batchRows, type Executor, type KnownHead } from "./session-store-batch.js";
 import { readSummary } from "./session-store-rows.js";
-import { type BatchParameters, batchRows, type Executor, type KnownHead } from "./session-store-writes.js";
 
 type Fold = Awaited<ReturnType<typeof loadSummaryFold>>;
 

@@ -9,8 +9,9 @@ import {
   toStoredSessionKey,
 } from "@stowage/sessions/backend";
 import { assertDatabase, type StowageDatabase } from "../database.js";
+import { batchParameters, type KnownHead } from "./session-store-batch.js";
 import { listSessions, listSubkeys, listSummaries, loadEntries } from "./session-store-rows.js";
-import { appendBatch, batchParameters, deleteTranscript, type KnownHead } from "./session-store-writes.js";
+import { appendBatch, deleteTranscript } from "./session-store-writes.js";
 
 export interface PostgresSessionStoreOptions extends SessionStorePayloadOptions {
   /** A database with Stowage's tables: `connectPostgres`/`connectEmbedded`'s `db`, or the host's own. */
