@@ -9,27 +9,14 @@ import { createFsObjectStore } from "@stowage/storage-fs";
 import { createS3Client, createS3ObjectStore } from "@stowage/storage-s3";
 import { s3OptionsFromEnv } from "@stowage/storage-s3/env";
 import { createObjectSessionStore, type SessionStoreEntry } from "../src/index.js";
-import { realisticSessionTree } from "../src/testing/index.js";
+import { realisticTranscriptEntries } from "../src/testing/index.js";
 
 // 50,000 transcript lines shaped like the SDK mirrors them (from a realistic session, fresh uuids).
 const ENTRIES = 50_000;
 const sessionId = randomUUID();
-const lines = realisticSessionTree({
-  sessionId,
-  cwd: "/workspace/app",
-  mainBytes: 4_000_000,
-  subagents: 0,
-  toolResults: 0,
-  legacyAgents: 0,
-  screenshotEvery: 0,
-})
-  .get(`${sessionId}.jsonl`)!
-  .trim()
-  .split("\n")
-  // Lines up to 4 KiB (600 of the session's 848; 2 KiB on average): the larger tool outputs are
-  // artifacts in Stowage, and a shared RGW keeps every byte in memory.
-  .filter((line) => line.length <= 4096)
-  .map((line) => JSON.parse(line) as SessionStoreEntry);
+// Lines up to 4 KiB (600 of the session's 848; 2 KiB on average): the larger tool outputs are
+// artifacts in Stowage, and a shared RGW keeps every byte in memory.
+const lines = realisticTranscriptEntries(sessionId).filter((entry) => JSON.stringify(entry).length <= 4096);
 const entries = Array.from({ length: ENTRIES }, (_, i) => ({
   ...lines[i % lines.length]!,
   uuid: randomUUID(),

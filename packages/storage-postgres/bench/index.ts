@@ -1,9 +1,8 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import type { SessionStoreEntry } from "@anthropic-ai/claude-agent-sdk";
 import { runBenchmarks } from "@stowage/bench-kit";
 import { createMemoryObjectStore } from "@stowage/core";
 import { compressChunks } from "@stowage/sessions";
-import { realisticSessionTree } from "@stowage/sessions/testing";
+import { realisticTranscriptEntries } from "@stowage/sessions/testing";
 import { createMemoryQuotaLedger, type QuotaLedger, usageSourceFromStore } from "@stowage/uploads";
 import pg from "pg";
 import { connectPostgres } from "../src/index.js";
@@ -29,19 +28,7 @@ const pool = new pg.Pool({ connectionString: url, options: `-c search_path=${sch
 const ENTRIES = 50_000;
 const BATCH = 500;
 const sessionId = randomUUID();
-const lines = realisticSessionTree({
-  sessionId,
-  cwd: "/workspace/app",
-  mainBytes: 4_000_000,
-  subagents: 0,
-  toolResults: 0,
-  legacyAgents: 0,
-  screenshotEvery: 0,
-})
-  .get(`${sessionId}.jsonl`)!
-  .trim()
-  .split("\n")
-  .map((line) => JSON.parse(line) as SessionStoreEntry);
+const lines = realisticTranscriptEntries(sessionId);
 // A stored session must be restorable, so the repository decodes every blob it is given: the
 // blob is a real one, the design document's form (gzip of the session's JSONL).
 const sessionJsonl = new TextEncoder().encode(`${lines.map((line) => JSON.stringify(line)).join("\n")}\n`);

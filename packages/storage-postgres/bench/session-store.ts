@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { SessionKey, SessionStoreEntry } from "@anthropic-ai/claude-agent-sdk";
 import { compare, freshDatabase, growth, referenceSource, runComparisons } from "@stowage/bench-kit";
-import { realisticSessionTree } from "@stowage/sessions/testing";
+import { realisticTranscriptEntries } from "@stowage/sessions/testing";
 import pg from "pg";
 import { connectPostgres } from "../src/index.js";
 import { createPostgresSessionStore } from "../src/sessions/index.js";
@@ -36,19 +36,7 @@ await reference.dispose();
 // Transcript lines shaped like the SDK mirrors them, taken from a realistic session and given
 // fresh uuids (about 4.7 KB of JSON each, most over the 2 KB at which PostgreSQL compresses).
 const sessionId = randomUUID();
-const lines = realisticSessionTree({
-  sessionId,
-  cwd: "/workspace/app",
-  mainBytes: 4_000_000,
-  subagents: 0,
-  toolResults: 0,
-  legacyAgents: 0,
-  screenshotEvery: 0,
-})
-  .get(`${sessionId}.jsonl`)!
-  .trim()
-  .split("\n")
-  .map((line) => JSON.parse(line) as SessionStoreEntry);
+const lines = realisticTranscriptEntries(sessionId);
 const entriesOf = (count: number) =>
   Array.from({ length: count }, (_, i) => ({ ...lines[i % lines.length]!, uuid: randomUUID() }));
 const inBatches = (all: SessionStoreEntry[], size: number) =>

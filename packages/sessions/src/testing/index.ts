@@ -9,6 +9,7 @@ export {
 export {
   type RealisticSessionOptions,
   realisticSessionTree,
+  realisticTranscriptEntries,
   type SessionTreeFiles,
 } from "./realistic-session.js";
 export { sampleSessionBlob } from "./sample-session-blob.js";

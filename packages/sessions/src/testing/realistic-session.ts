@@ -1,4 +1,5 @@
 import { seededRandom } from "@stowage/core/testing";
+import type { SessionStoreEntry } from "../session-store/types.js";
 import { seededBase64, seededUuid } from "./seeded-random.js";
 
 /**
@@ -386,4 +387,26 @@ export function realisticSessionTree(options: RealisticSessionOptions): SessionT
     );
   }
   return files;
+}
+
+/**
+ * The main transcript of a realistic session (no subagents, tool-result files, legacy agents or
+ * screenshots) as the entries a SessionStore is given, `mainBytes` of JSONL (default 4 MB, about
+ * 850 lines): what the SessionStore benchmarks append, with fresh uuids.
+ */
+export function realisticTranscriptEntries(sessionId: string, mainBytes = 4_000_000): SessionStoreEntry[] {
+  const files = realisticSessionTree({
+    sessionId,
+    cwd: "/workspace/app",
+    mainBytes,
+    subagents: 0,
+    toolResults: 0,
+    legacyAgents: 0,
+    screenshotEvery: 0,
+  });
+  return files
+    .get(`${sessionId}.jsonl`)!
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line) as SessionStoreEntry);
 }
