@@ -15,6 +15,7 @@ export {
   type LineConverter,
   type LineProblem,
 } from "./adapters/conversion.js";
+export { opencodeExportItems } from "./adapters/opencode-export.js";
 export { createPiSessionConverter, type PiSessionOptions } from "./adapters/pi-session.js";
 export { type FitToBudgetOptions, fitToBudget } from "./budget/fit-to-budget.js";
 export {
@@ -42,6 +43,13 @@ export { createThreadFeeds, type ThreadFeeds, type ThreadFeedsOptions } from "./
 export type { ThreadFailure, ThreadInfo } from "./feed/thread-record.js";
 export type { SubscribeOptions, ThreadItemListener } from "./feed/thread-subscriptions.js";
 export { type FoldedThreadEntry, type FoldedToolPair, foldToolPairs } from "./fold-tool-pairs.js";
+export {
+  type ConversationHistory,
+  type ConversationHistoryOptions,
+  conversationHistory,
+  DEFAULT_HISTORY_MESSAGES,
+} from "./history/conversation-history.js";
+export type { HistoryMessage, HistoryRole } from "./history/history-messages.js";
 export type { ThreadRef } from "./log/thread-layout.js";
 export {
   type AppendedItem,

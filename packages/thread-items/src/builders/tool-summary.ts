@@ -69,6 +69,8 @@ const GENERIC_KEYS = [
   "command",
   "cmd",
   "file_path",
+  // OpenCode's read, write and edit tools.
+  "filePath",
   "path",
   "notebook_path",
   "pattern",
