@@ -12,6 +12,29 @@ export {
 export { DEFAULT_STORES, type DefaultStores } from "./default-stores.js";
 export type { SessionDeletionOptions, SessionDeletionReport } from "./delete-session.js";
 export {
+  convertStoredTranscript,
+  type StoredTranscript,
+} from "./history/convert-stored-transcript.js";
+export {
+  type RequestHistory,
+  type RequestHistoryOptions,
+  type RequestHistorySources,
+  requestHistory,
+  type SkippedSession,
+} from "./history/request-history.js";
+export {
+  DEFAULT_HISTORY_BUDGET_TOKENS,
+  type HistoryOptions,
+  type SessionHistoryOptions,
+  sessionHistory,
+} from "./history/session-history.js";
+export {
+  isTranscriptInput,
+  type TranscriptFile,
+  type TranscriptFormat,
+  transcriptFiles,
+} from "./history/transcript-files.js";
+export {
   type Deployment,
   defineStore,
   type OpenedStore,

@@ -1,9 +1,14 @@
 import { type ContentStore, StowageError } from "@stowage/core";
 import { readSessionFiles, type SessionBlobFormat, type SessionBlobRecord } from "@stowage/sessions";
+import {
+  convertStoredTranscript,
+  isTranscriptInput,
+  type StoredTranscript,
+  type TranscriptFile,
+  transcriptFiles,
+} from "@stowage/tenancy";
 import { type FoldedThreadEntry, fitToBudget, type ThreadItem } from "@stowage/thread-items";
 import { LRUCache } from "lru-cache";
-import { convertStoredTranscript, type StoredTranscript } from "./convert-stored-transcript.js";
-import { isTranscriptInput, type TranscriptFile, transcriptFiles } from "./transcript-files.js";
 
 /** What the viewer shows first of a stored session: its record, its files and its transcripts. */
 export interface StoredSessionOutline {
