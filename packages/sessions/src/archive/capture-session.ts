@@ -1,7 +1,10 @@
+import { dirname } from "node:path";
 import { type ContentStore, fromSystemError, StowageError, sha256Hex, throwIfAborted } from "@stowage/core";
 import { assertSessionAgent, DEFAULT_SESSION_AGENT, type SessionAgent } from "../agents/session-agent.js";
 import { assertSessionId } from "../agents/session-id.js";
 import { storeChunkedArchive } from "../chunks/chunked-archive.js";
+import { collectSessionEnvironment, collectSessionPlans } from "../claude/collect-environment.js";
+import { transcriptPlanSlugs } from "../claude/session-environment.js";
 import { type ClaudeSessionLocationOptions, claudeSessionLocation } from "../claude/session-location.js";
 import {
   assertSessionCodec,
@@ -25,6 +28,7 @@ import {
   ARCHIVE_FORMAT_VERSION,
   DEFAULT_MAX_SESSION_BYTES,
   encodeArchiveHeader,
+  MAX_ARCHIVE_ENTRIES,
   type SessionArchiveEntry,
   type SessionArchiveManifest,
 } from "./manifest.js";
@@ -55,6 +59,12 @@ export interface ClaudeCaptureOptions extends CommonCaptureOptions, ClaudeSessio
   agent?: "claude-code";
   /** Include `agent-*.jsonl` files beside the transcript that belong to this session. Default true. */
   includeLegacyAgents?: boolean;
+  /**
+   * Include the session's files in the config directory (archived under `~config/`):
+   * `file-history/<id>/` (rewind checkpoints), `tasks/<id>/` (the task list), `session-env/<id>/`,
+   * `todos/<id>-agent-*.json` and the plans its transcript names (`plans/<slug>.md`). Default true.
+   */
+  includeEnvironment?: boolean;
 }
 
 /** Codex: the rollout file, found by session id under `$CODEX_HOME/sessions`. */
@@ -99,6 +109,8 @@ export interface CollectedSession {
   projectKey?: string;
   sources: SessionSource[];
   skipped: SkippedFile[];
+  /** Files the main transcript (the first source, once read) names: Claude Code's plans. */
+  namedBy?: (main: Uint8Array) => Promise<{ files: SessionFile[]; skipped: SkippedFile[] }>;
 }
 
 async function collect(options: CaptureSessionOptions, maxBytes: number): Promise<CollectedSession> {
@@ -147,7 +159,19 @@ async function collect(options: CaptureSessionOptions, maxBytes: number): Promis
     includeLegacyAgents: options.includeLegacyAgents ?? true,
     ...(signal ? { signal } : {}),
   });
-  return { sessionId: location.sessionId, projectKey: location.projectKey, sources: files, skipped };
+  if (options.includeEnvironment === false) {
+    return { sessionId: location.sessionId, projectKey: location.projectKey, sources: files, skipped };
+  }
+  // The project directory is `<configDir>/projects/<key>` (checked when it was opened).
+  const configDir = dirname(dirname(location.projectDir));
+  const environment = await collectSessionEnvironment(configDir, location.sessionId);
+  return {
+    sessionId: location.sessionId,
+    projectKey: location.projectKey,
+    sources: [...files, ...environment.files],
+    skipped: [...skipped, ...environment.skipped],
+    namedBy: (main) => collectSessionPlans(configDir, transcriptPlanSlugs(main)),
+  };
 }
 
 /** The main transcript (or rollout) gone or no longer a regular file once it is read. */
@@ -177,7 +201,9 @@ export async function archiveSession(
   },
 ): Promise<CapturedSession> {
   const { codec, maxBytes, signal } = options;
-  const { sessionId, projectKey, sources, skipped } = collected;
+  const { sessionId, projectKey, skipped } = collected;
+  // Grows by what the main transcript names, once it is read.
+  const sources = [...collected.sources];
   const tooLarge = (bytes: number) =>
     new StowageError(
       "TOO_LARGE",
@@ -214,8 +240,18 @@ export async function archiveSession(
     }
     total += bytes.byteLength;
     if (total > maxBytes) throw tooLarge(total);
+    if (index === 0 && collected.namedBy) {
+      const named = await collected.namedBy(bytes);
+      sources.push(...named.files);
+      skipped.push(...named.skipped);
+    }
     entries.push({ path: source.path, size: bytes.byteLength, sha256: sha256Hex(bytes), mtimeMs });
     contents.push(bytes);
+  }
+  if (entries.length > MAX_ARCHIVE_ENTRIES) {
+    throw new StowageError("TOO_LARGE", `session has more than ${MAX_ARCHIVE_ENTRIES} files`, {
+      details: { limit: MAX_ARCHIVE_ENTRIES },
+    });
   }
   // The main transcript (rollout, export) is the first file: a capture without it fails above.
   const agentVersion = contents[0] ? sessionAgentVersion(agent, contents[0]) : undefined;

@@ -1,5 +1,6 @@
 import { keyProblem } from "@stowage/core";
 import type { SessionAgent } from "../agents/session-agent.js";
+import { CONFIG_DIR_ENTRY_PREFIX, configEntryProblem } from "../claude/session-environment.js";
 import { codexRolloutPathProblem } from "../codex/rollout-path.js";
 import { opencodeExportFileName } from "../opencode/export-file.js";
 
@@ -11,7 +12,8 @@ export const LEGACY_AGENT_FILE_PATTERN = /^agent-[A-Za-z0-9_-]{1,128}\.jsonl$/;
  * Never `..`, an absolute path, a backslash, NUL or another control character, nor another
  * session's file. Per agent, relative to where the agent keeps the session:
  * - Claude Code (the project directory): the main transcript `<sessionId>.jsonl`, a file under
- *   the companion directory `<sessionId>/…`, or a legacy `agent-<id>.jsonl`;
+ *   the companion directory `<sessionId>/…`, or a legacy `agent-<id>.jsonl`; and, under
+ *   `~config/` (the config directory), the session's own files there (`configEntryProblem`);
  * - Codex (`$CODEX_HOME/sessions`): `YYYY/MM/DD/rollout-<time>-<sessionId>.jsonl`;
  * - OpenCode: `<sessionId>.json`, the output of `opencode export`.
  */
@@ -24,8 +26,11 @@ export function entryPathProblem(path: unknown, sessionId: string, agent: Sessio
     const expected = opencodeExportFileName(sessionId);
     return value === expected ? undefined : `must be "${expected}"`;
   }
+  if (value.startsWith(CONFIG_DIR_ENTRY_PREFIX)) {
+    return configEntryProblem(value.slice(CONFIG_DIR_ENTRY_PREFIX.length), sessionId);
+  }
   if (value === `${sessionId}.jsonl`) return undefined;
   if (value.startsWith(`${sessionId}/`)) return undefined;
   if (LEGACY_AGENT_FILE_PATTERN.test(value)) return undefined;
-  return `must be "${sessionId}.jsonl", a file under "${sessionId}/", or a legacy "agent-<id>.jsonl"`;
+  return `must be "${sessionId}.jsonl", a file under "${sessionId}/", a legacy "agent-<id>.jsonl" or the session's file under "${CONFIG_DIR_ENTRY_PREFIX}"`;
 }

@@ -6,13 +6,20 @@ import {
   describeValue,
   fromSystemError,
   StowageError,
+  sha256Hex,
   throwIfAborted,
 } from "@stowage/core";
-import { fsyncDirectory, type OpenedDirectory, openDirectoryBeneath } from "@stowage/core/fs";
+import {
+  fsyncDirectory,
+  type OpenedDirectory,
+  openDirectoryBeneath,
+  openFileBeneath,
+} from "@stowage/core/fs";
 import { agentVersionFromCliOutput } from "../agents/agent-version.js";
 import type { SessionAgent } from "../agents/session-agent.js";
 import { type AgentVersionCheck, checkAgentVersion } from "../agents/version-compatibility.js";
 import { assertProjectKey, claudeProjectKey } from "../claude/project-key.js";
+import { CONFIG_DIR_ENTRY_PREFIX, isPlanFileOf, transcriptPlanSlugs } from "../claude/session-environment.js";
 import { defaultClaudeConfigDir } from "../claude/session-location.js";
 import { resolveCodexHome } from "../codex/codex-home.js";
 import { importOpencodeSession } from "../opencode/import-session.js";
@@ -169,10 +176,18 @@ async function restoreTarget(
   }
   const configDir = resolve(options.configDir ?? defaultClaudeConfigDir());
   const lexicalDir = join(configDir, "projects", projectKey);
+  // An archive with the session's config-directory files is restored from the config directory
+  // down: the project's files go to `projects/<key>/`, those under `~config/` to their place there.
+  const inConfigDir = manifest.files.some((entry) => entry.path.startsWith(CONFIG_DIR_ENTRY_PREFIX));
   return {
     root: configDir,
-    segments: ["projects", projectKey],
-    placeOf: (entry) => entry.path,
+    segments: inConfigDir ? [] : ["projects", projectKey],
+    placeOf: inConfigDir
+      ? (entry) =>
+          entry.path.startsWith(CONFIG_DIR_ENTRY_PREFIX)
+            ? entry.path.slice(CONFIG_DIR_ENTRY_PREFIX.length)
+            : `projects/${projectKey}/${entry.path}`
+      : (entry) => entry.path,
     lexicalDir,
     transcriptPath: join(lexicalDir, `${manifest.sessionId}.jsonl`),
     projectKey,
@@ -180,17 +195,24 @@ async function restoreTarget(
 }
 
 /**
- * A legacy `agent-<id>.jsonl` already in the project directory is replaced only when its own
- * lines name the session being restored (as the archive's copy must): it may be another
+ * Whether a file already where an entry goes is the session's own, so that it may be replaced.
+ * A plan: see `assertOwnPlanFile`. A legacy `agent-<id>.jsonl` already in the project directory
+ * is replaced only when its own lines name the session being restored (as the archive's copy must): it may be another
  * session's subagent transcript, which a restore never touches (INVALID_INPUT, `FOREIGN_ENTRY`).
  * One that names no session, a link or anything but a regular file is refused the same way.
  */
-async function assertOwnLegacyFile(
+async function assertOwnFile(
   manifest: SessionArchiveManifest,
   path: string,
   existing: string,
+  configDir: { directory: OpenedDirectory; projectKey: string | undefined },
 ): Promise<void> {
-  if (manifest.agent !== "claude-code" || !LEGACY_AGENT_FILE_PATTERN.test(path)) return;
+  if (manifest.agent !== "claude-code") return;
+  if (path.startsWith(`${CONFIG_DIR_ENTRY_PREFIX}plans/`)) {
+    await assertOwnPlanFile(manifest, path, existing, configDir);
+    return;
+  }
+  if (!LEGACY_AGENT_FILE_PATTERN.test(path)) return;
   // `existing` is in a directory held open (`/proc/self/fd/<fd>/<name>` on Linux).
   const owner = await transcriptOwner(dirname(existing), basename(existing));
   if (owner === manifest.sessionId) return;
@@ -199,6 +221,48 @@ async function assertOwnLegacyFile(
     `${describeValue(path)} in the project directory ${owner === undefined ? "names no session" : `belongs to session ${owner}`}, not ${manifest.sessionId}; a restore never replaces another session's file`,
     { reason: "FOREIGN_ENTRY", details: { path } },
   );
+}
+
+/**
+ * A plan names no session: one already in `plans/` is replaced only when it holds the archive's
+ * bytes already, or when the session's transcript in place names its slug (it is this session's
+ * plan); otherwise it may be another session's (INVALID_INPUT, `FOREIGN_ENTRY`).
+ */
+async function assertOwnPlanFile(
+  manifest: SessionArchiveManifest,
+  path: string,
+  existing: string,
+  { directory, projectKey }: { directory: OpenedDirectory; projectKey: string | undefined },
+): Promise<void> {
+  const entry = manifest.files.find((file) => file.path === path)!;
+  // `existing` is in the plans directory held open (`/proc/self/fd/<fd>/<name>` on Linux).
+  const plan = await readFileOrUndefined(dirname(existing), [basename(existing)]);
+  if (plan !== undefined && sha256Hex(plan) === entry.sha256) return;
+  const transcript =
+    projectKey === undefined
+      ? undefined
+      : await readFileOrUndefined(directory, ["projects", projectKey, `${manifest.sessionId}.jsonl`]);
+  const name = basename(path);
+  if (transcript && transcriptPlanSlugs(transcript).some((slug) => isPlanFileOf(name, slug))) return;
+  throw new StowageError(
+    "INVALID_INPUT",
+    `${describeValue(path)} is already in the config directory and session ${manifest.sessionId}'s transcript there does not name it; a restore never replaces another session's plan`,
+    { reason: "FOREIGN_ENTRY", details: { path } },
+  );
+}
+
+/** A regular file's bytes, opened beneath `directory` without following a link; undefined otherwise. */
+async function readFileOrUndefined(
+  directory: string | OpenedDirectory,
+  segments: string[],
+): Promise<Uint8Array | undefined> {
+  const opened = await openFileBeneath(directory, segments).catch(() => null);
+  if (!opened) return undefined;
+  try {
+    return new Uint8Array(await opened.handle.readFile());
+  } finally {
+    await opened.handle.close();
+  }
 }
 
 /** fsyncs the target directory and every directory of `paths` below it, each opened beneath it. */
@@ -247,8 +311,10 @@ async function restoreFiles(
     // Held open, and flat: the agent owning the target cannot redirect a staged write or removal.
     staging = await createStagingDirectory(targetDir);
     const places: string[] = [];
+    const entryAt = new Map<string, string>();
     for (const [index, entry] of manifest.files.entries()) {
       places.push(target.placeOf(entry));
+      entryAt.set(places[index]!, entry.path);
       const handle = await open(`${staging.staged.path}/${index}`, "wx", FILE_MODE);
       try {
         await readSessionEntry(
@@ -282,7 +348,11 @@ async function restoreFiles(
           asideDir: aside.path,
           paths: places,
           overwrite: options.overwrite ?? true,
-          checkReplaceable: (path, existing) => assertOwnLegacyFile(manifest, path, existing),
+          checkReplaceable: (place, existing) =>
+            assertOwnFile(manifest, entryAt.get(place) ?? place, existing, {
+              directory: targetDir,
+              projectKey: target.projectKey,
+            }),
           onCreate: (made) => created.push(made),
         }),
       signal,
@@ -295,7 +365,7 @@ async function restoreFiles(
       ...(target.projectKey === undefined
         ? {}
         : { projectKey: target.projectKey, projectDir: target.lexicalDir }),
-      replaced,
+      replaced: replaced.map((place) => entryAt.get(place) ?? place),
     };
   } finally {
     if (staging) await staging.remove().catch(() => {});

@@ -77,6 +77,27 @@ const cases: HostileCase[] = [
     ["agent-../x.jsonl", "legacy name with traversal"],
     [`${sessionId}/bad\ud800`, "lone surrogate"],
     [`${sessionId}/${"s".repeat(256)}`, "segment too long"],
+    // The session's files in the config directory: only its own, only where Claude Code keeps them.
+    ["~config/settings.json", "a config-directory file that is no session's"],
+    [`~config/file-history/${otherId}/abc@v1`, "another session's rewind checkpoint"],
+    [`~config/tasks/${otherId}/1.json`, "another session's task"],
+    [`~config/tasks/${sessionId}/.lock`, "the task list's lock (machine-local)"],
+    [`~config/tasks/${sessionId}/1.sh`, "a task that is not JSON"],
+    [`~config/session-env/${otherId}/hook-0.sh`, "another session's environment"],
+    [`~config/session-env/${sessionId}/a/b`, "a nested session-env path"],
+    [`~config/file-history/${sessionId}/../../settings.json`, "traversal out of file-history"],
+    [`~config/todos/${otherId}-agent-${otherId}.json`, "another session's todos"],
+    [`~config/todos/${sessionId}.json`, "a todo file without its agent"],
+    ["~config/plans/../settings.md", "traversal out of plans"],
+    ["~config/plans/Evil.md", "a plan name that is no slug"],
+    ["~config/plans/a.sh", "a plan that is not markdown"],
+    ["~config/plans/sub/a.md", "a nested plan path"],
+    [
+      `~config/projects/${projectKey}/${otherId}.jsonl`,
+      "another session's transcript through the config prefix",
+    ],
+    ["~config/", "the config prefix alone"],
+    ["~config", "the config prefix without a slash"],
   ].map(([path, why]) => ({
     why: `entry path: ${why}`,
     code: "INVALID_INPUT" as const,
@@ -224,6 +245,38 @@ const cases: HostileCase[] = [
         }),
     }),
   ),
+  {
+    why: "another session's plan on disk, under a name this session's transcript does not give",
+    code: "INVALID_INPUT",
+    reason: "FOREIGN_ENTRY",
+    plant: async () => {
+      await mkdir(join(configDir, "plans"));
+      await writeFile(join(configDir, "plans", "quiet-blue-fox.md"), "someone else's plan\n");
+    },
+    archive: () =>
+      buildArchive({ sessionId, files: [main, file("~config/plans/quiet-blue-fox.md", "ATTACKER")] }),
+  },
+  {
+    why: "a link planted at the plans directory (never written through)",
+    code: "FORBIDDEN",
+    reason: "SYMLINK_REFUSED",
+    plant: () => symlink(outside, join(configDir, "plans")),
+    archive: () => buildArchive({ sessionId, files: [main, file("~config/plans/secret.md", "overwritten")] }),
+  },
+  {
+    why: "a link planted at the session's file-history directory (never written through)",
+    code: "FORBIDDEN",
+    reason: "SYMLINK_REFUSED",
+    plant: async () => {
+      await mkdir(join(configDir, "file-history"));
+      await symlink(outside, join(configDir, "file-history", sessionId));
+    },
+    archive: () =>
+      buildArchive({
+        sessionId,
+        files: [main, file(`~config/file-history/${sessionId}/secret.txt`, "overwritten")],
+      }),
+  },
   {
     why: "a directory on disk where the archive has a file (a restore never deletes a directory)",
     code: "CONFLICT",
