@@ -14,6 +14,13 @@ import { jsonOption, printResult } from "./output.js";
 import { addPrincipalOptions, type PrincipalOptions, requiredPrincipal } from "./principal-option.js";
 import { withElapsedLine } from "./progress.js";
 import { recordSessionActivity } from "./session-activity.js";
+import {
+  addFallbackOptions,
+  checkFallbackOptions,
+  type FallbackOptions,
+  fallbackApplies,
+  printHistoryFallback,
+} from "./session-fallback.js";
 import { listSessionsCommand, registerSessionCommand } from "./session-registry-commands.js";
 import { storedSessionsCommand } from "./session-stored-command.js";
 
@@ -198,11 +205,13 @@ function captureCommand(context: CommandContext): Command {
 }
 
 function restoreCommand(context: CommandContext): Command {
-  return addPrincipalOptions(
-    addAgentOptions(
-      addLocationOptions(
-        new Command("restore").description(
-          "Restore the latest stored session of a request where its agent looks for it, before resuming it",
+  return addFallbackOptions(
+    addPrincipalOptions(
+      addAgentOptions(
+        addLocationOptions(
+          new Command("restore").description(
+            "Restore the latest stored session of a request where its agent looks for it, before resuming it",
+          ),
         ),
       ),
     ),
@@ -217,12 +226,14 @@ function restoreCommand(context: CommandContext): Command {
       async (
         options: LocationOptions &
           AgentOptions &
-          PrincipalOptions & { request: string; agentCli?: string; json?: boolean },
+          PrincipalOptions &
+          FallbackOptions & { request: string; agentCli?: string; json?: boolean },
       ) => {
         const principal = requiredPrincipal(options);
+        checkFallbackOptions(options);
         const startedAt = performance.now();
         const { restoreSession } = await import("@stowage/sessions");
-        await readSessionBlobs(context, async ({ sessionBlobs, ownerOf, where: stored }) => {
+        const restoring = readSessionBlobs(context, async ({ sessionBlobs, ownerOf, where: stored }) => {
           const latest = await sessionBlobs?.getLatestForRequest(ownerOf(principal), options.request);
           if (!latest) {
             throw new StowageError(
@@ -298,6 +309,11 @@ function restoreCommand(context: CommandContext): Command {
           }
           if (opencode) context.note(`imported with the OpenCode CLI ${describeOpencodeCli(opencode)}`);
           context.note(`resume it with: ${RESUME_HINT[restored.agent](latest.sessionId)}`);
+        });
+        // Document 002's fallback: what could not be restored is still a conversation to go on from.
+        await restoring.catch((err: unknown) => {
+          if (options.fallback !== "history" || !fallbackApplies(err)) throw err;
+          return printHistoryFallback(context, principal, options.request, options, err);
         });
       },
     );
