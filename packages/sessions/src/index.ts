@@ -43,11 +43,13 @@ export {
 export { type AssembleSessionBlobOptions, assembleSessionBlob } from "./chunks/assemble-session-blob.js";
 export { type ChunkSessionBlobOptions, chunkSessionBlob } from "./chunks/chunk-session-blob.js";
 export type { ChunkedSessionBlob, ChunkStoreOptions } from "./chunks/chunked-archive.js";
+export type { SecretLeftOut } from "./claude/collect-configuration.js";
 export {
   type ClaudeSessionInfo,
   type ClaudeSessionListing,
   listClaudeSessions,
 } from "./claude/list-claude-sessions.js";
+export type { RestoredConfiguration } from "./claude/restore-configuration.js";
 export {
   type ClaudeSessionLocation,
   type ClaudeSessionLocationOptions,

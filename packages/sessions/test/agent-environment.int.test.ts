@@ -274,7 +274,7 @@ describe.skipIf(!cli.ready)("Claude Code: the session's whole environment", { ti
         {
           id: "toolu_search_list",
           name: "ToolSearch",
-          input: () => ({ query: "select:TaskList", max_results: 5 }),
+          input: () => ({ query: "select:TaskList,mcp__tiny__ping", max_results: 5 }),
         },
         { id: "toolu_list", name: "TaskList", input: () => ({}) },
       ],
@@ -364,7 +364,7 @@ describe.skipIf(!cli.ready)("Claude Code: the session's whole environment", { ti
 
   it("captures exactly the session's files, restores them byte-identical into a new HOME, and the resumed CLI uses them", async () => {
     const configDir = join(first.home, ".claude");
-    const captured = await captureSession({ sessionId, cwd: first.cwd, configDir });
+    const captured = await captureSession({ sessionId, cwd: first.cwd, configDir, withConfig: true });
     const key = captured.projectKey as string;
     // Every session file of the diff, as its archive path; nothing else.
     const expected = diff
@@ -375,7 +375,14 @@ describe.skipIf(!cli.ready)("Claude Code: the session's whole environment", { ti
       )
       .sort();
     const paths = captured.manifest.files.map((file) => file.path);
-    expect([...paths].sort()).toEqual(expected);
+    const isConfiguration = (path: string) => path.startsWith("~user/") || path.startsWith("~project/");
+    expect(paths.filter((path) => !isConfiguration(path)).sort()).toEqual(expected);
+    // On request, the project's configuration too (this HOME has no user settings): no secrets in it.
+    expect(paths.filter(isConfiguration).sort()).toEqual([
+      "~project/.claude/settings.json",
+      "~project/.mcp.json",
+    ]);
+    expect(captured.secretsLeftOut).toEqual([]);
     const originals = new Map<string, Buffer>();
     for (const entry of expected) {
       const relative = entry.startsWith("~config/") ? entry.slice(8) : `projects/${key}/${entry}`;
@@ -385,6 +392,9 @@ describe.skipIf(!cli.ready)("Claude Code: the session's whole environment", { ti
     const bare = await captureSession({ sessionId, cwd: first.cwd, configDir, includeEnvironment: false });
     expect(bare.manifest.files.every((file) => !file.path.startsWith("~config/"))).toBe(true);
     await rm(first.home, { recursive: true });
+    // The project's MCP configuration is lost with the container too; the server's script stays.
+    await rm(join(first.cwd, ".mcp.json"));
+    await rm(join(first.cwd, ".claude"), { recursive: true });
 
     const second = await createAgentContainer(root, "env-2");
     const restoredConfig = join(second.home, ".claude");
@@ -393,6 +403,10 @@ describe.skipIf(!cli.ready)("Claude Code: the session's whole environment", { ti
       configDir: restoredConfig,
     });
     expect(restored.sessionId).toBe(sessionId);
+    expect(restored.configuration?.written.sort()).toEqual([
+      "~project/.claude/settings.json",
+      "~project/.mcp.json",
+    ]);
     for (const [relative, bytes] of originals)
       expect(await readFile(join(restoredConfig, relative))).toEqual(bytes);
 
@@ -419,6 +433,12 @@ describe.skipIf(!cli.ready)("Claude Code: the session's whole environment", { ti
     expect(requests.at(-1)).toContain(
       "#1 [completed] TASK-ONE write hello\\n#2 [pending] TASK-TWO edit hello",
     );
+    // The restored .mcp.json and its approval: the project's MCP server is there for the resumed run.
+    const last = mock.requests.at(-1)!.body as AnthropicRequest;
+    const searched = last.messages
+      ?.flatMap((message) => (Array.isArray(message.content) ? message.content : []))
+      .find((block) => block?.type === "tool_result" && block.tool_use_id === "toolu_search_list");
+    expect(JSON.stringify(searched)).toContain('"tool_name":"mcp__tiny__ping"');
 
     // The rewind checkpoint of "Now edit" comes back from the restored file-history.
     expect(await readFile(join(first.cwd, "hello.txt"), "utf8")).toBe("hello edited\n");

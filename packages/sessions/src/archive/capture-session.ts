@@ -3,7 +3,14 @@ import { type ContentStore, fromSystemError, StowageError, sha256Hex, throwIfAbo
 import { assertSessionAgent, DEFAULT_SESSION_AGENT, type SessionAgent } from "../agents/session-agent.js";
 import { assertSessionId } from "../agents/session-id.js";
 import { storeChunkedArchive } from "../chunks/chunked-archive.js";
+import { collectConfiguration, type SecretLeftOut } from "../claude/collect-configuration.js";
 import { collectSessionEnvironment, collectSessionPlans } from "../claude/collect-environment.js";
+import {
+  PROJECT_CONFIG_ENTRY_PREFIX,
+  PROJECT_CONFIGURATION,
+  USER_CONFIG_ENTRY_PREFIX,
+  USER_CONFIGURATION,
+} from "../claude/session-configuration.js";
 import { transcriptPlanSlugs } from "../claude/session-environment.js";
 import { type ClaudeSessionLocationOptions, claudeSessionLocation } from "../claude/session-location.js";
 import {
@@ -65,6 +72,14 @@ export interface ClaudeCaptureOptions extends CommonCaptureOptions, ClaudeSessio
    * `todos/<id>-agent-*.json` and the plans its transcript names (`plans/<slug>.md`). Default true.
    */
   includeEnvironment?: boolean;
+  /**
+   * Also capture the configuration a resumed run in a new container needs: the user's in the
+   * config directory (`settings.json`, `CLAUDE.md`, `commands/`, `agents/`, `skills/`,
+   * `output-styles/`, installed plugins) under `~user/`, and with `cwd` the project's
+   * (`.mcp.json`, `CLAUDE.md`, `.claude/settings*.json`, `.claude/commands|agents|skills/`) under
+   * `~project/`. Secrets are left out and listed in `secretsLeftOut`. Default false.
+   */
+  withConfig?: boolean;
 }
 
 /** Codex: the rollout file, found by session id under `$CODEX_HOME/sessions`. */
@@ -95,6 +110,8 @@ export interface CapturedSession extends SessionArchive {
   storedBytes: number;
   /** Files seen but left out (symlinks, unsafe names), with the reason. */
   skipped: SkippedFile[];
+  /** With `withConfig`: the secrets removed from the configuration files captured. */
+  secretsLeftOut?: SecretLeftOut[];
 }
 
 /**
@@ -109,6 +126,7 @@ export interface CollectedSession {
   projectKey?: string;
   sources: SessionSource[];
   skipped: SkippedFile[];
+  secretsLeftOut?: SecretLeftOut[];
   /** Files the main transcript (the first source, once read) names: Claude Code's plans. */
   namedBy?: (main: Uint8Array) => Promise<{ files: SessionFile[]; skipped: SkippedFile[] }>;
 }
@@ -159,19 +177,52 @@ async function collect(options: CaptureSessionOptions, maxBytes: number): Promis
     includeLegacyAgents: options.includeLegacyAgents ?? true,
     ...(signal ? { signal } : {}),
   });
-  if (options.includeEnvironment === false) {
-    return { sessionId: location.sessionId, projectKey: location.projectKey, sources: files, skipped };
-  }
-  // The project directory is `<configDir>/projects/<key>` (checked when it was opened).
-  const configDir = dirname(dirname(location.projectDir));
-  const environment = await collectSessionEnvironment(configDir, location.sessionId);
-  return {
+  const collected: CollectedSession = {
     sessionId: location.sessionId,
     projectKey: location.projectKey,
-    sources: [...files, ...environment.files],
-    skipped: [...skipped, ...environment.skipped],
-    namedBy: (main) => collectSessionPlans(configDir, transcriptPlanSlugs(main)),
+    sources: files,
+    skipped,
   };
+  // The project directory is `<configDir>/projects/<key>` (checked when it was opened).
+  const configDir = dirname(dirname(location.projectDir));
+  if (options.includeEnvironment !== false) {
+    const environment = await collectSessionEnvironment(configDir, location.sessionId);
+    collected.sources.push(...environment.files);
+    collected.skipped.push(...environment.skipped);
+    collected.namedBy = (main) => collectSessionPlans(configDir, transcriptPlanSlugs(main));
+  }
+  if (options.withConfig === true) await addConfiguration(collected, configDir, options, maxBytes);
+  return collected;
+}
+
+/** The user's configuration, and the project's when the working directory is known, secrets left out. */
+async function addConfiguration(
+  collected: CollectedSession,
+  configDir: string,
+  options: ClaudeCaptureOptions,
+  maxBytes: number,
+): Promise<void> {
+  const { signal } = options;
+  const places: [string | undefined, typeof USER_CONFIGURATION, string][] = [
+    [configDir, USER_CONFIGURATION, USER_CONFIG_ENTRY_PREFIX],
+    [options.cwd, PROJECT_CONFIGURATION, PROJECT_CONFIG_ENTRY_PREFIX],
+  ];
+  collected.secretsLeftOut = [];
+  let limit = maxBytes;
+  for (const [root, layout, prefix] of places) {
+    if (root === undefined) {
+      collected.skipped.push({
+        path: prefix,
+        reason: "the project's configuration is captured only when the working directory (cwd) is given",
+      });
+      continue;
+    }
+    const found = await collectConfiguration(root, layout, prefix, { limit, ...(signal ? { signal } : {}) });
+    limit -= found.bytes;
+    collected.sources.push(...found.sources);
+    collected.skipped.push(...found.skipped);
+    collected.secretsLeftOut.push(...found.secretsLeftOut);
+  }
 }
 
 /** The main transcript (or rollout) gone or no longer a regular file once it is read. */
@@ -201,7 +252,7 @@ export async function archiveSession(
   },
 ): Promise<CapturedSession> {
   const { codec, maxBytes, signal } = options;
-  const { sessionId, projectKey, skipped } = collected;
+  const { sessionId, projectKey, skipped, secretsLeftOut } = collected;
   // Grows by what the main transcript names, once it is read.
   const sources = [...collected.sources];
   const tooLarge = (bytes: number) =>
@@ -268,7 +319,7 @@ export async function archiveSession(
   const header = encodeArchiveHeader(manifest);
   const rawSizeBytes = header.byteLength + total;
   if (rawSizeBytes > maxBytes) throw tooLarge(rawSizeBytes);
-  const captured = { manifest, skipped };
+  const captured = { manifest, skipped, ...(secretsLeftOut ? { secretsLeftOut } : {}) };
   const chunked = options.blobs
     ? await storeChunkedArchive(
         manifest,

@@ -1,5 +1,12 @@
 import { keyProblem } from "@stowage/core";
 import type { SessionAgent } from "../agents/session-agent.js";
+import {
+  configurationPathProblem,
+  PROJECT_CONFIG_ENTRY_PREFIX,
+  PROJECT_CONFIGURATION,
+  USER_CONFIG_ENTRY_PREFIX,
+  USER_CONFIGURATION,
+} from "../claude/session-configuration.js";
 import { CONFIG_DIR_ENTRY_PREFIX, configEntryProblem } from "../claude/session-environment.js";
 import { codexRolloutPathProblem } from "../codex/rollout-path.js";
 import { opencodeExportFileName } from "../opencode/export-file.js";
@@ -14,6 +21,8 @@ export const LEGACY_AGENT_FILE_PATTERN = /^agent-[A-Za-z0-9_-]{1,128}\.jsonl$/;
  * - Claude Code (the project directory): the main transcript `<sessionId>.jsonl`, a file under
  *   the companion directory `<sessionId>/…`, or a legacy `agent-<id>.jsonl`; and, under
  *   `~config/` (the config directory), the session's own files there (`configEntryProblem`);
+ *   captured on request, the user's configuration under `~user/` and the project's under
+ *   `~project/`, each only where Claude Code keeps it (`configurationPathProblem`);
  * - Codex (`$CODEX_HOME/sessions`): `YYYY/MM/DD/rollout-<time>-<sessionId>.jsonl`;
  * - OpenCode: `<sessionId>.json`, the output of `opencode export`.
  */
@@ -28,6 +37,12 @@ export function entryPathProblem(path: unknown, sessionId: string, agent: Sessio
   }
   if (value.startsWith(CONFIG_DIR_ENTRY_PREFIX)) {
     return configEntryProblem(value.slice(CONFIG_DIR_ENTRY_PREFIX.length), sessionId);
+  }
+  if (value.startsWith(USER_CONFIG_ENTRY_PREFIX)) {
+    return configurationPathProblem(value.slice(USER_CONFIG_ENTRY_PREFIX.length), USER_CONFIGURATION);
+  }
+  if (value.startsWith(PROJECT_CONFIG_ENTRY_PREFIX)) {
+    return configurationPathProblem(value.slice(PROJECT_CONFIG_ENTRY_PREFIX.length), PROJECT_CONFIGURATION);
   }
   if (value === `${sessionId}.jsonl`) return undefined;
   if (value.startsWith(`${sessionId}/`)) return undefined;

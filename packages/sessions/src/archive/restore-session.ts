@@ -19,6 +19,11 @@ import { agentVersionFromCliOutput } from "../agents/agent-version.js";
 import type { SessionAgent } from "../agents/session-agent.js";
 import { type AgentVersionCheck, checkAgentVersion } from "../agents/version-compatibility.js";
 import { assertProjectKey, claudeProjectKey } from "../claude/project-key.js";
+import {
+  isConfigurationEntry,
+  type RestoredConfiguration,
+  restoreConfiguration,
+} from "../claude/restore-configuration.js";
 import { CONFIG_DIR_ENTRY_PREFIX, isPlanFileOf, transcriptPlanSlugs } from "../claude/session-environment.js";
 import { defaultClaudeConfigDir } from "../claude/session-location.js";
 import { resolveCodexHome } from "../codex/codex-home.js";
@@ -115,6 +120,12 @@ export interface RestoredSession {
    * that the archive does not hold are kept: a restore deletes nothing it did not write.
    */
   replaced: string[];
+  /**
+   * Claude Code, when the archive holds configuration (captured with `withConfig`): what was
+   * written, what was there already, and what was not written and why. A configuration file
+   * already there is never replaced.
+   */
+  configuration?: RestoredConfiguration;
 }
 
 // Restored transcripts hold prompts, code and tool output: private to the owner.
@@ -312,7 +323,23 @@ async function restoreFiles(
     staging = await createStagingDirectory(targetDir);
     const places: string[] = [];
     const entryAt = new Map<string, string>();
-    for (const [index, entry] of manifest.files.entries()) {
+    const configuration: { entry: SessionArchiveEntry; bytes: Uint8Array }[] = [];
+    for (const entry of manifest.files) {
+      if (isConfigurationEntry(entry.path)) {
+        // The user's, written after the session's files and never over a file there: kept in memory.
+        const parts: Uint8Array[] = [];
+        await readSessionEntry(
+          opened,
+          entry,
+          (part) => {
+            parts.push(part.slice());
+          },
+          signal ? { signal } : {},
+        );
+        configuration.push({ entry, bytes: concatBytes(parts, entry.size) });
+        continue;
+      }
+      const index = places.length;
       places.push(target.placeOf(entry));
       entryAt.set(places[index]!, entry.path);
       const handle = await open(`${staging.staged.path}/${index}`, "wx", FILE_MODE);
@@ -359,6 +386,14 @@ async function restoreFiles(
     );
     if (fsync) await fsyncTree(targetDir, places);
     succeeded = true;
+    const restoredConfiguration =
+      configuration.length === 0
+        ? undefined
+        : await restoreConfiguration(
+            configuration,
+            { configDir: target.root, cwd: options.cwd === undefined ? undefined : resolve(options.cwd) },
+            fsync,
+          );
     return {
       directory: target.lexicalDir,
       transcriptPath: target.transcriptPath,
@@ -366,6 +401,7 @@ async function restoreFiles(
         ? {}
         : { projectKey: target.projectKey, projectDir: target.lexicalDir }),
       replaced: replaced.map((place) => entryAt.get(place) ?? place),
+      ...(restoredConfiguration ? { configuration: restoredConfiguration } : {}),
     };
   } finally {
     if (staging) await staging.remove().catch(() => {});

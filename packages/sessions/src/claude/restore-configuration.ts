@@ -1,0 +1,119 @@
+import { link, unlink } from "node:fs/promises";
+import { errnoOf, StowageError } from "@stowage/core";
+import {
+  fsyncDirectory,
+  type OpenedDirectory,
+  openDirectoryBeneath,
+  openFileBeneath,
+  writeTempFile,
+} from "@stowage/core/fs";
+import type { SessionArchiveEntry } from "../archive/manifest.js";
+import { PROJECT_CONFIG_ENTRY_PREFIX, USER_CONFIG_ENTRY_PREFIX } from "./session-configuration.js";
+
+/** What a restore did with the configuration an archive holds (paths as in the archive). */
+export interface RestoredConfiguration {
+  /** Written where there was none. */
+  written: string[];
+  /** Already there with the same bytes. */
+  unchanged: string[];
+  /** Already there with other bytes: the file there wins, a restore never replaces configuration. */
+  kept: string[];
+  /** Not written, with the reason (a link on the way, no working directory given). */
+  skipped: { path: string; reason: string }[];
+}
+
+/** Whether an archive entry is configuration (captured with `withConfig`) rather than the session's. */
+export function isConfigurationEntry(path: string): boolean {
+  return path.startsWith(USER_CONFIG_ENTRY_PREFIX) || path.startsWith(PROJECT_CONFIG_ENTRY_PREFIX);
+}
+
+const sameBytes = (a: Uint8Array, b: Uint8Array) =>
+  a.byteLength === b.byteLength && Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b);
+
+async function existingBytes(parent: OpenedDirectory, name: string): Promise<Uint8Array | "other" | null> {
+  try {
+    const opened = await openFileBeneath(parent, [name]);
+    if (!opened) return null;
+    try {
+      return new Uint8Array(await opened.handle.readFile());
+    } finally {
+      await opened.handle.close();
+    }
+  } catch (err) {
+    // A link or a directory there: not ours to replace.
+    if (StowageError.is(err, "FORBIDDEN")) return "other";
+    throw err;
+  }
+}
+
+/**
+ * Writes one configuration file beneath `root` where none is, create-only (a temp file in the
+ * same directory, then linked into place), never through a link.
+ */
+async function writeOne(
+  root: string,
+  path: string,
+  rest: string,
+  bytes: Uint8Array,
+  fsync: boolean,
+  result: RestoredConfiguration,
+): Promise<void> {
+  const segments = rest.split("/");
+  const name = segments.pop()!;
+  let parent: OpenedDirectory;
+  try {
+    parent = openDirectoryBeneath(root, segments, { create: true, refuseNonDirectories: true })!;
+  } catch (err) {
+    if (!StowageError.is(err, "FORBIDDEN") && !StowageError.is(err, "CONFLICT")) throw err;
+    result.skipped.push({ path, reason: "a link or a file where a directory of it goes (never followed)" });
+    return;
+  }
+  try {
+    const existing = await existingBytes(parent, name);
+    if (existing === "other") result.kept.push(path);
+    else if (existing !== null) (sameBytes(existing, bytes) ? result.unchanged : result.kept).push(path);
+    else {
+      const temp = await writeTempFile(parent.path, bytes, { fsync });
+      try {
+        await link(temp.path, `${parent.path}/${name}`);
+        result.written.push(path);
+        if (fsync) await fsyncDirectory(parent.path);
+      } catch (err) {
+        if (errnoOf(err) !== "EEXIST") throw err;
+        result.kept.push(path);
+      } finally {
+        await unlink(temp.path).catch(() => {});
+      }
+    }
+  } finally {
+    parent.close();
+  }
+}
+
+/**
+ * Puts the configuration an archive holds where Claude Code reads it: `~user/…` in the config
+ * directory, `~project/…` in the working directory (skipped when none is given). Configuration
+ * is the user's, not the session's: a file already there is never replaced (`kept`), and no
+ * link is followed. Runs once the session's own files are in place.
+ */
+export async function restoreConfiguration(
+  files: readonly { entry: SessionArchiveEntry; bytes: Uint8Array }[],
+  roots: { configDir: string; cwd: string | undefined },
+  fsync: boolean,
+): Promise<RestoredConfiguration> {
+  const result: RestoredConfiguration = { written: [], unchanged: [], kept: [], skipped: [] };
+  for (const { entry, bytes } of files) {
+    const project = entry.path.startsWith(PROJECT_CONFIG_ENTRY_PREFIX);
+    const root = project ? roots.cwd : roots.configDir;
+    if (root === undefined) {
+      result.skipped.push({
+        path: entry.path,
+        reason: "the project's configuration is restored only into a working directory (cwd)",
+      });
+      continue;
+    }
+    const rest = entry.path.slice((project ? PROJECT_CONFIG_ENTRY_PREFIX : USER_CONFIG_ENTRY_PREFIX).length);
+    await writeOne(root, entry.path, rest, bytes, fsync, result);
+  }
+  return result;
+}

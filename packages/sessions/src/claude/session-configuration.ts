@@ -1,0 +1,118 @@
+import { pathSegmentProblem } from "@stowage/core";
+
+/**
+ * The user's and the project's Claude Code configuration, captured only on request
+ * (`withConfig`): what a resumed run in a new container needs to behave as before, but not the
+ * session's own state. Entries under `~user/` go to the config directory, those under
+ * `~project/` to the working directory.
+ */
+export const USER_CONFIG_ENTRY_PREFIX = "~user/";
+export const PROJECT_CONFIG_ENTRY_PREFIX = "~project/";
+
+/** One place configuration is read from: single files, and directories taken whole. */
+export interface ConfigurationLayout {
+  files: readonly string[];
+  directories: readonly string[];
+}
+
+/**
+ * In the config directory: settings, the user's memory, commands, subagents, skills, output
+ * styles and installed plugins (without `plugins/store/`, a built-in plugin's telemetry queue).
+ * Never `.credentials.json`, `.claude.json` (the install's state and its OAuth account or API key)
+ * or anything machine-local.
+ */
+export const USER_CONFIGURATION: ConfigurationLayout = {
+  files: [
+    "settings.json",
+    "CLAUDE.md",
+    "keybindings.json",
+    "plugins/installed_plugins.json",
+    "plugins/known_marketplaces.json",
+  ],
+  directories: ["commands", "agents", "skills", "output-styles", "plugins/marketplaces", "plugins/cache"],
+};
+
+/** In the working directory: the project's MCP servers, memory, settings, commands, subagents, skills. */
+export const PROJECT_CONFIGURATION: ConfigurationLayout = {
+  files: [
+    ".mcp.json",
+    "CLAUDE.md",
+    "CLAUDE.local.md",
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+  ],
+  directories: [".claude/commands", ".claude/agents", ".claude/skills", ".claude/output-styles"],
+};
+
+/** Directories inside configuration that are never taken: a marketplace's git clone can be fetched again. */
+export const SKIPPED_CONFIG_DIRECTORY_NAMES: ReadonlySet<string> = new Set([".git", "node_modules"]);
+
+/**
+ * Why `rest` (an entry's path after its prefix) is not a configuration path of `layout`, or
+ * undefined when it is: one of its files, or a file somewhere below one of its directories.
+ */
+export function configurationPathProblem(rest: string, layout: ConfigurationLayout): string | undefined {
+  const expected = `must be one of ${layout.files.join(", ")} or a file under ${layout.directories.join("/, ")}/`;
+  const segments = rest.split("/");
+  if (segments.some((segment) => pathSegmentProblem(segment) !== undefined)) return expected;
+  if (segments.some((segment) => SKIPPED_CONFIG_DIRECTORY_NAMES.has(segment))) return expected;
+  if (layout.files.includes(rest)) return undefined;
+  return layout.directories.some((directory) => rest.startsWith(`${directory}/`)) ? undefined : expected;
+}
+
+/** An environment variable, header or field whose name says it holds a secret. */
+const SECRET_NAME = /key|token|secret|passw|credential|auth|cookie|bearer/i;
+
+/** The JSON configuration files whose `env` and `headers` maps may hold secrets. */
+const JSON_WITH_SECRETS = new Set(["settings.json", "settings.local.json", ".mcp.json"]);
+
+/** What leaving secrets out of a configuration file gave. */
+export type WithoutSecrets =
+  | { bytes: Uint8Array; leftOut: string[] }
+  /** Not JSON where JSON is expected: it cannot be vetted, so it is not captured. */
+  | { refused: string };
+
+/**
+ * `bytes` of the configuration file `name` without secrets: in settings files the `env`
+ * entries, in `.mcp.json` each server's `env` and `headers` entries, whose names look like a key,
+ * token, secret, password, credential or auth; `leftOut` names each one removed (as
+ * `env.ANTHROPIC_API_KEY`, `mcpServers.github.headers.Authorization`). A file with none is
+ * returned as it was, byte for byte; one with some is written again as JSON (2-space indent).
+ */
+export function withoutSecrets(name: string, bytes: Uint8Array): WithoutSecrets {
+  if (!JSON_WITH_SECRETS.has(name)) return { bytes, leftOut: [] };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+  } catch {
+    return { refused: "not JSON, so its secrets cannot be left out" };
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    return { refused: "not a JSON object, so its secrets cannot be left out" };
+  }
+  const leftOut: string[] = [];
+  const strip = (holder: unknown, field: string, where: string) => {
+    const map = (holder as Record<string, unknown> | null)?.[field];
+    if (typeof map !== "object" || map === null || Array.isArray(map)) return;
+    for (const key of Object.keys(map)) {
+      if (field === "headers" || SECRET_NAME.test(key)) {
+        delete (map as Record<string, unknown>)[key];
+        leftOut.push(`${where}${field}.${key}`);
+      }
+    }
+  };
+  const record = parsed as Record<string, unknown>;
+  if (name === ".mcp.json") {
+    const servers = record.mcpServers;
+    if (typeof servers === "object" && servers !== null) {
+      for (const [server, config] of Object.entries(servers)) {
+        strip(config, "env", `mcpServers.${server}.`);
+        strip(config, "headers", `mcpServers.${server}.`);
+      }
+    }
+  } else {
+    strip(record, "env", "");
+  }
+  if (leftOut.length === 0) return { bytes, leftOut };
+  return { bytes: new TextEncoder().encode(`${JSON.stringify(record, null, 2)}\n`), leftOut };
+}
