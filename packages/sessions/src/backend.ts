@@ -16,6 +16,7 @@ export type {
 export type { CheckpointSaverOptions, StowageCheckpointSaver } from "./langgraph/checkpoint-saver.js";
 export { createCheckpointSaver } from "./langgraph/create-checkpoint-saver.js";
 export {
+  assertLaterExpiry,
   assertOwner,
   assertRequestId,
   normalizeCreateInput,

@@ -66,6 +66,7 @@ export {
 export type {
   CreateSessionBlobInput,
   DeleteExpiredOptions,
+  ExpiredSessionBlob,
   ListSessionBlobsOptions,
   RepositoryOperationOptions,
   SessionBlobPage,

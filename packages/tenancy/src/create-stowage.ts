@@ -1,6 +1,7 @@
-import type { BlobRootSource } from "@stowage/blob-store";
+import type { BlobRootSource, GarbageCollectionReport } from "@stowage/blob-store";
 import { describeValue, type OperationOptions, type Principal, StowageError } from "@stowage/core";
 import { type BlobRootsOptions, blobRootsOf } from "./blob-roots.js";
+import { collectAuditedGarbage, type StowageGarbageCollectionOptions } from "./collect-garbage.js";
 import { DEFAULT_STORES, type DefaultStores } from "./default-stores.js";
 import {
   deleteSessionFrom,
@@ -11,7 +12,7 @@ import { namespaceOf, ownerOf } from "./shared/owner.js";
 import { SHARED_LAYOUT } from "./shared/shared-layout.js";
 import { createSharedStores, type SharedStores } from "./shared/shared-stores.js";
 import type { Deployment, OpenedStore, StoreTable } from "./store-definition.js";
-import { type SweepReport, sweepStores } from "./sweep.js";
+import { AUDIT_PRUNE_INTERVAL_MS, type SweepReport, sweepStores } from "./sweep.js";
 
 /** Options of {@link createStowage}: what the deployment is built on, and its table. */
 export interface StowageOptions<Stores extends StoreTable> extends Deployment {
@@ -32,6 +33,8 @@ export interface TenantBase {
   owner: string;
   blobs: ReturnType<SharedStores["ownedBlobs"]>;
   registeredSessions: ReturnType<SharedStores["registeredSessions"]>;
+  /** What was deleted of the principal's (kept 400 days): read it, never written by a route. */
+  deletionAudit: ReturnType<SharedStores["deletionAudit"]>;
 }
 
 /**
@@ -62,11 +65,23 @@ export interface Stowage<Stores extends StoreTable = DefaultStores> extends Shar
   ): Promise<SessionDeletionReport>;
   /** The roots garbage collection must read: one source per store of the table that holds refs. */
   blobRoots(options?: BlobRootsOptions): BlobRootSource[];
-  /** One run of every store's sweep (expiry, retention); a store that fails does not stop the others. */
+  /**
+   * Collects the deployment's unreferenced blobs (blob-store's `collectGarbage` over {@link blobRoots}
+   * and the owners' marks), each deleted blob recorded in the deletion audit of every principal that
+   * had stored it (`gc`), or of the deployment when none had.
+   */
+  collectGarbage(
+    options?: StowageGarbageCollectionOptions & BlobRootsOptions,
+  ): Promise<GarbageCollectionReport>;
+  /**
+   * One run of every store's sweep (expiry, retention), each recording what it removed in the
+   * deletion audit; then, once a day per process, the audits' own pruning past their retention
+   * (reported as `deletionAudit`). A store that fails does not stop the others.
+   */
   sweep(options?: OperationOptions): Promise<SweepReport>;
 }
 
-const BASE_NAMES = new Set(["principal", "owner", "blobs", "registeredSessions"]);
+const BASE_NAMES = new Set(["principal", "owner", "blobs", "registeredSessions", "deletionAudit"]);
 
 /** INVALID_INPUT unless every row's prefix stands apart from every other and from the deployment's own records. */
 function assertTableApart(stores: StoreTable): void {
@@ -133,6 +148,7 @@ export function createStowage<Stores extends StoreTable = DefaultStores>(
   assertTableApart(stores);
   const shared = createSharedStores({ shared: deployment.shared });
   const tenants = new Map<string, Tenant<Stores>>();
+  let auditsPrunedAt = Number.NEGATIVE_INFINITY;
 
   function tenant(principal: Principal): Tenant<Stores> {
     const owner = ownerOf(principal);
@@ -144,6 +160,7 @@ export function createStowage<Stores extends StoreTable = DefaultStores>(
       owner,
       blobs: shared.ownedBlobs(own),
       registeredSessions: shared.registeredSessions(own),
+      deletionAudit: shared.deletionAudit(own),
     };
     const context = { ...base, deployment, namespace: namespaceOf(own) };
     const opened: Record<string, unknown> = { ...base };
@@ -161,6 +178,19 @@ export function createStowage<Stores extends StoreTable = DefaultStores>(
     deleteSession: (principal, sessionId, deletionOptions = {}) =>
       deleteSessionFrom(stores, tenant(principal), sessionId, deletionOptions),
     blobRoots: (rootsOptions = {}) => blobRootsOf(stores, deployment, sharedAcrossHosts, rootsOptions),
-    sweep: (sweepOptions = {}) => sweepStores(stores, deployment, sweepOptions),
+    collectGarbage: ({ singleHost, otherAgentSessionsDirs, ...gcOptions } = {}) =>
+      collectAuditedGarbage(
+        shared,
+        blobRootsOf(stores, deployment, sharedAcrossHosts, {
+          ...(singleHost === undefined ? {} : { singleHost }),
+          ...(otherAgentSessionsDirs === undefined ? {} : { otherAgentSessionsDirs }),
+        }),
+        gcOptions,
+      ),
+    sweep: (sweepOptions = {}) => {
+      const pruneAudits = Date.now() - auditsPrunedAt >= AUDIT_PRUNE_INTERVAL_MS;
+      if (pruneAudits) auditsPrunedAt = Date.now();
+      return sweepStores(stores, deployment, shared, { ...sweepOptions, pruneAudits });
+    },
   };
 }

@@ -9,6 +9,7 @@ import {
 import { decompressBounded, iterateSessionBlobs, type SessionBlobRepository } from "@stowage/sessions";
 import { createObjectCheckpointSaver } from "@stowage/sessions/langgraph";
 import { createThreadFeeds } from "@stowage/thread-items";
+import { auditExpiredSessionBlobs, sweepUploads } from "./audited-sweeps.js";
 import { bindAgentsSessions } from "./bound-agents-sessions.js";
 import { bindSessionBlobs } from "./bound-session-blobs.js";
 import { bindUploads } from "./bound-uploads.js";
@@ -116,14 +117,7 @@ export const DEFAULT_STORES = {
       scanObjectStoreForBlobRefs(needs(deployment, "uploads").store, { prefix: UPLOADS_PREFIX }),
     // What revoked URLs wrote after their session's deletion (S3 cannot refuse it) goes at every
     // sweep; uploads past their retention only where the deployment keeps them for a time.
-    sweep: async (deployment, { signal }) => {
-      const uploads = needs(deployment, "uploads");
-      const revoked = await uploads.sweepRevokedUploads(signal ? { signal } : {});
-      const olderThanDays = deployment.uploadRetentionDays;
-      if (olderThanDays === undefined) return revoked.removed;
-      const swept = await uploads.sweepUploads({ olderThanDays, ...(signal ? { signal } : {}) });
-      return revoked.removed + swept.uploads.length;
-    },
+    sweep: (deployment, context) => sweepUploads(needs(deployment, "uploads"), deployment, context),
   }),
 
   /** Job threads: posted items and their full payloads, live through the notifier. */
@@ -157,7 +151,13 @@ export const DEFAULT_STORES = {
       sessionBlobs.deleteForSession(sessionId, signal ? { signal } : {}),
     // Every owner's archives, read decompressed.
     blobRefs: ({ deployment }) => sessionBlobRefs(needs(deployment, "sessionBlobs")),
-    sweep: (deployment) => needs(deployment, "sessionBlobs").deleteExpired(),
+    // Bounded batches (the repository's); each batch's records go to their owners' audits
+    // before the next batch is deleted.
+    sweep: (deployment, { audit, signal }) =>
+      needs(deployment, "sessionBlobs").deleteExpired({
+        ...(signal ? { signal } : {}),
+        onDeleted: (records) => auditExpiredSessionBlobs(records, audit),
+      }),
   }),
 
   /**

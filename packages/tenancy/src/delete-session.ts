@@ -1,11 +1,20 @@
-import { type OperationOptions, StowageError } from "@stowage/core";
+import { describeValue, type OperationOptions, StowageError } from "@stowage/core";
 import type { TenantBase } from "./create-stowage.js";
+import { type DeletionAuditInput, reportFields } from "./shared/deletion-audit-rows.js";
 import type { SessionDeletionContext, StoreTable } from "./store-definition.js";
+
+/** Who a deletion is audited as when the caller does not say: the deployment's own code. */
+const DEFAULT_DELETED_BY = "operator";
 
 /** Options of `Stowage.deleteSession`. */
 export interface SessionDeletionOptions extends OperationOptions {
   /** The dispatcher token of the session's hot state: a claimed session is deleted only with it. */
   dispatcherToken?: string;
+  /**
+   * Who asks, as the deletion audit records it: `key:<id>` for a request with an API key; default
+   * `operator` (the deployment's own code).
+   */
+  by?: string;
 }
 
 /** What a session's deletion removed: each store's own answer, under the store's name. */
@@ -34,13 +43,19 @@ export async function deleteSessionFrom(
   sessionId: string,
   options: SessionDeletionOptions,
 ): Promise<SessionDeletionReport> {
-  const { dispatcherToken, ...operation } = options;
+  const { dispatcherToken, by = DEFAULT_DELETED_BY, ...operation } = options;
   const context: SessionDeletionContext = {
     ...operation,
     principal: tenant.principal,
     owner: tenant.owner,
     ...(dispatcherToken === undefined ? {} : { dispatcherToken }),
   };
+  if (typeof by !== "string" || by.length === 0 || by.length > 128) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `by must be a string of 1 to 128 characters, got ${describeValue(by)}`,
+    );
+  }
   const registration = await tenant.registeredSessions.state(sessionId, operation);
   if (registration === null) {
     throw new StowageError("NOT_FOUND", `no session ${sessionId}`, { reason: "SESSION_NOT_FOUND" });
@@ -63,6 +78,53 @@ export async function deleteSessionFrom(
       throw err;
     }
   }
+  // Written before the registration goes: a failed or cut-short write leaves the session marked
+  // as being deleted, and sending the deletion again writes it (nothing deleted without its row).
+  await tenant.deletionAudit.append(auditRows(sessionId, deleted, by, registration), operation);
   await tenant.registeredSessions.unregister(sessionId, operation);
   return { sessionId, deleted };
+}
+
+/** Whether a store's answer says it removed something: a count above 0, `true`, or such a field. */
+function removedSomething(answer: unknown): boolean {
+  if (typeof answer === "number") return answer > 0;
+  if (typeof answer === "boolean") return answer;
+  const fields = reportFields(answer);
+  return (
+    fields !== undefined && Object.values(fields).some((value) => value === true || (value as number) > 0)
+  );
+}
+
+/** The session's row, then one per store that removed something, with the store's report. */
+function auditRows(
+  sessionId: string,
+  deleted: Record<string, unknown>,
+  by: string,
+  registration: "registered" | "deleting",
+): DeletionAuditInput[] {
+  const rows: DeletionAuditInput[] = [
+    {
+      kind: "session",
+      id: sessionId,
+      by,
+      reason:
+        registration === "deleting"
+          ? "session deleted (a deletion cut short before, finished now)"
+          : "session deleted",
+    },
+  ];
+  for (const [name, answer] of Object.entries(deleted)) {
+    if (!removedSomething(answer)) continue;
+    const report = typeof answer === "object" ? reportFields(answer) : undefined;
+    const bytes = report?.deletedBytes;
+    rows.push({
+      kind: name,
+      id: sessionId,
+      ...(typeof bytes === "number" && Number.isSafeInteger(bytes) && bytes >= 0 ? { bytes } : {}),
+      by,
+      reason: "its session was deleted",
+      report: report ?? { removed: typeof answer === "number" ? answer : true },
+    });
+  }
+  return rows;
 }

@@ -2,6 +2,7 @@ export type { BlobRootsOptions } from "./blob-roots.js";
 export type { TenantAgentsSessions } from "./bound-agents-sessions.js";
 export type { TenantSessionBlobs } from "./bound-session-blobs.js";
 export type { TenantUploads } from "./bound-uploads.js";
+export type { StowageGarbageCollectionOptions } from "./collect-garbage.js";
 export {
   createStowage,
   type Stowage,
@@ -44,4 +45,4 @@ export {
   type StoreDefinition,
   type StoreTable,
 } from "./store-definition.js";
-export type { SweepReport } from "./sweep.js";
+export type { SweepContext, SweepReport } from "./sweep.js";

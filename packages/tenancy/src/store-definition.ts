@@ -4,6 +4,7 @@ import type { HotStateStoreEnvOptions, PromptMetricsLog } from "@stowage/hot-sta
 import type { SessionBlobRepository } from "@stowage/sessions";
 import type { UploadService } from "@stowage/uploads";
 import type { RegisteredSessions } from "./shared/registered-sessions.js";
+import type { SweepContext } from "./sweep.js";
 
 /** What a deployment is built on; each store of the table opens a principal's view from it. */
 export interface Deployment {
@@ -75,8 +76,11 @@ interface StoreBehaviour<Store> {
    * one without its dispatcher's token.
    */
   checkDeletion?(store: Store, sessionId: string, context: SessionDeletionContext): Promise<void>;
-  /** Runs in the deployment's periodic sweep (expiry, retention); returns how many things went. */
-  sweep?(deployment: Deployment, options: OperationOptions): Promise<number>;
+  /**
+   * Runs in the deployment's periodic sweep (expiry, retention), in bounded batches; returns how
+   * many things went, and records each batch in the deletion audit (`context.audit`) as it goes.
+   */
+  sweep?(deployment: Deployment, context: SweepContext): Promise<number>;
 }
 
 /**

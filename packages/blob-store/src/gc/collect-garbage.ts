@@ -55,6 +55,13 @@ export interface CollectGarbageOptions {
   dryRun?: boolean;
   /** Called as the run goes (a progress bar): each blob scanned, each candidate decided. */
   onProgress?: (progress: GarbageCollectionProgress) => void;
+  /**
+   * Called once per blob this run deleted, right after its delete (never in a dry run): what an
+   * audit of deletions records. Owners are told apart by {@link onOwnerMarkRemoved}.
+   */
+  onBlobDeleted?: (blob: { hash: string; size: number }) => void;
+  /** Called once per owner's mark removed because its blob is gone (never in a dry run). */
+  onOwnerMarkRemoved?: (mark: { owner: string; hash: string }) => void;
   signal?: AbortSignal;
 }
 
@@ -128,6 +135,14 @@ function openRun(options: CollectGarbageOptions): GcRun {
       `onProgress must be a function, got ${describeValue(onProgress)}`,
     );
   }
+  for (const name of ["onBlobDeleted", "onOwnerMarkRemoved"] as const) {
+    if (options[name] !== undefined && typeof options[name] !== "function") {
+      throw new StowageError(
+        "INVALID_INPUT",
+        `${name} must be a function, got ${describeValue(options[name])}`,
+      );
+    }
+  }
   const graceMs = nonNegative(options.graceMs, "graceMs", DEFAULT_GC_GRACE_MS);
   const slackMs = nonNegative(options.timestampSlackMs, "timestampSlackMs", DEFAULT_TIMESTAMP_SLACK_MS);
   const stagingGraceMs = nonNegative(options.stagingGraceMs, "stagingGraceMs", DEFAULT_STAGING_GRACE_MS);
@@ -151,6 +166,8 @@ function openRun(options: CollectGarbageOptions): GcRun {
     keepsTimestamps: blobs.objects.capabilities.moveKeepsLastModified,
     ownerMarks: ownerMarksLocations(options.ownerMarks, blobs),
     deletedHashes: new Set(),
+    onBlobDeleted: options.onBlobDeleted ?? (() => {}),
+    onOwnerMarkRemoved: options.onOwnerMarkRemoved ?? (() => {}),
     progress: onProgress
       ? (step, done, total) => onProgress(total === undefined ? { step, done } : { step, done, total })
       : () => {},

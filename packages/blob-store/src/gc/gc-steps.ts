@@ -31,6 +31,10 @@ export interface GcRun {
   ownerMarks: readonly OwnerMarks[];
   /** Blobs this run deleted (in a dry run: would delete). */
   deletedHashes: Set<string>;
+  /** The caller's `onBlobDeleted`, or nothing. */
+  onBlobDeleted(blob: { hash: string; size: number }): void;
+  /** The caller's `onOwnerMarkRemoved`, or nothing. */
+  onOwnerMarkRemoved(mark: { owner: string; hash: string }): void;
   report: GarbageCollectionReport;
   /** The caller's `onProgress`, or nothing. */
   progress(step: GarbageCollectionProgress["step"], done: number, total?: number): void;
@@ -174,6 +178,7 @@ async function decide(run: GcRun, entry: AsideBlob, second: Roots): Promise<void
   report.deleted++;
   report.deletedBytes += info.size;
   run.deletedHashes.add(entry.blob.hash);
+  run.onBlobDeleted({ hash: entry.blob.hash, size: info.size });
 }
 
 /** Steps 4 and 5; anything undecided when they fail is put back. */

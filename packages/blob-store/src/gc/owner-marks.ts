@@ -88,6 +88,7 @@ export async function removeStaleOwnerMarks(run: GcRun, scanned: ReadonlySet<str
       await store.delete(item.key, { signal });
       if (await gone(hash)) {
         report.staleOwnerMarks++;
+        run.onOwnerMarkRemoved({ owner: item.key.slice(prefix.length, -hash.length - 1), hash });
         continue;
       }
       await store.put(item.key, EMPTY, { ifNoneMatch: "*", signal }).catch((err: unknown) => {

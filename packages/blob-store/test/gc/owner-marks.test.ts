@@ -54,6 +54,41 @@ describe("collectGarbage's ownerMarks", () => {
     ]);
   });
 
+  it("tells onBlobDeleted each blob it deleted and onOwnerMarkRemoved whose marks went; a dry run tells nothing", async () => {
+    const shared = createMemoryObjectStore();
+    const blobs = createBlobStore({ store: shared, prefix: "blobs/" });
+    const alice = createOwnedBlobStore({ blobs, owner: "user:alice", marks: shared, prefix: "owners/" });
+    const acme = createOwnedBlobStore({ blobs, owner: "org:acme", marks: shared, prefix: "owners/" });
+    const shared2 = await alice.put(bytes("both stored it"));
+    await acme.put(bytes("both stored it"));
+    const kept = await alice.put(bytes("still referenced"));
+    await sleep(5);
+    const told = { blobs: [] as unknown[], marks: [] as unknown[] };
+    const options = {
+      blobs,
+      roots: [kept.ref],
+      ownerMarks: [{ store: shared, prefix: "owners/" }],
+      onBlobDeleted: (blob: unknown) => void told.blobs.push(blob),
+      onOwnerMarkRemoved: (mark: unknown) => void told.marks.push(mark),
+      ...now,
+    };
+    await collectGarbage({ ...options, dryRun: true });
+    expect(told).toEqual({ blobs: [], marks: [] });
+    await collectGarbage(options);
+    expect(told.blobs).toEqual([{ hash: shared2.hash, size: "both stored it".length }]);
+    expect(told.marks).toEqual(
+      expect.arrayContaining([
+        { owner: "user:alice", hash: shared2.hash },
+        { owner: "org:acme", hash: shared2.hash },
+      ]),
+    );
+    expect(told.marks).toHaveLength(2);
+    await expectStowageError(
+      collectGarbage({ blobs, roots: [], onBlobDeleted: 1 as never }),
+      "INVALID_INPUT",
+    );
+  });
+
   it("without ownerMarks, no mark is looked at", async () => {
     const shared = createMemoryObjectStore();
     const blobs = createBlobStore({ store: shared, prefix: "blobs/" });

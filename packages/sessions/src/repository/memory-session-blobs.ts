@@ -3,12 +3,14 @@ import { assertSessionId } from "../agents/session-id.js";
 import type {
   CreateSessionBlobInput,
   DeleteExpiredOptions,
+  ExpiredSessionBlob,
   RepositoryOperationOptions,
   SessionBlobRecord,
   SessionBlobRepository,
   SessionBlobSummary,
 } from "./session-blob-repository.js";
 import {
+  assertLaterExpiry,
   assertOwner,
   assertRequestId,
   normalizeCreateInput,
@@ -27,6 +29,16 @@ const copy = (record: SessionBlobRecord): SessionBlobRecord => ({
   ...record,
   blob: record.blob.slice(),
   createdAt: new Date(record.createdAt),
+  expiresAt: record.expiresAt && new Date(record.expiresAt),
+});
+
+const expiredSummary = (record: SessionBlobRecord): ExpiredSessionBlob => ({
+  id: record.id,
+  owner: record.owner,
+  requestId: record.requestId,
+  sessionId: record.sessionId,
+  blobSizeBytes: record.blobSizeBytes,
+  storedBytes: record.storedBytes,
   expiresAt: record.expiresAt && new Date(record.expiresAt),
 });
 
@@ -102,9 +114,23 @@ export function createMemorySessionBlobRepository(
         const expired = [...records.values()].filter((record) => !live(record)).slice(0, batchSize);
         for (const record of expired) records.delete(record.id);
         deleted += expired.length;
+        if (expired.length > 0) await deleteOptions.onDeleted?.(expired.map(expiredSummary));
         if (expired.length < batchSize) break;
       }
       return deleted;
+    },
+    async extendExpiry(owner, sessionId, expiresAt, { signal } = {}) {
+      assertOwner(owner);
+      assertSessionId(sessionId);
+      assertLaterExpiry(expiresAt, now());
+      throwIfAborted(signal, "extend session blob expiry");
+      let changed = 0;
+      for (const record of records.values()) {
+        if (record.owner !== owner || record.sessionId !== sessionId || !live(record)) continue;
+        record.expiresAt = new Date(expiresAt);
+        changed++;
+      }
+      return changed;
     },
     async deleteForRequest(owner, requestId, { signal } = {}) {
       assertOwner(owner);

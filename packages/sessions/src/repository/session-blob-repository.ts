@@ -56,7 +56,19 @@ export interface DeleteExpiredOptions extends RepositoryOperationOptions {
   batchSize?: number;
   /** Stop after this many batches (a time-boxed cleanup run). Default: until none is left. */
   maxBatches?: number;
+  /**
+   * Called after each batch with what it deleted (an audit of deletions records it), before the
+   * next batch starts; when it throws, no further batch runs and `deleteExpired` rejects with its
+   * error. Each record is reported by exactly one of two cleaners running at once.
+   */
+  onDeleted?: (deleted: readonly ExpiredSessionBlob[]) => void | Promise<void>;
 }
+
+/** What `deleteExpired` tells `onDeleted` of a record it deleted: ids, sizes and expiry, never the blob. */
+export type ExpiredSessionBlob = Pick<
+  SessionBlobRecord,
+  "id" | "owner" | "requestId" | "sessionId" | "blobSizeBytes" | "storedBytes" | "expiresAt"
+>;
 
 export interface ListSessionBlobsOptions extends RepositoryOperationOptions {
   /** The `cursor` of the previous page; absent for the first page. */
@@ -112,6 +124,17 @@ export interface SessionBlobRepository {
   ): Promise<SessionBlobRecord | null>;
   /** Deletes expired records of every owner in bounded batches; returns how many were deleted. */
   deleteExpired(options?: DeleteExpiredOptions): Promise<number>;
+  /**
+   * Sets when the owner's live records of a session id expire (every request's), to a time after
+   * now (INVALID_INPUT otherwise; a host caps how far, see the app's `STOWAGE_MAX_EXPIRY_DAYS`);
+   * returns how many records changed: 0 when the owner has no live record of it.
+   */
+  extendExpiry(
+    owner: string,
+    sessionId: string,
+    expiresAt: Date,
+    options?: RepositoryOperationOptions,
+  ): Promise<number>;
   /** Deletes every record the owner stored for a request; returns how many were deleted. */
   deleteForRequest(owner: string, requestId: string, options?: RepositoryOperationOptions): Promise<number>;
   /**

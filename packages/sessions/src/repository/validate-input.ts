@@ -115,6 +115,16 @@ export async function normalizeCreateInput(
   };
 }
 
+/** An `extendExpiry` time: a valid Date after `now`, INVALID_INPUT naming what was given otherwise. */
+export function assertLaterExpiry(expiresAt: unknown, now: Date): asserts expiresAt is Date {
+  if (!(expiresAt instanceof Date) || Number.isNaN(expiresAt.getTime()) || expiresAt <= now) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `expiresAt must be a Date after now (${now.toISOString()}), got ${describeValue(expiresAt)}`,
+    );
+  }
+}
+
 /** `deleteExpired` options validated, with defaults. */
 export function resolveDeleteExpiredOptions(options: DeleteExpiredOptions = {}): {
   batchSize: number;
@@ -133,6 +143,12 @@ export function resolveDeleteExpiredOptions(options: DeleteExpiredOptions = {}):
     throw new StowageError(
       "INVALID_INPUT",
       `maxBatches must be a positive integer, got ${describeValue(maxBatches)}`,
+    );
+  }
+  if (options.onDeleted !== undefined && typeof options.onDeleted !== "function") {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `onDeleted must be a function or absent, got ${describeValue(options.onDeleted)}`,
     );
   }
   return { batchSize, maxBatches };

@@ -10,6 +10,7 @@ import { iterateSessionBlobs } from "../repository/iterate-session-blobs.js";
 import {
   type CreateSessionBlobInput,
   DEFAULT_SESSION_TTL_MS,
+  type ExpiredSessionBlob,
   MAX_SESSION_BLOB_PAGE_SIZE,
   type SessionBlobRecord,
   type SessionBlobRepository,
@@ -81,6 +82,8 @@ function repositoryPerTest(options: SessionBlobRepositoryConformanceOptions): Se
       now().getLatestForRequest(owner, requestId, operation),
     getBySessionId: (owner, sessionId, operation) => now().getBySessionId(owner, sessionId, operation),
     deleteExpired: (operation) => now().deleteExpired(operation),
+    extendExpiry: (owner, sessionId, expiresAt, operation) =>
+      now().extendExpiry(owner, sessionId, expiresAt, operation),
     deleteForRequest: (owner, requestId, operation) => now().deleteForRequest(owner, requestId, operation),
     deleteForSession: (owner, sessionId, operation) => now().deleteForSession(owner, sessionId, operation),
     list: (operation) => now().list(operation),
@@ -164,6 +167,79 @@ function itStoresAndReadsBack(repo: SessionBlobRepository): void {
     await new Promise((resolve) => setTimeout(resolve, 5));
     await repo.create(recaptured(a, "again"));
     expect((await repo.getLatestForRequest(OWNER, "req-latest"))?.sessionId).toBe(a.sessionId);
+  });
+}
+
+/** What deleteExpired tells its caller (an audit of deletions), and extending a session's expiry. */
+function itReportsAndExtendsExpiry(repo: SessionBlobRepository): void {
+  it("deleteExpired tells onDeleted of each batch it deleted, ids and sizes, never the blob", async () => {
+    const past = new Date(Date.now() - 60 * SECOND);
+    const made = [];
+    for (let i = 0; i < 5; i++)
+      made.push(await repo.create(input({ requestId: "req-told", expiresAt: past })));
+    await repo.create(input({ requestId: "req-told" }));
+    const batches: (readonly ExpiredSessionBlob[])[] = [];
+    expect(
+      await repo.deleteExpired({ batchSize: 2, onDeleted: (deleted) => void batches.push(deleted) }),
+    ).toBe(5);
+    expect(batches.map((batch) => batch.length)).toEqual([2, 2, 1]);
+    const told = batches.flat().sort((a, b) => a.id - b.id);
+    expect(told).toEqual(
+      made.map((record) => ({
+        id: record.id,
+        owner: OWNER,
+        requestId: "req-told",
+        sessionId: record.sessionId,
+        blobSizeBytes: record.blob.byteLength,
+        storedBytes: record.storedBytes,
+        expiresAt: past,
+      })),
+    );
+    expect(told.some((record) => "blob" in record)).toBe(false);
+  });
+
+  it("deleteExpired stops at the batch whose onDeleted throws", async () => {
+    const past = new Date(Date.now() - 60 * SECOND);
+    for (let i = 0; i < 4; i++) await repo.create(input({ requestId: "req-stop", expiresAt: past }));
+    const failure = new Error("audit unavailable");
+    await expect(
+      repo.deleteExpired({
+        batchSize: 2,
+        onDeleted: () => {
+          throw failure;
+        },
+      }),
+    ).rejects.toBe(failure);
+    // The first batch went, the second was not started.
+    expect(await repo.deleteExpired()).toBe(2);
+    await expectStowageError(repo.deleteExpired({ onDeleted: "yes" as never }), "INVALID_INPUT");
+  });
+
+  it("extendExpiry moves a live session's expiry later, on every request's record of it", async () => {
+    const soon = new Date(Date.now() + 60 * SECOND);
+    const first = input({ requestId: "req-extend-a", expiresAt: soon });
+    await repo.create(first);
+    await repo.create({ ...first, requestId: "req-extend-b" });
+    const later = new Date(Date.now() + 30 * 24 * 3600 * SECOND);
+    expect(await repo.extendExpiry(OWNER, first.sessionId, later)).toBe(2);
+    expect((await repo.getLatestForRequest(OWNER, "req-extend-a"))?.expiresAt?.getTime()).toBe(
+      later.getTime(),
+    );
+    expect((await repo.getLatestForRequest(OWNER, "req-extend-b"))?.expiresAt?.getTime()).toBe(
+      later.getTime(),
+    );
+    // Another owner's, an unknown or an expired session changes nothing.
+    expect(await repo.extendExpiry(OTHER, first.sessionId, later)).toBe(0);
+    const gone = input({ requestId: "req-extend-gone", expiresAt: new Date(Date.now() - 60 * SECOND) });
+    await repo.create(gone);
+    expect(await repo.extendExpiry(OWNER, gone.sessionId, later)).toBe(0);
+    expect(await repo.getBySessionId(OWNER, gone.sessionId)).toBeNull();
+    for (const bad of [new Date(Date.now() - SECOND), new Date(Number.NaN), "2030-01-01" as never]) {
+      await expectStowageError(repo.extendExpiry(OWNER, first.sessionId, bad), "INVALID_INPUT");
+    }
+    for (const sessionId of ["../x", "", "a/b"]) {
+      await expectStowageError(repo.extendExpiry(OWNER, sessionId, later), "INVALID_INPUT");
+    }
   });
 }
 
@@ -617,6 +693,7 @@ export function describeSessionBlobRepositoryConformance(
     itStoresAndReadsBack(repo);
     itStoresChunkedCaptures(repo);
     itExpiresAndDeletes(repo);
+    itReportsAndExtendsExpiry(repo);
     itTakesSafeIdsAndTheThreeAgents(repo);
     describeOwnersNeverMeet(repo);
     describeListForGarbageCollection(repo);

@@ -2,16 +2,18 @@ import { assertSessionId, throwIfAborted } from "@stowage/core";
 import type {
   CreateSessionBlobInput,
   DeleteExpiredOptions,
+  ExpiredSessionBlob,
   RepositoryOperationOptions,
   SessionBlobRecord,
 } from "@stowage/sessions";
 import {
+  assertLaterExpiry,
   assertOwner,
   assertRequestId,
   normalizeCreateInput,
   resolveDeleteExpiredOptions,
 } from "@stowage/sessions/backend";
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, gt, isNull, or, sql } from "drizzle-orm";
 import { rowsOf } from "../database.js";
 import { runDatabase } from "../run-database.js";
 import { agentSessions } from "../schema.js";
@@ -76,17 +78,32 @@ export async function createSessionBlob(
   });
 }
 
+/** A `RETURNING` row of a deleted expired record, as `onDeleted` is told of it. */
+function expiredOf(row: Record<string, unknown>): ExpiredSessionBlob {
+  return {
+    id: Number(row.id),
+    owner: String(row.owner),
+    requestId: String(row.request_id),
+    sessionId: String(row.session_id),
+    blobSizeBytes: Number(row.blob_size_bytes),
+    // A row stored before stored_bytes existed holds null: its blob was all it added.
+    storedBytes: Number(row.stored_bytes ?? row.blob_size_bytes),
+    expiresAt: row.expires_at === null ? null : new Date(row.expires_at as string | Date),
+  };
+}
+
 /** Deletes expired rows of every owner in bounded batches; returns how many went. */
 export async function deleteExpiredSessionBlobs(
   { db }: SessionBlobsContext,
   options: DeleteExpiredOptions = {},
 ): Promise<number> {
   const { batchSize, maxBatches } = resolveDeleteExpiredOptions(options);
-  const { signal } = options;
+  const { signal, onDeleted } = options;
   let deleted = 0;
   for (let batch = 0; batch < maxBatches; batch++) {
     throwIfAborted(signal, "delete expired session blobs");
-    // One bounded statement per batch: short locks, and SKIP LOCKED lets two cleaners share.
+    // One bounded statement per batch: short locks, and SKIP LOCKED lets two cleaners share. Each
+    // deleted row comes back (never its blob) for the caller's audit.
     const result = await runDatabase("delete expired session blobs", signal, () =>
       db.execute(sql`
         WITH doomed AS (
@@ -95,16 +112,44 @@ export async function deleteExpiredSessionBlobs(
           ORDER BY ${agentSessions.expiresAt}
           LIMIT ${batchSize}
           FOR UPDATE SKIP LOCKED
-        ), gone AS (
-          DELETE FROM ${agentSessions} WHERE ${agentSessions.id} IN (SELECT id FROM doomed) RETURNING 1
         )
-        SELECT count(*)::int AS count FROM gone`),
+        DELETE FROM ${agentSessions} WHERE ${agentSessions.id} IN (SELECT id FROM doomed)
+        RETURNING id, owner, request_id, session_id, blob_size_bytes, stored_bytes, expires_at`),
     );
-    const count = Number(rowsOf(result)[0]?.count ?? 0);
-    deleted += count;
-    if (count < batchSize) break;
+    const rows = rowsOf(result) as Record<string, unknown>[];
+    deleted += rows.length;
+    if (rows.length > 0) await onDeleted?.(rows.map(expiredOf));
+    if (rows.length < batchSize) break;
   }
   return deleted;
+}
+
+/** Sets the expiry of the owner's live rows of a session id, after now; how many changed. */
+export async function extendSessionBlobExpiry(
+  { db }: SessionBlobsContext,
+  owner: string,
+  sessionId: string,
+  expiresAt: Date,
+  { signal }: RepositoryOperationOptions = {},
+): Promise<number> {
+  assertOwner(owner);
+  assertSessionId(sessionId);
+  assertLaterExpiry(expiresAt, new Date());
+  return runDatabase(`extend the expiry of session ${sessionId}`, signal, async () => {
+    // Only live rows: an expired one is gone to every read, and stays for deleteExpired.
+    const rows = await db
+      .update(agentSessions)
+      .set({ expiresAt })
+      .where(
+        and(
+          eq(agentSessions.owner, owner),
+          eq(agentSessions.sessionId, sessionId),
+          or(isNull(agentSessions.expiresAt), gt(agentSessions.expiresAt, sql`now()`)),
+        ),
+      )
+      .returning({ id: agentSessions.id });
+    return rows.length;
+  });
 }
 
 export async function deleteSessionBlobsForRequest(

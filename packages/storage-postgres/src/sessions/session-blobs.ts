@@ -13,6 +13,7 @@ import {
   deleteExpiredSessionBlobs,
   deleteSessionBlobsForRequest,
   deleteSessionBlobsOfSession,
+  extendSessionBlobExpiry,
 } from "./session-blobs-writes.js";
 
 export interface PostgresSessionBlobsOptions extends SessionBlobLimits {
@@ -35,6 +36,8 @@ export function createPostgresSessionBlobs(options: PostgresSessionBlobsOptions)
     getLatestForRequest: (owner, requestId, op) => getLatestForRequest(context, owner, requestId, op),
     getBySessionId: (owner, sessionId, op) => getBySessionId(context, owner, sessionId, op),
     deleteExpired: (op) => deleteExpiredSessionBlobs(context, op),
+    extendExpiry: (owner, sessionId, expiresAt, op) =>
+      extendSessionBlobExpiry(context, owner, sessionId, expiresAt, op),
     deleteForRequest: (owner, requestId, op) => deleteSessionBlobsForRequest(context, owner, requestId, op),
     deleteForSession: (owner, sessionId, op) => deleteSessionBlobsOfSession(context, owner, sessionId, op),
     list: (op) => listSessionBlobs(context, op),

@@ -100,23 +100,33 @@ describeBackends("postgres session blobs", (backend) => {
       expect(err).toBeInstanceOf(Error);
     });
 
-    it("two cleaners running at once delete every expired row exactly once", async () => {
+    it("two cleaners running at once delete every expired row exactly once, each told to one", async () => {
       const { db } = backend.connection();
       const repo = createPostgresSessionBlobs({ db });
       const past = new Date(Date.now() - 60_000);
+      const ids: number[] = [];
       for (let i = 0; i < 60; i++) {
-        await repo.create({
+        const { id } = await repo.create({
           owner: i % 2 ? "user:alice" : "org:acme",
           requestId: "req-cleaners",
           ...sampleSessionBlob({ sessionId: randomUUID() }),
           expiresAt: past,
         });
+        ids.push(id);
       }
-      const counts = await Promise.all([
-        repo.deleteExpired({ batchSize: 7 }),
-        repo.deleteExpired({ batchSize: 7 }),
-      ]);
+      const told: number[][] = [[], []];
+      const counts = await Promise.all(
+        told.map((into) =>
+          repo.deleteExpired({
+            batchSize: 7,
+            onDeleted: (deleted) => void into.push(...deleted.map((record) => record.id)),
+          }),
+        ),
+      );
       expect(counts[0]! + counts[1]!).toBe(60);
+      // Every deleted row reported once, by the cleaner that deleted it (its audit's row).
+      expect([...told[0]!, ...told[1]!].sort((a, b) => a - b)).toEqual(ids);
+      expect(told.map((into) => into.length)).toEqual(counts);
       expect(await repo.deleteExpired()).toBe(0);
     });
 

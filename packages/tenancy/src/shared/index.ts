@@ -9,6 +9,8 @@ export {
   type IssuedApiKey,
   type VerifiedApiKey,
 } from "./api-keys.js";
+export type { DeletionAudit, DeletionAuditListOptions, DeletionAuditPage } from "./deletion-audit.js";
+export type { DeletionAuditInput, DeletionAuditRow } from "./deletion-audit-rows.js";
 export { ownerOf } from "./owner.js";
 export type { RegisteredSessions, RegistrationState } from "./registered-sessions.js";
 export {

@@ -8,7 +8,8 @@ import {
 import type { ObjectStore, Principal } from "@stowage/core";
 import { createApiKeyRecords } from "./api-key-records.js";
 import { type ApiKeys, createApiKeys } from "./api-keys.js";
-import { ownerOf } from "./owner.js";
+import { type DeletionAudit, deletionAuditAt } from "./deletion-audit.js";
+import { namespaceOf, ownerOf } from "./owner.js";
 import { type RegisteredSessions, registeredSessionsOf } from "./registered-sessions.js";
 import { SHARED_LAYOUT } from "./shared-layout.js";
 
@@ -29,6 +30,10 @@ export interface SharedStores {
   ownerMarks: readonly OwnerMarksLocation[];
   /** The session ids registered in a principal's namespace. */
   registeredSessions(principal: Principal): RegisteredSessions;
+  /** What was deleted of a principal's: append-only, kept 400 days (`DELETION_AUDIT_RETENTION_DAYS`). */
+  deletionAudit(principal: Principal): DeletionAudit;
+  /** What a sweep deleted without knowing whose it was (its owner is not recorded with it). */
+  deploymentAudit: DeletionAudit;
 }
 
 /**
@@ -54,5 +59,9 @@ export function createSharedStores(options: { shared: ObjectStore }): SharedStor
       }),
     ownerMarks: [{ store: shared, prefix: SHARED_LAYOUT.blobOwners }],
     registeredSessions: (principal) => registeredSessionsOf(shared, SHARED_LAYOUT.registrations, principal),
+    deletionAudit: (principal) =>
+      deletionAuditAt(shared, `${SHARED_LAYOUT.deletionAudit}${namespaceOf(principal)}/`),
+    // Principal kinds are `user` and `org`: `deployment/` never meets a principal's namespace.
+    deploymentAudit: deletionAuditAt(shared, `${SHARED_LAYOUT.deletionAudit}deployment/`),
   };
 }

@@ -1,0 +1,79 @@
+import type { ExpiredSessionBlob } from "@stowage/sessions";
+import type { UploadService } from "@stowage/uploads";
+import { ownerOf } from "./shared/owner.js";
+import type { Deployment } from "./store-definition.js";
+import type { SweepContext } from "./sweep.js";
+
+/** Rows grouped by the owner they go to. */
+function byOwner<Thing>(
+  things: readonly Thing[],
+  ownerOfThing: (thing: Thing) => string,
+): Map<string, Thing[]> {
+  const groups = new Map<string, Thing[]>();
+  for (const thing of things) {
+    const owner = ownerOfThing(thing);
+    groups.set(owner, [...(groups.get(owner) ?? []), thing]);
+  }
+  return groups;
+}
+
+/** One batch of expired stored sessions, each to its owner's audit (`ttl`). */
+export async function auditExpiredSessionBlobs(
+  records: readonly ExpiredSessionBlob[],
+  audit: SweepContext["audit"],
+): Promise<void> {
+  for (const [owner, owned] of byOwner(records, (record) => record.owner)) {
+    await audit(
+      owner,
+      owned.map((record) => ({
+        kind: "sessionBlobs",
+        id: record.sessionId,
+        bytes: record.storedBytes,
+        by: "ttl",
+        reason: `expired at ${record.expiresAt?.toISOString() ?? "(no expiry)"} (request ${record.requestId})`,
+      })),
+    );
+  }
+}
+
+/**
+ * The uploads store's sweep: what revoked URLs wrote after their session's deletion (owners not
+ * known to that sweep: counted in the deployment's audit), then, where the deployment keeps
+ * uploads for a time, those past it, each in its owner's audit (`retention`). The retention
+ * sweep deletes before it returns: its rows are written once it has, all together.
+ */
+export async function sweepUploads(
+  uploads: UploadService,
+  deployment: Deployment,
+  { audit, signal }: SweepContext,
+): Promise<number> {
+  const io = signal ? { signal } : {};
+  const revoked = await uploads.sweepRevokedUploads(io);
+  if (revoked.removed > 0) {
+    await audit(null, [
+      {
+        kind: "uploads",
+        id: "revoked-urls",
+        by: "retention",
+        reason: `${revoked.removed} upload(s) that landed through URLs revoked by their session's deletion`,
+        report: { removed: revoked.removed },
+      },
+    ]);
+  }
+  const olderThanDays = deployment.uploadRetentionDays;
+  if (olderThanDays === undefined) return revoked.removed;
+  const swept = await uploads.sweepUploads({ olderThanDays, ...io });
+  for (const [owner, owned] of byOwner(swept.uploads, (upload) => ownerOf(upload.principal))) {
+    await audit(
+      owner,
+      owned.map((upload) => ({
+        kind: "uploads",
+        id: `${upload.sessionId}/${upload.filename}`,
+        bytes: upload.size,
+        by: "retention",
+        reason: `last modified ${upload.lastModified.toISOString()}, past the retention of ${olderThanDays} days`,
+      })),
+    );
+  }
+  return revoked.removed + swept.uploads.length;
+}
