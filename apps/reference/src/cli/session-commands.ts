@@ -106,7 +106,7 @@ function captureCommand(context: CommandContext): Command {
     addAgentOptions(
       addLocationOptions(
         new Command("capture").description(
-          "Capture an agent's session (Claude Code: transcript and companion files; Codex: the rollout; OpenCode: its export) and store it for a request",
+          "Capture an agent's session (Claude Code: transcript, companion files and the session's files in its config directory: checkpoints, tasks, plans; Codex: the rollout; OpenCode: its export) and store it for a request",
         ),
       ),
       "claude-code",
@@ -122,14 +122,30 @@ function captureCommand(context: CommandContext): Command {
         .choices(["chunked", "adr"])
         .default("chunked"),
     )
+    .option(
+      "--with-config",
+      "Claude Code: also capture the configuration a resumed run needs (settings, CLAUDE.md, commands, agents, skills, plugins; the project's .mcp.json and .claude/), secrets left out and listed",
+    )
     .addOption(jsonOption())
     .action(
       async (
         options: LocationOptions &
           AgentOptions &
-          PrincipalOptions & { session: string; request: string; format: CaptureFormat; json?: boolean },
+          PrincipalOptions & {
+            session: string;
+            request: string;
+            format: CaptureFormat;
+            withConfig?: boolean;
+            json?: boolean;
+          },
       ) => {
         const principal = requiredPrincipal(options);
+        if (options.withConfig && options.agent !== "claude-code") {
+          throw new StowageError(
+            "INVALID_INPUT",
+            `--with-config captures Claude Code's configuration; not for ${options.agent}`,
+          );
+        }
         const startedAt = performance.now();
         const { captureSession } = await import("@stowage/sessions");
         const sessionId = options.session;
@@ -145,7 +161,11 @@ function captureCommand(context: CommandContext): Command {
             ? { agent: "codex" as const, sessionId, ...codexHomeOf(context, options) }
             : opencode
               ? { agent: "opencode" as const, sessionId, opencode: opencodeRun(context, options, opencode) }
-              : { ...location(context, options), sessionId };
+              : {
+                  ...location(context, options),
+                  sessionId,
+                  ...(options.withConfig ? { withConfig: true } : {}),
+                };
         // Chunks go to the principal's blobs in the shared store, where the server reads them.
         const label = `capturing session ${sessionId}`;
         const captured = await withElapsedLine(context, { json: options.json, label }, () =>
@@ -190,6 +210,7 @@ function captureCommand(context: CommandContext): Command {
               codec: record.codec,
               expiresAt: record.expiresAt ?? null,
               skipped: captured.skipped,
+              ...(captured.secretsLeftOut ? { secretsLeftOut: captured.secretsLeftOut } : {}),
               ...(opencode ? { opencodeCli: opencode.bin } : {}),
             },
             () => [
@@ -198,6 +219,10 @@ function captureCommand(context: CommandContext): Command {
             ],
           );
           for (const skipped of captured.skipped) context.note(`skipped ${skipped.path}: ${skipped.reason}`);
+          for (const secret of captured.secretsLeftOut ?? [])
+            context.note(
+              `left out the secret ${secret.field} of ${secret.path}: set it again where you restore`,
+            );
           if (opencode) context.note(`exported with the OpenCode CLI ${describeOpencodeCli(opencode)}`);
         });
       },
@@ -294,12 +319,17 @@ function restoreCommand(context: CommandContext): Command {
               files: restored.files.length,
               agentVersion: restored.agentVersion ?? null,
               versionCheck: restored.agentVersionCheck,
+              ...(restored.configuration ? { configuration: restored.configuration } : {}),
               ...(opencode ? { opencodeCli: opencode.bin } : {}),
             },
             () => [
               `restored ${restored.agent} session ${latest.sessionId}: ${restored.files.length} files in ${where}`,
             ],
           );
+          for (const path of restored.configuration?.kept ?? [])
+            context.note(`kept the configuration already at ${path} (a restore never replaces it)`);
+          for (const skipped of restored.configuration?.skipped ?? [])
+            context.note(`configuration ${skipped.path} not restored: ${skipped.reason}`);
           const check = restored.agentVersionCheck;
           if (check.verdict === "differs") context.note(`warning: ${check.warning}`);
           else if (check.verdict === "unknown") {
