@@ -3,8 +3,9 @@ import { join } from "node:path";
 import { createBlobStore } from "@stowage/blob-store";
 import { createMemoryNotifier, createMemoryObjectStore } from "@stowage/core";
 import { expectStowageError } from "@stowage/core/testing";
-import { countTokensExact } from "@stowage/hot-state";
+import { countTokensExact, createMemoryPromptMetricsLog } from "@stowage/hot-state";
 import { captureSession, createMemorySessionBlobRepository, restoreSession } from "@stowage/sessions";
+import { createFsObjectStore } from "@stowage/storage-fs";
 import { tempDirectory } from "@stowage/test-support";
 import {
   createThreadFeeds,
@@ -14,7 +15,13 @@ import {
   toolResultItem,
 } from "@stowage/thread-items";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_HISTORY_BUDGET_TOKENS, requestHistory, sessionHistory } from "../../src/index.js";
+import {
+  createStowage,
+  DEFAULT_HISTORY_BUDGET_TOKENS,
+  DEFAULT_STORES,
+  requestHistory,
+  sessionHistory,
+} from "../../src/index.js";
 
 const base = await tempDirectory("stowage-history-");
 let sessions = 0;
@@ -274,5 +281,34 @@ describe("requestHistory: the fallback when a stored session cannot be resumed",
     const small = await requestHistory(sources, "req-o", { budgetTokens: 40 });
     expect(small.tokens).toBeLessThanOrEqual(40);
     expect(small.messages.at(-1)?.text).toBe("Remembered: fact FACT-3");
+  });
+});
+
+describe("requestHistory over a tenant, as an embedder calls it", () => {
+  it("a tenant is the sources: its stored sessions, its blobs and its job threads; another tenant sees none", async () => {
+    await mkdir(join(base, "deployment", "agent-sessions"), { recursive: true });
+    // A deployment without uploads: the table without their row.
+    const { uploads: _uploads, ...stores } = DEFAULT_STORES;
+    const stowage = createStowage({
+      stores,
+      shared: createFsObjectStore({ root: join(base, "deployment", "shared") }),
+      notifier: createMemoryNotifier(),
+      agentSessionsDir: join(base, "deployment", "agent-sessions"),
+      sessionBlobs: createMemorySessionBlobRepository(),
+      promptMetricsFor: () => createMemoryPromptMetricsLog(),
+    });
+    const alice = stowage.tenant({ kind: "user", id: "alice" });
+    const captured = await capturedClaudeSession("TENANT-FACT-5");
+    await alice.sessionBlobs.create({ ...captured, requestId: "req-t", agentType: "claude-code" });
+    const history = await requestHistory(alice, "req-t");
+    expect(history.source).toMatchObject({ kind: "stored-session", sessionId: captured.sessionId });
+    expect(history.text).toContain("TENANT-FACT-5");
+
+    await alice.threads.post({ jobId: "job-t", alias: "main" }, plainPostItem("thread fact THREAD-6"));
+    expect((await requestHistory(alice, "req-none", { job: "job-t" })).text).toContain("THREAD-6");
+
+    const bob = stowage.tenant({ kind: "user", id: "bob" });
+    await expectStowageError(requestHistory(bob, "req-t"), "NOT_FOUND", "NO_HISTORY");
+    await expectStowageError(requestHistory(bob, "req-none", { job: "job-t" }), "NOT_FOUND", "NO_HISTORY");
   });
 });
