@@ -196,6 +196,36 @@ describe("stowage session restore --fallback history", () => {
     expect(JSON.stringify({ message: other.message, details: other.details })).not.toContain("ALICE-ONLY-7");
   });
 
+  it("--job: with no stored session, the job's thread gives the history; another principal's job gives none", async () => {
+    // Posted as a worker posts to a job thread: into the data directory's shared store, in dave's namespace.
+    const { loadStorageConfig } = await import("../src/config.js");
+    const { openSessionStores } = await import("../src/cli/shared-stores.js");
+    const { plainPostItem, textItem } = await import("@stowage/thread-items");
+    const stores = await openSessionStores(loadStorageConfig(env, dir));
+    try {
+      const threads = stores.tenant({ kind: "user", id: "dave" }).threads;
+      await threads.post({ jobId: "job-9", alias: "main" }, plainPostItem("Ship it with the tag JOB-TAG-9"));
+      await threads.post({ jobId: "job-9", alias: "main" }, textItem("Shipped with JOB-TAG-9."));
+    } finally {
+      await stores.close();
+    }
+    const { stdout, stderr } = await stowage(
+      ...restoreArgs("req-job", "dave", "into-job"),
+      ...["--fallback", "history", "--job", "job-9"],
+    );
+    expect(stdout).toContain("User:\nShip it with the tag JOB-TAG-9");
+    expect(stdout).toContain("Assistant:\nShipped with JOB-TAG-9.");
+    expect(stderr).toMatch(
+      /^fallback to history: restore of request req-job failed with NOT_FOUND; history of job thread job-9\/main: 2 of 2 messages, \d+ tokens$/m,
+    );
+    const other = await expectStowageError(
+      stowage(...restoreArgs("req-job", "erin", "into-erin"), "--fallback", "history", "--job", "job-9"),
+      "NOT_FOUND",
+      "NO_HISTORY",
+    );
+    expect(other.message).not.toContain("JOB-TAG-9");
+  });
+
   it("exit codes: 0 with a history, 1 without one, 2 for a wrong command line", async () => {
     const cli = await fakeCli("claude-4", "4.0.0 (Claude Code)");
     await captureClaude("req-exit", "carol", "EXIT-FACT");
