@@ -391,6 +391,8 @@ const OWN_NAMESPACE_ROUTES = {
   "POST /requests/:requestId/session-blobs": "bob storing a session under alice's request id stores his own",
   "GET /session-blobs":
     "bob's listing of stored sessions holds nothing of alice's (test/session-blob-listing.test.ts)",
+  "GET /audit":
+    "bob's deletion audit holds nothing of alice's, and her cursor reads nothing (test/deletion-audit.test.ts)",
   "POST /agents/sessions": "bob registering alice's session id gets a session of his own",
   "POST /blobs": "bob storing alice's bytes learns nothing",
   "POST /context/bootstrap": "bob's bootstrap context is his own",

@@ -172,20 +172,19 @@ function gcCommand(context: CommandContext): Command {
     )
     .addOption(jsonOption())
     .action(async (options: GcOptions) => {
-      const { collectGarbage } = await import("@stowage/blob-store");
       await withServices(context, async (services) => {
         const progress = countProgress(context, { json: options.json, label: "collecting", unit: "blobs" });
-        const report = await collectGarbage({
-          blobs: services.blobs,
-          roots: services.stowage.blobRoots({
+        // The deployment's collection: every store's roots and owners' marks, each deleted blob
+        // recorded in the deletion audit of the principals that had stored it (`stowage audit`).
+        const report = await services.stowage
+          .collectGarbage({
             singleHost: options.singleHost,
             otherAgentSessionsDirs: (options.agentSessionsDir ?? []).map((dir) => resolvePath(context, dir)),
-          }),
-          ownerMarks: services.stowage.ownerMarks,
-          graceMs: options.graceHours * 3600 * 1000,
-          dryRun: options.dryRun,
-          onProgress: gcProgress(progress),
-        }).finally(progress.stop);
+            graceMs: options.graceHours * 3600 * 1000,
+            dryRun: options.dryRun,
+            onProgress: gcProgress(progress),
+          })
+          .finally(progress.stop);
         printResult(context, options.json, report, () => [
           `${report.dryRun ? "would delete" : "deleted"} ${report.deleted} of ${report.scanned} blobs ` +
             `(${report.deletedBytes} bytes); ${report.referenced} referenced, ${report.young} within the grace period; ` +

@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 import { envFlag, errorBody, StowageError } from "@stowage/core";
 import { Command, CommanderError } from "commander";
 import { artifactCommand } from "./artifact-command.js";
+import { auditCommand } from "./audit-command.js";
 import { blobCommand } from "./blob-commands.js";
 import type { CommandContext } from "./context.js";
 import { demoCommand } from "./demo-command.js";
@@ -60,6 +61,7 @@ export function createProgram(context: CommandContext): Command {
     .addCommand(uploadCommand(context))
     .addCommand(uploadsCommand(context))
     .addCommand(keysCommand(context))
+    .addCommand(auditCommand(context))
     .addCommand(mcpCommand(context));
   configureTree(program, context);
   return program;

@@ -16,6 +16,7 @@ import { agentSessionDeletionRoutes } from "./routes/agent-session-deletion.js";
 import { agentSessionRoutes } from "./routes/agent-sessions.js";
 import { blobRoutes } from "./routes/blobs.js";
 import { contextRoutes } from "./routes/context.js";
+import { deletionAuditRoutes } from "./routes/deletion-audit.js";
 import { hotStateRoutes } from "./routes/hot-state.js";
 import { mcpRoutes } from "./routes/mcp.js";
 import { sessionActivityRoutes } from "./routes/session-activity.js";
@@ -76,6 +77,7 @@ export function createHttpApp(services: Services, log: RequestLogger, drain: Dra
   app.route("/", uploadRoutes(services));
   app.route("/", sessionBlobRoutes(config, log));
   app.route("/", sessionActivityRoutes());
+  app.route("/", deletionAuditRoutes());
   app.route("/", sessionBlobListingRoutes());
   app.route("/", storedSessionReaderRoutes());
   app.route("/", threadRoutes(services));

@@ -92,7 +92,8 @@ export async function startServer(
         log.error({ store, error: (outcome.failed as Error).message }, "sweep failed");
       } else {
         services.metrics.sweepRun(store, "ok", outcome.removed);
-        if (outcome.removed > 0) log.info({ store, removed: outcome.removed }, "swept");
+        // One line per store per run, 0 included: a quiet sweep is told from one that stopped running.
+        log.info({ store, removed: outcome.removed, durationMs: outcome.durationMs }, "swept");
       }
     }
   };

@@ -275,6 +275,18 @@ export function sessionBlobRoutes(
     const tenant = c.get("tenant");
     const deleted = await tenant.sessionBlobs.deleteForRequest(requestId, { signal: c.req.raw.signal });
     await tenant.sessionActivity.deleteForRequest(requestId, { signal: c.req.raw.signal });
+    await tenant.deletionAudit.append(
+      [
+        {
+          kind: "sessionBlobs",
+          id: requestId,
+          by: `key:${c.get("keyId")}`,
+          reason: "the request's stored sessions deleted",
+          report: { removed: deleted },
+        },
+      ],
+      { signal: c.req.raw.signal },
+    );
     return c.json({ deleted });
   });
   return app;
