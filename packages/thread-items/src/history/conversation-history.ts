@@ -59,7 +59,7 @@ function block(message: HistoryMessage): string {
 }
 
 /** The history's text: its heading, then each message, a blank line between them. */
-export function historyText(messages: readonly HistoryMessage[], total: number): string {
+function historyText(messages: readonly HistoryMessage[], total: number): string {
   return [heading(messages.length, total), ...messages.map(block)].join("\n\n");
 }
 

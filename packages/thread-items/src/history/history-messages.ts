@@ -18,7 +18,7 @@ export interface HistoryMessage {
  * Longest message text kept, in UTF-16 units: a longer one keeps its head and its tail around a
  * marker, so one pasted file cannot take the whole prompt (and the counter sees bounded text).
  */
-export const MAX_HISTORY_MESSAGE_CHARS = 16_000;
+const MAX_HISTORY_MESSAGE_CHARS = 16_000;
 /** Longest tool line: the call's brief and the result's are one line each already (about 120 characters). */
 const MAX_TOOL_LINE_CHARS = 400;
 /**
