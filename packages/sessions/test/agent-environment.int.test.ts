@@ -12,6 +12,14 @@ import { tempDirectory } from "@stowage/test-support";
 import { beforeAll, describe, expect, it } from "vitest";
 import { captureSession, restoreSession } from "../src/index.js";
 import { snapshotDirectory } from "./dir-snapshot.js";
+import {
+  changedPaths as changed,
+  classificationTable,
+  classifyPath,
+  type PathRule,
+  TINY_MCP_SERVER,
+  unclassifiedPaths,
+} from "./environment-diff.js";
 import { overTheWire } from "./over-the-wire.js";
 
 // The session's whole environment, found from the agent itself: a real Claude Code session that
@@ -25,24 +33,6 @@ import { overTheWire } from "./over-the-wire.js";
 // checkpoint. Outside CI a CLI that cannot be installed skips; in CI it fails.
 const cli = await installAgentCli("claude-code");
 const root = await tempDirectory("stowage-e2e-environment-");
-
-/** Where a path belongs: what a capture does with it. */
-type PathClass =
-  /** The session's own state: captured and restored. */
-  | "session"
-  /** The user's or project's configuration the resumed run needs: captured only on request. */
-  | "config"
-  /** This machine's: never captured (rebuilt by the next run, or meaningless elsewhere). */
-  | "machine-local"
-  /** The task's own output in the working directory: the user's files, which their repository carries. */
-  | "work";
-
-interface PathRule {
-  /** Matched against `home/<path>` or `cwd/<path>`; `KEY`, `SID` and `SLUG` stand for the session's. */
-  pattern: string;
-  class: PathClass;
-  why: string;
-}
 
 /**
  * Claude Code 2.1.330, as the run below found it. A directory whose files are classified needs
@@ -139,39 +129,9 @@ const CLAUDE_CODE_PATHS: readonly PathRule[] = [
   { pattern: "cwd/(hello|bash)\\.txt", class: "work", why: "the task's output: the user's files" },
 ];
 
-const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-
 function classify(path: string, ids: { key: string; sid: string; slug: string }): PathRule | undefined {
-  return CLAUDE_CODE_PATHS.find((rule) => {
-    const source = rule.pattern
-      .replaceAll("KEY", escapeRegExp(ids.key))
-      .replaceAll("SID", escapeRegExp(ids.sid))
-      .replaceAll("SLUG", escapeRegExp(ids.slug));
-    return new RegExp(`^${source}$`).test(path);
-  });
+  return classifyPath(CLAUDE_CODE_PATHS, path, { KEY: ids.key, SID: ids.sid, SLUG: ids.slug });
 }
-
-/** Paths created or changed between two snapshots, each prefixed with `prefix`. */
-function changed(before: Record<string, string>, after: Record<string, string>, prefix: string) {
-  return Object.keys(after)
-    .filter((path) => before[path] !== after[path])
-    .map((path) => ({ path: `${prefix}${path}`, kind: after[path]! }));
-}
-
-/** A stdio MCP server in a few lines: `initialize`, one `ping` tool. */
-const TINY_MCP_SERVER = `
-const lines = require("node:readline").createInterface({ input: process.stdin });
-lines.on("line", (line) => {
-  const message = JSON.parse(line);
-  if (message.id === undefined) return;
-  const reply = (result) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: message.id, result }) + "\\n");
-  if (message.method === "initialize")
-    reply({ protocolVersion: message.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "tiny", version: "1.0.0" } });
-  else if (message.method === "tools/list")
-    reply({ tools: [{ name: "ping", description: "answers pong", inputSchema: { type: "object", properties: {} } }] });
-  else if (message.method === "tools/call") reply({ content: [{ type: "text", text: "pong from tiny" }] });
-  else process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: message.id, error: { code: -32601, message: "unknown" } }) + "\\n");
-});`;
 
 /** The tasks and file checkpointing are off in headless runs unless these are set. */
 const CLAUDE_ENV = { CLAUDE_CODE_ENABLE_TASKS: "1", CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING: "1" };
@@ -333,21 +293,13 @@ describe.skipIf(!cli.ready)("Claude Code: the session's whole environment", { ti
   });
 
   it("classifies every path the session created or changed, and finds the session's own", () => {
-    // A directory is covered by the files under it; an empty one needs a row.
-    const unclassified = diff.filter(
-      (entry) =>
-        entry.rule === undefined &&
-        !(
-          entry.kind === "dir" && diff.some((other) => other.path.startsWith(`${entry.path}/`) && other.rule)
-        ),
-    );
     console.log(
-      `Claude Code ${cli.ready ? cli.version : ""}: the paths one session created or changed\n${diff
-        .filter((entry) => entry.rule)
-        .map((entry) => `${entry.rule!.class.padEnd(13)} ${entry.path}  (${entry.rule!.why})`)
-        .join("\n")}`,
+      classificationTable(
+        `Claude Code ${cli.ready ? cli.version : ""}: the paths one session created or changed`,
+        diff,
+      ),
     );
-    expect(unclassified.map((entry) => entry.path)).toEqual([]);
+    expect(unclassifiedPaths(diff)).toEqual([]);
     const session = diff.filter((entry) => entry.rule?.class === "session").map((entry) => entry.path);
     const config = `home/.claude`;
     // The issue's list, verified: the transcript, its companion directory, the rewind

@@ -21,6 +21,7 @@ import {
 } from "../codec/codecs.js";
 import { compressChunks } from "../codec/compress.js";
 import { codexRolloutLocation } from "../codex/rollout-location.js";
+import { collectSubagentRollouts } from "../codex/subagent-rollouts.js";
 import { opencodeExportFileName } from "../opencode/export-file.js";
 import { readOpencodeExport } from "../opencode/export-json.js";
 import { assertOpencodeCliOptions, type OpencodeCliOptions, runOpencode } from "../opencode/opencode-cli.js";
@@ -87,6 +88,11 @@ export interface CodexCaptureOptions extends CommonCaptureOptions {
   agent: "codex";
   /** Codex's home. Default: `$CODEX_HOME`, else `~/.codex`. */
   codexHome?: string;
+  /**
+   * Include the rollouts of the session's subagents (`spawn_agent`: each its own thread and
+   * rollout file, whose `session_meta` names this session). Default true.
+   */
+  includeSubagents?: boolean;
 }
 
 /** OpenCode: what `opencode export <sessionId>` prints, run with the CLI the caller gives. */
@@ -150,6 +156,7 @@ async function collect(options: CaptureSessionOptions, maxBytes: number): Promis
           root: location.codexHome,
           segments: ["sessions", ...location.relativePath.split("/")],
         },
+        ...(options.includeSubagents === false ? [] : await collectSubagentRollouts(location, signal)),
       ],
       skipped: [],
     };

@@ -1,4 +1,4 @@
-import { keyProblem } from "@stowage/core";
+import { isSessionId, keyProblem } from "@stowage/core";
 import type { SessionAgent } from "../agents/session-agent.js";
 import {
   configurationPathProblem,
@@ -8,7 +8,7 @@ import {
   USER_CONFIGURATION,
 } from "../claude/session-configuration.js";
 import { CONFIG_DIR_ENTRY_PREFIX, configEntryProblem } from "../claude/session-environment.js";
-import { codexRolloutPathProblem } from "../codex/rollout-path.js";
+import { codexRolloutPathProblem, sessionIdOfRolloutName } from "../codex/rollout-path.js";
 import { opencodeExportFileName } from "../opencode/export-file.js";
 
 /** A subagent transcript written beside the main one by Claude Code before 2.1.2. */
@@ -23,14 +23,23 @@ export const LEGACY_AGENT_FILE_PATTERN = /^agent-[A-Za-z0-9_-]{1,128}\.jsonl$/;
  *   `~config/` (the config directory), the session's own files there (`configEntryProblem`);
  *   captured on request, the user's configuration under `~user/` and the project's under
  *   `~project/`, each only where Claude Code keeps it (`configurationPathProblem`);
- * - Codex (`$CODEX_HOME/sessions`): `YYYY/MM/DD/rollout-<time>-<sessionId>.jsonl`;
+ * - Codex (`$CODEX_HOME/sessions`): `YYYY/MM/DD/rollout-<time>-<sessionId>.jsonl`, and its
+ *   subagents' `YYYY/MM/DD/rollout-<time>-<threadId>.jsonl` (the manifest puts the session's own first);
  * - OpenCode: `<sessionId>.json`, the output of `opencode export`.
  */
 export function entryPathProblem(path: unknown, sessionId: string, agent: SessionAgent): string | undefined {
   const problem = keyProblem(path);
   if (problem) return problem;
   const value = path as string;
-  if (agent === "codex") return codexRolloutPathProblem(value, sessionId);
+  if (agent === "codex") {
+    const own = codexRolloutPathProblem(value, sessionId);
+    if (own === undefined) return undefined;
+    // A subagent's rollout, named by its own thread id (whose it is, its first line says).
+    const id = sessionIdOfRolloutName(value.slice(value.lastIndexOf("/") + 1));
+    return id !== undefined && isSessionId(id) && codexRolloutPathProblem(value, id) === undefined
+      ? undefined
+      : own;
+  }
   if (agent === "opencode") {
     const expected = opencodeExportFileName(sessionId);
     return value === expected ? undefined : `must be "${expected}"`;

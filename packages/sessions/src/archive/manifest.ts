@@ -3,6 +3,7 @@ import { parseAgentVersion } from "../agents/agent-version.js";
 import { isSessionAgent, SESSION_AGENTS, type SessionAgent } from "../agents/session-agent.js";
 import { isSessionId } from "../agents/session-id.js";
 import { PROJECT_KEY_PATTERN } from "../claude/project-key.js";
+import { codexRolloutPathProblem } from "../codex/rollout-path.js";
 import { entryPathProblem } from "./entry-path.js";
 
 /**
@@ -248,8 +249,18 @@ export function checkManifestRecord(
   if (agent === "claude-code" && !files.some((entry) => entry.path === `${sessionId}.jsonl`)) {
     throw invalid(`has no main transcript "${sessionId}.jsonl"`);
   }
-  // A Codex rollout, an OpenCode export and a compatibility-format transcript are each one file.
-  if ((agent !== "claude-code" || options.compatibility) && files.length !== 1) {
+  // A Codex session is its rollout, then its subagents' rollouts.
+  if (agent === "codex" && codexRolloutPathProblem(files[0]!.path, sessionId) !== undefined) {
+    throw invalid(`of a codex session must list its own rollout first, got ${describeValue(files[0]!.path)}`);
+  }
+  if (
+    agent === "codex" &&
+    files.slice(1).some((entry) => codexRolloutPathProblem(entry.path, sessionId) === undefined)
+  ) {
+    throw invalid("of a codex session must list one rollout of the session itself, then its subagents'");
+  }
+  // An OpenCode export and a compatibility-format transcript are each one file.
+  if ((agent === "opencode" || options.compatibility) && files.length !== 1) {
     throw invalid(`of a ${agent} session must list exactly one file, got ${files.length}`);
   }
   // Only a version, as the capture records it: anything else (a hand-written or hostile manifest)

@@ -27,6 +27,7 @@ import {
 import { CONFIG_DIR_ENTRY_PREFIX, isPlanFileOf, transcriptPlanSlugs } from "../claude/session-environment.js";
 import { defaultClaudeConfigDir } from "../claude/session-location.js";
 import { resolveCodexHome } from "../codex/codex-home.js";
+import { rolloutOwner } from "../codex/subagent-rollouts.js";
 import { importOpencodeSession } from "../opencode/import-session.js";
 import { assertOpencodeCliOptions, type OpencodeCliOptions } from "../opencode/opencode-cli.js";
 import { transcriptOwner } from "./collect-files.js";
@@ -153,10 +154,12 @@ async function restoreTarget(
     const [entry] = manifest.files;
     const [year, month, day, name] = entry!.path.split("/") as [string, string, string, string];
     const lexicalDir = join(codexHome, "sessions", year, month, day);
+    // With its subagents' rollouts, possibly in later day folders: restored from `sessions/` down.
+    const withSubagents = manifest.files.length > 1;
     return {
       root: codexHome,
-      segments: ["sessions", year, month, day],
-      placeOf: () => name,
+      segments: withSubagents ? ["sessions"] : ["sessions", year, month, day],
+      placeOf: withSubagents ? (entry) => entry.path : () => name,
       lexicalDir,
       transcriptPath: join(lexicalDir, name),
     };
@@ -218,6 +221,16 @@ async function assertOwnFile(
   existing: string,
   configDir: { directory: OpenedDirectory; projectKey: string | undefined },
 ): Promise<void> {
+  if (manifest.agent === "codex" && path !== manifest.files[0]!.path) {
+    // A subagent's rollout already there must name this session in its first line.
+    const owner = await rolloutOwner(dirname(existing), [basename(existing)]);
+    if (owner === manifest.sessionId) return;
+    throw new StowageError(
+      "INVALID_INPUT",
+      `${describeValue(path)} in Codex's sessions ${owner === undefined ? "names no session" : `belongs to session ${owner}`}, not ${manifest.sessionId}; a restore never replaces another session's file`,
+      { reason: "FOREIGN_ENTRY", details: { path } },
+    );
+  }
   if (manifest.agent !== "claude-code") return;
   if (path.startsWith(`${CONFIG_DIR_ENTRY_PREFIX}plans/`)) {
     await assertOwnPlanFile(manifest, path, existing, configDir);
@@ -400,7 +413,9 @@ async function restoreFiles(
       ...(target.projectKey === undefined
         ? {}
         : { projectKey: target.projectKey, projectDir: target.lexicalDir }),
-      replaced: replaced.map((place) => entryAt.get(place) ?? place),
+      // Claude Code's as archive paths (a config-directory restore places them below `projects/<key>/`);
+      // Codex's as placed: the rollout's name, or its path below `sessions/` with its subagents'.
+      replaced: manifest.agent === "codex" ? replaced : replaced.map((place) => entryAt.get(place) ?? place),
       ...(restoredConfiguration ? { configuration: restoredConfiguration } : {}),
     };
   } finally {
