@@ -24,7 +24,6 @@ export {
   type SkippedSession,
 } from "./history/request-history.js";
 export {
-  DEFAULT_HISTORY_BUDGET_TOKENS,
   type HistoryOptions,
   type SessionHistoryOptions,
   sessionHistory,

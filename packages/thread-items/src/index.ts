@@ -47,7 +47,6 @@ export {
   type ConversationHistory,
   type ConversationHistoryOptions,
   conversationHistory,
-  DEFAULT_HISTORY_MESSAGES,
 } from "./history/conversation-history.js";
 export type { HistoryMessage, HistoryRole } from "./history/history-messages.js";
 export type { ThreadRef } from "./log/thread-layout.js";

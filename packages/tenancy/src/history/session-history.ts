@@ -4,7 +4,6 @@ import { readSessionFiles, type SessionArchiveManifest, type SessionBlobRecord }
 import {
   type ConversationHistory,
   conversationHistory,
-  DEFAULT_HISTORY_MESSAGES,
   opencodeExportItems,
   type ThreadItem,
 } from "@stowage/thread-items";
@@ -16,13 +15,13 @@ import { transcriptFiles } from "./transcript-files.js";
  * for 50 messages of ordinary length, and no more than a follow-up prompt should spend on what
  * the model is only reminded of.
  */
-export const DEFAULT_HISTORY_BUDGET_TOKENS = 20_000;
+const DEFAULT_HISTORY_BUDGET_TOKENS = 20_000;
 
 /** How a history is cut; the defaults are the document's 50 messages in 20,000 o200k tokens. */
 export interface HistoryOptions {
-  /** The last this many messages (1 to 10,000). Default 50. */
+  /** The last this many messages (1 to 10,000). Default 50, thread-items' `conversationHistory` default. */
   maxMessages?: number;
-  /** Tokens the history's text may take. Default {@link DEFAULT_HISTORY_BUDGET_TOKENS}. */
+  /** Tokens the history's text may take. Default 20,000. */
   budgetTokens?: number;
   /** Counts tokens. Default hot-state's `countTokensExact` (o200k). */
   countTokens?: (text: string) => number;
@@ -83,7 +82,8 @@ export async function storedSessionItems(
 /** The history options with their defaults, as `conversationHistory` takes them. */
 export function historyOptionsOf(options: HistoryOptions) {
   return {
-    maxMessages: options.maxMessages ?? DEFAULT_HISTORY_MESSAGES,
+    // conversationHistory's own default (50) unless given.
+    ...(options.maxMessages === undefined ? {} : { maxMessages: options.maxMessages }),
     budgetTokens: options.budgetTokens ?? DEFAULT_HISTORY_BUDGET_TOKENS,
     countTokens: options.countTokens ?? countTokensExact,
   };

@@ -15,13 +15,7 @@ import {
   toolResultItem,
 } from "@stowage/thread-items";
 import { describe, expect, it } from "vitest";
-import {
-  createStowage,
-  DEFAULT_HISTORY_BUDGET_TOKENS,
-  DEFAULT_STORES,
-  requestHistory,
-  sessionHistory,
-} from "../../src/index.js";
+import { createStowage, DEFAULT_STORES, requestHistory, sessionHistory } from "../../src/index.js";
 
 const base = await tempDirectory("stowage-history-");
 let sessions = 0;
@@ -115,7 +109,6 @@ describe("sessionHistory: one stored session", () => {
       agentType: "claude-code",
     });
     const history = await sessionHistory(record, { blobs: sources.blobs });
-    expect(DEFAULT_HISTORY_BUDGET_TOKENS).toBe(20_000);
     expect(history.messages).toEqual([
       { role: "user", kind: "text", text: "Remember: the launch code is ZEBRA-1187" },
       { role: "assistant", kind: "text", text: "Noting it down." },

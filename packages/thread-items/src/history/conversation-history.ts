@@ -2,14 +2,14 @@ import { describeValue, StowageError } from "@stowage/core";
 import { cutMiddle, type HistoryMessage, lastMessages } from "./history-messages.js";
 
 /** Messages a history keeps unless told otherwise: document 002's "pass 50 messages instead of 10". */
-export const DEFAULT_HISTORY_MESSAGES = 50;
+const DEFAULT_HISTORY_MESSAGES = 50;
 /** Most messages a caller may ask for: a prompt of more is no longer a history but the transcript. */
 const MAX_HISTORY_MESSAGES = 10_000;
 /** Times the newest message is cut further when it alone is over the budget, before it is left out. */
 const MAX_CUTS = 8;
 
 export interface ConversationHistoryOptions {
-  /** The last this many messages are kept (1 to 10,000). Default {@link DEFAULT_HISTORY_MESSAGES}. */
+  /** The last this many messages are kept (1 to 10,000). Default 50. */
   maxMessages?: number;
   /**
    * Tokens the history's text may take, counted by `countTokens` (required with it): the newest

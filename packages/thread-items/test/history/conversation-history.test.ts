@@ -3,7 +3,6 @@ import { realTranscripts } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
 import {
   conversationHistory,
-  DEFAULT_HISTORY_MESSAGES,
   plainPostItem,
   statusItem,
   type ThreadItem,
@@ -64,7 +63,6 @@ describe("conversationHistory: hand-written items", () => {
   });
 
   it("keeps the last 50 messages by default, and says how many older ones were left out", () => {
-    expect(DEFAULT_HISTORY_MESSAGES).toBe(50);
     const history = conversationHistory(exchanges(40)); // 80 messages
     expect(history.messages).toHaveLength(50);
     expect(history.total).toBe(80);
