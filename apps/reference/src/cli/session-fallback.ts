@@ -4,14 +4,6 @@ import type { CommandContext } from "./context.js";
 import { readSessionBlobs, withSessionStores, withStoredData } from "./open.js";
 import { isUsageError, usageError } from "./usage-error.js";
 
-/**
- * Tokens the history printed by `restore --fallback history` may take unless `--budget-tokens`
- * says otherwise: tenancy's default, about a tenth of a 200k context.
- */
-const DEFAULT_BUDGET_TOKENS = 20_000;
-/** Messages kept unless `--max-messages` says otherwise: document 002's 50. */
-const DEFAULT_MAX_MESSAGES = 50;
-
 /** What `--fallback` and its options parse to. */
 export interface FallbackOptions {
   fallback?: "history";
@@ -38,15 +30,14 @@ export function addFallbackOptions(command: Command): Command {
       ).choices(["history"]),
     )
     .addOption(
-      new Option(
-        "--max-messages <n>",
-        `with --fallback history: the last n messages (default ${DEFAULT_MAX_MESSAGES})`,
-      ).argParser(positiveInteger("max-messages")),
+      new Option("--max-messages <n>", "with --fallback history: the last n messages (default 50)").argParser(
+        positiveInteger("max-messages"),
+      ),
     )
     .addOption(
       new Option(
         "--budget-tokens <n>",
-        `with --fallback history: tokens (o200k) the history may take, the oldest messages dropped first (default ${DEFAULT_BUDGET_TOKENS})`,
+        "with --fallback history: tokens (o200k) the history may take, the oldest messages dropped first (default 20,000)",
       ).argParser(positiveInteger("budget-tokens")),
     )
     .option(
@@ -103,9 +94,10 @@ export async function printHistoryFallback(
       getBySessionId: (sessionId: string) =>
         sessionBlobs ? sessionBlobs.getBySessionId(owner, sessionId) : Promise.resolve(null),
     };
+    // What is not given is tenancy's default (50 messages, 20,000 tokens), named there once.
     const historyOptions = {
-      maxMessages: options.maxMessages ?? DEFAULT_MAX_MESSAGES,
-      budgetTokens: options.budgetTokens ?? DEFAULT_BUDGET_TOKENS,
+      ...(options.maxMessages === undefined ? {} : { maxMessages: options.maxMessages }),
+      ...(options.budgetTokens === undefined ? {} : { budgetTokens: options.budgetTokens }),
       ...(options.job === undefined ? {} : { job: options.job }),
     };
     try {
