@@ -43,6 +43,11 @@ export interface AppConfig {
   sessionTtlMs: number;
   /** `STOWAGE_UPLOAD_RETENTION_DAYS`: uploads older than this are deleted by the sweeper; unset keeps them. */
   uploadRetentionDays: number | undefined;
+  /**
+   * `STOWAGE_MAX_EXPIRY_DAYS`: how far ahead an owner may set an expiry (`PATCH /expiring/…`);
+   * unset: `@stowage/tenancy`'s `DEFAULT_MAX_EXPIRY_DAYS` (30).
+   */
+  maxExpiryDays: number | undefined;
   sweepIntervalMs: number;
   rateLimitPerMinute: number;
   /**
@@ -285,6 +290,7 @@ export async function loadConfig(env: Env = process.env, cwd = process.cwd()): P
   const signingSecret = read(() => signingSecretFrom(env));
   const sessionTtlMs = read(() => sessionTtlMsFrom(env));
   const uploadRetentionDays = read(() => envPositiveNumber(env, "STOWAGE_UPLOAD_RETENTION_DAYS"));
+  const maxExpiryDays = read(() => envPositiveNumber(env, "STOWAGE_MAX_EXPIRY_DAYS"));
   const sweepSeconds = read(() => envPositiveInteger(env, "STOWAGE_SWEEP_INTERVAL_SECONDS") ?? 600);
   const rateLimitPerMinute = read(() => envPositiveInteger(env, "STOWAGE_RATE_LIMIT_PER_MINUTE") ?? 600);
   const trustedProxies = read(() => trustedProxiesFrom(env));
@@ -337,6 +343,7 @@ export async function loadConfig(env: Env = process.env, cwd = process.cwd()): P
     hotState,
     sessionTtlMs,
     uploadRetentionDays,
+    maxExpiryDays,
     sweepIntervalMs: sweepSeconds * 1000,
     rateLimitPerMinute,
     trustedProxies,
@@ -385,6 +392,7 @@ export function describeConfig(config: AppConfig): string[] {
     `upload limits: ${policy.maxFileSizeBytes / MIB} MiB per file, ${policy.maxTotalSizeBytes / MIB} MiB per session`,
     `session blobs: kept ${config.sessionTtlMs / 86_400_000} days, swept every ${config.sweepIntervalMs / 1000} s`,
     `uploads: ${config.uploadRetentionDays === undefined ? "kept until deleted" : `deleted after ${config.uploadRetentionDays} days`}`,
+    `expiries: extended by their owner up to ${config.maxExpiryDays === undefined ? "the default 30" : config.maxExpiryDays} days ahead`,
     `content refs in bootstrap context: ${config.bootstrap.enabled ? `on (from ${config.bootstrap.thresholdChars} chars)` : "off"}`,
     `thread posts: ${config.redactSecrets ? "secrets redacted" : "stored as posted (STOWAGE_REDACT_SECRETS=off)"}`,
     `hot state: ${config.hotState.keepVersions === undefined ? "every version kept" : `the newest ${config.hotState.keepVersions} versions kept per session`}`,

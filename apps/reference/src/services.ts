@@ -147,6 +147,7 @@ export async function createServices(config: AppConfig): Promise<Services> {
       uploads,
       hotState: config.hotState,
       redactSecrets: config.redactSecrets,
+      ...(config.maxExpiryDays === undefined ? {} : { maxExpiryDays: config.maxExpiryDays }),
       ...(config.uploadRetentionDays === undefined
         ? {}
         : { uploadRetentionDays: config.uploadRetentionDays }),

@@ -272,6 +272,16 @@ const ROUTES: Record<string, [why: string, attempt: () => Attempt][]> = {
       () => ({ method: "GET", path: `/requests/${requestId}/session-blobs/activity` }),
     ],
   ],
+  "PATCH /expiring/:kind/:id": [
+    [
+      "extend when her stored session expires",
+      () => ({
+        method: "PATCH",
+        path: `/expiring/sessionBlobs/${sessionId}`,
+        json: { expiresAt: new Date(Date.now() + 86_400_000).toISOString() },
+      }),
+    ],
+  ],
   "DELETE /requests/:requestId/session-blobs": [
     ["delete her stored session", () => ({ method: "DELETE", path: `/requests/${requestId}/session-blobs` })],
   ],
@@ -391,6 +401,7 @@ const OWN_NAMESPACE_ROUTES = {
   "POST /requests/:requestId/session-blobs": "bob storing a session under alice's request id stores his own",
   "GET /session-blobs":
     "bob's listing of stored sessions holds nothing of alice's (test/session-blob-listing.test.ts)",
+  "GET /expiring": "bob's expiring things hold nothing of alice's (test/expiring.test.ts)",
   "GET /audit":
     "bob's deletion audit holds nothing of alice's, and her cursor reads nothing (test/deletion-audit.test.ts)",
   "POST /agents/sessions": "bob registering alice's session id gets a session of his own",

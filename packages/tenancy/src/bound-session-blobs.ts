@@ -22,6 +22,8 @@ export interface TenantSessionBlobs {
    * when there are none (deleting a session deletes whatever it has, and sending it again finds nothing).
    */
   deleteForSession(sessionId: string, options?: OperationOptions): Promise<number>;
+  /** Sets when the principal's live records of a session id expire (after now); how many changed. */
+  extendExpiry(sessionId: string, expiresAt: Date, options?: OperationOptions): Promise<number>;
   /** One page of the principal's live stored sessions, without their blobs, in the order they were stored. */
   list(options?: ListSessionBlobsOptions): Promise<SessionBlobSummaryPage>;
 }
@@ -33,6 +35,8 @@ export function bindSessionBlobs(repository: SessionBlobRepository, owner: strin
     getLatestForRequest: (requestId, options) => repository.getLatestForRequest(owner, requestId, options),
     getBySessionId: (sessionId, options) => repository.getBySessionId(owner, sessionId, options),
     list: (options) => repository.listByOwner(owner, options),
+    extendExpiry: (sessionId, expiresAt, options) =>
+      repository.extendExpiry(owner, sessionId, expiresAt, options),
     async deleteForRequest(requestId, options) {
       const deleted = await repository.deleteForRequest(owner, requestId, options);
       if (deleted === 0) throw new StowageError("NOT_FOUND", `no stored session for request ${requestId}`);

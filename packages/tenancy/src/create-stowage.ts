@@ -8,6 +8,7 @@ import {
   type SessionDeletionOptions,
   type SessionDeletionReport,
 } from "./delete-session.js";
+import { type ExpiringThing, extendExpiry, listExpiring } from "./expiring.js";
 import { namespaceOf, ownerOf } from "./shared/owner.js";
 import { SHARED_LAYOUT } from "./shared/shared-layout.js";
 import { createSharedStores, type SharedStores } from "./shared/shared-stores.js";
@@ -73,6 +74,22 @@ export interface Stowage<Stores extends StoreTable = DefaultStores> extends Shar
   collectGarbage(
     options?: StowageGarbageCollectionOptions & BlobRootsOptions,
   ): Promise<GarbageCollectionReport>;
+  /**
+   * What `principal` holds that expires within `withinMs` from now, soonest first (stored sessions,
+   * and uploads where the deployment keeps them for a time); see `listExpiring`.
+   */
+  expiring(principal: Principal, withinMs: number, options?: OperationOptions): Promise<ExpiringThing[]>;
+  /**
+   * Sets when one of the principal's stored sessions expires, within the deployment's
+   * `maxExpiryDays` (INVALID_INPUT `EXPIRY_TOO_LATE` beyond); NOT_FOUND when it holds none.
+   */
+  extendExpiry(
+    principal: Principal,
+    kind: string,
+    id: string,
+    expiresAt: Date,
+    options?: OperationOptions,
+  ): Promise<{ kind: string; id: string; expiresAt: string; changed: number }>;
   /**
    * One run of every store's sweep (expiry, retention), each recording what it removed in the
    * deletion audit; then, once a day per process, the audits' own pruning past their retention
@@ -187,6 +204,10 @@ export function createStowage<Stores extends StoreTable = DefaultStores>(
         }),
         gcOptions,
       ),
+    expiring: (principal, withinMs, operation = {}) =>
+      listExpiring(tenant(principal) as never, deployment, withinMs, operation),
+    extendExpiry: (principal, kind, id, expiresAt, operation = {}) =>
+      extendExpiry(tenant(principal) as never, deployment, kind, id, expiresAt, operation),
     sweep: (sweepOptions = {}) => {
       const pruneAudits = Date.now() - auditsPrunedAt >= AUDIT_PRUNE_INTERVAL_MS;
       if (pruneAudits) auditsPrunedAt = Date.now();

@@ -24,6 +24,8 @@ export interface Deployment {
   hotState?: HotStateStoreEnvOptions;
   /** Uploads last modified longer ago than this many days go in a sweep; default: kept. */
   uploadRetentionDays?: number;
+  /** How far ahead a principal may set an expiry (`Stowage.extendExpiry`), in days; default 30. */
+  maxExpiryDays?: number;
   /**
    * Whether a thread's posts have their secrets redacted (thread-items' `redactSecrets`); default
    * `true`. `false` for a deployment whose threads are never shared.

@@ -1,6 +1,6 @@
 import type { DeletionAuditRow } from "@stowage/tenancy/shared";
 import { Command } from "commander";
-import { parseIsoTime } from "../iso-time.js";
+import { parseIsoTime, parseSpanMs } from "../time-input.js";
 import type { CommandContext } from "./context.js";
 import { withStoredData } from "./open.js";
 import { jsonOption, printResult } from "./output.js";
@@ -15,8 +15,8 @@ interface AuditOptions extends PrincipalOptions {
 
 /** `--since`: an ISO 8601 time (`2026-11-01`, `2026-11-01T10:00:00Z`) or a span back from now (`7d`, `12h`). */
 export function parseSince(value: string, now = Date.now()): Date {
-  const span = /^(\d{1,5})([dh])$/.exec(value);
-  if (span) return new Date(now - Number(span[1]) * (span[2] === "d" ? 86_400_000 : 3_600_000));
+  const spanMs = parseSpanMs(value);
+  if (spanMs !== undefined) return new Date(now - spanMs);
   const at = parseIsoTime(value);
   if (at === undefined) {
     throw usageError(

@@ -8,6 +8,7 @@ import { auditCommand } from "./audit-command.js";
 import { blobCommand } from "./blob-commands.js";
 import type { CommandContext } from "./context.js";
 import { demoCommand } from "./demo-command.js";
+import { expiringCommand } from "./expiring-command.js";
 import { keysCommand } from "./keys-command.js";
 import { mcpCommand } from "./mcp-command.js";
 import { serveCommand } from "./serve-command.js";
@@ -62,6 +63,7 @@ export function createProgram(context: CommandContext): Command {
     .addCommand(uploadsCommand(context))
     .addCommand(keysCommand(context))
     .addCommand(auditCommand(context))
+    .addCommand(expiringCommand(context))
     .addCommand(mcpCommand(context));
   configureTree(program, context);
   return program;

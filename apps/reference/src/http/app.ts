@@ -17,6 +17,7 @@ import { agentSessionRoutes } from "./routes/agent-sessions.js";
 import { blobRoutes } from "./routes/blobs.js";
 import { contextRoutes } from "./routes/context.js";
 import { deletionAuditRoutes } from "./routes/deletion-audit.js";
+import { expiringRoutes } from "./routes/expiring.js";
 import { hotStateRoutes } from "./routes/hot-state.js";
 import { mcpRoutes } from "./routes/mcp.js";
 import { sessionActivityRoutes } from "./routes/session-activity.js";
@@ -78,6 +79,7 @@ export function createHttpApp(services: Services, log: RequestLogger, drain: Dra
   app.route("/", sessionBlobRoutes(config, log));
   app.route("/", sessionActivityRoutes());
   app.route("/", deletionAuditRoutes());
+  app.route("/", expiringRoutes(services));
   app.route("/", sessionBlobListingRoutes());
   app.route("/", storedSessionReaderRoutes());
   app.route("/", threadRoutes(services));

@@ -1,6 +1,6 @@
 import { StowageError } from "@stowage/core";
 import { Hono } from "hono";
-import { parseIsoTime } from "../../iso-time.js";
+import { parseIsoTime } from "../../time-input.js";
 import { type AppEnv, integerQuery } from "../context.js";
 
 /** `since` as the route takes it: an ISO 8601 time, INVALID_INPUT naming what was given otherwise. */
