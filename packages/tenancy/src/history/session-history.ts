@@ -50,13 +50,15 @@ export async function storedSessionItems(
   options: { blobs: ContentStore; signal?: AbortSignal },
 ): Promise<ThreadItem[]> {
   const { blobs, signal } = options;
+  // A Codex rollout's path is known from the manifest only: its first .jsonl (subagents' follow).
+  let codexMain: string | undefined;
   const read = await readSessionFiles(record, {
     blobs,
-    // A Codex rollout's path is known from the manifest only: keep every .jsonl (there is one).
-    keep: (entry) =>
-      record.agentType === "codex"
-        ? entry.path.endsWith(".jsonl")
-        : entry.path === mainTranscriptPath(record),
+    keep: (entry) => {
+      if (record.agentType !== "codex") return entry.path === mainTranscriptPath(record);
+      if (codexMain === undefined && entry.path.endsWith(".jsonl")) codexMain = entry.path;
+      return entry.path === codexMain;
+    },
     ...(signal ? { signal } : {}),
   });
   const path = mainTranscriptPath(record, read.manifest);

@@ -136,6 +136,54 @@ describe("sessionHistory: one stored session", () => {
   });
 });
 
+describe("sessionHistory: a Codex rollout", () => {
+  it("reads the rollout's conversation (Codex's own record shapes, written by hand)", async () => {
+    const sessionId = "019e1625-789d-76c0-80ab-3724b5ddb799";
+    const codexHome = join(base, "codex-home");
+    const day = join(codexHome, "sessions", "2026", "11", "29");
+    await mkdir(day, { recursive: true });
+    const at = "2026-11-29T10:00:00.000Z";
+    const records = [
+      { timestamp: at, type: "session_meta", payload: { id: sessionId, cwd: base, cli_version: "0.169.0" } },
+      {
+        timestamp: at,
+        type: "response_item",
+        payload: {
+          type: "message",
+          role: "user",
+          content: [{ type: "input_text", text: "Remember: CODEX-FACT-8" }],
+        },
+      },
+      {
+        timestamp: at,
+        type: "response_item",
+        payload: {
+          type: "message",
+          role: "assistant",
+          content: [{ type: "output_text", text: "Noted CODEX-FACT-8." }],
+        },
+      },
+    ];
+    await writeFile(
+      join(day, `rollout-2026-11-29T10-00-00-${sessionId}.jsonl`),
+      `${records.map((record) => JSON.stringify(record)).join("\n")}\n`,
+    );
+    const captured = await captureSession({ agent: "codex", codexHome, sessionId });
+    const { repository, sources } = sourcesOf("user:alice");
+    const record = await repository.create({
+      ...captured,
+      owner: "user:alice",
+      requestId: "req-x",
+      agentType: "codex",
+    });
+    const history = await sessionHistory(record, { blobs: sources.blobs });
+    expect(history.messages).toEqual([
+      { role: "user", kind: "text", text: "Remember: CODEX-FACT-8" },
+      { role: "assistant", kind: "text", text: "Noted CODEX-FACT-8." },
+    ]);
+  });
+});
+
 describe("requestHistory: the fallback when a stored session cannot be resumed", () => {
   it("a version mismatch refuses the restore, the history is still read from the same record", async () => {
     const captured = await capturedClaudeSession("the code word is PELICAN-42");
