@@ -45,7 +45,7 @@ export interface AppConfig {
   uploadRetentionDays: number | undefined;
   /**
    * `STOWAGE_MAX_EXPIRY_DAYS`: how far ahead an owner may set an expiry (`PATCH /expiring/…`);
-   * unset: `@stowage/tenancy`'s `DEFAULT_MAX_EXPIRY_DAYS` (30).
+   * unset: `@stowage/tenancy`'s default, 30.
    */
   maxExpiryDays: number | undefined;
   sweepIntervalMs: number;

@@ -3,8 +3,11 @@ import type { TenantBase } from "./create-stowage.js";
 import type { DefaultStores } from "./default-stores.js";
 import type { Deployment, OpenedStore } from "./store-definition.js";
 
-/** How far ahead a principal may set an expiry when the deployment does not say: 30 days. */
-export const DEFAULT_MAX_EXPIRY_DAYS = 30;
+/**
+ * How far ahead a principal may set an expiry when the deployment does not say: 30 days.
+ * Documented, not exported: a caller passes its own `maxExpiryDays`.
+ */
+const DEFAULT_MAX_EXPIRY_DAYS = 30;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** What can expire, by the name of the store that keeps it. */

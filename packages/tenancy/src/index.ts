@@ -12,7 +12,7 @@ export {
 } from "./create-stowage.js";
 export { DEFAULT_STORES, type DefaultStores } from "./default-stores.js";
 export type { SessionDeletionOptions, SessionDeletionReport } from "./delete-session.js";
-export { DEFAULT_MAX_EXPIRY_DAYS, type ExpiringKind, type ExpiringThing } from "./expiring.js";
+export type { ExpiringKind, ExpiringThing } from "./expiring.js";
 export {
   convertStoredTranscript,
   type StoredTranscript,
