@@ -129,6 +129,8 @@ export async function createServices(config: AppConfig): Promise<Services> {
       // A session exists in its principal's namespace only: the same id of another principal is
       // another session, and nobody can squat an id.
       sessionExists: (principal, sessionId, options) => registeredSessions(principal).has(sessionId, options),
+      // Listed uploads report when the sweep's retention deletes them.
+      ...(config.uploadRetentionDays === undefined ? {} : { retentionDays: config.uploadRetentionDays }),
     });
     uploadsService = uploads;
     const sessionBlobs = instrumentStore(

@@ -1,6 +1,6 @@
 // Nothing expires unannounced: `GET /expiring`, `PATCH /expiring/:kind/:id` and `stowage expiring`
 // on the embedded defaults (stored sessions kept 7 days unless extended, at most 30 days ahead).
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { rm } from "node:fs/promises";
 import { compressChunks, toTransport } from "@stowage/sessions";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -181,6 +181,55 @@ describe("stowage expiring", () => {
       await expect(run(["expiring"], { cwd: app.dataDir, env })).rejects.toThrow(/--user <id> or --org <id>/);
     } finally {
       await rm(app.dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("uploads under STOWAGE_UPLOAD_RETENTION_DAYS", () => {
+  it("are listed with their expiresAt (last change plus the retention), and in GET /expiring", async () => {
+    const retained = await startTestApp({ STOWAGE_UPLOAD_RETENTION_DAYS: "10" });
+    try {
+      const key = await retained.keyFor({ kind: "user", id: "carol" });
+      const session = randomUUID();
+      await json(await retained.call("/agents/sessions", { key, json: { sessionId: session } }));
+      const upload = new TextEncoder().encode("carol's notes");
+      const grant = await json<{ url: string; headers: Record<string, string> }>(
+        await retained.call("/agents/artifacts/upload-url", {
+          key,
+          json: {
+            agentSessionId: session,
+            filename: "notes.txt",
+            contentType: "text/plain",
+            fileSize: upload.byteLength,
+            sha256: createHash("sha256").update(upload).digest("hex"),
+          },
+        }),
+      );
+      expect((await fetch(grant.url, { method: "PUT", headers: grant.headers, body: upload })).ok).toBe(true);
+      await json(
+        await retained.call("/agents/artifacts/complete", {
+          key,
+          json: { agentSessionId: session, filename: "notes.txt" },
+        }),
+      );
+      const listing = await json<{
+        artifacts: { filename: string; lastModified: string; expiresAt: string }[];
+      }>(await retained.call(`/agents/${session}/artifacts`, { key }));
+      const [listed] = listing.artifacts;
+      expect(Date.parse(listed!.expiresAt) - Date.parse(listed!.lastModified)).toBe(10 * DAY_MS);
+      const { expiring } = await json<{ expiring: Expiring[] }>(
+        await retained.call("/expiring?within=11d", { key }),
+      );
+      expect(expiring).toEqual([
+        {
+          kind: "uploads",
+          id: `${session}/notes.txt`,
+          expiresAt: listed!.expiresAt,
+          bytes: upload.byteLength,
+        },
+      ]);
+    } finally {
+      await retained.close();
     }
   });
 });

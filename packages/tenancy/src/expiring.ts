@@ -78,7 +78,9 @@ export async function listExpiring(
     for await (const sessionId of tenant.registeredSessions.list(operation)) {
       if (!(await tenant.registeredSessions.has(sessionId, operation))) continue;
       for (const upload of await deployment.uploads.listUploads(tenant.principal, sessionId, operation)) {
-        const expiresAt = upload.lastModified.getTime() + retentionDays * DAY_MS;
+        // The upload service's own figure where it knows the retention (`retentionDays`).
+        const expiresAt =
+          upload.expiresAt?.getTime() ?? upload.lastModified.getTime() + retentionDays * DAY_MS;
         if (expiresAt > until) continue;
         found.push({
           kind: "uploads",

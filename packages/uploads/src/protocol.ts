@@ -72,6 +72,8 @@ export interface UploadListEntry {
   sizeFormatted: string;
   /** ISO 8601. */
   lastModified: string;
+  /** ISO 8601: when the deployment's retention deletes it; absent where uploads are kept until deleted. */
+  expiresAt?: string;
 }
 
 /** The body of `GET /agents/{sessionId}/artifacts`; `artifacts` is the document's wire name. */

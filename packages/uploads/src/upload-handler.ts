@@ -145,7 +145,12 @@ function json(
 
 /** An upload as the wire carries it: an ISO date. */
 function entryOf(upload: UploadInfo): UploadListEntry {
-  return { ...upload, lastModified: upload.lastModified.toISOString() };
+  const { expiresAt, ...rest } = upload;
+  return {
+    ...rest,
+    lastModified: upload.lastModified.toISOString(),
+    ...(expiresAt === undefined ? {} : { expiresAt: expiresAt.toISOString() }),
+  };
 }
 
 /** The principal the caller authenticated: UNAUTHORIZED without one, INTERNAL for a malformed one. */

@@ -48,6 +48,8 @@ export interface UploadInfo {
   /** `1.0 MiB` (1,024-byte units, named as such). */
   sizeFormatted: string;
   lastModified: Date;
+  /** When the deployment's retention deletes it (`retentionDays`); absent where uploads are kept. */
+  expiresAt?: Date;
 }
 
 /** A signed download URL; it serves the file as an attachment. */

@@ -69,6 +69,12 @@ export interface UploadServiceOptions {
   logger?: Logger;
   /** Clock in ms (URL expiry, the records' clean-up, the default ledger's); default `Date.now`. */
   now?: () => number;
+  /**
+   * The deployment's retention (what its sweep passes `sweepUploads` as `olderThanDays`): each
+   * listed upload then reports `expiresAt`, its last change plus this many days. Default: none
+   * (uploads are kept until deleted, and listed without an expiry).
+   */
+  retentionDays?: number;
 }
 
 function invalidOption(message: string): StowageError {
@@ -125,12 +131,21 @@ function uploadUsageSource(store: ObjectStore): QuotaUsageSource {
   };
 }
 
-function infoOf(filename: string, object: { size: number; lastModified: Date }): UploadInfo {
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+function infoOf(
+  ctx: Pick<ServiceContext, "retentionDays">,
+  filename: string,
+  object: { size: number; lastModified: Date },
+): UploadInfo {
   return {
     filename,
     size: object.size,
     sizeFormatted: formatSize(object.size),
     lastModified: object.lastModified,
+    ...(ctx.retentionDays === undefined
+      ? {}
+      : { expiresAt: new Date(object.lastModified.getTime() + ctx.retentionDays * DAY_MS) }),
   };
 }
 
@@ -171,6 +186,7 @@ interface ServiceContext {
   source: QuotaUsageSource;
   now: () => number;
   uploadSeconds: number;
+  retentionDays: number | undefined;
 }
 
 /**
@@ -335,7 +351,7 @@ async function completeOne(
   if (await overtaken(ctx, location.scope, revocations, [location.key], signal)) {
     throw revokedUpload(filename, sessionId);
   }
-  return infoOf(filename, verifiedObject(verdict, filename, sessionId));
+  return infoOf(ctx, filename, verifiedObject(verdict, filename, sessionId));
 }
 
 /** Deletes an upload (and its records) that landed in a deleted session through a revoked URL. */
@@ -434,7 +450,7 @@ async function listSessionUploads(
   await ctx.quota.reconcile(scope, { objects: counted, listedAt }, withSignal(signal));
   return [...listed]
     .sort(([a], [b]) => compareUtf8(a, b))
-    .map(([filename, object]) => infoOf(filename, object));
+    .map(([filename, object]) => infoOf(ctx, filename, object));
 }
 
 /** A download URL of a verified upload; an unverified one is verified first. */
@@ -517,7 +533,26 @@ export function createUploadService(options: UploadServiceOptions): UploadServic
   const source = uploadUsageSource(store);
   const verifier = createUploadVerifier({ store, quota, now, logger });
   const retention = createUploadRetention({ store, quota, now });
-  const ctx: ServiceContext = { store, sessionExists, policy, quota, verifier, source, now, uploadSeconds };
+  const retentionDays = options.retentionDays;
+  if (
+    retentionDays !== undefined &&
+    (typeof retentionDays !== "number" || !Number.isFinite(retentionDays) || retentionDays <= 0)
+  ) {
+    throw invalidOption(
+      `retentionDays must be a positive number or absent, got ${describeValue(retentionDays)}`,
+    );
+  }
+  const ctx: ServiceContext = {
+    store,
+    sessionExists,
+    policy,
+    quota,
+    verifier,
+    source,
+    now,
+    uploadSeconds,
+    retentionDays,
+  };
 
   return Object.freeze({
     policy,

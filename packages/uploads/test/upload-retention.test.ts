@@ -78,3 +78,28 @@ describe("the retention sweep", () => {
     expect(await uploads.usage(alice, "s1")).toMatchObject({ usedBytes: 0, objects: 0 });
   });
 });
+
+describe("retentionDays", () => {
+  it("makes every listed upload report its expiresAt: its last change plus the retention", async () => {
+    const root = await tempDirectory("stowage-upload-expiry-");
+    const store = createFsObjectStore({
+      root,
+      directUrls: { baseUrl: `${server.url}direct`, secret: "a test secret of at least 32 bytes!" },
+    });
+    const exists = (principal: Principal, id: string) => principal.id === "alice" && id === "s1";
+    const kept = createUploadService({ store, sessionExists: exists });
+    const retained = createUploadService({ store, sessionExists: exists, retentionDays: 30 });
+    await store.put(KEY, bytes("a screenshot"));
+    const changed = new Date(Date.now() - 10 * DAY_MS);
+    await utimes(fileURLToPath(store.uriFor!(KEY)), changed, changed);
+    const [listed] = await retained.listUploads(alice, "s1");
+    expect(listed!.expiresAt!.getTime() - listed!.lastModified.getTime()).toBe(30 * DAY_MS);
+    expect(Math.abs(listed!.lastModified.getTime() - changed.getTime())).toBeLessThan(1000);
+    expect((await kept.listUploads(alice, "s1"))[0]).not.toHaveProperty("expiresAt");
+    for (const retentionDays of [0, -1, Number.NaN, "30" as never]) {
+      expect(() => createUploadService({ store, sessionExists: exists, retentionDays })).toThrowError(
+        expect.objectContaining({ code: "INVALID_INPUT" }),
+      );
+    }
+  });
+});
