@@ -1,7 +1,9 @@
-// The viewer's first page, when no session is chosen: the newest agent sessions and every stored
-// session with its sizes and expiry, so the page shows what there is instead of a blank space.
+// The viewer's first page, when no session is chosen: the newest agent sessions, every stored
+// session with its sizes and expiry, what expires soon and what was deleted lately, so the page
+// shows what there is instead of a blank space.
 import { describeError } from "./api.js";
 import { formatBytes, formatTime, h, replace, shortId } from "./dom.js";
+import { DELETED_SINCE_DAYS, deletedPanel, EXPIRING_WITHIN, expiringPanel } from "./life-panels.js";
 import { sessionHash, storedHash } from "./sidebar.js";
 
 /** Agent sessions the first page lists (the sidebar lists them all). */
@@ -82,9 +84,21 @@ export function homeView(api) {
     body,
   );
   let disposed = false;
-  Promise.all([api.json("/sessions"), api.allPages("/session-blobs", "sessions")]).then(
-    ([{ sessions }, stored]) => {
-      if (!disposed) replace(body, [recentPanel(sessions), storedPanel(stored.sessions)]);
+  const since = new Date(Date.now() - DELETED_SINCE_DAYS * 86_400_000).toISOString();
+  Promise.all([
+    api.json("/sessions"),
+    api.allPages("/session-blobs", "sessions"),
+    api.json(`/expiring?within=${EXPIRING_WITHIN}`),
+    api.allPages(`/audit?since=${encodeURIComponent(since)}`, "rows"),
+  ]).then(
+    ([{ sessions }, stored, { expiring }, deleted]) => {
+      if (disposed) return;
+      replace(body, [
+        recentPanel(sessions),
+        storedPanel(stored.sessions),
+        expiringPanel(expiring),
+        deletedPanel(deleted.rows),
+      ]);
     },
     (err) => {
       if (!disposed) body.replaceChildren(h("div", { class: "inline-error", text: describeError(err) }));

@@ -1,0 +1,57 @@
+// The first page's view of the life of stored data: what expires soon (and when), and what was
+// deleted lately (what, by whom, why), from `GET /expiring` and `GET /audit`.
+import { formatBytes, formatTime, h, shortId } from "./dom.js";
+
+/** How far ahead the expiring panel looks (the API's span). */
+export const EXPIRING_WITHIN = "7d";
+/** How far back the deleted panel reads the audit, and how many of its newest rows it shows. */
+export const DELETED_SINCE_DAYS = 30;
+const DELETED_SHOWN = 20;
+
+const cell = (className, text, title) =>
+  h("td", { class: `cell ${className}`, text, ...(title ? { title } : {}) });
+
+/** Stored things that expire within the window, soonest first. */
+export function expiringPanel(things) {
+  const row = (thing) =>
+    h(
+      "tr",
+      { "data-kind": thing.kind, "data-id": thing.id },
+      cell("when", formatTime(thing.expiresAt)),
+      cell("kind", thing.kind === "sessionBlobs" ? "stored session" : "upload"),
+      cell("id", shortId(thing.id, 28), thing.id),
+      cell("size", formatBytes(thing.bytes)),
+    );
+  return h(
+    "section",
+    { class: "panel life-overview expiring-overview" },
+    h("h3", { text: "Expiring within 7 days" }),
+    things.length === 0
+      ? h("p", { class: "empty", text: "Nothing of yours expires within 7 days." })
+      : h("table", {}, h("tbody", {}, things.map(row))),
+  );
+}
+
+/** The newest rows of the deletion audit, newest first. */
+export function deletedPanel(rows) {
+  const newest = rows.slice(-DELETED_SHOWN).reverse();
+  const row = (entry) =>
+    h(
+      "tr",
+      { "data-kind": entry.kind, "data-id": entry.id },
+      cell("when", formatTime(entry.at)),
+      cell("kind", entry.kind),
+      cell("id", shortId(entry.id, 28), entry.id),
+      cell("size", entry.bytes === undefined ? "" : formatBytes(entry.bytes)),
+      cell("by", entry.by),
+      cell("reason", entry.reason),
+    );
+  return h(
+    "section",
+    { class: "panel life-overview deleted-overview" },
+    h("h3", { text: `Deleted in the last ${DELETED_SINCE_DAYS} days` }),
+    newest.length === 0
+      ? h("p", { class: "empty", text: "Nothing of yours was deleted." })
+      : h("table", {}, h("tbody", {}, newest.map(row))),
+  );
+}

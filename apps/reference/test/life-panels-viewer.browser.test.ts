@@ -1,0 +1,81 @@
+// The viewer's first page shows what expires soon and what was deleted lately, in Chromium: a
+// stored session due in 7 days in the expiring panel, a deleted session's rows (by the key that
+// deleted it) in the deleted panel, and nothing of another principal's.
+import { randomUUID } from "node:crypto";
+import { compressChunks, toTransport } from "@stowage/sessions";
+import { textItem } from "@stowage/thread-items";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { chromiumAvailability, launchChromium } from "./browser/chromium.js";
+import { startTestApp, type TestApp } from "./support/test-app.js";
+
+const WAIT = { timeout: 30_000 };
+const browserReady = chromiumAvailability();
+
+describe.skipIf(!browserReady.ready)("the viewer's expiring and deleted panels, in Chromium", () => {
+  let app: TestApp;
+  let browser: Browser;
+  let page: Page;
+  const pageErrors: string[] = [];
+  const stored = randomUUID();
+  const deleted = randomUUID();
+  const bobs = randomUUID();
+
+  const call = async (key: string, path: string, init: Parameters<TestApp["call"]>[1] = {}) => {
+    const response = await app.call(path, { key, ...init });
+    expect(response.status, await response.clone().text()).toBeLessThan(300);
+  };
+  const storeSession = async (key: string, sessionId: string) => {
+    const raw = new TextEncoder().encode(`${JSON.stringify({ type: "user", content: "hi" })}\n`);
+    const blob = await compressChunks("gzip", [raw]);
+    await call(key, `/requests/req-${sessionId.slice(0, 8)}/session-blobs`, {
+      json: toTransport({ sessionId, codec: "gzip", blob, rawSizeBytes: raw.byteLength }),
+    });
+  };
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    const alice = await app.keyFor({ kind: "user", id: "alice" });
+    const bob = await app.keyFor({ kind: "user", id: "bob" });
+    await storeSession(alice, stored);
+    await call(alice, "/agents/sessions", { json: { sessionId: deleted } });
+    await call(alice, `/threads/${deleted}/main/items`, { json: textItem("to be deleted") });
+    await call(alice, `/agents/sessions/${deleted}`, { method: "DELETE" });
+    // Bob's own stored session and deletion: never on alice's page.
+    await storeSession(bob, bobs);
+    await call(bob, "/agents/sessions", { json: { sessionId: bobs } });
+    await call(bob, `/agents/sessions/${bobs}`, { method: "DELETE" });
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+    page.setDefaultTimeout(WAIT.timeout);
+    page.on("pageerror", (err) => pageErrors.push(err.message));
+    page.on("console", (message) => {
+      if (message.type() === "error") pageErrors.push(message.text());
+    });
+    await page.goto(`${app.url}/#key=${alice}`);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await app?.close();
+  });
+
+  it("lists the stored session due within 7 days in the expiring panel", async () => {
+    const row = page.locator(`.expiring-overview tr[data-id="${stored}"]`);
+    await row.waitFor();
+    expect(await row.locator(".kind").textContent()).toBe("stored session");
+    expect(await page.locator(".expiring-overview tr").count()).toBe(1);
+  });
+
+  it("lists the deleted session's rows, newest first, with who deleted them and why", async () => {
+    const rows = page.locator(`.deleted-overview tr[data-id="${deleted}"]`);
+    await expect.poll(() => rows.count(), WAIT).toBeGreaterThanOrEqual(2);
+    const kinds = await rows.locator(".kind").allTextContents();
+    expect(kinds).toContain("session");
+    expect(kinds).toContain("threads");
+    for (const by of await rows.locator(".by").allTextContents()) expect(by).toMatch(/^key:/);
+    expect(await page.locator(".deleted-overview").textContent()).not.toContain(bobs);
+    expect(await page.locator(".expiring-overview").textContent()).not.toContain(bobs);
+    expect(pageErrors).toEqual([]);
+  });
+});
