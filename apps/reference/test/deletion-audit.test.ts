@@ -1,6 +1,6 @@
 // The deletion audit as the app serves it: `GET /audit` (the caller's rows only, hostile query
 // values refused), `stowage audit`, and the rows a DELETE, a sweep and `stowage blob gc` leave.
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -101,6 +101,36 @@ describe("GET /audit", () => {
 
   it("needs a key", async () => {
     expect((await app.call("/audit")).status).toBe(401);
+  });
+
+  it("a DELETE of a session's uploads leaves a row with the bytes removed", async () => {
+    const sessionId = randomUUID();
+    await json(await app.call("/agents/sessions", { key: alice, json: { sessionId } }));
+    const upload = new TextEncoder().encode("alice's notes");
+    const grant = await json<{ url: string; headers: Record<string, string> }>(
+      await app.call("/agents/artifacts/upload-url", {
+        key: alice,
+        json: {
+          agentSessionId: sessionId,
+          filename: "notes.txt",
+          contentType: "text/plain",
+          fileSize: upload.byteLength,
+          sha256: createHash("sha256").update(upload).digest("hex"),
+        },
+      }),
+    );
+    expect((await fetch(grant.url, { method: "PUT", headers: grant.headers, body: upload })).ok).toBe(true);
+    await json(
+      await app.call("/agents/artifacts/complete", {
+        key: alice,
+        json: { agentSessionId: sessionId, filename: "notes.txt" },
+      }),
+    );
+    await json(await app.call(`/agents/sessions/${sessionId}/uploads`, { key: alice, method: "DELETE" }));
+    const rows = (await json<{ rows: Row[] }>(await app.call("/audit?limit=1000", { key: alice }))).rows;
+    expect(rows.filter((row) => row.id === sessionId)).toEqual([
+      expect.objectContaining({ kind: "uploads", bytes: upload.byteLength, by: `key:${keyIdOf(alice)}` }),
+    ]);
   });
 
   it("a DELETE of a request's stored sessions leaves its row; one that found nothing leaves none", async () => {

@@ -56,12 +56,29 @@ export function uploadRoutes(services: Pick<Services, "objects" | "config">) {
   });
 
   // Deleting a session's uploads (the layout exists for "simple recursive deletion"); another
-  // principal's session is NOT_FOUND.
-  app.delete("/agents/sessions/:sessionId/uploads", async (c) =>
-    c.json(
-      await c.get("tenant").uploads.deleteSession(c.req.param("sessionId"), { signal: c.req.raw.signal }),
-    ),
-  );
+  // principal's session is NOT_FOUND. What went is recorded in the caller's deletion audit.
+  app.delete("/agents/sessions/:sessionId/uploads", async (c) => {
+    const sessionId = c.req.param("sessionId");
+    const tenant = c.get("tenant");
+    const signal = c.req.raw.signal;
+    const deleted = await tenant.uploads.deleteSession(sessionId, { signal });
+    if (deleted.deletedObjects > 0) {
+      await tenant.deletionAudit.append(
+        [
+          {
+            kind: "uploads",
+            id: sessionId,
+            bytes: deleted.deletedBytes,
+            by: `key:${c.get("keyId")}`,
+            reason: "the session's uploads deleted",
+            report: { deletedObjects: deleted.deletedObjects, deletedBytes: deleted.deletedBytes },
+          },
+        ],
+        { signal },
+      );
+    }
+    return c.json(deleted);
+  });
 
   // The documented upload API: one handler, the same one the package's tests mount.
   app.all("/agents/*", async (c) =>
