@@ -39,8 +39,8 @@ export async function auditExpiredSessionBlobs(
 /**
  * The uploads store's sweep: what revoked URLs wrote after their session's deletion (owners not
  * known to that sweep: counted in the deployment's audit), then, where the deployment keeps
- * uploads for a time, those past it, each in its owner's audit (`retention`). The retention
- * sweep deletes before it returns: its rows are written once it has, all together.
+ * uploads for a time, those past it, each session's in its owner's audit (`retention`) as soon as
+ * they are deleted, before the sweep goes on to the next session.
  */
 export async function sweepUploads(
   uploads: UploadService,
@@ -62,18 +62,23 @@ export async function sweepUploads(
   }
   const olderThanDays = deployment.uploadRetentionDays;
   if (olderThanDays === undefined) return revoked.removed;
-  const swept = await uploads.sweepUploads({ olderThanDays, ...io });
-  for (const [owner, owned] of byOwner(swept.uploads, (upload) => ownerOf(upload.principal))) {
-    await audit(
-      owner,
-      owned.map((upload) => ({
-        kind: "uploads",
-        id: `${upload.sessionId}/${upload.filename}`,
-        bytes: upload.size,
-        by: "retention",
-        reason: `last modified ${upload.lastModified.toISOString()}, past the retention of ${olderThanDays} days`,
-      })),
-    );
-  }
+  const swept = await uploads.sweepUploads({
+    olderThanDays,
+    ...io,
+    onSwept: async (gone) => {
+      for (const [owner, owned] of byOwner(gone, (upload) => ownerOf(upload.principal))) {
+        await audit(
+          owner,
+          owned.map((upload) => ({
+            kind: "uploads",
+            id: `${upload.sessionId}/${upload.filename}`,
+            bytes: upload.size,
+            by: "retention",
+            reason: `last modified ${upload.lastModified.toISOString()}, past the retention of ${olderThanDays} days`,
+          })),
+        );
+      }
+    },
+  });
   return revoked.removed + swept.uploads.length;
 }

@@ -41,6 +41,12 @@ export interface SweepUploadsOptions {
   now?: Date;
   /** Called as the sweep goes (a progress bar): after each key listed and each session passed. */
   onProgress?: (progress: SweepUploadsProgress) => void;
+  /**
+   * Called with each session's uploads once they are deleted, before the sweep goes on to the
+   * next session (never in a dry run): an audit of deletions records them as they go. When it
+   * throws, the sweep stops there.
+   */
+  onSwept?: (uploads: readonly SweptUpload[]) => void | Promise<void>;
   signal?: AbortSignal;
 }
 
@@ -106,6 +112,12 @@ function checkSweepOptions(options: SweepUploadsOptions): { cutoff: Date; now: n
     throw new StowageError(
       "INVALID_INPUT",
       `sweepUploads: dryRun must be a boolean, got ${describeValue(dryRun)}`,
+    );
+  }
+  if (options.onSwept !== undefined && typeof options.onSwept !== "function") {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `sweepUploads: onSwept must be a function, got ${describeValue(options.onSwept)}`,
     );
   }
   if (options.onProgress !== undefined && typeof options.onProgress !== "function") {
@@ -285,6 +297,7 @@ async function sweep(ctx: RetentionContext, sweepOptions: SweepUploadsOptions): 
     if (dryRun) return;
     for (const upload of gone) await ctx.quota.forget(done.scope, upload.key, withSignal(signal));
     await removeAll(ctx, records, signal);
+    if (gone.length > 0) await sweepOptions.onSwept?.(gone);
   };
 
   for await (const item of ctx.store.iterate({ prefix: SESSIONS_ROOT, ...withSignal(signal) })) {

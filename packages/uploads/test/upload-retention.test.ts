@@ -103,3 +103,44 @@ describe("retentionDays", () => {
     }
   });
 });
+
+describe("onSwept", () => {
+  it("is told each session's deleted uploads before the sweep goes on, never in a dry run; a throw stops it", async () => {
+    const root = await tempDirectory("stowage-upload-swept-");
+    const store = createFsObjectStore({
+      root,
+      directUrls: { baseUrl: `${server.url}direct`, secret: "a test secret of at least 32 bytes!" },
+    });
+    const uploads = createUploadService({ store, sessionExists: () => true });
+    const old = new Date(Date.now() - 40 * DAY_MS);
+    for (const key of [
+      "sessions/user/alice/s1/artifacts/a.txt",
+      "sessions/user/alice/s1/artifacts/b.txt",
+      "sessions/user/bob/s2/artifacts/c.txt",
+    ]) {
+      await store.put(key, bytes(key));
+      await utimes(fileURLToPath(store.uriFor!(key)), old, old);
+    }
+    const told: string[][] = [];
+    const onSwept = (gone: readonly { filename: string }[]) => void told.push(gone.map((u) => u.filename));
+    await uploads.sweepUploads({ olderThanDays: 30, dryRun: true, onSwept });
+    expect(told).toEqual([]);
+    const failure = new Error("audit unavailable");
+    await expect(
+      uploads.sweepUploads({
+        olderThanDays: 30,
+        onSwept: () => {
+          throw failure;
+        },
+      }),
+    ).rejects.toBe(failure);
+    // The first session went; the sweep stopped before the second.
+    expect((await store.list({ prefix: "sessions/user/bob/" })).items).toHaveLength(1);
+    const result = await uploads.sweepUploads({ olderThanDays: 30, onSwept });
+    expect(told).toEqual([["c.txt"]]);
+    expect(result.uploads.map((upload) => upload.filename)).toEqual(["c.txt"]);
+    await expect(uploads.sweepUploads({ olderThanDays: 30, onSwept: 1 as never })).rejects.toMatchObject({
+      code: "INVALID_INPUT",
+    });
+  });
+});
