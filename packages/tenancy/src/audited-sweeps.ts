@@ -37,8 +37,8 @@ export async function auditExpiredSessionBlobs(
 }
 
 /**
- * The uploads store's sweep: what revoked URLs wrote after their session's deletion (owners not
- * known to that sweep: counted in the deployment's audit), then, where the deployment keeps
+ * The uploads store's sweep: what revoked URLs wrote after their session's deletion (each in its
+ * owner's audit, `retention`), then, where the deployment keeps
  * uploads for a time, those past it, each session's in its owner's audit (`retention`) as soon as
  * they are deleted, before the sweep goes on to the next session.
  */
@@ -49,16 +49,16 @@ export async function sweepUploads(
 ): Promise<number> {
   const io = signal ? { signal } : {};
   const revoked = await uploads.sweepRevokedUploads(io);
-  if (revoked.removed > 0) {
-    await audit(null, [
-      {
+  for (const [owner, owned] of byOwner(revoked.uploads, (upload) => ownerOf(upload.principal))) {
+    await audit(
+      owner,
+      owned.map((upload) => ({
         kind: "uploads",
-        id: "revoked-urls",
+        id: `${upload.sessionId}/${upload.filename}`,
         by: "retention",
-        reason: `${revoked.removed} upload(s) that landed through URLs revoked by their session's deletion`,
-        report: { removed: revoked.removed },
-      },
-    ]);
+        reason: "landed through an upload URL its session's deletion had revoked",
+      })),
+    );
   }
   const olderThanDays = deployment.uploadRetentionDays;
   if (olderThanDays === undefined) return revoked.removed;

@@ -1,5 +1,11 @@
 import { randomBytes } from "node:crypto";
-import { mapConcurrent, type ObjectStore, type OperationOptions, StowageError } from "@stowage/core";
+import {
+  mapConcurrent,
+  type ObjectStore,
+  type OperationOptions,
+  type Principal,
+  StowageError,
+} from "@stowage/core";
 import { sessionKeyParts, uploadRecordsPrefix } from "./upload-keys.js";
 import { parseJson } from "./upload-records.js";
 import { LANDING_GRACE_MS, type UploadVerifier } from "./upload-verification.js";
@@ -53,6 +59,8 @@ function decodeNote(bytes: Uint8Array | null): RevokedGrantsNote | undefined {
 export interface RevokedGrantsSweep {
   /** Uploads that had landed through a revoked URL, deleted now. */
   removed: number;
+  /** Which they were (whose, in which session): what an audit of deletions records. */
+  uploads: { principal: Principal; sessionId: string; filename: string }[];
 }
 
 /**
@@ -64,7 +72,7 @@ export async function sweepRevokedGrants(
   { signal }: OperationOptions = {},
 ): Promise<RevokedGrantsSweep> {
   const io = signal ? { signal } : {};
-  let removed = 0;
+  const uploads: RevokedGrantsSweep["uploads"] = [];
   const notes: string[] = [];
   for await (const item of ctx.store.iterate({ prefix: NOTES_ROOT, ...io })) notes.push(item.key);
   for (const noteKey of notes) {
@@ -93,8 +101,13 @@ export async function sweepRevokedGrants(
       },
       signal,
     );
-    removed += verdicts.filter((state) => state === "revoked" || state === "refused").length;
+    for (const [index, state] of verdicts.entries()) {
+      if (state !== "revoked" && state !== "refused") continue;
+      const parts = sessionKeyParts(note!.keys[index]!)!;
+      if (parts.place.folder !== "uploads") continue;
+      uploads.push({ principal: parts.owner, sessionId: parts.sessionId, filename: parts.place.filename });
+    }
     if ((done || !note) && !verdicts.includes("failed")) await ctx.store.delete(noteKey, io);
   }
-  return { removed };
+  return { removed: uploads.length, uploads };
 }

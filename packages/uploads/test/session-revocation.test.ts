@@ -246,14 +246,18 @@ describe.each([
     await uploads.deleteSessionUploads(alice, "s1");
     expect((await put(grant, body)).status).toBe(200);
     expect(await storedKeys(plainFs, prefix)).toEqual([`${prefix}artifacts/left.txt`]);
-    expect(await uploads.sweepRevokedUploads()).toEqual({ removed: 1 });
+    // Whose it was, for the deletion audit.
+    expect(await uploads.sweepRevokedUploads()).toEqual({
+      removed: 1,
+      uploads: [{ principal: alice, sessionId: "s1", filename: "left.txt" }],
+    });
     expect(await storedKeys(plainFs, prefix)).toEqual([]);
     // The URL can still write until it expires: the note stays, and a second landing goes too.
     expect((await put(grant, body)).status).toBe(200);
-    expect(await uploads.sweepRevokedUploads()).toEqual({ removed: 1 });
+    expect(await uploads.sweepRevokedUploads()).toMatchObject({ removed: 1 });
     expect(await storedKeys(plainFs, "revoked-uploads/")).toHaveLength(1);
     clock += 30 * MINUTE;
-    expect(await uploads.sweepRevokedUploads()).toEqual({ removed: 0 });
+    expect(await uploads.sweepRevokedUploads()).toMatchObject({ removed: 0 });
     expect(await storedKeys(plainFs)).toEqual([]);
   });
 
@@ -263,10 +267,10 @@ describe.each([
     const body = text("the new session's notes");
     await put(await grantFor("notes.txt", body), body);
     await put(old, text("old"));
-    expect(await uploads.sweepRevokedUploads()).toEqual({ removed: 1 });
+    expect(await uploads.sweepRevokedUploads()).toMatchObject({ removed: 1 });
     const fresh = text("again, the new session's");
     await put(await grantFor("notes.txt", fresh), fresh);
-    expect(await uploads.sweepRevokedUploads()).toEqual({ removed: 0 });
+    expect(await uploads.sweepRevokedUploads()).toMatchObject({ removed: 0 });
     expect(await uploads.listUploads(alice, "s1")).toEqual([
       expect.objectContaining({ filename: "notes.txt", size: fresh.byteLength }),
     ]);
