@@ -46,7 +46,7 @@ function processOn(
     uploads,
     ...extra,
   });
-  return { stowage, shared, uploadStore };
+  return { stowage, shared, uploadStore, uploads };
 }
 
 /** Every row of an audit, page by page with a small page. */
@@ -354,6 +354,30 @@ describe("what deletions leave in the audit", () => {
     // Idempotent: a second run finds nothing and writes nothing.
     expect(await stowage.sweep()).toMatchObject({ sessionBlobs: { removed: 0 }, uploads: { removed: 0 } });
     expect((await stowage.tenant(alice).deletionAudit.list()).rows).toHaveLength(1);
+  });
+
+  it("a sweep: an upload that landed through a URL its session's deletion revoked, in its owner's audit", async () => {
+    const { stowage, uploads, uploadStore } = processOn(join(base, randomUUID()));
+    const sessionId = randomUUID();
+    await stowage.tenant(bob).registeredSessions.register(sessionId);
+    const late = text("written after the delete");
+    const grant = await uploads.requestUpload({
+      principal: bob,
+      sessionId,
+      filename: "late.txt",
+      contentType: "text/plain",
+      fileSize: late.byteLength,
+    });
+    await stowage.deleteSession(bob, sessionId, { by: "key:bob" });
+    // The revoked URL's PUT lands anyway, as S3 lets a presigned PUT do until it expires.
+    await uploadStore.put(grant.key, late);
+    expect((await stowage.sweep()).uploads).toMatchObject({ removed: 1 });
+    expect((await stowage.tenant(bob).deletionAudit.list()).rows.at(-1)).toMatchObject({
+      kind: "uploads",
+      id: `${sessionId}/late.txt`,
+      by: "retention",
+      reason: expect.stringContaining("revoked"),
+    });
   });
 
   it("garbage collection: each deleted blob in the audit of every principal that stored it, else the deployment's", async () => {
