@@ -38,7 +38,7 @@ const OPENCODE_PATHS: readonly PathRule[] = [
   {
     pattern: "home/.local/share/opencode/opencode\\.db(-shm|-wal)?",
     class: "session",
-    why: "the database of every session (SQLite, WAL): the session is captured through `opencode export`, never the file; its todo rows and its subagents' child sessions are not in the export",
+    why: "the database of every session (SQLite, WAL): the session and its subagents' child sessions are captured through `opencode export`, never the file; its todo rows are in no export",
   },
   { pattern: "home/.local/share/opencode/log(/.+)?", class: "machine-local", why: "logs" },
   {
@@ -150,15 +150,20 @@ describe.skipIf(!cli.ready)("OpenCode: the session's whole environment", { timeo
       expect(await readFile(hello, "utf8")).toBe("hello edited\n");
 
       const captured = await captureSession({ agent: "opencode", sessionId, opencode: opencodeIn(first) });
-      expect(captured.manifest.files.map((file) => file.path)).toEqual([`${sessionId}.json`]);
-      // What the export carries of the session's environment: its conversation, with the todo list
-      // as the todowrite call wrote it and the subagent's answer; not its todo rows nor the
-      // subagent's own child session (OpenCode 1.18.33), which are lost with the container.
-      const exported = new TextDecoder().decode(
-        (await readSessionFiles(captured)).files.get(`${sessionId}.json`),
-      );
+      // The session's export, then the child session its task subagent ran in.
+      const paths = captured.manifest.files.map((file) => file.path);
+      expect(paths[0]).toBe(`${sessionId}.json`);
+      expect(paths).toHaveLength(2);
+      const childId = paths[1]!.slice(0, -".json".length);
+      // What the exports carry of the session's environment: its conversation, with the todo list
+      // as the todowrite call wrote it and the subagent's answer, and the subagent's own session;
+      // not the session's todo rows (OpenCode 1.18.33 exports none), lost with the container.
+      const files = (await readSessionFiles(captured)).files;
+      const exported = new TextDecoder().decode(files.get(`${sessionId}.json`));
       expect(exported).toContain("TODO-MARKER edit hello");
       expect(exported).toContain("subagent says HERON-5");
+      const childExport = files.get(`${childId}.json`)!;
+      expect(new TextDecoder().decode(childExport)).toContain("SUBAGENT-TASK say a word");
       await rm(first.home, { recursive: true });
 
       const second = await createAgentContainer(root, "opencode-2");
@@ -169,6 +174,16 @@ describe.skipIf(!cli.ready)("OpenCode: the session's whole environment", { timeo
       // the project of the directory it is imported from (resumed elsewhere, it fails before
       // asking the model: "Unexpected server error").
       await restoreSession(overTheWire(captured), { opencode: { ...opencodeIn(second), cwd: first.cwd } });
+      // The child session is in the new database, its conversation as it was exported, under its parent.
+      const again = await captureSession({
+        agent: "opencode",
+        sessionId: childId,
+        opencode: { ...opencodeIn(second), cwd: first.cwd },
+      });
+      const parse = (bytes: Uint8Array | undefined) => JSON.parse(new TextDecoder().decode(bytes));
+      const reexported = parse((await readSessionFiles(again)).files.get(`${childId}.json`));
+      expect(reexported.messages).toEqual(parse(childExport).messages);
+      expect(reexported.info.parentID).toBe(sessionId);
       const before = mock.requests.length;
       const resumed = await runOpenCode({
         cli,

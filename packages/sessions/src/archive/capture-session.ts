@@ -22,6 +22,7 @@ import {
 import { compressChunks } from "../codec/compress.js";
 import { codexRolloutLocation } from "../codex/rollout-location.js";
 import { collectSubagentRollouts } from "../codex/subagent-rollouts.js";
+import { childSessionIds, exportParentId } from "../opencode/child-sessions.js";
 import { opencodeExportFileName } from "../opencode/export-file.js";
 import { readOpencodeExport } from "../opencode/export-json.js";
 import { assertOpencodeCliOptions, type OpencodeCliOptions, runOpencode } from "../opencode/opencode-cli.js";
@@ -99,6 +100,44 @@ export interface CodexCaptureOptions extends CommonCaptureOptions {
 export interface OpencodeCaptureOptions extends CommonCaptureOptions {
   agent: "opencode";
   opencode: OpencodeCliOptions;
+  /**
+   * Also export the child sessions its `task` tool ran subagents in (each a session of its own,
+   * whose `parentID` is this session or another child), as `<childId>.json`. Default true.
+   */
+  includeSubagents?: boolean;
+}
+
+/**
+ * The exports of the child sessions `exported` hands work to, and theirs in turn, each checked
+ * to be started from this session or one of its children (`info.parentID`), within `budget` bytes.
+ */
+async function exportChildSessions(
+  options: OpencodeCaptureOptions,
+  exported: Uint8Array,
+  budget: number,
+): Promise<SessionSource[]> {
+  const { signal } = options;
+  const family = new Set([options.sessionId]);
+  const queue = childSessionIds(exported);
+  const sources: SessionSource[] = [];
+  let left = budget;
+  while (queue.length > 0 && sources.length < MAX_ARCHIVE_ENTRIES) {
+    const childId = queue.shift()!;
+    if (family.has(childId)) continue;
+    const bytes = await runOpencode(options.opencode, ["export", childId], {
+      maxOutputBytes: Math.max(left, 1),
+      ...(signal ? { signal } : {}),
+    });
+    const child = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    readOpencodeExport(child, childId);
+    const parent = exportParentId(child);
+    if (parent === undefined || !family.has(parent)) continue;
+    family.add(childId);
+    left -= child.byteLength;
+    sources.push({ path: opencodeExportFileName(childId), bytes: child });
+    queue.push(...childSessionIds(child));
+  }
+  return sources;
 }
 
 export type CaptureSessionOptions = ClaudeCaptureOptions | CodexCaptureOptions | OpencodeCaptureOptions;
@@ -173,11 +212,11 @@ async function collect(options: CaptureSessionOptions, maxBytes: number): Promis
     });
     const exported = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     readOpencodeExport(exported, sessionId);
-    return {
-      sessionId,
-      sources: [{ path: opencodeExportFileName(sessionId), bytes: exported }],
-      skipped: [],
-    };
+    const sources: SessionSource[] = [{ path: opencodeExportFileName(sessionId), bytes: exported }];
+    if (options.includeSubagents !== false) {
+      sources.push(...(await exportChildSessions(options, exported, maxBytes - exported.byteLength)));
+    }
+    return { sessionId, sources, skipped: [] };
   }
   const location = await claudeSessionLocation(options);
   const { files, skipped } = await collectSessionFiles(location, {

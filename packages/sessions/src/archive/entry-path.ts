@@ -25,7 +25,7 @@ export const LEGACY_AGENT_FILE_PATTERN = /^agent-[A-Za-z0-9_-]{1,128}\.jsonl$/;
  *   `~project/`, each only where Claude Code keeps it (`configurationPathProblem`);
  * - Codex (`$CODEX_HOME/sessions`): `YYYY/MM/DD/rollout-<time>-<sessionId>.jsonl`, and its
  *   subagents' `YYYY/MM/DD/rollout-<time>-<threadId>.jsonl` (the manifest puts the session's own first);
- * - OpenCode: `<sessionId>.json`, the output of `opencode export`.
+ * - OpenCode: `<sessionId>.json`, the output of `opencode export`, then its child sessions' `<id>.json`.
  */
 export function entryPathProblem(path: unknown, sessionId: string, agent: SessionAgent): string | undefined {
   const problem = keyProblem(path);
@@ -42,7 +42,12 @@ export function entryPathProblem(path: unknown, sessionId: string, agent: Sessio
   }
   if (agent === "opencode") {
     const expected = opencodeExportFileName(sessionId);
-    return value === expected ? undefined : `must be "${expected}"`;
+    if (value === expected) return undefined;
+    // A child session's export (a `task` subagent's), named by its own id.
+    const id = value.endsWith(".json") ? value.slice(0, -".json".length) : "";
+    return isSessionId(id) && value === opencodeExportFileName(id)
+      ? undefined
+      : `must be "${expected}" or a child session's "<id>.json"`;
   }
   if (value.startsWith(CONFIG_DIR_ENTRY_PREFIX)) {
     return configEntryProblem(value.slice(CONFIG_DIR_ENTRY_PREFIX.length), sessionId);

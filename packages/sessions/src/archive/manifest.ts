@@ -259,8 +259,14 @@ export function checkManifestRecord(
   ) {
     throw invalid("of a codex session must list one rollout of the session itself, then its subagents'");
   }
-  // An OpenCode export and a compatibility-format transcript are each one file.
-  if ((agent === "opencode" || options.compatibility) && files.length !== 1) {
+  // An OpenCode session is its export, then its child sessions' exports.
+  if (agent === "opencode" && files[0]!.path !== `${sessionId}.json`) {
+    throw invalid(
+      `of an opencode session must list its own export first, got ${describeValue(files[0]!.path)}`,
+    );
+  }
+  // A compatibility-format transcript is one file.
+  if (options.compatibility && files.length !== 1) {
     throw invalid(`of a ${agent} session must list exactly one file, got ${files.length}`);
   }
   // Only a version, as the capture records it: anything else (a hand-written or hostile manifest)

@@ -1,5 +1,6 @@
 import { type ContentStore, fromSystemError } from "@stowage/core";
 import type { SessionAgent } from "../agents/session-agent.js";
+import { opencodeExportSessionId } from "../opencode/export-file.js";
 import { readOpencodeExport } from "../opencode/export-json.js";
 import {
   DEFAULT_MAX_SESSION_BYTES,
@@ -74,7 +75,8 @@ export async function readSessionFiles(
         keepBytes,
         ...(signal ? { signal } : {}),
       });
-      if (isExport) readOpencodeExport(bytes, manifest.sessionId);
+      // The session's own export, or a child session's, each of its own session.
+      if (isExport) readOpencodeExport(bytes, opencodeExportSessionId(entry.path));
       if (kept) files.set(entry.path, bytes);
     }
     await finishSessionArchive(opened);

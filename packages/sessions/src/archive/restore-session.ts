@@ -28,6 +28,8 @@ import { CONFIG_DIR_ENTRY_PREFIX, isPlanFileOf, transcriptPlanSlugs } from "../c
 import { defaultClaudeConfigDir } from "../claude/session-location.js";
 import { resolveCodexHome } from "../codex/codex-home.js";
 import { rolloutOwner } from "../codex/subagent-rollouts.js";
+import { exportParentId } from "../opencode/child-sessions.js";
+import { opencodeExportSessionId } from "../opencode/export-file.js";
 import { importOpencodeSession } from "../opencode/import-session.js";
 import { assertOpencodeCliOptions, type OpencodeCliOptions } from "../opencode/opencode-cli.js";
 import { transcriptOwner } from "./collect-files.js";
@@ -425,28 +427,55 @@ async function restoreFiles(
   }
 }
 
-/** OpenCode keeps sessions in its database: the export is checked, then `opencode import`ed. */
+/**
+ * OpenCode keeps sessions in its database: each export is checked, then `opencode import`ed, the
+ * session's own first, then its child sessions', each of which must have been started from it or
+ * from another child the archive holds (`info.parentID`; else INVALID_INPUT, `FOREIGN_ENTRY`),
+ * checked before anything is imported.
+ */
 async function importOpencode(
   opened: OpenedSessionArchive,
   options: RestoreSessionOptions,
 ): Promise<string[]> {
   const cli = options.opencode;
   assertOpencodeCliOptions(cli);
-  const [entry] = opened.manifest.files;
-  const parts: Uint8Array[] = [];
-  await readSessionEntry(opened, entry!, (part) => {
-    parts.push(part.slice());
-  });
+  const exports: { entry: SessionArchiveEntry; sessionId: string; bytes: Uint8Array }[] = [];
+  for (const entry of opened.manifest.files) {
+    const parts: Uint8Array[] = [];
+    await readSessionEntry(opened, entry, (part) => {
+      parts.push(part.slice());
+    });
+    exports.push({
+      entry,
+      sessionId: opencodeExportSessionId(entry.path),
+      bytes: concatBytes(parts, entry.size),
+    });
+  }
   await finishSessionArchive(opened);
-  const replaced = await importOpencodeSession({
-    cli,
-    sessionId: opened.manifest.sessionId,
-    exported: concatBytes(parts, entry!.size),
-    overwrite: options.overwrite ?? true,
-    entryPath: entry!.path,
-    ...(options.signal ? { signal: options.signal } : {}),
-  });
-  return replaced ? [entry!.path] : [];
+  const family = new Set(exports.map((exported) => exported.sessionId));
+  for (const child of exports.slice(1)) {
+    const parent = exportParentId(child.bytes);
+    if (parent === undefined || parent === child.sessionId || !family.has(parent)) {
+      throw new StowageError(
+        "INVALID_INPUT",
+        `${describeValue(child.entry.path)} is not a child session of ${opened.manifest.sessionId} (its parentID is ${describeValue(parent)}); a restore never imports another session`,
+        { reason: "FOREIGN_ENTRY", details: { path: child.entry.path } },
+      );
+    }
+  }
+  const replaced: string[] = [];
+  for (const { entry, sessionId, bytes } of exports) {
+    const replacedOne = await importOpencodeSession({
+      cli,
+      sessionId,
+      exported: bytes,
+      overwrite: options.overwrite ?? true,
+      entryPath: entry.path,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    if (replacedOne) replaced.push(entry.path);
+  }
+  return replaced;
 }
 
 /**
