@@ -28,10 +28,11 @@ let configDir: string;
 /** Every file of this session, relative to the config directory, with its bytes. */
 const own = new Map<string, string | Buffer>();
 
-async function put(relative: string, content: string | Buffer): Promise<void> {
-  await mkdir(dirname(join(configDir, relative)), { recursive: true });
-  await writeFile(join(configDir, relative), content);
+async function putIn(root: string, relative: string, content: string | Buffer): Promise<void> {
+  await mkdir(dirname(join(root, relative)), { recursive: true });
+  await writeFile(join(root, relative), content);
 }
+const put = (relative: string, content: string | Buffer) => putIn(configDir, relative, content);
 
 beforeAll(async () => {
   await mkdir(join(base, "work"), { recursive: true });
@@ -120,6 +121,24 @@ describe("a Claude Code session's files in the config directory", () => {
     await restoreSession(captured, { cwd, configDir: into, blobs });
     for (const [relative, content] of own)
       expect(await readFile(join(into, relative))).toEqual(Buffer.from(content));
+  });
+
+  it("a link planted at a per-session directory or at plans/ is reported, never followed", async () => {
+    const linked = join(base, "linked-config");
+    const key = await claudeProjectKey(cwd);
+    await putIn(linked, `projects/${key}/${sessionId}.jsonl`, line({ type: "user", sessionId, slug }));
+    await mkdir(join(base, "elsewhere"), { recursive: true });
+    await writeFile(join(base, "elsewhere", "1.json"), "not the session's");
+    await writeFile(join(base, "elsewhere", `${slug}.md`), "not the session's");
+    await mkdir(join(linked, "tasks"), { recursive: true });
+    await symlink(join(base, "elsewhere"), join(linked, "tasks", sessionId));
+    await symlink(join(base, "elsewhere"), join(linked, "plans"));
+    const captured = await captureSession({ sessionId, cwd, configDir: linked });
+    expect(captured.manifest.files.map((file) => file.path)).toEqual([`${sessionId}.jsonl`]);
+    expect(captured.skipped).toEqual([
+      { path: `~config/tasks/${sessionId}`, reason: "symlink (not followed)" },
+      { path: "~config/plans", reason: "symlink (not followed)" },
+    ]);
   });
 
   it("includeEnvironment: false captures the project directory's files only", async () => {
