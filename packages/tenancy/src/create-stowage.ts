@@ -204,6 +204,7 @@ export function createStowage<Stores extends StoreTable = DefaultStores>(
         }),
         gcOptions,
       ),
+    // A table given may lack the stores that hold expiring things: both look before they read.
     expiring: (principal, withinMs, operation = {}) =>
       listExpiring(tenant(principal) as never, deployment, withinMs, operation),
     extendExpiry: (principal, kind, id, expiresAt, operation = {}) =>
