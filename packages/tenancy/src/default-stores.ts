@@ -44,6 +44,12 @@ export async function* sessionBlobRefs(repository: SessionBlobRepository): Async
   }
 }
 
+/**
+ * Batches of expired stored sessions one sweep run deletes at most (the repository's 1,000 rows
+ * each): a backlog is worked off over several runs instead of holding one run for long.
+ */
+const SESSION_BLOB_SWEEP_BATCHES = 100;
+
 /** Where the upload service keeps every principal's sessions in its store. */
 const UPLOADS_PREFIX = "sessions/";
 
@@ -155,6 +161,7 @@ export const DEFAULT_STORES = {
     // before the next batch is deleted.
     sweep: (deployment, { audit, signal }) =>
       needs(deployment, "sessionBlobs").deleteExpired({
+        maxBatches: SESSION_BLOB_SWEEP_BATCHES,
         ...(signal ? { signal } : {}),
         onDeleted: (records) => auditExpiredSessionBlobs(records, audit),
       }),
