@@ -27,7 +27,8 @@ import { overTheWire } from "./over-the-wire.js";
 // file, spawns a subagent and calls an MCP server configured in its config.toml, its HOME and
 // working directory diffed before and after; every path must be classified. The subagent runs
 // as its own thread with its own rollout, which names this session: captured with it and restored
-// byte-identical beside it, and the resumed run carries the earlier conversation.
+// byte-identical beside it; the resumed run carries the earlier conversation, and the subagent,
+// resumed and asked again, its own (without its rollout, as before, it remembers nothing).
 const cli = await installAgentCli("codex");
 const root = await tempDirectory("stowage-e2e-environment-codex-");
 
@@ -104,10 +105,40 @@ describe.skipIf(!cli.ready)("Codex: the session's whole environment", { timeout:
       },
       { callId: "call_mcp", name: "ping", namespace: "mcp__tiny", arguments: () => ({}) },
     ];
+    // After the resume: the subagent is resumed from its restored rollout and asked again.
+    let childId = "";
+    const followUp: Call[] = [
+      {
+        callId: "call_resume",
+        name: "resume_agent",
+        namespace: "multi_agent_v1",
+        arguments: () => ({ id: childId }),
+      },
+      {
+        callId: "call_again",
+        name: "send_input",
+        namespace: "multi_agent_v1",
+        arguments: () => ({ target: childId, message: "SECOND-ASK what did you say?" }),
+      },
+      {
+        callId: "call_wait_again",
+        name: "wait_agent",
+        namespace: "multi_agent_v1",
+        arguments: () => ({ targets: [childId], timeout_ms: 10_000 }),
+      },
+    ];
     const mock = await startResponsesMock({
       reply: (request: ResponsesRequest, n: number): ResponsesReply => {
         const input = JSON.stringify(request.input ?? []);
+        if (input.includes("SECOND-ASK") && !input.includes("Ask the subagent again"))
+          return "subagent again";
         if (input.includes("SUBAGENT-TASK") && !input.includes("Do the work")) return "subagent says HERON-5";
+        if (input.includes("Ask the subagent again")) {
+          const next = followUp.find((call) => !input.includes(call.callId));
+          if (!next) return `done ${n}`;
+          const { arguments: args, ...rest } = next;
+          return { functionCall: { ...rest, arguments: args(input) } };
+        }
         if (!input.includes("Do the work")) return `answer ${n}`;
         const next = calls.find((call) => !input.includes(call.callId));
         if (!next) return `done ${n}`;
@@ -156,6 +187,9 @@ describe.skipIf(!cli.ready)("Codex: the session's whole environment", { timeout:
       expect([...paths].sort()).toEqual([...rollouts].sort());
       const originals = new Map<string, Buffer>();
       for (const path of paths) originals.set(path, await readFile(join(codexHome, "sessions", path)));
+      // The control: the rollout alone, as captures were before.
+      const alone = await captureSession({ agent: "codex", sessionId, codexHome, includeSubagents: false });
+      expect(alone.manifest.files).toHaveLength(1);
       await rm(first.home, { recursive: true });
 
       const second = await createAgentContainer(root, "codex-2");
@@ -177,6 +211,35 @@ describe.skipIf(!cli.ready)("Codex: the session's whole environment", { timeout:
       const after = JSON.stringify(mock.requests.slice(before).map((request) => request.body));
       expect(after).toContain("GOAL-MARKER write hello.txt");
       expect(after).toContain("pong from tiny");
+
+      // The subagent's own thread comes back from its restored rollout: resumed and asked again,
+      // its request carries what it was asked and answered before the wipe.
+      childId = paths[1]!.match(/-([0-9a-f-]{36})\.jsonl$/)![1]!;
+      /** Whether, asked again in `home`, the subagent's request carries its earlier conversation. */
+      const subagentRemembers = async (home: string) => {
+        const beforeAgain = mock.requests.length;
+        await runCodex({
+          cli,
+          baseUrl: mock.url,
+          home,
+          cwd: first.cwd,
+          prompt: "Ask the subagent again",
+          resume: sessionId,
+          extraArgs: ["--dangerously-bypass-approvals-and-sandbox"],
+        });
+        return mock.requests
+          .slice(beforeAgain)
+          .map((request) => JSON.stringify(request.body))
+          .filter((body) => body.includes("SECOND-ASK") && !body.includes("Ask the subagent again"))
+          .some(
+            (body) => body.includes("SUBAGENT-TASK say a word") && body.includes("subagent says HERON-5"),
+          );
+      };
+      // Without its rollout the subagent cannot be resumed: asked again, it remembers nothing.
+      const control = await createAgentContainer(root, "codex-control");
+      await restoreSession(overTheWire(alone), { codexHome: join(control.home, ".codex") });
+      expect(await subagentRemembers(control.home)).toBe(false);
+      expect(await subagentRemembers(second.home)).toBe(true);
     } finally {
       await mock.close();
     }
