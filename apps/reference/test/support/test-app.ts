@@ -2,9 +2,11 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Principal } from "@stowage/core";
+import { inject } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import type { RequestLogger } from "../../src/http/request-log.js";
 import { type RunningServer, startServer } from "../../src/http/server.js";
+import { copyEmbeddedDatabase } from "./embedded-database-template.js";
 
 export const quietLog: RequestLogger = { info: () => {}, error: () => {} };
 
@@ -28,9 +30,14 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-/** The app on a fresh data directory and a free port, with `env` on top of the embedded defaults. */
+/**
+ * The app on a fresh data directory and a free port, with `env` on top of the embedded defaults.
+ * Its embedded database starts as a copy of the run's migrated template (see
+ * `embedded-database-template.ts`), not from initdb.
+ */
 export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
   const dataDir = await mkdtemp(join(tmpdir(), "stowage-app-"));
+  if (env.DATABASE_URL === undefined) await copyEmbeddedDatabase(inject("embeddedDatabaseTemplate"), dataDir);
   const config = await loadConfig({ STOWAGE_DATA_DIR: dataDir, STOWAGE_PORT: "0", ...env }, dataDir);
   const server = await startServer(config, { log: quietLog });
   return {
