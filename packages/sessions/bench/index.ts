@@ -196,3 +196,4 @@ await import("./session-store.js");
 await import("./store-once.js");
 await import("./follow-up-captures.js");
 await import("./langgraph-savers.js");
+await import("./restore-session.js");
