@@ -1,4 +1,4 @@
-import { chmod, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -15,29 +15,14 @@ import {
 } from "../src/codec/codecs.js";
 import { captureSession } from "../src/index.js";
 import { readOpencodeExport } from "../src/opencode/export-json.js";
-import { realisticSessionTree, writeSessionTree } from "../src/testing/index.js";
 import { codexRollout, codexRolloutFromReal, opencodeExport } from "./agent-sessions.js";
+import { writeBenchSessionTree } from "./session-tree.js";
 
 const gzip = promisify(zlib.gzip);
 const brotli = promisify(zlib.brotliCompress);
 
 const base = await mkdtemp(join(tmpdir(), "stowage-sessions-bench-"));
-await mkdir(join(base, "workspace"));
-const cwd = await realpath(join(base, "workspace"));
-const configDir = join(base, ".claude");
-const sessionId = "0f6c3a52-1b7e-4c1a-9d55-3c2b8f7e9a10";
-// About 12 MB: a 9.5 MB main transcript, two 0.9 MB subagents, tool results and a legacy agent.
-const files = realisticSessionTree({
-  sessionId,
-  cwd,
-  mainBytes: 9_500_000,
-  subagentBytes: 900_000,
-  screenshotEvery: 30,
-});
-const location = await writeSessionTree({ configDir, cwd, sessionId, files });
-const bytes = Buffer.concat(
-  await Promise.all([...files.keys()].map((path) => readFile(join(location.projectDir, path)))),
-);
+const { cwd, configDir, sessionId, bytes } = await writeBenchSessionTree(base);
 const megabytes = (bytes.byteLength / 1024 / 1024).toFixed(1);
 
 // The measurement behind DEFAULT_SESSION_CODEC: size and time of each candidate on these bytes.
