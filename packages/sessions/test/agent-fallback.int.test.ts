@@ -80,6 +80,26 @@ function firstPromptRequest(mock: MockModelServer, before: number): LoggedReques
     .find((request) => requestsMention([request], "What is the launch code?"));
 }
 
+/**
+ * Starts a NEW session with the history in its prompt (`start`, one real CLI run) and expects the
+ * model's first request of it to carry the fact and the earlier reply.
+ */
+async function expectNewSessionSees(
+  mock: MockModelServer,
+  history: string,
+  earlierSessionId: string,
+  start: (prompt: string) => Promise<{ code: number | null; report: string; sessionId?: string | undefined }>,
+) {
+  const before = mock.requests.length;
+  const fresh = await start(followUp(history));
+  expect(fresh.code, fresh.report).toBe(0);
+  expect(fresh.sessionId).not.toBe(earlierSessionId);
+  const seen = firstPromptRequest(mock, before);
+  expect(seen, "no request of the new session carried its prompt").toBeDefined();
+  expect(requestsMention([seen!], "ZEBRA-1187")).toBe(true);
+  expect(requestsMention([seen!], "Assistant:\\nmock reply")).toBe(true);
+}
+
 function expectFallbackSeen(
   result: Awaited<ReturnType<typeof restoreWithFallback>>,
   request: string,
@@ -142,19 +162,9 @@ describe.skipIf(!claude.ready)(
       );
       expectFallbackSeen(result, "req-claude-fallback", sessionId, "claude-code");
 
-      const before = mock.requests.length;
-      const fresh = await runClaude({
-        cli: claude,
-        baseUrl: mock.url,
-        ...second,
-        prompt: followUp(result.history.text),
-      });
-      expect(fresh.code, fresh.report).toBe(0);
-      expect(fresh.sessionId).not.toBe(sessionId);
-      const seen = firstPromptRequest(mock, before);
-      expect(seen, "no request of the new session carried its prompt").toBeDefined();
-      expect(requestsMention([seen!], "ZEBRA-1187")).toBe(true);
-      expect(requestsMention([seen!], "Assistant:\\nmock reply")).toBe(true);
+      await expectNewSessionSees(mock, result.history.text, sessionId, (prompt) =>
+        runClaude({ cli: claude, baseUrl: mock.url, ...second, prompt }),
+      );
     });
   },
 );
@@ -198,19 +208,9 @@ describe.skipIf(!codex.ready)(
       );
       expectFallbackSeen(result, "req-codex-fallback", sessionId, "codex");
 
-      const before = mock.requests.length;
-      const fresh = await runCodex({
-        cli: codex,
-        baseUrl: mock.url,
-        ...second,
-        prompt: followUp(result.history.text),
-      });
-      expect(fresh.code, fresh.report).toBe(0);
-      expect(fresh.sessionId).not.toBe(sessionId);
-      const seen = firstPromptRequest(mock, before);
-      expect(seen, "no request of the new session carried its prompt").toBeDefined();
-      expect(requestsMention([seen!], "ZEBRA-1187")).toBe(true);
-      expect(requestsMention([seen!], "Assistant:\\nmock reply")).toBe(true);
+      await expectNewSessionSees(mock, result.history.text, sessionId, (prompt) =>
+        runCodex({ cli: codex, baseUrl: mock.url, ...second, prompt }),
+      );
     });
   },
 );
@@ -251,19 +251,9 @@ describe.skipIf(!opencode.ready)(
       );
       expectFallbackSeen(result, "req-opencode-fallback", sessionId, "opencode");
 
-      const before = mock.requests.length;
-      const fresh = await runOpenCode({
-        cli: opencode,
-        baseUrl: mock.url,
-        ...second,
-        prompt: followUp(result.history.text),
-      });
-      expect(fresh.code, fresh.report).toBe(0);
-      expect(fresh.sessionId).not.toBe(sessionId);
-      const seen = firstPromptRequest(mock, before);
-      expect(seen, "no request of the new session carried its prompt").toBeDefined();
-      expect(requestsMention([seen!], "ZEBRA-1187")).toBe(true);
-      expect(requestsMention([seen!], "Assistant:\\nmock reply")).toBe(true);
+      await expectNewSessionSees(mock, result.history.text, sessionId, (prompt) =>
+        runOpenCode({ cli: opencode, baseUrl: mock.url, ...second, prompt }),
+      );
     });
   },
 );
