@@ -96,6 +96,11 @@ const CLAUDE_CODE_PATHS: readonly PathRule[] = [
     why: "a built-in plugin's queued usage rows (telemetry)",
   },
   {
+    pattern: "home/.claude/\\.last-cleanup",
+    class: "machine-local",
+    why: "when this install last ran its cleanupPeriodDays sweep (written at most once a day, so only some runs show it)",
+  },
+  {
     pattern: "home/.claude/sessions(/.+)?",
     class: "machine-local",
     why: "the registry of CLI processes running now",
