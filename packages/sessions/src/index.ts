@@ -43,13 +43,11 @@ export {
 export { type AssembleSessionBlobOptions, assembleSessionBlob } from "./chunks/assemble-session-blob.js";
 export { type ChunkSessionBlobOptions, chunkSessionBlob } from "./chunks/chunk-session-blob.js";
 export type { ChunkedSessionBlob, ChunkStoreOptions } from "./chunks/chunked-archive.js";
-export type { SecretLeftOut } from "./claude/collect-configuration.js";
 export {
   type ClaudeSessionInfo,
   type ClaudeSessionListing,
   listClaudeSessions,
 } from "./claude/list-claude-sessions.js";
-export type { RestoredConfiguration } from "./claude/restore-configuration.js";
 export {
   type ClaudeSessionLocation,
   type ClaudeSessionLocationOptions,
@@ -57,6 +55,8 @@ export {
 } from "./claude/session-location.js";
 export type { SessionCodec } from "./codec/codecs.js";
 export { compressChunks, type DecompressOptions, decompressBounded } from "./codec/compress.js";
+export type { SecretLeftOut } from "./configuration/collect-configuration.js";
+export type { RestoredConfiguration } from "./configuration/restore-configuration.js";
 export type { OpencodeCliOptions } from "./opencode/opencode-cli.js";
 export { iterateSessionBlobs } from "./repository/iterate-session-blobs.js";
 export {

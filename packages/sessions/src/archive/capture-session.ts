@@ -1,16 +1,9 @@
-import { dirname } from "node:path";
+import { dirname, resolve } from "node:path";
 import { type ContentStore, fromSystemError, StowageError, sha256Hex, throwIfAborted } from "@stowage/core";
 import { assertSessionAgent, DEFAULT_SESSION_AGENT, type SessionAgent } from "../agents/session-agent.js";
 import { assertSessionId } from "../agents/session-id.js";
 import { storeChunkedArchive } from "../chunks/chunked-archive.js";
-import { collectConfiguration, type SecretLeftOut } from "../claude/collect-configuration.js";
 import { collectSessionEnvironment, collectSessionPlans } from "../claude/collect-environment.js";
-import {
-  PROJECT_CONFIG_ENTRY_PREFIX,
-  PROJECT_CONFIGURATION,
-  USER_CONFIG_ENTRY_PREFIX,
-  USER_CONFIGURATION,
-} from "../claude/session-configuration.js";
 import { transcriptPlanSlugs } from "../claude/session-environment.js";
 import { type ClaudeSessionLocationOptions, claudeSessionLocation } from "../claude/session-location.js";
 import {
@@ -22,10 +15,18 @@ import {
 import { compressChunks } from "../codec/compress.js";
 import { codexRolloutLocation } from "../codex/rollout-location.js";
 import { collectSubagentRollouts } from "../codex/subagent-rollouts.js";
+import { CONFIGURATION_BY_AGENT } from "../configuration/agent-configuration.js";
+import { collectConfiguration, type SecretLeftOut } from "../configuration/collect-configuration.js";
+import {
+  type ConfigurationLayout,
+  PROJECT_CONFIG_ENTRY_PREFIX,
+  USER_CONFIG_ENTRY_PREFIX,
+} from "../configuration/configuration-layout.js";
 import { childSessionIds, exportParentId } from "../opencode/child-sessions.js";
 import { opencodeExportFileName } from "../opencode/export-file.js";
 import { readOpencodeExport } from "../opencode/export-json.js";
 import { assertOpencodeCliOptions, type OpencodeCliOptions, runOpencode } from "../opencode/opencode-cli.js";
+import { opencodeConfigDir } from "../opencode/opencode-configuration.js";
 import {
   collectSessionFiles,
   notRegularFileReason,
@@ -60,6 +61,15 @@ interface CommonCaptureOptions {
   externalizePayloads?: boolean;
   /** Fail with TOO_LARGE when the session's files add up to more. Default 256 MiB. */
   maxBytes?: number;
+  /**
+   * Also capture the configuration a resumed run in a new container needs: the user's under
+   * `~user/` and, with the working directory known, the project's under `~project/` (per agent:
+   * Claude Code's `settings.json`, `CLAUDE.md`, `commands/`, `agents/`, `skills/`, plugins,
+   * `.mcp.json`, `.claude/…`; Codex's `config.toml`, `AGENTS.md`, `prompts/`, `skills/`, `rules/`;
+   * OpenCode's `opencode.json(c)`, `AGENTS.md`, agents, commands, modes, plugins, `.opencode/…`).
+   * Secrets are left out and listed in `secretsLeftOut`. Default false.
+   */
+  withConfig?: boolean;
   signal?: AbortSignal;
 }
 
@@ -74,14 +84,6 @@ export interface ClaudeCaptureOptions extends CommonCaptureOptions, ClaudeSessio
    * `todos/<id>-agent-*.json` and the plans its transcript names (`plans/<slug>.md`). Default true.
    */
   includeEnvironment?: boolean;
-  /**
-   * Also capture the configuration a resumed run in a new container needs: the user's in the
-   * config directory (`settings.json`, `CLAUDE.md`, `commands/`, `agents/`, `skills/`,
-   * `output-styles/`, installed plugins) under `~user/`, and with `cwd` the project's
-   * (`.mcp.json`, `CLAUDE.md`, `.claude/settings*.json`, `.claude/commands|agents|skills/`) under
-   * `~project/`. Secrets are left out and listed in `secretsLeftOut`. Default false.
-   */
-  withConfig?: boolean;
 }
 
 /** Codex: the rollout file, found by session id under `$CODEX_HOME/sessions`. */
@@ -89,6 +91,8 @@ export interface CodexCaptureOptions extends CommonCaptureOptions {
   agent: "codex";
   /** Codex's home. Default: `$CODEX_HOME`, else `~/.codex`. */
   codexHome?: string;
+  /** With `withConfig`: the working directory, whose project configuration is captured too. */
+  cwd?: string;
   /**
    * Include the rollouts of the session's subagents (`spawn_agent`: each its own thread and
    * rollout file, whose `session_meta` names this session). Default true.
@@ -100,6 +104,12 @@ export interface CodexCaptureOptions extends CommonCaptureOptions {
 export interface OpencodeCaptureOptions extends CommonCaptureOptions {
   agent: "opencode";
   opencode: OpencodeCliOptions;
+  /**
+   * With `withConfig`: OpenCode's config directory. Default: `$XDG_CONFIG_HOME/opencode` (of
+   * `opencode.env`, else of this process), else `$HOME/.config/opencode`. The project's
+   * configuration is taken from `opencode.cwd`.
+   */
+  configDir?: string;
   /**
    * Also export the child sessions its `task` tool ran subagents in (each a session of its own,
    * whose `parentID` is this session or another child), as `<childId>.json`. Default true.
@@ -184,7 +194,7 @@ async function collect(options: CaptureSessionOptions, maxBytes: number): Promis
       ...(options.codexHome === undefined ? {} : { codexHome: options.codexHome }),
       ...(signal ? { signal } : {}),
     });
-    return {
+    const collected: CollectedSession = {
       sessionId: location.sessionId,
       // Read from Codex's home down, one name at a time: a day folder swapped for a link since
       // it was found is refused, never read through.
@@ -199,6 +209,10 @@ async function collect(options: CaptureSessionOptions, maxBytes: number): Promis
       ],
       skipped: [],
     };
+    if (options.withConfig === true) {
+      await addConfiguration(collected, "codex", { user: location.codexHome, project: options.cwd }, options);
+    }
+    return collected;
   }
   if (options.agent === "opencode") {
     assertSessionId(options.sessionId);
@@ -216,7 +230,15 @@ async function collect(options: CaptureSessionOptions, maxBytes: number): Promis
     if (options.includeSubagents !== false) {
       sources.push(...(await exportChildSessions(options, exported, maxBytes - exported.byteLength)));
     }
-    return { sessionId, sources, skipped: [] };
+    const collected: CollectedSession = { sessionId, sources, skipped: [] };
+    if (options.withConfig === true) {
+      const roots = {
+        user: options.configDir ?? opencodeConfigDir(options.opencode.env),
+        project: options.opencode.cwd,
+      };
+      await addConfiguration(collected, "opencode", roots, options);
+    }
+    return collected;
   }
   const location = await claudeSessionLocation(options);
   const { files, skipped } = await collectSessionFiles(location, {
@@ -237,24 +259,34 @@ async function collect(options: CaptureSessionOptions, maxBytes: number): Promis
     collected.skipped.push(...environment.skipped);
     collected.namedBy = (main) => collectSessionPlans(configDir, transcriptPlanSlugs(main));
   }
-  if (options.withConfig === true) await addConfiguration(collected, configDir, options, maxBytes);
+  if (options.withConfig === true) {
+    await addConfiguration(collected, "claude-code", { user: configDir, project: options.cwd }, options);
+  }
   return collected;
 }
 
-/** The user's configuration, and the project's when the working directory is known, secrets left out. */
+/**
+ * `agent`'s user configuration, and the project's when the working directory is known, secrets
+ * left out, read into memory within `maxBytes`.
+ */
 async function addConfiguration(
   collected: CollectedSession,
-  configDir: string,
-  options: ClaudeCaptureOptions,
-  maxBytes: number,
+  agent: SessionAgent,
+  roots: { user: string; project: string | undefined },
+  options: { maxBytes?: number; signal?: AbortSignal },
 ): Promise<void> {
   const { signal } = options;
-  const places: [string | undefined, typeof USER_CONFIGURATION, string][] = [
-    [configDir, USER_CONFIGURATION, USER_CONFIG_ENTRY_PREFIX],
-    [options.cwd, PROJECT_CONFIGURATION, PROJECT_CONFIG_ENTRY_PREFIX],
+  const layouts = CONFIGURATION_BY_AGENT[agent];
+  const places: [string | undefined, ConfigurationLayout, string][] = [
+    [roots.user, layouts.user, USER_CONFIG_ENTRY_PREFIX],
+    [
+      roots.project === undefined ? undefined : resolve(roots.project),
+      layouts.project,
+      PROJECT_CONFIG_ENTRY_PREFIX,
+    ],
   ];
   collected.secretsLeftOut = [];
-  let limit = maxBytes;
+  let limit = options.maxBytes ?? DEFAULT_MAX_SESSION_BYTES;
   for (const [root, layout, prefix] of places) {
     if (root === undefined) {
       collected.skipped.push({

@@ -1,14 +1,8 @@
 import { isSessionId, keyProblem } from "@stowage/core";
 import type { SessionAgent } from "../agents/session-agent.js";
-import {
-  configurationPathProblem,
-  PROJECT_CONFIG_ENTRY_PREFIX,
-  PROJECT_CONFIGURATION,
-  USER_CONFIG_ENTRY_PREFIX,
-  USER_CONFIGURATION,
-} from "../claude/session-configuration.js";
 import { CONFIG_DIR_ENTRY_PREFIX, configEntryProblem } from "../claude/session-environment.js";
 import { codexRolloutPathProblem, sessionIdOfRolloutName } from "../codex/rollout-path.js";
+import { configurationEntryProblem, isConfigurationEntry } from "../configuration/agent-configuration.js";
 import { opencodeExportFileName } from "../opencode/export-file.js";
 
 /** A subagent transcript written beside the main one by Claude Code before 2.1.2. */
@@ -21,16 +15,17 @@ export const LEGACY_AGENT_FILE_PATTERN = /^agent-[A-Za-z0-9_-]{1,128}\.jsonl$/;
  * - Claude Code (the project directory): the main transcript `<sessionId>.jsonl`, a file under
  *   the companion directory `<sessionId>/…`, or a legacy `agent-<id>.jsonl`; and, under
  *   `~config/` (the config directory), the session's own files there (`configEntryProblem`);
- *   captured on request, the user's configuration under `~user/` and the project's under
- *   `~project/`, each only where Claude Code keeps it (`configurationPathProblem`);
  * - Codex (`$CODEX_HOME/sessions`): `YYYY/MM/DD/rollout-<time>-<sessionId>.jsonl`, and its
  *   subagents' `YYYY/MM/DD/rollout-<time>-<threadId>.jsonl` (the manifest puts the session's own first);
- * - OpenCode: `<sessionId>.json`, the output of `opencode export`, then its child sessions' `<id>.json`.
+ * - OpenCode: `<sessionId>.json`, the output of `opencode export`, then its child sessions' `<id>.json`;
+ * - every agent, captured on request: the user's configuration under `~user/` and the project's
+ *   under `~project/`, each only where the agent reads it (`configurationEntryProblem`).
  */
 export function entryPathProblem(path: unknown, sessionId: string, agent: SessionAgent): string | undefined {
   const problem = keyProblem(path);
   if (problem) return problem;
   const value = path as string;
+  if (isConfigurationEntry(value)) return configurationEntryProblem(value, agent);
   if (agent === "codex") {
     const own = codexRolloutPathProblem(value, sessionId);
     if (own === undefined) return undefined;
@@ -51,12 +46,6 @@ export function entryPathProblem(path: unknown, sessionId: string, agent: Sessio
   }
   if (value.startsWith(CONFIG_DIR_ENTRY_PREFIX)) {
     return configEntryProblem(value.slice(CONFIG_DIR_ENTRY_PREFIX.length), sessionId);
-  }
-  if (value.startsWith(USER_CONFIG_ENTRY_PREFIX)) {
-    return configurationPathProblem(value.slice(USER_CONFIG_ENTRY_PREFIX.length), USER_CONFIGURATION);
-  }
-  if (value.startsWith(PROJECT_CONFIG_ENTRY_PREFIX)) {
-    return configurationPathProblem(value.slice(PROJECT_CONFIG_ENTRY_PREFIX.length), PROJECT_CONFIGURATION);
   }
   if (value === `${sessionId}.jsonl`) return undefined;
   if (value.startsWith(`${sessionId}/`)) return undefined;

@@ -19,19 +19,17 @@ import { agentVersionFromCliOutput } from "../agents/agent-version.js";
 import type { SessionAgent } from "../agents/session-agent.js";
 import { type AgentVersionCheck, checkAgentVersion } from "../agents/version-compatibility.js";
 import { assertProjectKey, claudeProjectKey } from "../claude/project-key.js";
-import {
-  isConfigurationEntry,
-  type RestoredConfiguration,
-  restoreConfiguration,
-} from "../claude/restore-configuration.js";
 import { CONFIG_DIR_ENTRY_PREFIX, isPlanFileOf, transcriptPlanSlugs } from "../claude/session-environment.js";
 import { defaultClaudeConfigDir } from "../claude/session-location.js";
 import { resolveCodexHome } from "../codex/codex-home.js";
 import { rolloutOwner } from "../codex/subagent-rollouts.js";
+import { isConfigurationEntry } from "../configuration/agent-configuration.js";
+import { type RestoredConfiguration, restoreConfiguration } from "../configuration/restore-configuration.js";
 import { exportParentId } from "../opencode/child-sessions.js";
 import { opencodeExportSessionId } from "../opencode/export-file.js";
 import { importOpencodeSession } from "../opencode/import-session.js";
 import { assertOpencodeCliOptions, type OpencodeCliOptions } from "../opencode/opencode-cli.js";
+import { opencodeConfigDir } from "../opencode/opencode-configuration.js";
 import { transcriptOwner } from "./collect-files.js";
 import { LEGACY_AGENT_FILE_PATTERN } from "./entry-path.js";
 import {
@@ -59,9 +57,15 @@ export interface RestoreSessionOptions {
    * Default: the agent the archive records; a blob in the compatibility format is Claude Code's.
    */
   agent?: SessionAgent;
-  /** Claude Code's config directory. Default: `$CLAUDE_CONFIG_DIR`, else `~/.claude`. */
+  /**
+   * Claude Code's config directory. Default: `$CLAUDE_CONFIG_DIR`, else `~/.claude`. OpenCode:
+   * its config directory, where the user's configuration goes (default: as `captureSession`'s).
+   */
   configDir?: string;
-  /** Claude Code: restore under the project key of this working directory. */
+  /**
+   * Claude Code: restore under the project key of this working directory. Every agent: where
+   * the project's configuration goes (OpenCode: default `opencode.cwd`).
+   */
   cwd?: string;
   /** Claude Code: restore under this project key. Default (no `cwd` either): the key recorded at capture. */
   projectKey?: string;
@@ -124,9 +128,10 @@ export interface RestoredSession {
    */
   replaced: string[];
   /**
-   * Claude Code, when the archive holds configuration (captured with `withConfig`): what was
-   * written, what was there already, and what was not written and why. A configuration file
-   * already there is never replaced.
+   * When the archive holds configuration (captured with `withConfig`): what was written, what
+   * was there already, and what was not written and why. A configuration file already there is
+   * never replaced. Written once the session itself is in place: a file that fails to be written
+   * then is in `skipped` with the error, and the session stays restored.
    */
   configuration?: RestoredConfiguration;
 }
@@ -157,7 +162,7 @@ async function restoreTarget(
     const [year, month, day, name] = entry!.path.split("/") as [string, string, string, string];
     const lexicalDir = join(codexHome, "sessions", year, month, day);
     // With its subagents' rollouts, possibly in later day folders: restored from `sessions/` down.
-    const withSubagents = manifest.files.length > 1;
+    const withSubagents = manifest.files.filter((file) => !isConfigurationEntry(file.path)).length > 1;
     return {
       root: codexHome,
       segments: withSubagents ? ["sessions"] : ["sessions", year, month, day],
@@ -436,15 +441,20 @@ async function restoreFiles(
 async function importOpencode(
   opened: OpenedSessionArchive,
   options: RestoreSessionOptions,
-): Promise<string[]> {
+): Promise<{ replaced: string[]; configuration?: RestoredConfiguration }> {
   const cli = options.opencode;
   assertOpencodeCliOptions(cli);
   const exports: { entry: SessionArchiveEntry; sessionId: string; bytes: Uint8Array }[] = [];
+  const configuration: { entry: SessionArchiveEntry; bytes: Uint8Array }[] = [];
   for (const entry of opened.manifest.files) {
     const parts: Uint8Array[] = [];
     await readSessionEntry(opened, entry, (part) => {
       parts.push(part.slice());
     });
+    if (isConfigurationEntry(entry.path)) {
+      configuration.push({ entry, bytes: concatBytes(parts, entry.size) });
+      continue;
+    }
     exports.push({
       entry,
       sessionId: opencodeExportSessionId(entry.path),
@@ -475,7 +485,13 @@ async function importOpencode(
     });
     if (replacedOne) replaced.push(entry.path);
   }
-  return replaced;
+  if (configuration.length === 0) return { replaced };
+  const cwd = options.cwd ?? cli.cwd;
+  const roots = {
+    configDir: resolve(options.configDir ?? opencodeConfigDir(cli.env)),
+    cwd: cwd === undefined ? undefined : resolve(cwd),
+  };
+  return { replaced, configuration: await restoreConfiguration(configuration, roots, options.fsync ?? true) };
 }
 
 /**
@@ -532,8 +548,8 @@ export async function restoreSession(
       agentVersionCheck,
     };
     if (manifest.agent === "opencode") {
-      const replaced = await importOpencode(opened, options);
-      return { ...common, files: manifest.files, replaced };
+      const imported = await importOpencode(opened, options);
+      return { ...common, files: manifest.files, ...imported };
     }
     const placed = await restoreFiles(opened, options, fsync);
     // The compatibility format's single entry learns its real size once written.

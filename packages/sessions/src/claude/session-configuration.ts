@@ -1,19 +1,8 @@
-import { pathSegmentProblem } from "@stowage/core";
-
-/**
- * The user's and the project's Claude Code configuration, captured only on request
- * (`withConfig`): what a resumed run in a new container needs to behave as before, but not the
- * session's own state. Entries under `~user/` go to the config directory, those under
- * `~project/` to the working directory.
- */
-export const USER_CONFIG_ENTRY_PREFIX = "~user/";
-export const PROJECT_CONFIG_ENTRY_PREFIX = "~project/";
-
-/** One place configuration is read from: single files, and directories taken whole. */
-export interface ConfigurationLayout {
-  files: readonly string[];
-  directories: readonly string[];
-}
+import {
+  type ConfigurationLayout,
+  SECRET_NAME,
+  type WithoutSecrets,
+} from "../configuration/configuration-layout.js";
 
 /**
  * In the config directory: settings, the user's memory, commands, subagents, skills, output
@@ -22,6 +11,7 @@ export interface ConfigurationLayout {
  * or anything machine-local.
  */
 export const USER_CONFIGURATION: ConfigurationLayout = {
+  withoutSecrets: withoutClaudeSecrets,
   files: [
     "settings.json",
     "CLAUDE.md",
@@ -34,6 +24,7 @@ export const USER_CONFIGURATION: ConfigurationLayout = {
 
 /** In the working directory: the project's MCP servers, memory, settings, commands, subagents, skills. */
 export const PROJECT_CONFIGURATION: ConfigurationLayout = {
+  withoutSecrets: withoutClaudeSecrets,
   files: [
     ".mcp.json",
     "CLAUDE.md",
@@ -44,33 +35,8 @@ export const PROJECT_CONFIGURATION: ConfigurationLayout = {
   directories: [".claude/commands", ".claude/agents", ".claude/skills", ".claude/output-styles"],
 };
 
-/** Directories inside configuration that are never taken: a marketplace's git clone can be fetched again. */
-export const SKIPPED_CONFIG_DIRECTORY_NAMES: ReadonlySet<string> = new Set([".git", "node_modules"]);
-
-/**
- * Why `rest` (an entry's path after its prefix) is not a configuration path of `layout`, or
- * undefined when it is: one of its files, or a file somewhere below one of its directories.
- */
-export function configurationPathProblem(rest: string, layout: ConfigurationLayout): string | undefined {
-  const expected = `must be one of ${layout.files.join(", ")} or a file under ${layout.directories.join("/, ")}/`;
-  const segments = rest.split("/");
-  if (segments.some((segment) => pathSegmentProblem(segment) !== undefined)) return expected;
-  if (segments.some((segment) => SKIPPED_CONFIG_DIRECTORY_NAMES.has(segment))) return expected;
-  if (layout.files.includes(rest)) return undefined;
-  return layout.directories.some((directory) => rest.startsWith(`${directory}/`)) ? undefined : expected;
-}
-
-/** An environment variable, header or field whose name says it holds a secret. */
-const SECRET_NAME = /key|token|secret|passw|credential|auth|cookie|bearer/i;
-
 /** The JSON configuration files whose `env` and `headers` maps may hold secrets. */
 const JSON_WITH_SECRETS = new Set(["settings.json", "settings.local.json", ".mcp.json"]);
-
-/** What leaving secrets out of a configuration file gave. */
-export type WithoutSecrets =
-  | { bytes: Uint8Array; leftOut: string[] }
-  /** Not JSON where JSON is expected: it cannot be vetted, so it is not captured. */
-  | { refused: string };
 
 /**
  * `bytes` of the configuration file `name` without secrets: in settings files the `env`
@@ -79,7 +45,7 @@ export type WithoutSecrets =
  * `env.ANTHROPIC_API_KEY`, `mcpServers.github.headers.Authorization`). A file with none is
  * returned as it was, byte for byte; one with some is written again as JSON (2-space indent).
  */
-export function withoutSecrets(name: string, bytes: Uint8Array): WithoutSecrets {
+export function withoutClaudeSecrets(name: string, bytes: Uint8Array): WithoutSecrets {
   if (!JSON_WITH_SECRETS.has(name)) return { bytes, leftOut: [] };
   let parsed: unknown;
   try {

@@ -6,7 +6,7 @@ import { captureSession } from "../../src/archive/capture-session.js";
 import { entryPathProblem } from "../../src/archive/entry-path.js";
 import { restoreSession } from "../../src/archive/restore-session.js";
 import { claudeProjectKey } from "../../src/claude/project-key.js";
-import { withoutSecrets } from "../../src/claude/session-configuration.js";
+import { withoutClaudeSecrets as withoutSecrets } from "../../src/claude/session-configuration.js";
 
 // The configuration captured on request (`withConfig`), in the shapes Claude Code documents:
 // settings.json with an `env` map, .mcp.json with `mcpServers.<name>.{command,args,env,headers}`,

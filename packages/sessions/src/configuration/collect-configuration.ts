@@ -2,11 +2,7 @@ import { readdir } from "node:fs/promises";
 import { errnoOf, pathSegmentProblem, StowageError, throwIfAborted } from "@stowage/core";
 import { type OpenedDirectory, openDirectoryBeneath } from "@stowage/core/fs";
 import { readSessionFile, type SkippedFile } from "../archive/collect-files.js";
-import {
-  type ConfigurationLayout,
-  SKIPPED_CONFIG_DIRECTORY_NAMES,
-  withoutSecrets,
-} from "./session-configuration.js";
+import { type ConfigurationLayout, SKIPPED_CONFIG_DIRECTORY_NAMES } from "./configuration-layout.js";
 
 /** A secret removed from a configuration file before it was captured. */
 export interface SecretLeftOut {
@@ -27,6 +23,7 @@ export interface CollectedConfiguration {
 
 interface Walk {
   root: string;
+  layout: ConfigurationLayout;
   prefix: string;
   limit: number;
   signal?: AbortSignal;
@@ -58,7 +55,7 @@ async function takeFile(walk: Walk, segments: string[]): Promise<void> {
     );
   }
   walk.found.bytes += read.bytes.byteLength;
-  const vetted = withoutSecrets(segments.at(-1)!, read.bytes);
+  const vetted = walk.layout.withoutSecrets(segments.at(-1)!, read.bytes);
   if ("refused" in vetted) {
     walk.found.skipped.push({ path, reason: vetted.refused });
     return;
@@ -98,7 +95,9 @@ async function takeDirectory(walk: Walk, segments: string[]): Promise<void> {
   for (const entry of names.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
     const path = `${walk.prefix}${[...segments, entry.name].join("/")}`;
     const problem = pathSegmentProblem(entry.name);
+    const skippedBecause = walk.layout.skipped?.[[...segments, entry.name].join("/")];
     if (problem) walk.found.skipped.push({ path, reason: `unsafe name: ${problem}` });
+    else if (skippedBecause) walk.found.skipped.push({ path, reason: skippedBecause });
     else if (SKIPPED_CONFIG_DIRECTORY_NAMES.has(entry.name)) {
       walk.found.skipped.push({
         path,
@@ -124,6 +123,7 @@ export async function collectConfiguration(
   const found: CollectedConfiguration = { sources: [], skipped: [], secretsLeftOut: [], bytes: 0 };
   const walk: Walk = {
     root,
+    layout,
     prefix,
     limit: options.limit,
     found,

@@ -8,7 +8,7 @@ import {
   writeTempFile,
 } from "@stowage/core/fs";
 import type { SessionArchiveEntry } from "../archive/manifest.js";
-import { PROJECT_CONFIG_ENTRY_PREFIX, USER_CONFIG_ENTRY_PREFIX } from "./session-configuration.js";
+import { PROJECT_CONFIG_ENTRY_PREFIX, USER_CONFIG_ENTRY_PREFIX } from "./configuration-layout.js";
 
 /** What a restore did with the configuration an archive holds (paths as in the archive). */
 export interface RestoredConfiguration {
@@ -18,13 +18,8 @@ export interface RestoredConfiguration {
   unchanged: string[];
   /** Already there with other bytes: the file there wins, a restore never replaces configuration. */
   kept: string[];
-  /** Not written, with the reason (a link on the way, no working directory given). */
+  /** Not written, with the reason (a link on the way, no working directory given, an I/O error). */
   skipped: { path: string; reason: string }[];
-}
-
-/** Whether an archive entry is configuration (captured with `withConfig`) rather than the session's. */
-export function isConfigurationEntry(path: string): boolean {
-  return path.startsWith(USER_CONFIG_ENTRY_PREFIX) || path.startsWith(PROJECT_CONFIG_ENTRY_PREFIX);
 }
 
 const sameBytes = (a: Uint8Array, b: Uint8Array) =>
@@ -90,11 +85,15 @@ async function writeOne(
   }
 }
 
+const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
 /**
- * Puts the configuration an archive holds where Claude Code reads it: `~user/…` in the config
- * directory, `~project/…` in the working directory (skipped when none is given). Configuration
+ * Puts the configuration an archive holds where its agent reads it: `~user/…` in the user's
+ * configuration directory (Claude Code's config directory, `$CODEX_HOME`, OpenCode's config
+ * directory), `~project/…` in the working directory (skipped when none is given). Configuration
  * is the user's, not the session's: a file already there is never replaced (`kept`), and no
- * link is followed. Runs once the session's own files are in place.
+ * link is followed. Runs once the session's own files are in place, so a file that fails to be
+ * written is reported in `skipped` with the error rather than failing a restore already done.
  */
 export async function restoreConfiguration(
   files: readonly { entry: SessionArchiveEntry; bytes: Uint8Array }[],
@@ -113,7 +112,13 @@ export async function restoreConfiguration(
       continue;
     }
     const rest = entry.path.slice((project ? PROJECT_CONFIG_ENTRY_PREFIX : USER_CONFIG_ENTRY_PREFIX).length);
-    await writeOne(root, entry.path, rest, bytes, fsync, result);
+    try {
+      await writeOne(root, entry.path, rest, bytes, fsync, result);
+    } catch (err) {
+      // The session is in place already: a file that cannot be written (a full disk, a read-only
+      // directory) is reported, and the restore, which cannot be undone halfway, stands.
+      result.skipped.push({ path: entry.path, reason: `not written: ${messageOf(err)}` });
+    }
   }
   return result;
 }
