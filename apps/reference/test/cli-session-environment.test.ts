@@ -1,6 +1,6 @@
 // `stowage session capture` takes a Claude Code session's files in the config directory with it
 // (rewind checkpoints, the task list), and `--with-config` the configuration a resumed run needs,
-// its secrets left out and listed; `session restore` puts both back where Claude Code looks.
+// its secrets left out and listed; `session restore` puts both back where the agent (Claude Code, Codex) looks.
 // A real transcript; the other files in the shapes Claude Code 2.1.330 writes them.
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
@@ -83,22 +83,42 @@ describe.skipIf(!real.present)("stowage session capture --with-config and restor
     );
   });
 
-  it("--with-config is Claude Code's only", async () => {
+  it("--with-config takes Codex's config.toml without its secrets and AGENTS.md; restore puts them in the new CODEX_HOME", async () => {
     const dir = await tempDirectory("stowage-cli-environment-codex-");
-    const argv = [
-      "session",
-      "capture",
-      "--agent",
-      "codex",
-      "--session",
-      "x",
-      "--request",
-      "r",
-      "--user",
-      "cli",
-    ];
-    await expect(
-      run([...argv, "--with-config"], { cwd: dir, env: { STOWAGE_DATA_DIR: join(dir, ".stowage") } }),
-    ).rejects.toMatchObject({ code: "INVALID_INPUT" });
+    const env = { STOWAGE_DATA_DIR: join(dir, ".stowage") };
+    const stowage = async (...argv: string[]) => (await run(argv, { cwd: dir, env })).stdout;
+    const name = "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl";
+    const codexHome = join(dir, "container", ".codex");
+    const rollout = join(codexHome, "sessions", "2026", "05", "11", name);
+    await mkdir(dirname(rollout), { recursive: true });
+    await writeFile(rollout, real.read(`codex/${name}`));
+    await writeFile(
+      join(codexHome, "config.toml"),
+      '[mcp_servers.gh]\nurl = "https://x.invalid/mcp"\nhttp_headers = { Authorization = "Bearer t" }\n',
+    );
+    await writeFile(join(codexHome, "AGENTS.md"), "Answer briefly.\n");
+    const captured = JSON.parse(
+      await stowage(
+        ...["session", "capture", "--agent", "codex", "--codex-home", codexHome, "--cwd", dir],
+        ...["--session", "019e1625-789d-76c0-80ab-3724b5ddb799", "--request", "req-codex"],
+        ...["--user", "cli", "--with-config", "--json"],
+      ),
+    ) as { files: number; secretsLeftOut: { path: string; field: string }[] };
+    expect(captured.files).toBe(3);
+    expect(captured.secretsLeftOut).toEqual([
+      { path: "~user/config.toml", field: "mcp_servers.gh.http_headers.Authorization" },
+    ]);
+    const into = join(dir, "new", ".codex");
+    const restored = JSON.parse(
+      await stowage(
+        ...["session", "restore", "--request", "req-codex", "--user", "cli"],
+        ...["--codex-home", into, "--json"],
+      ),
+    ) as { configuration: { written: string[] } };
+    expect(restored.configuration.written.sort()).toEqual(["~user/AGENTS.md", "~user/config.toml"]);
+    expect(await readFile(join(into, "AGENTS.md"), "utf8")).toBe("Answer briefly.\n");
+    const config = await readFile(join(into, "config.toml"), "utf8");
+    expect(config).toContain('url = "https://x.invalid/mcp"');
+    expect(config).not.toContain("Bearer t");
   });
 });

@@ -35,7 +35,7 @@ function addLocationOptions(command: Command): Command {
     .option("--cwd <dir>", "the agent's working directory (default: this directory)")
     .option(
       "--config-dir <dir>",
-      "Claude Code's config directory (default: $CLAUDE_CONFIG_DIR, else ~/.claude)",
+      "the agent's config directory: Claude Code's (default: $CLAUDE_CONFIG_DIR, else ~/.claude), or OpenCode's for --with-config (default: $XDG_CONFIG_HOME/opencode, else ~/.config/opencode)",
     );
 }
 
@@ -124,7 +124,7 @@ function captureCommand(context: CommandContext): Command {
     )
     .option(
       "--with-config",
-      "Claude Code: also capture the configuration a resumed run needs (settings, CLAUDE.md, commands, agents, skills, plugins; the project's .mcp.json and .claude/), secrets left out and listed",
+      "also capture the configuration a resumed run needs, the user's and the project's (--cwd): Claude Code's settings, CLAUDE.md, commands, agents, skills, plugins, .mcp.json, .claude/; Codex's config.toml, AGENTS.md, prompts, skills, rules; OpenCode's opencode.json(c), AGENTS.md, agents, commands, modes, plugins, .opencode/. Secrets left out and listed",
     )
     .addOption(jsonOption())
     .action(
@@ -140,12 +140,6 @@ function captureCommand(context: CommandContext): Command {
           },
       ) => {
         const principal = requiredPrincipal(options);
-        if (options.withConfig && options.agent !== "claude-code") {
-          throw new StowageError(
-            "INVALID_INPUT",
-            `--with-config captures Claude Code's configuration; not for ${options.agent}`,
-          );
-        }
         const startedAt = performance.now();
         const { captureSession } = await import("@stowage/sessions");
         const sessionId = options.session;
@@ -156,16 +150,27 @@ function captureCommand(context: CommandContext): Command {
                 "capturing an OpenCode session",
               )
             : undefined;
+        const withConfig = options.withConfig ? { withConfig: true } : {};
         const where =
           options.agent === "codex"
-            ? { agent: "codex" as const, sessionId, ...codexHomeOf(context, options) }
+            ? {
+                agent: "codex" as const,
+                sessionId,
+                ...codexHomeOf(context, options),
+                cwd: location(context, options).cwd,
+                ...withConfig,
+              }
             : opencode
-              ? { agent: "opencode" as const, sessionId, opencode: opencodeRun(context, options, opencode) }
-              : {
-                  ...location(context, options),
+              ? {
+                  agent: "opencode" as const,
                   sessionId,
-                  ...(options.withConfig ? { withConfig: true } : {}),
-                };
+                  opencode: opencodeRun(context, options, opencode),
+                  ...(options.configDir === undefined
+                    ? {}
+                    : { configDir: resolvePath(context, options.configDir) }),
+                  ...withConfig,
+                }
+              : { ...location(context, options), sessionId, ...withConfig };
         // Chunks go to the principal's blobs in the shared store, where the server reads them.
         const label = `capturing session ${sessionId}`;
         const captured = await withElapsedLine(context, { json: options.json, label }, () =>
