@@ -3,7 +3,9 @@ import { type ContentStore, fromSystemError, StowageError, sha256Hex, throwIfAbo
 import { assertSessionAgent, DEFAULT_SESSION_AGENT, type SessionAgent } from "../agents/session-agent.js";
 import { assertSessionId } from "../agents/session-id.js";
 import { storeChunkedArchive } from "../chunks/chunked-archive.js";
+import { collectClaudeJsonMcpServers } from "../claude/claude-json-mcp.js";
 import { collectSessionEnvironment, collectSessionPlans } from "../claude/collect-environment.js";
+import { PROJECT_MEMORY } from "../claude/session-configuration.js";
 import { transcriptPlanSlugs } from "../claude/session-environment.js";
 import { type ClaudeSessionLocationOptions, claudeSessionLocation } from "../claude/session-location.js";
 import {
@@ -20,6 +22,7 @@ import { collectConfiguration, type SecretLeftOut } from "../configuration/colle
 import {
   type ConfigurationLayout,
   PROJECT_CONFIG_ENTRY_PREFIX,
+  PROJECT_DIR_ENTRY_PREFIX,
   USER_CONFIG_ENTRY_PREFIX,
 } from "../configuration/configuration-layout.js";
 import { childSessionIds, exportParentId } from "../opencode/child-sessions.js";
@@ -84,6 +87,12 @@ export interface ClaudeCaptureOptions extends CommonCaptureOptions, ClaudeSessio
    * `todos/<id>-agent-*.json` and the plans its transcript names (`plans/<slug>.md`). Default true.
    */
   includeEnvironment?: boolean;
+  /**
+   * Also capture the project's auto-memory (`projects/<key>/memory/`, under `~project-dir/`):
+   * the project's, shared by all its sessions, restored only where the project has none of its
+   * files (`configuration.kept` otherwise). Default false.
+   */
+  withMemory?: boolean;
 }
 
 /** Codex: the rollout file, found by session id under `$CODEX_HOME/sessions`. */
@@ -261,6 +270,20 @@ async function collect(options: CaptureSessionOptions, maxBytes: number): Promis
   }
   if (options.withConfig === true) {
     await addConfiguration(collected, "claude-code", { user: configDir, project: options.cwd }, options);
+    // The user's and the project's local MCP servers, from the install's state file.
+    const servers = await collectClaudeJsonMcpServers(configDir, options.cwd, maxBytes, signal);
+    if (servers.source) collected.sources.push(servers.source);
+    collected.skipped.push(...servers.skipped);
+    collected.secretsLeftOut!.push(...servers.secretsLeftOut);
+  }
+  if (options.withMemory === true) {
+    const memory = await collectConfiguration(configDir, PROJECT_MEMORY, PROJECT_DIR_ENTRY_PREFIX, {
+      limit: maxBytes,
+      below: ["projects", location.projectKey],
+      ...(signal ? { signal } : {}),
+    });
+    collected.sources.push(...memory.sources);
+    collected.skipped.push(...memory.skipped);
   }
   return collected;
 }

@@ -411,7 +411,11 @@ async function restoreFiles(
         ? undefined
         : await restoreConfiguration(
             configuration,
-            { configDir: target.root, cwd: options.cwd === undefined ? undefined : resolve(options.cwd) },
+            {
+              configDir: target.root,
+              cwd: options.cwd === undefined ? undefined : resolve(options.cwd),
+              projectKey: target.projectKey,
+            },
             fsync,
           );
     return {

@@ -82,3 +82,10 @@ export function withoutClaudeSecrets(name: string, bytes: Uint8Array): WithoutSe
   if (leftOut.length === 0) return { bytes, leftOut };
   return { bytes: new TextEncoder().encode(`${JSON.stringify(record, null, 2)}\n`), leftOut };
 }
+
+/** Below the project's directory in the config directory: its auto-memory (`withMemory`). */
+export const PROJECT_MEMORY: ConfigurationLayout = {
+  withoutSecrets: (_name, bytes) => ({ bytes, leftOut: [] }),
+  files: [],
+  directories: ["memory"],
+};

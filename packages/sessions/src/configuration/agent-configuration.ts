@@ -1,5 +1,10 @@
 import type { SessionAgent } from "../agents/session-agent.js";
-import { PROJECT_CONFIGURATION, USER_CONFIGURATION } from "../claude/session-configuration.js";
+import { CLAUDE_JSON_MCP_ENTRY } from "../claude/claude-json-mcp.js";
+import {
+  PROJECT_CONFIGURATION,
+  PROJECT_MEMORY,
+  USER_CONFIGURATION,
+} from "../claude/session-configuration.js";
 import { CODEX_PROJECT_CONFIGURATION, CODEX_USER_CONFIGURATION } from "../codex/codex-configuration.js";
 import {
   OPENCODE_PROJECT_CONFIGURATION,
@@ -9,6 +14,7 @@ import {
   type ConfigurationLayout,
   configurationPathProblem,
   PROJECT_CONFIG_ENTRY_PREFIX,
+  PROJECT_DIR_ENTRY_PREFIX,
   USER_CONFIG_ENTRY_PREFIX,
 } from "./configuration-layout.js";
 
@@ -21,9 +27,20 @@ export const CONFIGURATION_BY_AGENT: Readonly<
   opencode: { user: OPENCODE_USER_CONFIGURATION, project: OPENCODE_PROJECT_CONFIGURATION },
 };
 
-/** Whether an archive entry is configuration (captured with `withConfig`) rather than the session's. */
+/** The prefixes of entries restored as configuration: never over a file there. */
+const CONFIGURATION_PREFIXES = [
+  USER_CONFIG_ENTRY_PREFIX,
+  PROJECT_CONFIG_ENTRY_PREFIX,
+  PROJECT_DIR_ENTRY_PREFIX,
+  CLAUDE_JSON_MCP_ENTRY.slice(0, CLAUDE_JSON_MCP_ENTRY.indexOf("/") + 1),
+];
+
+/**
+ * Whether an archive entry is configuration (captured with `withConfig`, or Claude Code's
+ * project memory with `withMemory`) rather than the session's: restored where absent, kept where present.
+ */
 export function isConfigurationEntry(path: string): boolean {
-  return path.startsWith(USER_CONFIG_ENTRY_PREFIX) || path.startsWith(PROJECT_CONFIG_ENTRY_PREFIX);
+  return CONFIGURATION_PREFIXES.some((prefix) => path.startsWith(prefix));
 }
 
 /**
@@ -31,6 +48,15 @@ export function isConfigurationEntry(path: string): boolean {
  * agent reads its configuration), or undefined when it is.
  */
 export function configurationEntryProblem(path: string, agent: SessionAgent): string | undefined {
+  const claudeOnly = `is Claude Code's configuration, not ${agent}'s`;
+  if (path.startsWith(PROJECT_DIR_ENTRY_PREFIX)) {
+    if (agent !== "claude-code") return claudeOnly;
+    return configurationPathProblem(path.slice(PROJECT_DIR_ENTRY_PREFIX.length), PROJECT_MEMORY);
+  }
+  if (!path.startsWith(USER_CONFIG_ENTRY_PREFIX) && !path.startsWith(PROJECT_CONFIG_ENTRY_PREFIX)) {
+    if (agent !== "claude-code") return claudeOnly;
+    return path === CLAUDE_JSON_MCP_ENTRY ? undefined : `must be "${CLAUDE_JSON_MCP_ENTRY}"`;
+  }
   const { user, project } = CONFIGURATION_BY_AGENT[agent];
   return path.startsWith(USER_CONFIG_ENTRY_PREFIX)
     ? configurationPathProblem(path.slice(USER_CONFIG_ENTRY_PREFIX.length), user)

@@ -23,6 +23,8 @@ export interface CollectedConfiguration {
 
 interface Walk {
   root: string;
+  /** Segments below `root` to the layout's base, not part of the archive path. */
+  below: readonly string[];
   layout: ConfigurationLayout;
   prefix: string;
   limit: number;
@@ -34,7 +36,7 @@ interface Walk {
 async function takeFile(walk: Walk, segments: string[]): Promise<void> {
   const path = `${walk.prefix}${segments.join("/")}`;
   const read = await readSessionFile(
-    { root: walk.root, segments },
+    { root: walk.root, segments: [...walk.below, ...segments] },
     walk.limit - walk.found.bytes,
     walk.signal,
   );
@@ -69,7 +71,7 @@ async function takeDirectory(walk: Walk, segments: string[]): Promise<void> {
   throwIfAborted(walk.signal, "capture session configuration");
   let directory: OpenedDirectory | null;
   try {
-    directory = openDirectoryBeneath(walk.root, segments, { refuseNonDirectories: true });
+    directory = openDirectoryBeneath(walk.root, [...walk.below, ...segments], { refuseNonDirectories: true });
   } catch (err) {
     if (StowageError.is(err, "FORBIDDEN") || StowageError.is(err, "CONFLICT")) {
       walk.found.skipped.push({
@@ -110,19 +112,20 @@ async function takeDirectory(walk: Walk, segments: string[]): Promise<void> {
 }
 
 /**
- * The configuration of `layout` under `root` (the config directory or the working directory),
- * as archive entries under `prefix`, read into memory within `limit` bytes: never through a
+ * The configuration of `layout` under `root` (the config directory or the working directory;
+ * with `below`, that directory below it), as archive entries under `prefix`, read into memory within `limit` bytes: never through a
  * link, secrets left out (`withoutSecrets`).
  */
 export async function collectConfiguration(
   root: string,
   layout: ConfigurationLayout,
   prefix: string,
-  options: { limit: number; signal?: AbortSignal },
+  options: { limit: number; below?: readonly string[]; signal?: AbortSignal },
 ): Promise<CollectedConfiguration> {
   const found: CollectedConfiguration = { sources: [], skipped: [], secretsLeftOut: [], bytes: 0 };
   const walk: Walk = {
     root,
+    below: options.below ?? [],
     layout,
     prefix,
     limit: options.limit,

@@ -84,15 +84,25 @@ export function withoutTomlSecrets(bytes: Uint8Array): WithoutSecrets {
   } catch {
     return { refused: "not TOML, so its secrets cannot be left out" };
   }
+  const leftOut = removeSecrets(tree);
+  if (leftOut === null) return { refused: TOO_DEEP };
+  if (leftOut.length === 0) return { bytes, leftOut };
+  return { bytes: new TextEncoder().encode(`${stringifyToml(tree)}\n`), leftOut };
+}
+
+/**
+ * Removes every secret (see `secretPaths`) from `tree` in place and names each, as
+ * `mcp_servers.tiny.env.TINY_API_KEY`; null (nothing removed) when it nests too deep to tell.
+ */
+export function removeSecrets(tree: Record<string, unknown>): string[] | null {
   const paths = secretPaths(tree);
-  if (paths === null) return { refused: TOO_DEEP };
-  if (paths.length === 0) return { bytes, leftOut: [] };
+  if (paths === null) return null;
   for (const path of paths) {
     // Always an object's field (a secret is a named entry), reached through objects and arrays.
     const parent = path.slice(0, -1).reduce<unknown>((node, key) => (node as Tree)[key], tree);
     delete (parent as Tree)[path.at(-1)!];
   }
-  return { bytes: new TextEncoder().encode(`${stringifyToml(tree)}\n`), leftOut: paths.map(label) };
+  return paths.map(label);
 }
 
 /**

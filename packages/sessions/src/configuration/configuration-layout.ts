@@ -9,6 +9,12 @@ import { pathSegmentProblem } from "@stowage/core";
  */
 export const USER_CONFIG_ENTRY_PREFIX = "~user/";
 export const PROJECT_CONFIG_ENTRY_PREFIX = "~project/";
+/**
+ * Claude Code, captured on request (`withMemory`): the project's auto-memory, kept in the
+ * project's directory of the config directory (`projects/<key>/memory/`), restored under the
+ * key the session is restored to. The project's, shared by its sessions: restored where absent.
+ */
+export const PROJECT_DIR_ENTRY_PREFIX = "~project-dir/";
 
 /** What leaving secrets out of a configuration file gave. */
 export type WithoutSecrets =

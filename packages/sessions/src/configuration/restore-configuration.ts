@@ -8,7 +8,12 @@ import {
   writeTempFile,
 } from "@stowage/core/fs";
 import type { SessionArchiveEntry } from "../archive/manifest.js";
-import { PROJECT_CONFIG_ENTRY_PREFIX, USER_CONFIG_ENTRY_PREFIX } from "./configuration-layout.js";
+import { CLAUDE_JSON_MCP_ENTRY, mergeClaudeJsonMcpServers } from "../claude/claude-json-mcp.js";
+import {
+  PROJECT_CONFIG_ENTRY_PREFIX,
+  PROJECT_DIR_ENTRY_PREFIX,
+  USER_CONFIG_ENTRY_PREFIX,
+} from "./configuration-layout.js";
 
 /** What a restore did with the configuration an archive holds (paths as in the archive). */
 export interface RestoredConfiguration {
@@ -97,23 +102,19 @@ const messageOf = (err: unknown) => (err instanceof Error ? err.message : String
  */
 export async function restoreConfiguration(
   files: readonly { entry: SessionArchiveEntry; bytes: Uint8Array }[],
-  roots: { configDir: string; cwd: string | undefined },
+  roots: { configDir: string; cwd: string | undefined; projectKey?: string | undefined },
   fsync: boolean,
 ): Promise<RestoredConfiguration> {
   const result: RestoredConfiguration = { written: [], unchanged: [], kept: [], skipped: [] };
   for (const { entry, bytes } of files) {
-    const project = entry.path.startsWith(PROJECT_CONFIG_ENTRY_PREFIX);
-    const root = project ? roots.cwd : roots.configDir;
-    if (root === undefined) {
-      result.skipped.push({
-        path: entry.path,
-        reason: "the project's configuration is restored only into a working directory (cwd)",
-      });
-      continue;
-    }
-    const rest = entry.path.slice((project ? PROJECT_CONFIG_ENTRY_PREFIX : USER_CONFIG_ENTRY_PREFIX).length);
     try {
-      await writeOne(root, entry.path, rest, bytes, fsync, result);
+      if (entry.path === CLAUDE_JSON_MCP_ENTRY) {
+        await mergeClaudeJsonMcpServers(bytes, roots, fsync, result);
+        continue;
+      }
+      const place = placeOf(entry.path, roots);
+      if (typeof place === "string") result.skipped.push({ path: entry.path, reason: place });
+      else await writeOne(place.root, entry.path, place.rest, bytes, fsync, result);
     } catch (err) {
       // The session is in place already: a file that cannot be written (a full disk, a read-only
       // directory) is reported, and the restore, which cannot be undone halfway, stands.
@@ -121,4 +122,23 @@ export async function restoreConfiguration(
     }
   }
   return result;
+}
+
+/** Where a configuration entry goes: a root and the path below it, or why it goes nowhere. */
+function placeOf(
+  path: string,
+  roots: { configDir: string; cwd: string | undefined; projectKey?: string | undefined },
+): { root: string; rest: string } | string {
+  if (path.startsWith(PROJECT_CONFIG_ENTRY_PREFIX)) {
+    if (roots.cwd === undefined) {
+      return "the project's configuration is restored only into a working directory (cwd)";
+    }
+    return { root: roots.cwd, rest: path.slice(PROJECT_CONFIG_ENTRY_PREFIX.length) };
+  }
+  if (path.startsWith(PROJECT_DIR_ENTRY_PREFIX)) {
+    if (roots.projectKey === undefined) return "the project's memory goes only into a Claude Code project";
+    const rest = path.slice(PROJECT_DIR_ENTRY_PREFIX.length);
+    return { root: roots.configDir, rest: `projects/${roots.projectKey}/${rest}` };
+  }
+  return { root: roots.configDir, rest: path.slice(USER_CONFIG_ENTRY_PREFIX.length) };
 }

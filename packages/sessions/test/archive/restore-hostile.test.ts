@@ -98,6 +98,16 @@ const cases: HostileCase[] = [
     ],
     ["~config/", "the config prefix alone"],
     ["~config", "the config prefix without a slash"],
+    // Configuration and memory captured on request: only where Claude Code reads them.
+    ["~user/../.claude.json", "traversal out of the user's configuration to the install's state"],
+    ["~user/.credentials.json", "credentials as user configuration"],
+    ["~project/../outside.md", "traversal out of the project"],
+    ["~project-dir/memory/../../x.jsonl", "traversal out of the project's memory"],
+    [`~project-dir/${otherId}.jsonl`, "another session's transcript through the memory prefix"],
+    ["~project-dir/memory", "the memory directory as a file"],
+    ["~claude.json/../.claude.json", "traversal through the MCP servers' entry"],
+    ["~claude.json/other.json", "another file under the MCP servers' prefix"],
+    ["~claude.json", "the MCP servers' prefix without its file"],
   ].map(([path, why]) => ({
     why: `entry path: ${why}`,
     code: "INVALID_INPUT" as const,
@@ -599,5 +609,123 @@ describe("restoreSession refuses hostile or broken archives and leaves the targe
     });
     await restoreSession(archive, { configDir, projectKey });
     expect(Object.keys(await snapshotDirectory(projectDir))).toContain(`${sessionId}/%2e%2e`);
+  });
+});
+
+describe("configuration captured on request, restored among hostile things already there", () => {
+  const mcpEntry = (content: string): RawFile => file("~claude.json/mcpServers.json", content);
+  const servers = JSON.stringify({ mcpServers: { tiny: { command: "node" } } });
+
+  it.each([
+    ["an array", "[1]"],
+    ["not JSON", "{"],
+    ["a foreign shape (mcpServers a string)", '{"mcpServers":"x","projects":[]}'],
+  ])("a ~/.claude.json that is %s is left byte for byte as it was", async (_what, content) => {
+    const home = await mkdtemp(join(base, "home-"));
+    await mkdir(join(home, ".claude"));
+    await writeFile(join(home, ".claude.json"), content);
+    const archive = await buildArchive({ sessionId, projectKey, files: [main, mcpEntry(servers)] });
+    const restored = await restoreSession(archive, { configDir: join(home, ".claude"), projectKey });
+    // A foreign shape that is still a JSON object gets the server beside what was there.
+    if (content.startsWith('{"mcpServers":"x"')) {
+      expect(restored.configuration?.written).toEqual(["~claude.json/mcpServers.json#mcpServers.tiny"]);
+      const merged = JSON.parse(await readFile(join(home, ".claude.json"), "utf8"));
+      expect(merged.projects).toEqual([]);
+    } else {
+      expect(restored.configuration?.skipped).toHaveLength(1);
+      expect(await readFile(join(home, ".claude.json"), "utf8")).toBe(content);
+    }
+  });
+
+  it("a server of the same name is kept, and everything else in ~/.claude.json too", async () => {
+    const home = await mkdtemp(join(base, "home-"));
+    await mkdir(join(home, ".claude"));
+    const state = {
+      userID: "u1",
+      mcpServers: { tiny: { command: "mine" } },
+      projects: { "/w": { allowedTools: ["Bash"] } },
+    };
+    await writeFile(join(home, ".claude.json"), JSON.stringify(state));
+    const archived = JSON.stringify({
+      mcpServers: { tiny: { command: "node" }, other: { command: "other" } },
+      projects: { "/elsewhere": { mcpServers: { local: { command: "local" } } } },
+    });
+    const archive = await buildArchive({ sessionId, projectKey, files: [main, mcpEntry(archived)] });
+    const restored = await restoreSession(archive, { configDir: join(home, ".claude"), projectKey });
+    expect(restored.configuration).toMatchObject({
+      written: [
+        "~claude.json/mcpServers.json#mcpServers.other",
+        "~claude.json/mcpServers.json#projects./elsewhere.mcpServers.local",
+      ],
+      kept: ["~claude.json/mcpServers.json#mcpServers.tiny"],
+    });
+    expect(JSON.parse(await readFile(join(home, ".claude.json"), "utf8"))).toEqual({
+      userID: "u1",
+      mcpServers: { tiny: { command: "mine" }, other: { command: "other" } },
+      projects: {
+        "/w": { allowedTools: ["Bash"] },
+        "/elsewhere": { mcpServers: { local: { command: "local" } } },
+      },
+    });
+  });
+
+  it.each([
+    ["an archived entry that is not JSON", "{"],
+    ["an archived entry whose servers are not objects", '{"mcpServers":{"a":1,"b":"x"}}'],
+  ])("%s writes nothing", async (_what, content) => {
+    const home = await mkdtemp(join(base, "home-"));
+    await mkdir(join(home, ".claude"));
+    const archive = await buildArchive({ sessionId, projectKey, files: [main, mcpEntry(content)] });
+    const restored = await restoreSession(archive, { configDir: join(home, ".claude"), projectKey });
+    expect(restored.configuration?.written).toEqual([]);
+    expect(await readdir(home)).toEqual([".claude"]);
+  });
+
+  it("a ~/.claude.json planted as a link is never written through", async () => {
+    const home = await mkdtemp(join(base, "home-"));
+    await mkdir(join(home, ".claude"));
+    await symlink(join(outside, "secret.txt"), join(home, ".claude.json"));
+    const archive = await buildArchive({ sessionId, projectKey, files: [main, mcpEntry(servers)] });
+    const restored = await restoreSession(archive, { configDir: join(home, ".claude"), projectKey });
+    expect(restored.configuration?.skipped).toEqual([
+      { path: "~claude.json/mcpServers.json", reason: expect.stringContaining("link") },
+    ]);
+    expect(await readFile(join(outside, "secret.txt"), "utf8")).toBe("do not touch\n");
+  });
+
+  it("a memory directory planted as a link is never written through", async () => {
+    await symlink(outside, join(projectDir, "memory"));
+    const archive = await buildArchive({
+      sessionId,
+      projectKey,
+      files: [main, file("~project-dir/memory/MEMORY.md", "remember")],
+    });
+    const restored = await restoreSession(archive, { configDir, projectKey });
+    expect(restored.configuration?.skipped.map((skipped) => skipped.path)).toEqual([
+      "~project-dir/memory/MEMORY.md",
+    ]);
+    expect(await snapshotDirectory(outside)).toEqual({ "secret.txt": expect.stringMatching(/^file /) });
+  });
+
+  it.each([
+    ["codex", "~user/auth.json", "Codex's login"],
+    ["codex", "~user/skills/.system/x/SKILL.md", "the system skills Codex installs"],
+    ["codex", "~project-dir/memory/MEMORY.md", "Claude Code's memory in a Codex session"],
+    ["codex", "~claude.json/mcpServers.json", "Claude Code's MCP servers in a Codex session"],
+    ["opencode", "~user/../auth.json", "traversal out of OpenCode's config directory"],
+    ["opencode", "~project/.opencode/node_modules/x/index.js", "installed packages"],
+  ])("a %s archive with %s (%s) is refused", async (agent, path) => {
+    const codexId = "019e1625-789d-76c0-80ab-3724b5ddb799";
+    const own =
+      agent === "codex"
+        ? file(`2026/11/23/rollout-2026-11-23T04-00-00-${codexId}.jsonl`, "{}\n")
+        : file("ses_df96f1435ffed9ABkI498J7iJN.json", "{}");
+    const id = agent === "codex" ? codexId : "ses_df96f1435ffed9ABkI498J7iJN";
+    const archive = await buildArchive({
+      sessionId: id,
+      files: [own, file(path)],
+      manifest: { agent, projectKey: undefined },
+    });
+    await expectStowageError(verifySessionBlob(archive), "INVALID_INPUT");
   });
 });
