@@ -42,15 +42,16 @@ describe.skipIf(!real.present)("stowage session capture --with-config and restor
       '{"mcpServers":{"gh":{"url":"https://x.invalid","headers":{"Authorization":"Bearer t"}}}}',
     );
     await put(join(cwd, ".claude", "commands", "review.md"), "Review the diff.\n");
+    await put(join(location.projectDir, "memory", "MEMORY.md"), "The build uses bazel.\n");
 
     const captured = JSON.parse(
       await stowage(
         ...["session", "capture", "--config-dir", configDir, "--cwd", cwd, "--session", sessionId],
-        ...["--request", "req-env", "--user", "cli", "--with-config", "--json"],
+        ...["--request", "req-env", "--user", "cli", "--with-config", "--with-memory", "--json"],
       ),
     ) as { files: number; secretsLeftOut: { path: string; field: string }[] };
-    // The transcript, two environment files, the user's settings, the project's two files.
-    expect(captured.files).toBe(6);
+    // The transcript, two environment files, the user's settings, the project's two files, its memory.
+    expect(captured.files).toBe(7);
     expect(captured.secretsLeftOut).toEqual([
       { path: "~user/settings.json", field: "env.ANTHROPIC_API_KEY" },
       { path: "~project/.mcp.json", field: "mcpServers.gh.headers.Authorization" },
@@ -64,12 +65,15 @@ describe.skipIf(!real.present)("stowage session capture --with-config and restor
         ...["--config-dir", into.configDir, "--cwd", into.cwd, "--json"],
       ),
     ) as { files: number; configuration: { written: string[] } };
-    expect(restored.files).toBe(6);
+    expect(restored.files).toBe(7);
     expect(restored.configuration.written.sort()).toEqual([
+      "~project-dir/memory/MEMORY.md",
       "~project/.claude/commands/review.md",
       "~project/.mcp.json",
       "~user/settings.json",
     ]);
+    const restoredKey = (await claudeSessionLocation({ ...into, sessionId })).projectDir;
+    expect(await readFile(join(restoredKey, "memory", "MEMORY.md"), "utf8")).toBe("The build uses bazel.\n");
     expect(
       await readFile(join(into.configDir, "file-history", sessionId, "0816f5cf4a1d603d@v2"), "utf8"),
     ).toBe("hello\n");
@@ -81,6 +85,25 @@ describe.skipIf(!real.present)("stowage session capture --with-config and restor
     expect(await readFile(join(into.cwd, ".claude", "commands", "review.md"), "utf8")).toBe(
       "Review the diff.\n",
     );
+  });
+
+  it("--with-memory is Claude Code's only", async () => {
+    const dir = await tempDirectory("stowage-cli-environment-memory-");
+    const argv = [
+      "session",
+      "capture",
+      "--agent",
+      "codex",
+      "--session",
+      "x",
+      "--request",
+      "r",
+      "--user",
+      "cli",
+    ];
+    await expect(
+      run([...argv, "--with-memory"], { cwd: dir, env: { STOWAGE_DATA_DIR: join(dir, ".stowage") } }),
+    ).rejects.toMatchObject({ code: "INVALID_INPUT" });
   });
 
   it("--with-config takes Codex's config.toml without its secrets and AGENTS.md; restore puts them in the new CODEX_HOME", async () => {

@@ -126,6 +126,10 @@ function captureCommand(context: CommandContext): Command {
       "--with-config",
       "also capture the configuration a resumed run needs, the user's and the project's (--cwd): Claude Code's settings, CLAUDE.md, commands, agents, skills, plugins, .mcp.json, .claude/; Codex's config.toml, AGENTS.md, prompts, skills, rules; OpenCode's opencode.json(c), AGENTS.md, agents, commands, modes, plugins, .opencode/. Secrets left out and listed",
     )
+    .option(
+      "--with-memory",
+      "Claude Code: also capture the project's auto-memory (projects/<key>/memory/), restored where the project has none",
+    )
     .addOption(jsonOption())
     .action(
       async (
@@ -136,10 +140,17 @@ function captureCommand(context: CommandContext): Command {
             request: string;
             format: CaptureFormat;
             withConfig?: boolean;
+            withMemory?: boolean;
             json?: boolean;
           },
       ) => {
         const principal = requiredPrincipal(options);
+        if (options.withMemory && options.agent !== "claude-code") {
+          throw new StowageError(
+            "INVALID_INPUT",
+            `--with-memory captures Claude Code's project memory; ${options.agent} keeps none apart from its session`,
+          );
+        }
         const startedAt = performance.now();
         const { captureSession } = await import("@stowage/sessions");
         const sessionId = options.session;
@@ -170,7 +181,12 @@ function captureCommand(context: CommandContext): Command {
                     : { configDir: resolvePath(context, options.configDir) }),
                   ...withConfig,
                 }
-              : { ...location(context, options), sessionId, ...withConfig };
+              : {
+                  ...location(context, options),
+                  sessionId,
+                  ...withConfig,
+                  ...(options.withMemory ? { withMemory: true } : {}),
+                };
         // Chunks go to the principal's blobs in the shared store, where the server reads them.
         const label = `capturing session ${sessionId}`;
         const captured = await withElapsedLine(context, { json: options.json, label }, () =>
