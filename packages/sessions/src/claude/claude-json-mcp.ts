@@ -1,16 +1,11 @@
 import { realpath } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { StowageError } from "@stowage/core";
-import {
-  type OpenedDirectory,
-  openDirectoryBeneath,
-  openFileBeneath,
-  writeFileAtomic,
-} from "@stowage/core/fs";
+import { openDirectoryBeneath, writeFileAtomic } from "@stowage/core/fs";
 import { readSessionFile, type SkippedFile } from "../archive/collect-files.js";
 import type { SecretLeftOut } from "../configuration/collect-configuration.js";
 import { removeSecrets } from "../configuration/config-file-secrets.js";
-import type { RestoredConfiguration } from "../configuration/restore-configuration.js";
+import { existingBytes, type RestoredConfiguration } from "../configuration/restore-configuration.js";
 
 /**
  * Claude Code keeps the user's MCP servers (`claude mcp add --scope user`: top-level
@@ -115,16 +110,6 @@ function serversOf(value: unknown): [string, Tree][] {
     : [];
 }
 
-async function readExisting(directory: OpenedDirectory): Promise<Uint8Array | null> {
-  const opened = await openFileBeneath(directory, [FILE_NAME]);
-  if (!opened) return null;
-  try {
-    return new Uint8Array(await opened.handle.readFile());
-  } finally {
-    await opened.handle.close();
-  }
-}
-
 const sameBytes = (a: Uint8Array | null, b: Uint8Array | null) =>
   a === b || (a !== null && b !== null && Buffer.from(a).equals(Buffer.from(b)));
 
@@ -170,11 +155,8 @@ export async function mergeClaudeJsonMcpServers(
   }
   try {
     for (let attempt = 1; ; attempt++) {
-      let before: Uint8Array | null;
-      try {
-        before = await readExisting(directory);
-      } catch (err) {
-        if (!StowageError.is(err, "FORBIDDEN")) throw err;
+      const before = await existingBytes(directory, FILE_NAME);
+      if (before === "other") {
         result.skipped.push({
           path,
           reason: `${FILE_NAME} is a link or not a regular file (never followed)`,
@@ -205,7 +187,8 @@ export async function mergeClaudeJsonMcpServers(
       }
       if (written.length > 0) {
         // Read again just before the rename: Claude Code rewrites the whole file as it runs.
-        if (!sameBytes(before, await readExisting(directory))) {
+        const now = await existingBytes(directory, FILE_NAME);
+        if (now === "other" || !sameBytes(before, now)) {
           if (attempt < MERGE_ATTEMPTS) continue;
           result.skipped.push({
             path,

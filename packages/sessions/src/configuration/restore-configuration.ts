@@ -30,7 +30,11 @@ export interface RestoredConfiguration {
 const sameBytes = (a: Uint8Array, b: Uint8Array) =>
   a.byteLength === b.byteLength && Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(b);
 
-async function existingBytes(parent: OpenedDirectory, name: string): Promise<Uint8Array | "other" | null> {
+/** The bytes of the regular file `name` in `parent`; `other` for a link or anything else there; null when none. */
+export async function existingBytes(
+  parent: OpenedDirectory,
+  name: string,
+): Promise<Uint8Array | "other" | null> {
   try {
     const opened = await openFileBeneath(parent, [name]);
     if (!opened) return null;
