@@ -78,12 +78,12 @@ const CLAUDE_CODE_PATHS: readonly PathRule[] = [
   {
     pattern: "home/.claude/projects/KEY/memory(/.+)?",
     class: "config",
-    why: "the project's auto-memory, shared by all its sessions (empty here)",
+    why: "the project's auto-memory, shared by all its sessions, captured on request (withMemory; empty here)",
   },
   {
     pattern: "home/\\.claude\\.json",
     class: "machine-local",
-    why: "the install's state: machine and user ids, first start, migrations, per-project trust; holds the OAuth account or API key once logged in",
+    why: "the install's state: machine and user ids, first start, migrations, per-project trust; holds the OAuth account or API key once logged in (its user- and local-scope MCP servers alone are captured on request: withConfig)",
   },
   {
     pattern: "home/.claude/backups/\\.claude\\.json\\.backup\\.\\d+",
@@ -332,7 +332,7 @@ describe.skipIf(!cli.ready)("Claude Code: the session's whole environment", { ti
       )
       .sort();
     const paths = captured.manifest.files.map((file) => file.path);
-    const isConfiguration = (path: string) => path.startsWith("~user/") || path.startsWith("~project/");
+    const isConfiguration = (path: string) => /^~(user|project|project-dir|claude\.json)\//.test(path);
     expect(paths.filter((path) => !isConfiguration(path)).sort()).toEqual(expected);
     // On request, the project's configuration too (this HOME has no user settings): no secrets in it.
     expect(paths.filter(isConfiguration).sort()).toEqual([
