@@ -8,6 +8,7 @@ import {
   type SessionDeletionOptions,
   type SessionDeletionReport,
 } from "./delete-session.js";
+import type { EncryptionOptions } from "./encryption/encryption-options.js";
 import { type ExpiringThing, extendExpiry, listExpiring } from "./expiring.js";
 import { namespaceOf, ownerOf } from "./shared/owner.js";
 import { SHARED_LAYOUT } from "./shared/shared-layout.js";
@@ -25,6 +26,12 @@ export interface StowageOptions<Stores extends StoreTable> extends Deployment {
    * sessions (see `blobRoots`). Default false.
    */
   sharedAcrossHosts?: boolean;
+  /**
+   * Seals everything in `shared` (every principal's stores, blobs, the deployment's records) with
+   * AES-256-GCM under data keys wrapped by `keyProvider` (default: `STOWAGE_ENCRYPTION_KEY`).
+   * Default: stored in clear. See the README's "Encryption at rest".
+   */
+  encryption?: EncryptionOptions;
 }
 
 /** What every tenant has whatever its table: who it is, its blobs and its registered sessions. */
@@ -161,9 +168,16 @@ function assertTableApart(stores: StoreTable): void {
 export function createStowage<Stores extends StoreTable = DefaultStores>(
   options: StowageOptions<Stores>,
 ): Stowage<Stores> {
-  const { stores = DEFAULT_STORES as unknown as Stores, sharedAcrossHosts = false, ...deployment } = options;
+  const {
+    stores = DEFAULT_STORES as unknown as Stores,
+    sharedAcrossHosts = false,
+    encryption,
+    ...given
+  } = options;
   assertTableApart(stores);
-  const shared = createSharedStores({ shared: deployment.shared });
+  const shared = createSharedStores({ shared: given.shared, ...(encryption ? { encryption } : {}) });
+  // Every store of the table opens on the sealed store when encryption is on.
+  const deployment: Deployment = { ...given, shared: shared.shared };
   const tenants = new Map<string, Tenant<Stores>>();
   let auditsPrunedAt = Number.NEGATIVE_INFINITY;
 

@@ -12,6 +12,9 @@ export {
 } from "./create-stowage.js";
 export { DEFAULT_STORES, type DefaultStores } from "./default-stores.js";
 export type { SessionDeletionOptions, SessionDeletionReport } from "./delete-session.js";
+export type { KeyRotationReport } from "./encryption/data-keys.js";
+export type { EncryptionOptions } from "./encryption/encryption-options.js";
+export type { KeyProvider, KeyWrapContext, WrappedDataKey } from "./encryption/key-provider.js";
 export type { ExpiringKind, ExpiringThing } from "./expiring.js";
 export {
   convertStoredTranscript,

@@ -1,3 +1,6 @@
+export type { KeyRotationReport } from "../encryption/data-keys.js";
+export type { EncryptionOptions } from "../encryption/encryption-options.js";
+export type { KeyProvider, KeyWrapContext, WrappedDataKey } from "../encryption/key-provider.js";
 export { agentSessionsOf, openAgentSession, registerAgentSession } from "./agent-sessions.js";
 export {
   type ApiKeyRecord,

@@ -17,4 +17,9 @@ export const SHARED_LAYOUT = {
    * deployment where a sweep does not know the owner (`deployment/…`); kept 400 days.
    */
   deletionAudit: "deletion-audit/",
+  /**
+   * Data keys of an encrypted deployment, wrapped by its key provider (`<scope>/<data key id>.json`,
+   * the scope a principal's namespace or `deployment`): the only objects stored unsealed.
+   */
+  encryptionKeys: "encryption-keys/",
 } as const;

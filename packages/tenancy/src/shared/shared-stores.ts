@@ -5,7 +5,9 @@ import {
   type OwnedBlobStore,
   type OwnerMarksLocation,
 } from "@stowage/blob-store";
-import type { ObjectStore, Principal } from "@stowage/core";
+import { type ObjectStore, type OperationOptions, type Principal, StowageError } from "@stowage/core";
+import type { KeyRotationReport } from "../encryption/data-keys.js";
+import { type EncryptionOptions, sealShared } from "../encryption/encryption-options.js";
 import { createApiKeyRecords } from "./api-key-records.js";
 import { type ApiKeys, createApiKeys } from "./api-keys.js";
 import { type DeletionAudit, deletionAuditAt } from "./deletion-audit.js";
@@ -15,8 +17,14 @@ import { SHARED_LAYOUT } from "./shared-layout.js";
 
 /** What every process of a deployment reads from the store they share, before any principal's stores. */
 export interface SharedStores {
-  /** The store itself. */
+  /** The store itself: sealed (encrypted at rest) when the deployment was given `encryption`. */
   shared: ObjectStore;
+  /**
+   * Re-wraps every data key under the key provider's current key-encryption key, rewriting only
+   * the key records (`encryption-keys/`), never content; INVALID_INPUT (`ENCRYPTION_OFF`) when the
+   * deployment is not encrypted.
+   */
+  rotateEncryptionKeys(options?: OperationOptions): Promise<KeyRotationReport>;
   /** API keys: who a request acts as. A key issued by one process is valid in every other. */
   apiKeys: ApiKeys;
   /** Every principal's blobs, stored once. */
@@ -41,11 +49,29 @@ export interface SharedStores {
  * {@link SHARED_LAYOUT} says. It loads no domain package but blob-store, so a command that only
  * issues keys or reads blobs starts fast.
  */
-export function createSharedStores(options: { shared: ObjectStore }): SharedStores {
-  const { shared } = options;
+export function createSharedStores(options: {
+  shared: ObjectStore;
+  encryption?: EncryptionOptions;
+}): SharedStores {
+  const sealed = options.encryption
+    ? sealShared(options.shared, SHARED_LAYOUT.encryptionKeys, options.encryption)
+    : undefined;
+  const shared = sealed?.shared ?? options.shared;
   const blobs = createBlobStore({ store: shared, layout: "sharded", prefix: SHARED_LAYOUT.blobs });
   return {
     shared,
+    rotateEncryptionKeys: async (rotateOptions) => {
+      if (!sealed) {
+        throw new StowageError(
+          "INVALID_INPUT",
+          "this deployment is not encrypted: it has no data keys to rotate",
+          {
+            reason: "ENCRYPTION_OFF",
+          },
+        );
+      }
+      return sealed.rotate(rotateOptions);
+    },
     apiKeys: createApiKeys({
       records: createApiKeyRecords({ store: shared, prefix: SHARED_LAYOUT.apiKeys }),
     }),

@@ -1,0 +1,152 @@
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
+import { StowageError } from "@stowage/core";
+
+// The framed format of an encrypted object body:
+//
+//   header   "STWE" | version (1 byte) | data key id (16 bytes) | salt (16 bytes)
+//   segments ciphertext of up to SEGMENT_BYTES plaintext bytes, then its 16-byte GCM tag
+//
+// Each object is sealed under its own key, HKDF-SHA256(data key, salt); the salt is random per
+// object, so a segment counter is a safe nonce. Every segment's additional data binds the header,
+// the segment's index, whether it is the last one, and the object's key in the store: a truncated
+// object (no segment flagged last), reordered segments, or one object's bytes put at another key
+// fail their tag (INTEGRITY). Every segment but the last is full, so the plaintext size follows
+// from the stored size alone (`plaintextSize`): listings need not read a byte.
+
+/** Plaintext bytes per sealed segment. */
+export const SEGMENT_BYTES = 64 * 1024;
+const MAGIC = Uint8Array.from([0x53, 0x54, 0x57, 0x45]); // "STWE"
+const FORMAT_VERSION = 1;
+/** Bytes of a data key id, written in every header. */
+export const DATA_KEY_ID_BYTES = 16;
+const SALT_BYTES = 16;
+const TAG_BYTES = 16;
+const HEADER_BYTES = MAGIC.length + 1 + DATA_KEY_ID_BYTES + SALT_BYTES;
+const OBJECT_KEY_INFO = Buffer.from("stowage/object-key/v1");
+
+/** What the header of a sealed object says. */
+export interface SealedHeader {
+  /** The header's bytes, bound into every segment. */
+  bytes: Uint8Array;
+  /** Hex id of the data key the object was sealed under. */
+  dataKeyId: string;
+  salt: Uint8Array;
+}
+
+function integrity(objectKey: string, why: string, cause?: unknown): StowageError {
+  return new StowageError("INTEGRITY", `encrypted object ${objectKey} ${why}`, {
+    reason: "DECRYPTION_FAILED",
+    details: { key: objectKey },
+    ...(cause === undefined ? {} : { cause }),
+  });
+}
+
+/** A fresh header for an object sealed under the data key `dataKeyId` (hex). */
+export function newHeader(dataKeyId: string): SealedHeader {
+  const salt = randomBytes(SALT_BYTES);
+  const bytes = new Uint8Array(HEADER_BYTES);
+  bytes.set(MAGIC, 0);
+  bytes[MAGIC.length] = FORMAT_VERSION;
+  bytes.set(Buffer.from(dataKeyId, "hex"), MAGIC.length + 1);
+  bytes.set(salt, MAGIC.length + 1 + DATA_KEY_ID_BYTES);
+  return { bytes, dataKeyId, salt };
+}
+
+/** The header at the start of `sealed`; INTEGRITY when it is not one this version writes. */
+export function parseHeader(sealed: Uint8Array, objectKey: string): SealedHeader {
+  if (sealed.byteLength < HEADER_BYTES + TAG_BYTES) throw integrity(objectKey, "is too short to be sealed");
+  for (let i = 0; i < MAGIC.length; i++) {
+    if (sealed[i] !== MAGIC[i])
+      throw integrity(objectKey, "is not sealed (stored in clear or by another tool)");
+  }
+  if (sealed[MAGIC.length] !== FORMAT_VERSION) {
+    throw integrity(
+      objectKey,
+      `has format version ${sealed[MAGIC.length]}, this version reads ${FORMAT_VERSION}`,
+    );
+  }
+  const bytes = sealed.slice(0, HEADER_BYTES);
+  const idStart = MAGIC.length + 1;
+  return {
+    bytes,
+    dataKeyId: Buffer.from(bytes.subarray(idStart, idStart + DATA_KEY_ID_BYTES)).toString("hex"),
+    salt: bytes.subarray(idStart + DATA_KEY_ID_BYTES),
+  };
+}
+
+/** The object's own key: derived, never stored. */
+export function objectKeyFor(dataKey: Uint8Array, header: SealedHeader): Buffer {
+  return Buffer.from(hkdfSync("sha256", dataKey, header.salt, OBJECT_KEY_INFO, 32));
+}
+
+function nonceOf(index: number): Buffer {
+  const nonce = Buffer.alloc(12);
+  nonce.writeUInt32BE(index, 8);
+  return nonce;
+}
+
+function additionalData(header: SealedHeader, index: number, last: boolean, objectKey: string): Buffer {
+  const position = Buffer.alloc(5);
+  position.writeUInt32BE(index, 0);
+  position[4] = last ? 1 : 0;
+  return Buffer.concat([header.bytes, position, Buffer.from(objectKey, "utf8")]);
+}
+
+/** One segment, sealed: its ciphertext then its tag. */
+export function sealSegment(
+  key: Buffer,
+  header: SealedHeader,
+  objectKey: string,
+  index: number,
+  last: boolean,
+  plaintext: Uint8Array,
+): Buffer {
+  const cipher = createCipheriv("aes-256-gcm", key, nonceOf(index));
+  cipher.setAAD(additionalData(header, index, last, objectKey));
+  return Buffer.concat([cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
+}
+
+/** One sealed segment's plaintext; INTEGRITY when its tag does not hold. */
+export function openSegment(
+  key: Buffer,
+  header: SealedHeader,
+  objectKey: string,
+  index: number,
+  last: boolean,
+  sealed: Uint8Array,
+): Buffer {
+  if (sealed.byteLength < TAG_BYTES) throw integrity(objectKey, `is cut inside segment ${index}`);
+  const decipher = createDecipheriv("aes-256-gcm", key, nonceOf(index));
+  decipher.setAAD(additionalData(header, index, last, objectKey));
+  decipher.setAuthTag(sealed.subarray(sealed.byteLength - TAG_BYTES));
+  try {
+    return Buffer.concat([
+      decipher.update(sealed.subarray(0, sealed.byteLength - TAG_BYTES)),
+      decipher.final(),
+    ]);
+  } catch (err) {
+    throw integrity(
+      objectKey,
+      `failed authentication at segment ${index} (tampered, truncated, moved from another key, or sealed under another key)`,
+      err,
+    );
+  }
+}
+
+/** Bytes a sealed segment takes in the store when full. */
+export const SEALED_SEGMENT_BYTES = SEGMENT_BYTES + TAG_BYTES;
+
+/** The stored size of `plaintextBytes` sealed. */
+export function sealedSize(plaintextBytes: number): number {
+  return HEADER_BYTES + plaintextBytes + TAG_BYTES * Math.max(1, Math.ceil(plaintextBytes / SEGMENT_BYTES));
+}
+
+/** The plaintext size of an object stored as `storedBytes` sealed bytes; 0 for what cannot be one. */
+export function plaintextSize(storedBytes: number): number {
+  const body = storedBytes - HEADER_BYTES;
+  if (body < TAG_BYTES) return 0;
+  return body - TAG_BYTES * Math.ceil(body / SEALED_SEGMENT_BYTES);
+}
+
+/** Where the segments begin. */
+export const SEALED_HEADER_BYTES = HEADER_BYTES;
