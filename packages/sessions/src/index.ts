@@ -65,6 +65,7 @@ export {
 } from "./repository/memory-session-blobs.js";
 export type {
   CreateSessionBlobInput,
+  CreateSessionBlobOptions,
   DeleteExpiredOptions,
   ExpiredSessionBlob,
   ListSessionBlobsOptions,

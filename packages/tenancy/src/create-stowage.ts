@@ -9,10 +9,11 @@ import {
   type SessionDeletionReport,
 } from "./delete-session.js";
 import type { EncryptionOptions } from "./encryption/encryption-options.js";
+import { sealSessionBlobs } from "./encryption/sealed-session-blobs.js";
 import { type ExpiringThing, extendExpiry, listExpiring } from "./expiring.js";
 import { namespaceOf, ownerOf } from "./shared/owner.js";
 import { SHARED_LAYOUT } from "./shared/shared-layout.js";
-import { createSharedStores, type SharedStores } from "./shared/shared-stores.js";
+import { type SharedStores, sealSharedStore, sharedStoresOver } from "./shared/shared-stores.js";
 import type { Deployment, OpenedStore, StoreTable } from "./store-definition.js";
 import { AUDIT_PRUNE_INTERVAL_MS, type SweepReport, sweepStores } from "./sweep.js";
 
@@ -175,9 +176,17 @@ export function createStowage<Stores extends StoreTable = DefaultStores>(
     ...given
   } = options;
   assertTableApart(stores);
-  const shared = createSharedStores({ shared: given.shared, ...(encryption ? { encryption } : {}) });
-  // Every store of the table opens on the sealed store when encryption is on.
-  const deployment: Deployment = { ...given, shared: shared.shared };
+  const sealed = sealSharedStore(given.shared, encryption);
+  const shared = sharedStoresOver(given.shared, sealed);
+  // Every store of the table opens on the sealed store when encryption is on, and stored sessions
+  // (a database's rows, not the shared store) are sealed under the same data keys.
+  const deployment: Deployment = {
+    ...given,
+    shared: shared.shared,
+    ...(sealed && given.sessionBlobs
+      ? { sessionBlobs: sealSessionBlobs(given.sessionBlobs, sealed.keys) }
+      : {}),
+  };
   const tenants = new Map<string, Tenant<Stores>>();
   let auditsPrunedAt = Number.NEGATIVE_INFINITY;
 

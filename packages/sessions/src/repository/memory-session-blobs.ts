@@ -2,6 +2,7 @@ import { throwIfAborted } from "@stowage/core";
 import { assertSessionId } from "../agents/session-id.js";
 import type {
   CreateSessionBlobInput,
+  CreateSessionBlobOptions,
   DeleteExpiredOptions,
   ExpiredSessionBlob,
   RepositoryOperationOptions,
@@ -67,9 +68,12 @@ export function createMemorySessionBlobRepository(
   };
 
   return {
-    async create(input: CreateSessionBlobInput, { signal }: RepositoryOperationOptions = {}) {
+    async create(input: CreateSessionBlobInput, { signal, preverified }: CreateSessionBlobOptions = {}) {
       const at = now();
-      const valid = await normalizeCreateInput(input, limits, at, signal ? { signal } : {});
+      const valid = await normalizeCreateInput(input, limits, at, {
+        ...(signal ? { signal } : {}),
+        preverified,
+      });
       throwIfAborted(signal, "create session blob");
       const existing = [...records.values()].find(
         (record) =>

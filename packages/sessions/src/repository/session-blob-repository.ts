@@ -51,6 +51,17 @@ export interface RepositoryOperationOptions {
   signal?: AbortSignal;
 }
 
+/** Options of {@link SessionBlobRepository.create}. */
+export interface CreateSessionBlobOptions extends RepositoryOperationOptions {
+  /**
+   * The blob is the ciphertext of an archive the caller verified itself (`verifySessionBlob`,
+   * which also measured `rawSizeBytes`): stored as given instead of read through. For an
+   * encrypting wrapper only (tenancy's, with `createStowage({ encryption })`); a blob stored this
+   * way without that check fails at its restore instead of here.
+   */
+  preverified?: boolean;
+}
+
 export interface DeleteExpiredOptions extends RepositoryOperationOptions {
   /** Rows per delete statement, 1 to 100,000. Default 1,000. */
   batchSize?: number;
@@ -109,7 +120,7 @@ export interface SessionBlobRepository {
    * Stores a session; an existing record for the same owner, request and session is replaced
    * (upsert on the three).
    */
-  create(input: CreateSessionBlobInput, options?: RepositoryOperationOptions): Promise<SessionBlobRecord>;
+  create(input: CreateSessionBlobInput, options?: CreateSessionBlobOptions): Promise<SessionBlobRecord>;
   /** The owner's most recently stored, unexpired session of a request, or null. */
   getLatestForRequest(
     owner: string,

@@ -74,7 +74,7 @@ export async function normalizeCreateInput(
   input: CreateSessionBlobInput,
   limits: SessionBlobLimits,
   now: Date,
-  options: { signal?: AbortSignal } = {},
+  options: { signal?: AbortSignal; preverified?: boolean } = {},
 ): Promise<CreateSessionBlobInput & { storedBytes: number; expiresAt: Date | null }> {
   const resolved = resolveSessionBlobLimits(limits);
   if (typeof input !== "object" || input === null) {
@@ -102,11 +102,14 @@ export async function normalizeCreateInput(
       `storedBytes must be a non-negative integer or absent, got ${describeValue(storedBytes)}`,
     );
   }
-  const { rawSizeBytes } = await verifySessionBlob(input, {
-    agent: input.agentType as SessionAgent,
-    maxBytes: resolved.maxRawBytes,
-    ...(options.signal ? { signal: options.signal } : {}),
-  });
+  // A sealed blob was verified before it was sealed (see `CreateSessionBlobOptions.preverified`).
+  const { rawSizeBytes } = options.preverified
+    ? input
+    : await verifySessionBlob(input, {
+        agent: input.agentType as SessionAgent,
+        maxBytes: resolved.maxRawBytes,
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
   return {
     ...input,
     rawSizeBytes,

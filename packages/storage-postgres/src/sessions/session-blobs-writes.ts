@@ -1,6 +1,7 @@
 import { assertSessionId, throwIfAborted } from "@stowage/core";
 import type {
   CreateSessionBlobInput,
+  CreateSessionBlobOptions,
   DeleteExpiredOptions,
   ExpiredSessionBlob,
   RepositoryOperationOptions,
@@ -23,9 +24,12 @@ import type { SessionBlobsContext } from "./session-blobs-context.js";
 export async function createSessionBlob(
   { db, limits }: SessionBlobsContext,
   input: CreateSessionBlobInput,
-  { signal }: RepositoryOperationOptions = {},
+  { signal, preverified }: CreateSessionBlobOptions = {},
 ): Promise<SessionBlobRecord> {
-  const valid = await normalizeCreateInput(input, limits, new Date(), signal ? { signal } : {});
+  const valid = await normalizeCreateInput(input, limits, new Date(), {
+    ...(signal ? { signal } : {}),
+    preverified,
+  });
   return runDatabase(`create session blob for request ${valid.requestId}`, signal, async () => {
     // The blob is not sent back: the caller has it, and a 4 MB echo would double the cost.
     const [row] = await db

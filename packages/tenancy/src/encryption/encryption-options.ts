@@ -1,5 +1,5 @@
 import { type Env, type ObjectStore, type OperationOptions, StowageError } from "@stowage/core";
-import { createDataKeys, type KeyRotationReport } from "./data-keys.js";
+import { createDataKeys, type DataKeys, type KeyRotationReport } from "./data-keys.js";
 import { createEncryptedObjectStore } from "./encrypted-object-store.js";
 import { ENCRYPTION_KEY_SETTING, envKeyProvider } from "./env-key-provider.js";
 import type { KeyProvider } from "./key-provider.js";
@@ -18,9 +18,10 @@ export interface EncryptionOptions {
   env?: Env;
 }
 
-/** The shared store sealed, and the rotation of its key records. */
+/** The shared store sealed, its data keys (for what is stored elsewhere), and their rotation. */
 export interface SealedShared {
   shared: ObjectStore;
+  keys: DataKeys;
   rotate(options?: OperationOptions): Promise<KeyRotationReport>;
 }
 
@@ -38,5 +39,5 @@ export function sealShared(raw: ObjectStore, keysPrefix: string, options: Encryp
     );
   }
   const keys = createDataKeys(raw, keysPrefix, provider);
-  return { shared: createEncryptedObjectStore(raw, keys), rotate: keys.rotate };
+  return { shared: createEncryptedObjectStore(raw, keys), keys, rotate: keys.rotate };
 }

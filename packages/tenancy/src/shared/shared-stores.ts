@@ -7,7 +7,7 @@ import {
 } from "@stowage/blob-store";
 import { type ObjectStore, type OperationOptions, type Principal, StowageError } from "@stowage/core";
 import type { KeyRotationReport } from "../encryption/data-keys.js";
-import { type EncryptionOptions, sealShared } from "../encryption/encryption-options.js";
+import { type EncryptionOptions, type SealedShared, sealShared } from "../encryption/encryption-options.js";
 import { createApiKeyRecords } from "./api-key-records.js";
 import { type ApiKeys, createApiKeys } from "./api-keys.js";
 import { type DeletionAudit, deletionAuditAt } from "./deletion-audit.js";
@@ -47,16 +47,27 @@ export interface SharedStores {
 /**
  * The deployment's own records in `shared` (API keys, registered sessions, blobs), laid out as
  * {@link SHARED_LAYOUT} says. It loads no domain package but blob-store, so a command that only
- * issues keys or reads blobs starts fast.
+ * issues keys or reads blobs starts fast. With `encryption`, `shared` is sealed as in
+ * `createStowage` (give both the same options: each reads what the other wrote).
  */
 export function createSharedStores(options: {
   shared: ObjectStore;
   encryption?: EncryptionOptions;
 }): SharedStores {
-  const sealed = options.encryption
-    ? sealShared(options.shared, SHARED_LAYOUT.encryptionKeys, options.encryption)
-    : undefined;
-  const shared = sealed?.shared ?? options.shared;
+  return sharedStoresOver(options.shared, sealSharedStore(options.shared, options.encryption));
+}
+
+/** `raw` sealed as {@link SHARED_LAYOUT} says (its key records in `encryptionKeys`), or undefined without `encryption`. */
+export function sealSharedStore(
+  raw: ObjectStore,
+  encryption: EncryptionOptions | undefined,
+): SealedShared | undefined {
+  return encryption ? sealShared(raw, SHARED_LAYOUT.encryptionKeys, encryption) : undefined;
+}
+
+/** The deployment's records over `raw`, or over its seal when there is one. */
+export function sharedStoresOver(raw: ObjectStore, sealed: SealedShared | undefined): SharedStores {
+  const shared = sealed?.shared ?? raw;
   const blobs = createBlobStore({ store: shared, layout: "sharded", prefix: SHARED_LAYOUT.blobs });
   return {
     shared,
