@@ -19,6 +19,7 @@ import {
 } from "@stowage/hot-state/env";
 import { type ConnectPostgresOptions, postgresOptionsFromEnv } from "@stowage/storage-postgres/env";
 import { type S3EnvOptions, s3OptionsFromEnv } from "@stowage/storage-s3/env";
+import type { EncryptionOptions } from "@stowage/tenancy";
 import { createUploadPolicy, type UploadPolicy, uploadPolicyOptionsFromEnv } from "@stowage/uploads";
 
 /** Shortest signing secret accepted from `STOWAGE_SIGNING_SECRET`. */
@@ -36,6 +37,8 @@ export interface AppConfig {
   database: ConnectPostgresOptions | undefined;
   /** S3 from the `S3_*` variables; undefined means uploads on the file system, signed by this app. */
   s3: S3EnvOptions | undefined;
+  /** See {@link StorageConfig.encryption}. */
+  encryption: EncryptionOptions | undefined;
   uploadPolicy: UploadPolicy;
   bootstrap: { enabled: boolean; thresholdChars: number };
   /** `STOWAGE_HOT_STATE_KEEP_VERSIONS`: hot-state versions kept per session; unset keeps them all. */
@@ -232,6 +235,18 @@ export interface StorageConfig {
   database: ConnectPostgresOptions | undefined;
   /** S3 from the `S3_*` variables; undefined means the file system of the data directory. */
   s3: S3EnvOptions | undefined;
+  /**
+   * `STOWAGE_ENCRYPTION_KEY`: base64 32-byte key-encryption keys, comma-separated, each optionally
+   * `id:key`, the first current. Set, everything in the shared store and every stored session is
+   * sealed (`createStowage`'s `encryption`); unset, stored in clear. Checked when the stores open.
+   */
+  encryption: EncryptionOptions | undefined;
+}
+
+/** The encryption of `STOWAGE_ENCRYPTION_KEY`, holding that one setting only (not the whole environment). */
+function encryptionFrom(env: Env): EncryptionOptions | undefined {
+  const keys = envString(env, "STOWAGE_ENCRYPTION_KEY");
+  return keys === undefined ? undefined : { env: { STOWAGE_ENCRYPTION_KEY: keys } };
 }
 
 /**
@@ -243,7 +258,7 @@ export function loadStorageConfig(env: Env = process.env, cwd = process.cwd()): 
   const database = settings.read(() => postgresOptionsFromEnv(env));
   const s3 = settings.read(() => s3OptionsFromEnv(env));
   if (settings.problems.length > 0) throw settings.failure();
-  return { dataDir: dataDirFrom(env, cwd), database, s3 };
+  return { dataDir: dataDirFrom(env, cwd), database, s3, encryption: encryptionFrom(env) };
 }
 
 /** The MCP session table's settings, each left out when unset (the package's default holds). */
@@ -274,8 +289,11 @@ export function loadSessionBlobsConfig(env: Env = process.env, cwd = process.cwd
   const settings = settingsReader();
   const sessionTtlMs = settings.read(() => sessionTtlMsFrom(env));
   const database = settings.read(() => postgresOptionsFromEnv(env));
+  const encryption = encryptionFrom(env);
+  // S3 only where the data keys are (an encrypted deployment's shared store); the sessions are in the database.
+  const s3 = encryption ? settings.read(() => s3OptionsFromEnv(env)) : undefined;
   if (settings.problems.length > 0 || sessionTtlMs === undefined) throw settings.failure();
-  return { dataDir: dataDirFrom(env, cwd), database, s3: undefined, sessionTtlMs };
+  return { dataDir: dataDirFrom(env, cwd), database, s3, sessionTtlMs, encryption };
 }
 
 /**
@@ -338,6 +356,7 @@ export async function loadConfig(env: Env = process.env, cwd = process.cwd()): P
     signingSecret: await signingSecretFor(dataDir, signingSecret),
     database,
     s3,
+    encryption: encryptionFrom(env),
     uploadPolicy,
     bootstrap,
     hotState,
@@ -394,6 +413,9 @@ export function describeConfig(config: AppConfig): string[] {
     `uploads: ${config.uploadRetentionDays === undefined ? "kept until deleted" : `deleted after ${config.uploadRetentionDays} days`}`,
     `expiries: extended by their owner up to ${config.maxExpiryDays === undefined ? "the default 30" : config.maxExpiryDays} days ahead`,
     `content refs in bootstrap context: ${config.bootstrap.enabled ? `on (from ${config.bootstrap.thresholdChars} chars)` : "off"}`,
+    config.encryption
+      ? "encryption at rest: on (STOWAGE_ENCRYPTION_KEY): the shared store and stored sessions are sealed; uploads are not (they travel by signed URL)"
+      : "encryption at rest: off (set STOWAGE_ENCRYPTION_KEY to seal the shared store and stored sessions)",
     `thread posts: ${config.redactSecrets ? "secrets redacted" : "stored as posted (STOWAGE_REDACT_SECRETS=off)"}`,
     `hot state: ${config.hotState.keepVersions === undefined ? "every version kept" : `the newest ${config.hotState.keepVersions} versions kept per session`}`,
     `listening on http://${config.host}:${config.port} (public URL ${config.publicUrl})`,

@@ -14,7 +14,6 @@ import { createPostgresPromptMetricsLog } from "@stowage/storage-postgres/metric
 import { createPostgresSessionBlobs } from "@stowage/storage-postgres/sessions";
 import { createPostgresQuotaLedger } from "@stowage/storage-postgres/uploads";
 import { createStowage, type Stowage, type Tenant } from "@stowage/tenancy";
-import { createSharedStores } from "@stowage/tenancy/shared";
 import { createUploadService, type UploadService } from "@stowage/uploads";
 import type { AppConfig } from "./config.js";
 import { createRateLimits, type RateLimits } from "./http/rate-limit.js";
@@ -97,6 +96,8 @@ export async function createServices(config: AppConfig): Promise<Services> {
   // The fs store's signed upload URLs ask the upload service (made below) before they store:
   // a URL revoked since it was handed out (its session's uploads deleted) writes nothing.
   let uploadsService: UploadService | undefined;
+  // Made below; registrations are read through it (sealed when the deployment is encrypted).
+  let deployment: Stowage | undefined;
   const objects = createFsObjectStore({
     root: join(dataDir, "objects"),
     directUrls: {
@@ -116,7 +117,6 @@ export async function createServices(config: AppConfig): Promise<Services> {
     const stores = instrumentedStores(await storesFor(config, objects, database), config, metrics);
     const databaseBackend = database.driver === "pg" ? "postgres" : "pglite";
     const notifier = createPostgresNotifier({ connection: database });
-    const { registeredSessions } = createSharedStores({ shared: stores.shared });
     const uploads = createUploadService({
       store: stores.uploads,
       policy: config.uploadPolicy,
@@ -128,7 +128,10 @@ export async function createServices(config: AppConfig): Promise<Services> {
       // The caller is authenticated by the app's middleware (its API key), never by the service.
       // A session exists in its principal's namespace only: the same id of another principal is
       // another session, and nobody can squat an id.
-      sessionExists: (principal, sessionId, options) => registeredSessions(principal).has(sessionId, options),
+      sessionExists: (principal, sessionId, options) => {
+        if (!deployment) throw new StowageError("UNAVAILABLE", "the deployment is not ready");
+        return deployment.registeredSessions(principal).has(sessionId, options);
+      },
       // Listed uploads report when the sweep's retention deletes them.
       ...(config.uploadRetentionDays === undefined ? {} : { retentionDays: config.uploadRetentionDays }),
     });
@@ -143,6 +146,7 @@ export async function createServices(config: AppConfig): Promise<Services> {
     await mkdir(agentSessionsDir, { recursive: true });
     const stowage = createStowage({
       shared: stores.shared,
+      ...(config.encryption ? { encryption: config.encryption } : {}),
       notifier,
       agentSessionsDir,
       sessionBlobs,
@@ -159,17 +163,20 @@ export async function createServices(config: AppConfig): Promise<Services> {
       promptMetricsFor: (owner: string) =>
         createPostgresPromptMetricsLog({ db: database.db, namespace: owner }),
     });
+    deployment = stowage;
     return {
       config,
       objects,
-      shared: stores.shared,
+      // Sealed when the deployment is encrypted: nothing of the app reads the raw store.
+      shared: stowage.shared,
       stowage,
       blobs: stowage.blobs,
       // Every request verifies its key: a verified one is kept a few seconds (`verified-keys.ts`).
       apiKeys: cacheVerifiedKeys(stowage.apiKeys, config.apiKeyCacheMs),
       uploads,
       database,
-      sessionBlobs,
+      // Sealed like the shared store when the deployment is encrypted.
+      sessionBlobs: stowage.deployment.sessionBlobs ?? sessionBlobs,
       notifier,
       limits: countStreams(
         createRateLimits({ perMinute: config.rateLimitPerMinute, db: database.db }),

@@ -28,8 +28,25 @@ function createKeyCommand(context: CommandContext): Command {
     });
 }
 
+function rotateEncryptionCommand(context: CommandContext): Command {
+  return new Command("rotate-encryption")
+    .description(
+      "Re-wrap every data key under the first key of STOWAGE_ENCRYPTION_KEY (content is not rewritten); then the old key may be dropped",
+    )
+    .addOption(jsonOption())
+    .action(async (options: { json?: boolean }) => {
+      await withStoredData(context, async ({ rotateEncryptionKeys }) => {
+        const report = await rotateEncryptionKeys();
+        printResult(context, options.json, report, () => [
+          `${report.rewrapped} data keys re-wrapped under ${report.keyId}, ${report.alreadyCurrent} already were`,
+        ]);
+      });
+    });
+}
+
 export function keysCommand(context: CommandContext): Command {
   return new Command("keys")
-    .description("Issue API keys (only a hash is stored)")
-    .addCommand(createKeyCommand(context));
+    .description("Issue API keys (only a hash is stored); rotate the encryption key")
+    .addCommand(createKeyCommand(context))
+    .addCommand(rotateEncryptionCommand(context));
 }

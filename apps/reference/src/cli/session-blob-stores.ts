@@ -1,9 +1,17 @@
 import { access } from "node:fs/promises";
 import { join } from "node:path";
+import { createMemoryNotifier } from "@stowage/core";
 import type { SessionBlobRepository } from "@stowage/sessions";
-import { connectEmbedded, connectPostgres } from "@stowage/storage-postgres";
+import { createFsObjectStore } from "@stowage/storage-fs";
+import {
+  connectEmbedded,
+  connectPostgres,
+  createPostgresObjectStore,
+  type StowageConnection,
+} from "@stowage/storage-postgres";
 import { createPostgresSessionBlobs } from "@stowage/storage-postgres/sessions";
 import type { SessionBlobsConfig } from "../config.js";
+import { AGENT_SESSIONS_DIR, s3StoreFor } from "../shared-store.js";
 
 /** The database alone with the session blobs in it; see {@link openSessionBlobs}. */
 export interface SessionBlobStores {
@@ -43,8 +51,40 @@ export async function openSessionBlobs(config: SessionBlobsConfig): Promise<Sess
   const database = config.database
     ? await connectPostgres(config.database)
     : await connectEmbedded({ dataDir: embeddedDatabase(config) });
-  return {
-    sessionBlobs: createPostgresSessionBlobs({ db: database.db, ttlMs: config.sessionTtlMs }),
-    close: () => database.close(),
-  };
+  try {
+    const repository = createPostgresSessionBlobs({ db: database.db, ttlMs: config.sessionTtlMs });
+    return {
+      sessionBlobs: config.encryption ? await sealedLikeTheServer(config, repository, database) : repository,
+      close: () => database.close(),
+    };
+  } catch (err) {
+    await database.close().catch(() => {});
+    throw err;
+  }
+}
+
+/**
+ * `repository` sealed as the server seals it: under the data keys in the deployment's shared store
+ * (S3, else the database, else the data directory), so that either reads what the other stored.
+ */
+async function sealedLikeTheServer(
+  config: SessionBlobsConfig,
+  repository: SessionBlobRepository,
+  database: StowageConnection,
+): Promise<SessionBlobRepository> {
+  const shared = config.s3
+    ? await s3StoreFor(config.s3)
+    : config.database
+      ? createPostgresObjectStore({ db: database.db, namespace: "stowage" })
+      : createFsObjectStore({ root: join(config.dataDir, "objects") });
+  const { createStowage } = await import("@stowage/tenancy");
+  const stowage = createStowage({
+    shared,
+    notifier: createMemoryNotifier(),
+    agentSessionsDir: join(config.dataDir, AGENT_SESSIONS_DIR),
+    sessionBlobs: repository,
+    stores: {},
+    ...(config.encryption ? { encryption: config.encryption } : {}),
+  });
+  return stowage.deployment.sessionBlobs!;
 }

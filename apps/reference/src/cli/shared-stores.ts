@@ -64,7 +64,7 @@ export function sharedStorePlace(config: StorageConfig): string {
 export async function openStoredData(config: StorageConfig): Promise<StoredData> {
   const { shared, database } = await sharedStoreOf(config);
   return {
-    ...createSharedStores({ shared }),
+    ...createSharedStores({ shared, ...(config.encryption ? { encryption: config.encryption } : {}) }),
     config,
     close: async () => {
       await database?.close();
@@ -92,6 +92,7 @@ export async function openSessionStores(config: StorageConfig): Promise<SessionS
     }
     // No database of the server's here: its uploads, stored sessions and prompt metrics are not served.
     const { uploads: _u, sessionBlobs: _s, promptMetrics: _p, ...served } = DEFAULT_STORES;
+    // `stored.shared` is sealed already when the deployment is encrypted: not sealed twice.
     const stowage = createStowage({
       shared: stored.shared,
       notifier,

@@ -5,7 +5,6 @@ import type {
   CreateSessionBlobOptions,
   DeleteExpiredOptions,
   ExpiredSessionBlob,
-  RepositoryOperationOptions,
   SessionBlobRecord,
   SessionBlobRepository,
   SessionBlobSummary,

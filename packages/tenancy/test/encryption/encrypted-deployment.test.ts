@@ -111,9 +111,7 @@ describe("an encrypted deployment", () => {
       { role: "user", content: SECRET },
     ]);
     const stored = (await tenant.sessionBlobs.getBySessionId(sessionId))!;
-    expect(
-      gunzipSync(stored.blob).toString(),
-    ).toContain(SECRET);
+    expect(gunzipSync(stored.blob).toString()).toContain(SECRET);
     expect(stored.blobSizeBytes).toBe(stored.blob.byteLength);
     expect((await tenant.sessionBlobs.list()).sessions[0]?.blobSizeBytes).toBe(stored.blob.byteLength);
 
