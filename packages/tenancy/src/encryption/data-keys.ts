@@ -1,20 +1,16 @@
 import { randomBytes } from "node:crypto";
 import { type ObjectStore, type OperationOptions, StowageError } from "@stowage/core";
-import type { KeyProvider, KeyWrapContext } from "./key-provider.js";
+import type { KeyProvider } from "./key-provider.js";
+import {
+  type KeyRecord,
+  type KeyRecords,
+  RECORD_NAME,
+  readKeyRecord,
+  unwrapKeyRecord,
+  writeKeyRecord,
+} from "./key-records.js";
 import type { DataKey } from "./sealed-body.js";
 import { DATA_KEY_ID_BYTES } from "./sealed-format.js";
-
-/** A key record as stored: one data key of one scope, wrapped. Never the key in clear. */
-interface KeyRecord {
-  format: 1;
-  scope: string;
-  dataKeyId: string;
-  /** The key-encryption key that wraps it (the provider's id). */
-  keyId: string;
-  /** Base64. */
-  wrapped: string;
-  createdAt: string;
-}
 
 /** What a rotation did: records re-wrapped under the current key, and those already under it. */
 export interface KeyRotationReport {
@@ -24,7 +20,6 @@ export interface KeyRotationReport {
 }
 
 const DATA_KEY_BYTES = 32;
-const RECORD_NAME = /^([a-f0-9]{32})\.json$/;
 
 /**
  * The data keys of a deployment, one per scope (a principal, or the deployment's shared blobs),
@@ -39,7 +34,18 @@ export function createDataKeys(store: ObjectStore, prefix: string, provider: Key
   const current = new Map<string, Promise<DataKey>>();
   const byId = new Map<string, Promise<Uint8Array>>();
 
-  const recordKey = (scope: string, dataKeyId: string) => `${prefix}${scope}/${dataKeyId}.json`;
+  const records: KeyRecords = { store, prefix, provider };
+  const readRecord = (scope: string, dataKeyId: string, options: OperationOptions) =>
+    readKeyRecord(records, scope, dataKeyId, options);
+  const unwrapRecord = (record: KeyRecord, options: OperationOptions) =>
+    unwrapKeyRecord(records, record, options);
+  const writeRecord = (
+    scope: string,
+    dataKeyId: string,
+    dataKey: Uint8Array,
+    createdAt: string,
+    options: OperationOptions,
+  ) => writeKeyRecord(records, { scope, dataKeyId, dataKey, createdAt }, options);
 
   function remembered<T>(cache: Map<string, Promise<T>>, name: string, load: () => Promise<T>): Promise<T> {
     const known = cache.get(name);
@@ -49,64 +55,6 @@ export function createDataKeys(store: ObjectStore, prefix: string, provider: Key
     // A failure (a store down, a provider without the key) is not remembered: the next read retries.
     loading.catch(() => cache.delete(name));
     return loading;
-  }
-
-  async function readRecord(
-    scope: string,
-    dataKeyId: string,
-    options: OperationOptions,
-  ): Promise<KeyRecord | null> {
-    const bytes = await store.get(recordKey(scope, dataKeyId), options);
-    if (bytes === null) return null;
-    let record: KeyRecord;
-    try {
-      record = JSON.parse(Buffer.from(bytes).toString("utf8")) as KeyRecord;
-    } catch (err) {
-      throw new StowageError("INTEGRITY", `the key record of data key ${dataKeyId} (${scope}) is not JSON`, {
-        cause: err,
-      });
-    }
-    if (record.scope !== scope || record.dataKeyId !== dataKeyId || typeof record.wrapped !== "string") {
-      throw new StowageError(
-        "INTEGRITY",
-        `the key record of data key ${dataKeyId} (${scope}) does not name itself`,
-        {
-          reason: "DATA_KEY_RECORD_INVALID",
-        },
-      );
-    }
-    return record;
-  }
-
-  async function unwrapRecord(record: KeyRecord, options: OperationOptions): Promise<Uint8Array> {
-    const context: KeyWrapContext = { scope: record.scope, dataKeyId: record.dataKeyId };
-    return provider.unwrap(
-      { keyId: record.keyId, wrapped: Buffer.from(record.wrapped, "base64") },
-      context,
-      options,
-    );
-  }
-
-  async function writeRecord(
-    scope: string,
-    dataKeyId: string,
-    dataKey: Uint8Array,
-    createdAt: string,
-    options: OperationOptions,
-  ) {
-    const { keyId, wrapped } = await provider.wrap(dataKey, { scope, dataKeyId }, options);
-    const record: KeyRecord = {
-      format: 1,
-      scope,
-      dataKeyId,
-      keyId,
-      wrapped: Buffer.from(wrapped).toString("base64"),
-      createdAt,
-    };
-    await store.put(recordKey(scope, dataKeyId), Buffer.from(JSON.stringify(record)), {
-      ...options,
-      contentType: "application/json",
-    });
   }
 
   async function smallestId(scope: string, options: OperationOptions): Promise<string | undefined> {

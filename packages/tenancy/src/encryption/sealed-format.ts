@@ -120,10 +120,11 @@ export function openSegment(
   decipher.setAAD(additionalData(header, index, last, objectKey));
   decipher.setAuthTag(sealed.subarray(sealed.byteLength - TAG_BYTES));
   try {
-    return Buffer.concat([
-      decipher.update(sealed.subarray(0, sealed.byteLength - TAG_BYTES)),
-      decipher.final(),
-    ]);
+    // GCM's `final` only checks the tag (it returns no bytes): the update is the whole plaintext,
+    // handed on only once the tag held.
+    const plaintext = decipher.update(sealed.subarray(0, sealed.byteLength - TAG_BYTES));
+    decipher.final();
+    return plaintext;
   } catch (err) {
     throw integrity(
       objectKey,

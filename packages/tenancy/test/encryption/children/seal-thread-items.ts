@@ -5,7 +5,13 @@ import { createFsObjectStore } from "@stowage/storage-fs";
 import { textItem } from "@stowage/thread-items";
 import { createStowage, DEFAULT_STORES } from "../../../src/index.js";
 
-const [root, principalId, jobId, label, count] = process.argv.slice(2) as [string, string, string, string, string];
+const [root, principalId, jobId, label, count] = process.argv.slice(2) as [
+  string,
+  string,
+  string,
+  string,
+  string,
+];
 const { threads } = DEFAULT_STORES;
 const stowage = createStowage({
   shared: createFsObjectStore({ root }),
