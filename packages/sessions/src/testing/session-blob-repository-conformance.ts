@@ -123,6 +123,21 @@ function itStoresAndReadsBack(repo: SessionBlobRepository): void {
     }
   });
 
+  it("stores a preverified blob (an encrypting wrapper's ciphertext) as given, and refuses it without the flag", async () => {
+    const sealed = new Uint8Array(randomBytes(3000));
+    const data = input({ blob: sealed, rawSizeBytes: 12_345 });
+    await expectStowageError(repo.create(data), "INTEGRITY");
+    const record = await repo.create(data, { preverified: true });
+    expect(record.rawSizeBytes).toBe(12_345);
+    expect(record.blobSizeBytes).toBe(3000);
+    sameBytes((await repo.getBySessionId(OWNER, data.sessionId))?.blob, sealed);
+    // The flag trusts the blob, not the rest: a record out of shape is refused all the same.
+    await expectStowageError(
+      repo.create({ ...data, rawSizeBytes: -1 }, { preverified: true }),
+      "INVALID_INPUT",
+    );
+  });
+
   it("returns null for a request or session that has nothing stored", async () => {
     expect(await repo.getLatestForRequest(OWNER, "req-none")).toBeNull();
     expect(await repo.getBySessionId(OWNER, randomUUID())).toBeNull();
