@@ -6,6 +6,7 @@ import type {
   SessionBlobRepository,
   SessionBlobSummaryPage,
 } from "@stowage/sessions";
+import type { RegisteredSessions } from "./shared/registered-sessions.js";
 
 /** The session blobs one principal stored: the repository with the principal's owner filled in. */
 export interface TenantSessionBlobs {
@@ -24,19 +25,53 @@ export interface TenantSessionBlobs {
   deleteForSession(sessionId: string, options?: OperationOptions): Promise<number>;
   /** Sets when the principal's live records of a session id expire (after now); how many changed. */
   extendExpiry(sessionId: string, expiresAt: Date, options?: OperationOptions): Promise<number>;
-  /** One page of the principal's live stored sessions, without their blobs, in the order they were stored. */
+  /**
+   * One page of the principal's live stored sessions, without their blobs, in the order they were
+   * stored; those of a session in the trash left out (a page may then hold fewer).
+   */
   list(options?: ListSessionBlobsOptions): Promise<SessionBlobSummaryPage>;
+  /** Bytes the session's latest stored record keeps (what its trash entry lists). */
+  bytes(sessionId: string, options?: OperationOptions): Promise<number>;
 }
 
-/** `repository` as `owner` sees it: no route passes an owner, so none can pass the wrong one. */
-export function bindSessionBlobs(repository: SessionBlobRepository, owner: string): TenantSessionBlobs {
+/**
+ * `repository` as `owner` sees it: no route passes an owner, so none can pass the wrong one. A
+ * record of a session in the trash is not there for any read (null, left out of a listing), and
+ * nothing is stored for it (CONFLICT `SESSION_IN_TRASH`) until it is restored.
+ */
+export function bindSessionBlobs(
+  repository: SessionBlobRepository,
+  owner: string,
+  registered: RegisteredSessions,
+): TenantSessionBlobs {
+  const inTrash = async (sessionId: string, options: OperationOptions = {}) =>
+    (await registered.state(sessionId, options)) === "trashed";
+  const visible = async (record: SessionBlobRecord | null, options?: OperationOptions) =>
+    record === null || (await inTrash(record.sessionId, options)) ? null : record;
   return {
-    create: (input, options) => repository.create({ ...input, owner }, options),
-    getLatestForRequest: (requestId, options) => repository.getLatestForRequest(owner, requestId, options),
-    getBySessionId: (sessionId, options) => repository.getBySessionId(owner, sessionId, options),
-    list: (options) => repository.listByOwner(owner, options),
-    extendExpiry: (sessionId, expiresAt, options) =>
-      repository.extendExpiry(owner, sessionId, expiresAt, options),
+    async create(input, options) {
+      if (typeof input?.sessionId === "string" && (await inTrash(input.sessionId, options))) {
+        throw new StowageError("CONFLICT", `session ${input.sessionId} is in the trash; restore it first`, {
+          reason: "SESSION_IN_TRASH",
+        });
+      }
+      return repository.create({ ...input, owner }, options);
+    },
+    getLatestForRequest: async (requestId, options) =>
+      visible(await repository.getLatestForRequest(owner, requestId, options), options),
+    getBySessionId: async (sessionId, options) =>
+      visible(await repository.getBySessionId(owner, sessionId, options), options),
+    async list(options) {
+      const page = await repository.listByOwner(owner, options);
+      const kept = [];
+      for (const record of page.sessions) if (!(await inTrash(record.sessionId, options))) kept.push(record);
+      return { ...page, sessions: kept };
+    },
+    /** Bytes the session's latest stored record keeps. */
+    bytes: async (sessionId, options) =>
+      (await repository.getBySessionId(owner, sessionId, options))?.storedBytes ?? 0,
+    extendExpiry: async (sessionId, expiresAt, options) =>
+      (await inTrash(sessionId, options)) ? 0 : repository.extendExpiry(owner, sessionId, expiresAt, options),
     async deleteForRequest(requestId, options) {
       const deleted = await repository.deleteForRequest(owner, requestId, options);
       if (deleted === 0) throw new StowageError("NOT_FOUND", `no stored session for request ${requestId}`);

@@ -14,6 +14,8 @@ export interface TenantUploads {
    * NOT_FOUND (reason `SESSION_NOT_FOUND`) when the session is not registered in its namespace.
    */
   deleteSession(sessionId: string, options?: OperationOptions): Promise<SessionDeletion>;
+  /** Bytes of the session's uploads (what its quota counts), while it is registered. */
+  bytes(sessionId: string, options?: OperationOptions): Promise<number>;
 }
 
 /** `service` on behalf of `principal`, for the sessions registered in its namespace. */
@@ -29,6 +31,10 @@ export function bindUploads(
         throw new StowageError("NOT_FOUND", `no session ${sessionId}`, { reason: "SESSION_NOT_FOUND" });
       }
       return service.deleteSessionUploads(principal, sessionId, options);
+    },
+    async bytes(sessionId, options = {}) {
+      const uploads = await service.listUploads(principal, sessionId, options);
+      return uploads.reduce((sum, upload) => sum + upload.size, 0);
     },
   };
 }

@@ -16,6 +16,15 @@ import { SHARED_LAYOUT } from "./shared/shared-layout.js";
 import { type SharedStores, sealSharedStore, sharedStoresOver } from "./shared/shared-stores.js";
 import type { Deployment, OpenedStore, StoreTable } from "./store-definition.js";
 import { AUDIT_PRUNE_INTERVAL_MS, type SweepReport, sweepStores } from "./sweep.js";
+import { sweepTrash } from "./trash/sweep-trash.js";
+import {
+  listTrash,
+  moveSessionToTrash,
+  purgeFromTrash,
+  restoreFromTrash,
+  trashDaysOf,
+} from "./trash/trash.js";
+import type { TrashedThing } from "./trash/trash-entries.js";
 
 /** Options of {@link createStowage}: what the deployment is built on, and its table. */
 export interface StowageOptions<Stores extends StoreTable> extends Deployment {
@@ -64,13 +73,40 @@ export interface Stowage<Stores extends StoreTable = DefaultStores> extends Shar
   /** The principal's tenant, built on first use and kept (its threads hold live subscriptions). */
   tenant(principal: Principal): Tenant<Stores>;
   /**
-   * Deletes one session of `principal` from every store of the table, in its order, and its
-   * registration last; see {@link SessionDeletionReport}.
+   * Deletes one session of `principal`: by default moves it to the principal's trash for
+   * `trashDays` (the call's, else the deployment's, else 7), where every store of it is
+   * unreachable until it is restored or a sweep purges it; with `trashDays: 0`, deletes it now from
+   * every store of the table, in its order, and its registration last. See {@link SessionDeletionReport}.
    */
   deleteSession(
     principal: Principal,
     sessionId: string,
     options?: SessionDeletionOptions,
+  ): Promise<SessionDeletionReport>;
+  /** What is in `principal`'s trash, soonest purged first, and the bytes it holds (counted in its storage). */
+  listTrash(
+    principal: Principal,
+    options?: OperationOptions,
+  ): Promise<{ items: TrashedThing[]; bytes: number }>;
+  /**
+   * Restores one thing from `principal`'s trash exactly as it was; NOT_FOUND (`NOT_IN_TRASH`)
+   * when it is not there, CONFLICT (`TRASH_PURGING`) when its purge was decided first.
+   */
+  restoreFromTrash(
+    principal: Principal,
+    kind: string,
+    id: string,
+    options?: OperationOptions,
+  ): Promise<TrashedThing>;
+  /**
+   * Purges one thing from `principal`'s trash now (the deletion it was spared, with its audit
+   * rows by `by`); NOT_FOUND (`NOT_IN_TRASH`), CONFLICT (`TRASH_RESTORING`).
+   */
+  purgeFromTrash(
+    principal: Principal,
+    kind: string,
+    id: string,
+    options?: OperationOptions & { by?: string },
   ): Promise<SessionDeletionReport>;
   /** The roots garbage collection must read: one source per store of the table that holds refs. */
   blobRoots(options?: BlobRootsOptions): BlobRootSource[];
@@ -100,7 +136,8 @@ export interface Stowage<Stores extends StoreTable = DefaultStores> extends Shar
   ): Promise<{ kind: string; id: string; expiresAt: string; changed: number }>;
   /**
    * One run of every store's sweep (expiry, retention), each recording what it removed in the
-   * deletion audit; then, once a day per process, the audits' own pruning past their retention
+   * deletion audit; then the trash's (sessions past their grace period purged, reported as
+   * `trash`); then, once a day per process, the audits' own pruning past their retention
    * (reported as `deletionAudit`). A store that fails does not stop the others.
    */
   sweep(options?: OperationOptions): Promise<SweepReport>;
@@ -215,8 +252,17 @@ export function createStowage<Stores extends StoreTable = DefaultStores>(
     deployment,
     stores,
     tenant,
-    deleteSession: (principal, sessionId, deletionOptions = {}) =>
-      deleteSessionFrom(stores, tenant(principal), sessionId, deletionOptions),
+    deleteSession: async (principal, sessionId, deletionOptions = {}) => {
+      const days = trashDaysOf(deletionOptions.trashDays, deployment.trashDays);
+      return days === 0
+        ? deleteSessionFrom(stores, tenant(principal), sessionId, deletionOptions)
+        : moveSessionToTrash(deployment.shared, stores, tenant(principal), sessionId, days, deletionOptions);
+    },
+    listTrash: (principal, operation = {}) => listTrash(deployment.shared, tenant(principal), operation),
+    restoreFromTrash: (principal, kind, id, operation = {}) =>
+      restoreFromTrash(deployment.shared, tenant(principal), kind, id, operation),
+    purgeFromTrash: (principal, kind, id, operation = {}) =>
+      purgeFromTrash(deployment.shared, stores, tenant(principal), kind, id, operation),
     blobRoots: (rootsOptions = {}) => blobRootsOf(stores, deployment, sharedAcrossHosts, rootsOptions),
     collectGarbage: ({ singleHost, otherAgentSessionsDirs, ...gcOptions } = {}) =>
       collectAuditedGarbage(
@@ -235,7 +281,8 @@ export function createStowage<Stores extends StoreTable = DefaultStores>(
     sweep: (sweepOptions = {}) => {
       const pruneAudits = Date.now() - auditsPrunedAt >= AUDIT_PRUNE_INTERVAL_MS;
       if (pruneAudits) auditsPrunedAt = Date.now();
-      return sweepStores(stores, deployment, shared, { ...sweepOptions, pruneAudits });
+      const trash = () => sweepTrash(deployment.shared, stores, tenant, sweepOptions);
+      return sweepStores(stores, deployment, shared, { ...sweepOptions, pruneAudits, trash });
     },
   };
 }

@@ -16,6 +16,12 @@ import { bindUploads } from "./bound-uploads.js";
 import { agentSessionsOf } from "./shared/agent-sessions.js";
 import { SESSION_ACTIVITY_PREFIX, sessionActivityOf } from "./shared/session-activity.js";
 import { type Deployment, defineStore } from "./store-definition.js";
+import {
+  hideTrashedActivity,
+  hideTrashedSessionFiles,
+  hideTrashedThreads,
+  trashCheckOf,
+} from "./trash/hide-trashed.js";
 
 /** A store that needs a part of the deployment it was not given fails at once, naming it. */
 function needs<Key extends "sessionBlobs" | "uploads" | "promptMetricsFor">(
@@ -98,6 +104,15 @@ export const DEFAULT_STORES = {
         });
       }
     },
+    // The dispatcher's role ends when its session goes to the trash (as when it is deleted): the
+    // purge then needs no token, and a restored session is claimed again.
+    async onTrash(hotState, sessionId, { dispatcherToken, signal }) {
+      if (dispatcherToken === undefined) return;
+      const options = { token: dispatcherToken, ...(signal ? { signal } : {}) };
+      if ((await hotState.claimStatus(sessionId, options)) === "held") {
+        await hotState.releaseDispatcher(sessionId, options);
+      }
+    },
     // Refused (FORBIDDEN) only when a claim was made since the check; its holder deletes the session.
     deleteSession: (hotState, sessionId, { dispatcherToken, signal }) =>
       hotState.deleteSession(sessionId, {
@@ -118,6 +133,8 @@ export const DEFAULT_STORES = {
       bindUploads(needs(deployment, "uploads"), principal, registeredSessions),
     deleteSession: (uploads, sessionId, { signal }) =>
       uploads.deleteSession(sessionId, signal ? { signal } : {}),
+    // In the trash its uploads stay in the quota ledger: the trash counts against the quota.
+    trashBytes: (uploads, sessionId, { signal }) => uploads.bytes(sessionId, signal ? { signal } : {}),
     // Uploaded files that embed refs (a JSON log, a session export).
     blobRefs: ({ deployment }) =>
       scanObjectStoreForBlobRefs(needs(deployment, "uploads").store, { prefix: UPLOADS_PREFIX }),
@@ -129,13 +146,16 @@ export const DEFAULT_STORES = {
   /** Job threads: posted items and their full payloads, live through the notifier. */
   threads: defineStore({
     prefix: "threads/",
-    open: ({ deployment, namespace }) =>
-      createThreadFeeds({
-        store: deployment.shared,
-        prefix: `threads/${namespace}`,
-        notifier: deployment.notifier,
-        redactSecrets: deployment.redactSecrets ?? true,
-      }),
+    open: ({ deployment, namespace, registeredSessions }) =>
+      hideTrashedThreads(
+        createThreadFeeds({
+          store: deployment.shared,
+          prefix: `threads/${namespace}`,
+          notifier: deployment.notifier,
+          redactSecrets: deployment.redactSecrets ?? true,
+        }),
+        trashCheckOf(registeredSessions),
+      ),
     // A session's threads are those of the job whose id is the session's.
     deleteSession: (threads, sessionId, { signal }) => threads.deleteJob(sessionId, signal ? { signal } : {}),
   }),
@@ -151,10 +171,13 @@ export const DEFAULT_STORES = {
 
   /** Captured sessions stored between container runs, bound to their owner. */
   sessionBlobs: defineStore({
-    open: ({ deployment, owner }) => bindSessionBlobs(needs(deployment, "sessionBlobs"), owner),
+    open: ({ deployment, owner, registeredSessions }) =>
+      bindSessionBlobs(needs(deployment, "sessionBlobs"), owner, registeredSessions),
     // Every record of its id, whatever request it was stored for, expired ones too.
     deleteSession: (sessionBlobs, sessionId, { signal }) =>
       sessionBlobs.deleteForSession(sessionId, signal ? { signal } : {}),
+    trashBytes: (sessionBlobs, sessionId, { signal }) =>
+      sessionBlobs.bytes(sessionId, signal ? { signal } : {}),
     // Every owner's archives, read decompressed.
     blobRefs: ({ deployment }) => sessionBlobRefs(needs(deployment, "sessionBlobs")),
     // Bounded batches (the repository's); each batch's records go to their owners' audits
@@ -173,8 +196,11 @@ export const DEFAULT_STORES = {
    */
   sessionActivity: defineStore({
     prefix: SESSION_ACTIVITY_PREFIX,
-    open: ({ deployment, principal }) =>
-      sessionActivityOf(deployment.shared, SESSION_ACTIVITY_PREFIX, principal),
+    open: ({ deployment, principal, registeredSessions }) =>
+      hideTrashedActivity(
+        sessionActivityOf(deployment.shared, SESSION_ACTIVITY_PREFIX, principal),
+        trashCheckOf(registeredSessions),
+      ),
     // Every record naming the session, whatever request it was for.
     deleteSession: (activity, sessionId, { signal }) =>
       activity.deleteForSession(sessionId, signal ? { signal } : {}),
@@ -207,7 +233,11 @@ export const DEFAULT_STORES = {
 
   /** Agent session files and their artifacts, below this host's agent-sessions directory. */
   agentSessions: defineStore({
-    open: ({ deployment, principal }) => agentSessionsOf(deployment.agentSessionsDir, principal),
+    open: ({ deployment, principal, registeredSessions }) =>
+      hideTrashedSessionFiles(
+        agentSessionsOf(deployment.agentSessionsDir, principal),
+        trashCheckOf(registeredSessions),
+      ),
     // Whether this host had the session file (and artifacts).
     deleteSession: (sessions, sessionId, { signal }) => sessions.delete(sessionId, signal ? { signal } : {}),
     // Session files, tool outputs (`<id>.<tool>.log`) and subagent outputs (`<id>.md`) of this host

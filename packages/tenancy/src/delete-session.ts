@@ -1,7 +1,9 @@
 import { describeValue, type OperationOptions, StowageError } from "@stowage/core";
 import type { TenantBase } from "./create-stowage.js";
 import { type DeletionAuditInput, reportFields } from "./shared/deletion-audit-rows.js";
+import type { SessionTrashMark } from "./shared/registered-sessions.js";
 import type { SessionDeletionContext, StoreTable } from "./store-definition.js";
+import type { TrashedThing } from "./trash/trash-entries.js";
 
 /** Who a deletion is audited as when the caller does not say: the deployment's own code. */
 const DEFAULT_DELETED_BY = "operator";
@@ -15,6 +17,11 @@ export interface SessionDeletionOptions extends OperationOptions {
    * `operator` (the deployment's own code).
    */
   by?: string;
+  /**
+   * Days the session stays in its owner's trash (every store of it unreachable, restorable)
+   * before a sweep purges it; `0` deletes it now. Default: the deployment's `trashDays` (7).
+   */
+  trashDays?: number;
 }
 
 /** What a session's deletion removed: each store's own answer, under the store's name. */
@@ -26,6 +33,8 @@ export interface SessionDeletionReport {
    * this host had the session file). Stores that hold nothing per session are not listed.
    */
   deleted: Record<string, unknown>;
+  /** Where the session went when it was moved to the trash (then `deleted` is empty). */
+  trash?: TrashedThing;
 }
 
 /**
@@ -42,8 +51,10 @@ export async function deleteSessionFrom(
   tenant: TenantBase & Record<string, unknown>,
   sessionId: string,
   options: SessionDeletionOptions,
+  /** The purge of a stay in the trash: the session is then deleted from the trashed state. */
+  purging?: SessionTrashMark,
 ): Promise<SessionDeletionReport> {
-  const { dispatcherToken, by = DEFAULT_DELETED_BY, ...operation } = options;
+  const { dispatcherToken, by = DEFAULT_DELETED_BY, trashDays: _trashDays, ...operation } = options;
   const context: SessionDeletionContext = {
     ...operation,
     principal: tenant.principal,
@@ -60,6 +71,11 @@ export async function deleteSessionFrom(
   if (registration === null) {
     throw new StowageError("NOT_FOUND", `no session ${sessionId}`, { reason: "SESSION_NOT_FOUND" });
   }
+  if (registration === "trashed" && purging === undefined) {
+    throw new StowageError("NOT_FOUND", `session ${sessionId} is in the trash; purge it from there`, {
+      reason: "SESSION_IN_TRASH",
+    });
+  }
   const rows = Object.entries(stores);
   for (const [name, row] of rows) await row.checkDeletion?.(tenant[name], sessionId, context);
   await tenant.registeredSessions.markDeleting(sessionId, operation);
@@ -72,7 +88,7 @@ export async function deleteSessionFrom(
       // A refusal before any store changed (a claim made since the checks): the deletion did not
       // happen, so the session is registered as before.
       const nothingDeleted = Object.keys(deleted).length === 0;
-      if (nothingDeleted && registration === "registered" && StowageError.is(err, "FORBIDDEN")) {
+      if (nothingDeleted && registration !== "deleting" && StowageError.is(err, "FORBIDDEN")) {
         await tenant.registeredSessions.unmarkDeleting(sessionId, operation);
       }
       throw err;
@@ -80,7 +96,7 @@ export async function deleteSessionFrom(
   }
   // Written before the registration goes: a failed or cut-short write leaves the session marked
   // as being deleted, and sending the deletion again writes it (nothing deleted without its row).
-  await tenant.deletionAudit.append(auditRows(sessionId, deleted, by, registration), operation);
+  await tenant.deletionAudit.append(auditRows(sessionId, deleted, by, registration, purging), operation);
   await tenant.registeredSessions.unregister(sessionId, operation);
   return { sessionId, deleted };
 }
@@ -100,19 +116,15 @@ function auditRows(
   sessionId: string,
   deleted: Record<string, unknown>,
   by: string,
-  registration: "registered" | "deleting",
+  registration: "registered" | "trashed" | "deleting",
+  purging: SessionTrashMark | undefined,
 ): DeletionAuditInput[] {
-  const rows: DeletionAuditInput[] = [
-    {
-      kind: "session",
-      id: sessionId,
-      by,
-      reason:
-        registration === "deleting"
-          ? "session deleted (a deletion cut short before, finished now)"
-          : "session deleted",
-    },
-  ];
+  const reason = purging
+    ? `session purged from the trash (deleted by ${purging.by} at ${purging.trashedAt})`
+    : registration === "deleting"
+      ? "session deleted (a deletion cut short before, finished now)"
+      : "session deleted";
+  const rows: DeletionAuditInput[] = [{ kind: "session", id: sessionId, by, reason }];
   for (const [name, answer] of Object.entries(deleted)) {
     if (!removedSomething(answer)) continue;
     const report = typeof answer === "object" ? reportFields(answer) : undefined;

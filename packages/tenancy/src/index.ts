@@ -49,3 +49,4 @@ export {
   type StoreTable,
 } from "./store-definition.js";
 export type { SweepContext, SweepReport } from "./sweep.js";
+export type { TrashedThing, TrashKind } from "./trash/trash-entries.js";

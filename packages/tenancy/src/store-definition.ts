@@ -27,6 +27,11 @@ export interface Deployment {
   /** How far ahead a principal may set an expiry (`Stowage.extendExpiry`), in days; default 30. */
   maxExpiryDays?: number;
   /**
+   * Days a deleted session stays in its owner's trash before a sweep purges it (`0`: deleted at
+   * once); default 7. `deleteSession`'s `trashDays` overrides it per call.
+   */
+  trashDays?: number;
+  /**
    * Whether a thread's posts have their secrets redacted (thread-items' `redactSecrets`); default
    * `true`. `false` for a deployment whose threads are never shared.
    */
@@ -78,6 +83,13 @@ interface StoreBehaviour<Store> {
    * one without its dispatcher's token.
    */
   checkDeletion?(store: Store, sessionId: string, context: SessionDeletionContext): Promise<void>;
+  /**
+   * What the store does when its session goes to the trash, after every `checkDeletion` passed:
+   * hot state ends the dispatcher's claim (with its token), so the purge later needs no token.
+   */
+  onTrash?(store: Store, sessionId: string, context: SessionDeletionContext): Promise<void>;
+  /** Bytes the session holds in this store, listed with it in the trash (uploads, stored sessions). */
+  trashBytes?(store: Store, sessionId: string, context: SessionDeletionContext): Promise<number>;
   /**
    * Runs in the deployment's periodic sweep (expiry, retention), in bounded batches; returns how
    * many things went, and records each batch in the deletion audit (`context.audit`) as it goes.

@@ -22,6 +22,9 @@ export interface SweepContext extends OperationOptions {
 /** Audits are pruned at most this often per process: a prune lists every audit object. */
 export const AUDIT_PRUNE_INTERVAL_MS = 24 * 60 * 60 * 1000;
 
+/** The pseudo-store a sweep report names the trash's purges under. */
+export const TRASH_SWEEP_NAME = "trash";
+
 /** The pseudo-store a sweep report names the audit's own pruning under. */
 export const AUDIT_SWEEP_NAME = "deletionAudit";
 
@@ -38,16 +41,16 @@ export function sweepAudit(shared: SharedStores, options: OperationOptions): Swe
 }
 
 /**
- * Runs every store's sweep in the table's order, then prunes deletion audits past their retention
+ * Runs every store's sweep in the table's order, then the trash's (`trash`), then prunes deletion audits past their retention
  * when `pruneAudits` says so; a failure is reported and the others still run.
  */
 export async function sweepStores(
   stores: StoreTable,
   deployment: Deployment,
   shared: SharedStores,
-  options: OperationOptions & { pruneAudits: boolean },
+  options: OperationOptions & { pruneAudits: boolean; trash?: () => Promise<number> },
 ): Promise<SweepReport> {
-  const { pruneAudits, ...operation } = options;
+  const { pruneAudits, trash, ...operation } = options;
   const context: SweepContext = { ...operation, audit: sweepAudit(shared, operation) };
   const report: SweepReport = {};
   const run = async (name: string, sweep: () => Promise<number>) => {
@@ -62,6 +65,7 @@ export async function sweepStores(
   for (const [name, row] of Object.entries(stores)) {
     if (row.sweep) await run(name, () => row.sweep!(deployment, context));
   }
+  if (trash) await run(TRASH_SWEEP_NAME, trash);
   if (pruneAudits) {
     await run(AUDIT_SWEEP_NAME, () =>
       pruneDeletionAudits(deployment.shared, SHARED_LAYOUT.deletionAudit, operation),

@@ -35,6 +35,8 @@ function deploymentOn(dir: string) {
     agentSessionsDir: join(dir, "agent-sessions"),
     sessionBlobs: createMemorySessionBlobRepository(),
     promptMetricsFor: () => createMemoryPromptMetricsLog(),
+    // These tests are of the deletion itself; the trash before it is test/trash.test.ts's.
+    trashDays: 0,
   };
   const uploads = createUploadService({
     store: uploadStore,
@@ -260,8 +262,13 @@ describe("sweep", () => {
     const { stowage } = deploymentOn(join(base, randomUUID()));
     const run = { removed: 0, durationMs: expect.any(Number) };
     // The audits' own pruning runs on the first sweep of a process, then once a day.
-    expect(await stowage.sweep()).toEqual({ uploads: run, sessionBlobs: run, deletionAudit: run });
-    expect(await stowage.sweep()).toEqual({ uploads: run, sessionBlobs: run });
+    expect(await stowage.sweep()).toEqual({
+      uploads: run,
+      sessionBlobs: run,
+      trash: run,
+      deletionAudit: run,
+    });
+    expect(await stowage.sweep()).toEqual({ uploads: run, sessionBlobs: run, trash: run });
   });
 });
 
@@ -281,7 +288,7 @@ describe("a deployment without a part a store needs", () => {
     const stowage = createStowage({ ...options, stores: readOnly });
     const sessionId = randomUUID();
     await stowage.tenant(alice).registeredSessions.register(sessionId);
-    expect((await stowage.deleteSession(alice, sessionId)).deleted).toEqual({
+    expect((await stowage.deleteSession(alice, sessionId, { trashDays: 0 })).deleted).toEqual({
       hotState: undefined,
       threads: 0,
       sessionActivity: 0,

@@ -44,6 +44,8 @@ function processOn(
     sessionBlobs: createMemorySessionBlobRepository(),
     promptMetricsFor: () => createMemoryPromptMetricsLog(),
     uploads,
+    // The deletion itself; the trash before it, and its purge's rows, are test/trash.test.ts's.
+    trashDays: 0,
     ...extra,
   });
   return { stowage, shared, uploadStore, uploads };

@@ -30,6 +30,8 @@ function deployment() {
       notifier: createMemoryNotifier(),
       agentSessionsDir: join(dir, "agent-sessions"),
       stores,
+      // The deletion itself, not the trash before it (test/trash.test.ts).
+      trashDays: 0,
     });
   const stowage = open();
   const collect = () =>

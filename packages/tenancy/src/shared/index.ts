@@ -15,7 +15,7 @@ export {
 export type { DeletionAudit, DeletionAuditListOptions, DeletionAuditPage } from "./deletion-audit.js";
 export type { DeletionAuditInput, DeletionAuditRow } from "./deletion-audit-rows.js";
 export { ownerOf } from "./owner.js";
-export type { RegisteredSessions, RegistrationState } from "./registered-sessions.js";
+export type { RegisteredSessions, RegistrationState, SessionTrashMark } from "./registered-sessions.js";
 export {
   SESSION_ACTIVITY_PREFIX,
   type SessionActivity,

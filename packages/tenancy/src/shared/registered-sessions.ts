@@ -6,8 +6,23 @@ import {
   StowageError,
 } from "@stowage/core";
 
-/** Where a session id stands in its tenant's namespace: registered, being deleted, or unknown (`null`). */
-export type RegistrationState = "registered" | "deleting" | null;
+/**
+ * Where a session id stands in its tenant's namespace: registered, in the trash (deleted, kept for
+ * its grace period, restorable), being deleted (purged), or unknown (`null`).
+ */
+export type RegistrationState = "registered" | "trashed" | "deleting" | null;
+
+/** A session's place in the trash, as its registration records it. */
+export interface SessionTrashMark {
+  /** This stay in the trash: a session trashed, restored and trashed again has another. */
+  trashId: string;
+  /** ISO 8601 time it went to the trash. */
+  trashedAt: string;
+  /** ISO 8601 time after which a sweep purges it. */
+  purgeAfter: string;
+  /** Who deleted it, as the deletion audit records it (`key:<id>`, `operator`). */
+  by: string;
+}
 
 /** Session ids registered in one tenant's namespace. */
 export interface RegisteredSessions {
@@ -36,6 +51,15 @@ export interface RegisteredSessions {
   markDeleting(sessionId: string, options?: OperationOptions): Promise<void>;
   /** Takes a deletion's mark back: the deletion was refused before it changed anything. */
   unmarkDeleting(sessionId: string, options?: OperationOptions): Promise<void>;
+  /** The session's trash mark while it is in the trash (or being purged from it); null otherwise. */
+  trashMark(sessionId: string, options?: OperationOptions): Promise<SessionTrashMark | null>;
+  /**
+   * Moves a registered session to the trash: `has` is false from now on (every route answers 404),
+   * registering the id again is CONFLICT (`SESSION_IN_TRASH`). No-op unless it is registered.
+   */
+  markTrashed(sessionId: string, mark: SessionTrashMark, options?: OperationOptions): Promise<void>;
+  /** Takes the session out of the trash (its restore), when its mark is still `trashId`'s; true when it did. */
+  unmarkTrashed(sessionId: string, trashId: string, options?: OperationOptions): Promise<boolean>;
   /** Forgets `sessionId` (the last step of deleting a session); forgetting an unknown id is no error. */
   unregister(sessionId: string, options?: OperationOptions): Promise<void>;
 }
@@ -45,6 +69,21 @@ interface RegistrationRecord {
   sessionId: string;
   registeredAt: string;
   deletingSince?: string;
+  trash?: SessionTrashMark;
+}
+
+/** The mark as stored, or undefined when it is not one (a record written before the trash). */
+function parsedMark(value: unknown): SessionTrashMark | undefined {
+  const mark = value as Partial<SessionTrashMark> | null | undefined;
+  if (
+    typeof mark?.trashId !== "string" ||
+    typeof mark.trashedAt !== "string" ||
+    typeof mark.purgeAfter !== "string" ||
+    typeof mark.by !== "string"
+  ) {
+    return undefined;
+  }
+  return { trashId: mark.trashId, trashedAt: mark.trashedAt, purgeAfter: mark.purgeAfter, by: mark.by };
 }
 
 const encode = (record: RegistrationRecord) => new TextEncoder().encode(JSON.stringify(record));
@@ -53,10 +92,12 @@ const encode = (record: RegistrationRecord) => new TextEncoder().encode(JSON.str
 function decode(bytes: Uint8Array, sessionId: string): RegistrationRecord {
   try {
     const value = JSON.parse(new TextDecoder().decode(bytes)) as Partial<RegistrationRecord>;
+    const trash = parsedMark(value.trash);
     return {
       sessionId,
       registeredAt: typeof value.registeredAt === "string" ? value.registeredAt : new Date(0).toISOString(),
       ...(typeof value.deletingSince === "string" ? { deletingSince: value.deletingSince } : {}),
+      ...(trash === undefined ? {} : { trash }),
     };
   } catch {
     return { sessionId, registeredAt: new Date(0).toISOString() };
@@ -82,7 +123,8 @@ export function registeredSessionsOf(
   async function state(sessionId: string, options: OperationOptions = {}): Promise<RegistrationState> {
     const record = await read(sessionId, options);
     if (record === null) return null;
-    return record.deletingSince === undefined ? "registered" : "deleting";
+    if (record.deletingSince !== undefined) return "deleting";
+    return record.trash === undefined ? "registered" : "trashed";
   }
   return {
     async register(sessionId, options = {}) {
@@ -93,11 +135,19 @@ export function registeredSessionsOf(
       } catch (err) {
         if (!StowageError.is(err, "ALREADY_EXISTS")) throw err;
       }
-      if ((await state(sessionId, options)) === "deleting") {
+      const now = await state(sessionId, options);
+      if (now === "deleting") {
         throw new StowageError(
           "CONFLICT",
           `session ${sessionId} is being deleted; send its DELETE again to finish, then register it`,
           { reason: "SESSION_DELETING" },
+        );
+      }
+      if (now === "trashed") {
+        throw new StowageError(
+          "CONFLICT",
+          `session ${sessionId} is in the trash; restore it, or purge it to register the id anew`,
+          { reason: "SESSION_IN_TRASH" },
         );
       }
       return false;
@@ -108,7 +158,23 @@ export function registeredSessionsOf(
     state,
     async registeredAt(sessionId, options = {}) {
       const record = await read(sessionId, options);
-      return record === null || record.deletingSince !== undefined ? null : record.registeredAt;
+      const live = record !== null && record.deletingSince === undefined && record.trash === undefined;
+      return live ? record.registeredAt : null;
+    },
+    async trashMark(sessionId, options = {}) {
+      return (await read(sessionId, options))?.trash ?? null;
+    },
+    async markTrashed(sessionId, mark, options = {}) {
+      const record = await read(sessionId, options);
+      if (record === null || record.deletingSince !== undefined || record.trash !== undefined) return;
+      await store.put(keyOf(sessionId), encode({ ...record, trash: mark }), options);
+    },
+    async unmarkTrashed(sessionId, trashId, options = {}) {
+      const record = await read(sessionId, options);
+      if (record?.trash?.trashId !== trashId || record.deletingSince !== undefined) return false;
+      const { trash: _restored, ...registered } = record;
+      await store.put(keyOf(sessionId), encode(registered), options);
+      return true;
     },
     async *list(options = {}) {
       for await (const item of store.iterate({ ...options, prefix })) yield item.key.slice(prefix.length);

@@ -22,4 +22,10 @@ export const SHARED_LAYOUT = {
    * the scope a principal's namespace or `deployment`): the only objects stored unsealed.
    */
   encryptionKeys: "encryption-keys/",
+  /**
+   * Every principal's trash: one entry per stay of a deleted session
+   * (`<kind>/<id>/<sessionId>/<trashId>.json`) and, beside it, the one decision (restore or purge)
+   * about it (`.decision`, written create-only).
+   */
+  trash: "trash/",
 } as const;

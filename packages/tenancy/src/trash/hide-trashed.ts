@@ -1,0 +1,104 @@
+import type { SessionFiles } from "@stowage/artifacts";
+import { isSessionId, type OperationOptions, StowageError } from "@stowage/core";
+import type { ThreadFeeds, ThreadRef } from "@stowage/thread-items";
+import type { RegisteredSessions } from "../shared/registered-sessions.js";
+import type { SessionActivityLog } from "../shared/session-activity.js";
+
+/**
+ * A session in the trash keeps its data where it was (so a restore is exact), and every store of
+ * the tenant that is read by session id — or by something naming one (a job's threads, a
+ * request's records) — hides it here, in the tenant, not in a route: a route added later reads
+ * through these and cannot forget the check. Hot state and uploads are read only for sessions
+ * that `has` (the app's routes, the upload service's `sessionExists`), which a trashed one fails.
+ */
+export type TrashCheck = (sessionId: string, options?: OperationOptions) => Promise<boolean>;
+
+/** Whether an id names a session of the tenant that is in the trash (an id that is no session id never does). */
+export function trashCheckOf(registered: RegisteredSessions): TrashCheck {
+  return async (sessionId, options = {}) =>
+    isSessionId(sessionId) && (await registered.state(sessionId, options)) === "trashed";
+}
+
+const notFound = (sessionId: string) =>
+  new StowageError("NOT_FOUND", `no session ${sessionId}`, { reason: "SESSION_NOT_FOUND" });
+
+/** Session files: a trashed session's are not found and not listed. */
+export function hideTrashedSessionFiles(files: SessionFiles, inTrash: TrashCheck): SessionFiles {
+  return {
+    dir: files.dir,
+    async list(options = {}) {
+      const listed = await files.list(options);
+      const kept = [];
+      for (const session of listed) if (!(await inTrash(session.sessionId, options))) kept.push(session);
+      return kept;
+    },
+    create: (sessionId, startedAt) => files.create(sessionId, startedAt),
+    async get(sessionId, options = {}) {
+      if (await inTrash(sessionId, options)) throw notFound(sessionId);
+      return files.get(sessionId, options);
+    },
+    delete: (sessionId, options) => files.delete(sessionId, options),
+  };
+}
+
+/**
+ * Threads: a job whose id is a trashed session's (a session's threads are its job's) is not read,
+ * listed, subscribed to nor posted to (NOT_FOUND); other jobs are as before.
+ */
+export function hideTrashedThreads(feeds: ThreadFeeds, inTrash: TrashCheck): ThreadFeeds {
+  const guard = async (thread: ThreadRef, options?: OperationOptions) => {
+    if (typeof thread?.jobId === "string" && (await inTrash(thread.jobId, options)))
+      throw notFound(thread.jobId);
+  };
+  return {
+    async post(thread, item, options) {
+      await guard(thread, options);
+      return feeds.post(thread, item, options);
+    },
+    async items(thread, options) {
+      await guard(thread, options);
+      return feeds.items(thread, options);
+    },
+    async fullItem(thread, itemId, options) {
+      await guard(thread, options);
+      return feeds.fullItem(thread, itemId, options);
+    },
+    async streamFullItem(thread, itemId, options) {
+      await guard(thread, options);
+      return feeds.streamFullItem(thread, itemId, options);
+    },
+    async thread(thread, options) {
+      await guard(thread, options);
+      return feeds.thread(thread, options);
+    },
+    async threads(options) {
+      const page = await feeds.threads(options);
+      const kept = [];
+      for (const info of page.threads) if (!(await inTrash(info.jobId, options))) kept.push(info);
+      return { ...page, threads: kept };
+    },
+    deleteJob: (jobId, options) => feeds.deleteJob(jobId, options),
+    async subscribe(thread, listener, options) {
+      await guard(thread);
+      return feeds.subscribe(thread, listener, options);
+    },
+    close: () => feeds.close(),
+    [Symbol.asyncDispose]: () => feeds[Symbol.asyncDispose](),
+  };
+}
+
+/** Capture/restore activity: a record naming a trashed session reads as absent. */
+export function hideTrashedActivity(log: SessionActivityLog, inTrash: TrashCheck): SessionActivityLog {
+  return {
+    ...log,
+    async read(requestId, options = {}) {
+      const activity = await log.read(requestId, options);
+      const shown = async (entry: typeof activity.lastCapture) =>
+        entry === null || (await inTrash(entry.sessionId, options)) ? null : entry;
+      return {
+        lastCapture: await shown(activity.lastCapture),
+        lastRestore: await shown(activity.lastRestore),
+      };
+    },
+  };
+}
