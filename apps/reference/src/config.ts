@@ -51,6 +51,11 @@ export interface AppConfig {
    * unset: `@stowage/tenancy`'s default, 30.
    */
   maxExpiryDays: number | undefined;
+  /**
+   * `STOWAGE_TRASH_DAYS`: days a deleted session stays in its owner's trash before the sweeper
+   * purges it; `0` deletes at once; unset: `@stowage/tenancy`'s default, 7.
+   */
+  trashDays: number | undefined;
   sweepIntervalMs: number;
   rateLimitPerMinute: number;
   /**
@@ -309,6 +314,10 @@ export async function loadConfig(env: Env = process.env, cwd = process.cwd()): P
   const sessionTtlMs = read(() => sessionTtlMsFrom(env));
   const uploadRetentionDays = read(() => envPositiveNumber(env, "STOWAGE_UPLOAD_RETENTION_DAYS"));
   const maxExpiryDays = read(() => envPositiveNumber(env, "STOWAGE_MAX_EXPIRY_DAYS"));
+  // 0 is a choice here (delete at once), which envPositiveNumber refuses.
+  const trashDays = read(() =>
+    envString(env, "STOWAGE_TRASH_DAYS") === "0" ? 0 : envPositiveNumber(env, "STOWAGE_TRASH_DAYS"),
+  );
   const sweepSeconds = read(() => envPositiveInteger(env, "STOWAGE_SWEEP_INTERVAL_SECONDS") ?? 600);
   const rateLimitPerMinute = read(() => envPositiveInteger(env, "STOWAGE_RATE_LIMIT_PER_MINUTE") ?? 600);
   const trustedProxies = read(() => trustedProxiesFrom(env));
@@ -363,6 +372,7 @@ export async function loadConfig(env: Env = process.env, cwd = process.cwd()): P
     sessionTtlMs,
     uploadRetentionDays,
     maxExpiryDays,
+    trashDays,
     sweepIntervalMs: sweepSeconds * 1000,
     rateLimitPerMinute,
     trustedProxies,
@@ -411,6 +421,7 @@ export function describeConfig(config: AppConfig): string[] {
     `upload limits: ${policy.maxFileSizeBytes / MIB} MiB per file, ${policy.maxTotalSizeBytes / MIB} MiB per session`,
     `session blobs: kept ${config.sessionTtlMs / 86_400_000} days, swept every ${config.sweepIntervalMs / 1000} s`,
     `uploads: ${config.uploadRetentionDays === undefined ? "kept until deleted" : `deleted after ${config.uploadRetentionDays} days`}`,
+    `deleted sessions: ${config.trashDays === 0 ? "deleted at once" : `kept in the trash ${config.trashDays ?? "the default 7"} days`}`,
     `expiries: extended by their owner up to ${config.maxExpiryDays === undefined ? "the default 30" : config.maxExpiryDays} days ahead`,
     `content refs in bootstrap context: ${config.bootstrap.enabled ? `on (from ${config.bootstrap.thresholdChars} chars)` : "off"}`,
     config.encryption

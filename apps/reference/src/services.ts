@@ -154,6 +154,7 @@ export async function createServices(config: AppConfig): Promise<Services> {
       hotState: config.hotState,
       redactSecrets: config.redactSecrets,
       ...(config.maxExpiryDays === undefined ? {} : { maxExpiryDays: config.maxExpiryDays }),
+      ...(config.trashDays === undefined ? {} : { trashDays: config.trashDays }),
       ...(config.uploadRetentionDays === undefined
         ? {}
         : { uploadRetentionDays: config.uploadRetentionDays }),

@@ -50,6 +50,8 @@ describe.skipIf(!ready)(
         ARTIFACT_MAX_TOTAL_SIZE_MB: LIMIT_MB,
         // Often, so that what revoked URLs wrote after a DELETE is seen to go within the test.
         STOWAGE_SWEEP_INTERVAL_SECONDS: "1",
+        // The deletion itself, not the trash before it.
+        STOWAGE_TRASH_DAYS: "0",
       } as Record<string, string>;
       // The app's default for S3: every upload hashed on completion (RGW does not check the SHA-256).
       delete env.S3_VERIFIES_UPLOAD_CHECKSUMS;

@@ -41,6 +41,8 @@ describe("deleting a session while its uploads run, one app process on the embed
       STOWAGE_SIGNING_SECRET: randomBytes(32).toString("hex"),
       ARTIFACT_MAX_FILE_SIZE_MB: LIMIT_MB,
       ARTIFACT_MAX_TOTAL_SIZE_MB: LIMIT_MB,
+      // The deletion itself, not the trash before it.
+      STOWAGE_TRASH_DAYS: "0",
     });
   });
 

@@ -282,6 +282,12 @@ const ROUTES: Record<string, [why: string, attempt: () => Attempt][]> = {
       }),
     ],
   ],
+  "POST /trash/:kind/:id/restore": [
+    ["restore her session", () => ({ method: "POST", path: `/trash/session/${sessionId}/restore` })],
+  ],
+  "DELETE /trash/:kind/:id": [
+    ["purge her session", () => ({ method: "DELETE", path: `/trash/session/${sessionId}` })],
+  ],
   "DELETE /requests/:requestId/session-blobs": [
     ["delete her stored session", () => ({ method: "DELETE", path: `/requests/${requestId}/session-blobs` })],
   ],
@@ -402,6 +408,7 @@ const OWN_NAMESPACE_ROUTES = {
   "GET /session-blobs":
     "bob's listing of stored sessions holds nothing of alice's (test/session-blob-listing.test.ts)",
   "GET /expiring": "bob's expiring things hold nothing of alice's (test/expiring.test.ts)",
+  "GET /trash": "bob's trash holds nothing of alice's, and hers is 404 to him (test/trash.test.ts)",
   "GET /audit":
     "bob's deletion audit holds nothing of alice's, and her cursor reads nothing (test/deletion-audit.test.ts)",
   "POST /agents/sessions": "bob registering alice's session id gets a session of his own",

@@ -13,6 +13,7 @@ import { keysCommand } from "./keys-command.js";
 import { mcpCommand } from "./mcp-command.js";
 import { serveCommand } from "./serve-command.js";
 import { sessionCommand } from "./session-commands.js";
+import { trashCommand } from "./trash-command.js";
 import { uploadCommand } from "./upload-command.js";
 import { uploadsCommand } from "./uploads-command.js";
 import { isUsageError } from "./usage-error.js";
@@ -64,6 +65,7 @@ export function createProgram(context: CommandContext): Command {
     .addCommand(keysCommand(context))
     .addCommand(auditCommand(context))
     .addCommand(expiringCommand(context))
+    .addCommand(trashCommand(context))
     .addCommand(mcpCommand(context));
   configureTree(program, context);
   return program;

@@ -25,6 +25,7 @@ import { sessionBlobListingRoutes } from "./routes/session-blob-listing.js";
 import { sessionBlobRoutes } from "./routes/session-blobs.js";
 import { storedSessionReaderRoutes } from "./routes/stored-session-reader.js";
 import { threadRoutes } from "./routes/threads.js";
+import { trashRoutes } from "./routes/trash.js";
 import { uploadRoutes } from "./routes/uploads.js";
 
 // Routes whose bodies are limited by their own rule: signed uploads (by the signature), blobs
@@ -80,6 +81,7 @@ export function createHttpApp(services: Services, log: RequestLogger, drain: Dra
   app.route("/", sessionActivityRoutes());
   app.route("/", deletionAuditRoutes());
   app.route("/", expiringRoutes(services));
+  app.route("/", trashRoutes(services));
   app.route("/", sessionBlobListingRoutes());
   app.route("/", storedSessionReaderRoutes());
   app.route("/", threadRoutes(services));

@@ -57,7 +57,8 @@ async function embeddedDatabaseTemplate(): Promise<string> {
 const notTheLock = (path: string) => !basename(path).startsWith("stowage.lock");
 
 /**
- * The app on a fresh data directory and a free port, with `env` on top of the embedded defaults.
+ * The app on a fresh data directory and a free port, with `env` on top of the embedded defaults
+ * (and of `STOWAGE_TRASH_DAYS=0`).
  * Its embedded database starts as a copy of the run's migrated template (see
  * `embedded-database-template.ts`), not from initdb.
  */
@@ -70,7 +71,12 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
       filter: notTheLock,
     });
   }
-  const config = await loadConfig({ STOWAGE_DATA_DIR: dataDir, STOWAGE_PORT: "0", ...env }, dataDir);
+  // A deleted session is deleted at once unless a test says otherwise: most tests are of the
+  // deletion itself; the trash before it is test/trash.test.ts's (which sets its own days).
+  const config = await loadConfig(
+    { STOWAGE_DATA_DIR: dataDir, STOWAGE_PORT: "0", STOWAGE_TRASH_DAYS: "0", ...env },
+    dataDir,
+  );
   const server = await startServer(config, { log: quietLog });
   return {
     server,

@@ -1,0 +1,277 @@
+// The trash as the app serves it: DELETE /agents/sessions/:id moves the session there (every route
+// of it 404 until restored), GET /trash, POST /trash/:kind/:id/restore, DELETE /trash/:kind/:id,
+// the sweeper's purge, `stowage trash`; on the embedded PGlite, and on PostgreSQL and Ceph RGW.
+import { createHash, randomUUID } from "node:crypto";
+import { rm } from "node:fs/promises";
+import { integrationEnv } from "@stowage/core/testing";
+import { compressChunks, toTransport } from "@stowage/sessions";
+import { s3TestEnv } from "@stowage/test-support";
+import { textItem } from "@stowage/thread-items";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { stowage as run } from "./support/cli.js";
+import { errorCode, startTestApp, type TestApp } from "./support/test-app.js";
+
+const postgres = integrationEnv("the trash on PostgreSQL", ["DATABASE_URL"]);
+const s3 = s3TestEnv("the trash on S3");
+const DAY_MS = 24 * 3600 * 1000;
+const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
+
+interface Trashed {
+  kind: string;
+  id: string;
+  trashedAt: string;
+  purgeAfter: string;
+  by: string;
+  bytes: number;
+}
+
+async function json<T>(response: Response): Promise<T> {
+  expect(response.status, await response.clone().text()).toBeLessThan(300);
+  return (await response.json()) as T;
+}
+
+/** A session with a thread item, a stored session, an upload (11 bytes) and its capture's activity. */
+async function fullSession(app: TestApp, key: string) {
+  const sessionId = randomUUID();
+  const requestId = `req-${sessionId.slice(0, 8)}`;
+  expect((await app.call("/agents/sessions", { key, json: { sessionId } })).status).toBe(201);
+  await json(await app.call(`/threads/${sessionId}/main/items`, { key, json: textItem("step one") }));
+  const raw = new TextEncoder().encode(`${JSON.stringify({ type: "user", message: "hi" })}\n`);
+  const blob = await compressChunks("gzip", [raw]);
+  await json(
+    await app.call(`/requests/${requestId}/session-blobs`, {
+      key,
+      json: toTransport({ sessionId, codec: "gzip", blob, rawSizeBytes: raw.byteLength }),
+    }),
+  );
+  const body = new TextEncoder().encode("hello world");
+  const grant = await json<{ url: string; headers: Record<string, string> }>(
+    await app.call("/agents/artifacts/upload-url", {
+      key,
+      json: {
+        agentSessionId: sessionId,
+        filename: "notes.txt",
+        contentType: "text/plain",
+        fileSize: body.byteLength,
+        sha256: sha256(body),
+      },
+    }),
+  );
+  expect((await fetch(grant.url, { method: "PUT", headers: grant.headers, body })).status).toBe(200);
+  return { sessionId, requestId };
+}
+
+/** What the session's routes answer: status and body of each. */
+async function reads(
+  app: TestApp,
+  key: string,
+  { sessionId, requestId }: { sessionId: string; requestId: string },
+) {
+  const paths = [
+    `/threads/${sessionId}/main`,
+    `/session-blobs/${sessionId}`,
+    `/requests/${requestId}/session-blobs/latest?format=raw`,
+    `/sessions/${sessionId}`,
+    `/agents/${sessionId}/artifacts`,
+  ];
+  const answers: Record<string, { status: number; body: string }> = {};
+  for (const path of paths) {
+    const response = await app.call(path, { key });
+    const body = await response.text();
+    // The listing signs download URLs afresh on every read: compare what they point at.
+    answers[path] = { status: response.status, body: body.replace(/"(url|downloadUrl)":"[^"]*"/g, '"$1"') };
+  }
+  return answers;
+}
+
+describe.each([
+  ["the embedded PGlite", true, () => ({})],
+  [
+    "PostgreSQL and Ceph RGW",
+    postgres.ready && s3.ready,
+    () => ({ DATABASE_URL: postgres.values.DATABASE_URL!, ...s3.values }),
+  ],
+] as const)("the trash on %s", (_name, ready, env) => {
+  let app: TestApp;
+  let alice: string;
+  let bob: string;
+  const owner = `trash-${randomUUID().slice(0, 8)}`;
+  beforeAll(async () => {
+    if (!ready) return;
+    // Empty: unset, the deployment's default of 7 days.
+    app = await startTestApp({ ...env(), STOWAGE_TRASH_DAYS: "", STOWAGE_RATE_LIMIT_PER_MINUTE: "100000" });
+    alice = await app.keyFor({ kind: "user", id: owner });
+    bob = await app.keyFor({ kind: "user", id: `${owner}-bob` });
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it.skipIf(!ready)(
+    "DELETE moves a session to the trash: every route 404, bob sees nothing, a restore gives back the same answers",
+    async () => {
+      const session = await fullSession(app, alice);
+      const before = await reads(app, alice, session);
+      for (const answer of Object.values(before)) expect(answer.status).toBe(200);
+      const startedAt = Date.now();
+      const deleted = await json<{ sessionId: string; trash: Trashed }>(
+        await app.call(`/agents/sessions/${session.sessionId}`, { key: alice, method: "DELETE" }),
+      );
+      expect(deleted.trash).toMatchObject({
+        kind: "session",
+        id: session.sessionId,
+        by: expect.stringMatching(/^key:/),
+      });
+      expect(Date.parse(deleted.trash.purgeAfter) - Date.parse(deleted.trash.trashedAt)).toBe(7 * DAY_MS);
+      expect(Date.parse(deleted.trash.trashedAt)).toBeGreaterThanOrEqual(startedAt - 1000);
+      // 11 bytes of upload, and the stored session's chunks: more than the upload alone.
+      expect(deleted.trash.bytes).toBeGreaterThan(11);
+      const listed = await json<{ items: Trashed[]; bytes: number }>(
+        await app.call("/trash", { key: alice }),
+      );
+      expect(listed).toEqual({ items: [deleted.trash], bytes: deleted.trash.bytes });
+      expect(await json(await app.call("/trash", { key: bob }))).toEqual({ items: [], bytes: 0 });
+      for (const [path, answer] of Object.entries(await reads(app, alice, session))) {
+        expect(answer.status, path).toBe(404);
+      }
+      const again = await app.call("/agents/sessions", {
+        key: alice,
+        json: { sessionId: session.sessionId },
+      });
+      expect([again.status, await errorCode(again)]).toEqual([409, "CONFLICT"]);
+      const bobRestores = await app.call(`/trash/session/${session.sessionId}/restore`, {
+        key: bob,
+        method: "POST",
+      });
+      expect([bobRestores.status, await errorCode(bobRestores)]).toEqual([404, "NOT_FOUND"]);
+      const bobPurges = await app.call(`/trash/session/${session.sessionId}`, { key: bob, method: "DELETE" });
+      expect(bobPurges.status).toBe(404);
+
+      const restored = await json<Trashed>(
+        await app.call(`/trash/session/${session.sessionId}/restore`, { key: alice, method: "POST" }),
+      );
+      expect(restored).toEqual(deleted.trash);
+      expect(await reads(app, alice, session)).toEqual(before);
+      expect(await json(await app.call("/trash", { key: alice }))).toEqual({ items: [], bytes: 0 });
+    },
+  );
+
+  it.skipIf(!ready)(
+    "DELETE /trash/:kind/:id purges now: gone, its upload's quota free, audited by the key",
+    async () => {
+      const session = await fullSession(app, alice);
+      await json(await app.call(`/agents/sessions/${session.sessionId}`, { key: alice, method: "DELETE" }));
+      const purged = await json<Record<string, unknown>>(
+        await app.call(`/trash/session/${session.sessionId}`, { key: alice, method: "DELETE" }),
+      );
+      expect(purged).toMatchObject({ sessionId: session.sessionId, threads: 1, sessionBlobs: 1 });
+      expect(purged.uploads).toMatchObject({ deletedBytes: 11 });
+      const { rows } = await json<{ rows: { kind: string; id: string; by: string; reason: string }[] }>(
+        await app.call("/audit", { key: alice }),
+      );
+      const row = rows.find((r) => r.kind === "session" && r.id === session.sessionId);
+      expect(row?.reason).toMatch(/^session purged from the trash/);
+      const restore = await app.call(`/trash/session/${session.sessionId}/restore`, {
+        key: alice,
+        method: "POST",
+      });
+      expect(restore.status).toBe(404);
+      // Registered anew, the session's quota holds nothing.
+      expect(
+        (await app.call("/agents/sessions", { key: alice, json: { sessionId: session.sessionId } })).status,
+      ).toBe(201);
+      const usage = await app.server.services.uploads.usage({ kind: "user", id: owner }, session.sessionId);
+      expect(usage).toMatchObject({ usedBytes: 0, objects: 0 });
+      expect(await json(await app.call(`/agents/${session.sessionId}/artifacts`, { key: alice }))).toEqual({
+        artifacts: [],
+      });
+    },
+  );
+
+  it.skipIf(!ready)("the sweeper purges what is past its grace period, and nothing younger", async () => {
+    const young = await fullSession(app, alice);
+    const old = await fullSession(app, alice);
+    await json(await app.call(`/agents/sessions/${young.sessionId}`, { key: alice, method: "DELETE" }));
+    // 0.000000001 days: 86 µs, over before the DELETE has answered.
+    await json(
+      await app.call(`/agents/sessions/${old.sessionId}?trashDays=0.000000001`, {
+        key: alice,
+        method: "DELETE",
+      }),
+    );
+    const swept = await app.server.services.stowage.sweep();
+    expect(swept.trash).toMatchObject({ removed: 1 });
+    const listed = await json<{ items: Trashed[] }>(await app.call("/trash", { key: alice }));
+    expect(listed.items.map((item) => item.id)).toEqual([young.sessionId]);
+    const { rows } = await json<{ rows: { kind: string; id: string }[] }>(
+      await app.call("/audit", { key: alice }),
+    );
+    expect(rows.filter((r) => r.id === old.sessionId).map((r) => r.kind)).toContain("session");
+  });
+
+  it.skipIf(!ready)("refuses hostile input", async () => {
+    const sessionId = randomUUID();
+    expect((await app.call("/agents/sessions", { key: alice, json: { sessionId } })).status).toBe(201);
+    for (const [path, method, status] of [
+      ["/trash/session/..%2F..%2Fx/restore", "POST", 400],
+      ["/trash/uploads/x/restore", "POST", 400],
+      ["/trash/..%2Fsession/x", "DELETE", 400],
+      [`/trash/session/${randomUUID()}/restore`, "POST", 404],
+      [`/agents/sessions/${sessionId}?trashDays=-1`, "DELETE", 400],
+      [`/agents/sessions/${sessionId}?trashDays=week`, "DELETE", 400],
+      [`/agents/sessions/${sessionId}?trashDays=400`, "DELETE", 400],
+    ] as const) {
+      const response = await app.call(path, { key: alice, method });
+      expect(response.status, path).toBe(status);
+    }
+    // None of them deleted the session.
+    expect((await app.call(`/sessions/${sessionId}`, { key: alice })).status).toBe(200);
+  });
+});
+
+describe("stowage trash", () => {
+  it("lists, restores and purges from the deployment's data, JSON or lines", async () => {
+    const app = await startTestApp({ STOWAGE_TRASH_DAYS: "3" });
+    const alice = await app.keyFor({ kind: "user", id: "alice" });
+    const kept = await fullSession(app, alice);
+    const gone = await fullSession(app, alice);
+    for (const { sessionId } of [kept, gone]) {
+      await json(await app.call(`/agents/sessions/${sessionId}`, { key: alice, method: "DELETE" }));
+    }
+    // The CLI opens the same embedded database: the server lets it go first.
+    await app.server.close();
+    const env = { STOWAGE_DATA_DIR: app.dataDir, STOWAGE_TRASH_DAYS: "3" };
+    const cli = (argv: string[]) => run(argv, { cwd: app.dataDir, env });
+    try {
+      const listed = JSON.parse((await cli(["trash", "list", "--user", "alice", "--json"])).stdout) as {
+        items: Trashed[];
+      };
+      expect(listed.items.map((item) => item.id).sort()).toEqual([kept.sessionId, gone.sessionId].sort());
+      expect(Date.parse(listed.items[0]!.purgeAfter) - Date.parse(listed.items[0]!.trashedAt)).toBe(
+        3 * DAY_MS,
+      );
+      expect((await cli(["trash", "list", "--user", "bob"])).stdout).toBe("0 in the trash, 0 bytes\n");
+      expect((await cli(["trash", "restore", kept.sessionId, "--user", "alice"])).stdout).toBe(
+        `restored session ${kept.sessionId}\n`,
+      );
+      const purged = JSON.parse(
+        (await cli(["trash", "purge", gone.sessionId, "--user", "alice", "--json"])).stdout,
+      );
+      expect(purged).toMatchObject({ sessionId: gone.sessionId, threads: 1 });
+      const audit = JSON.parse((await cli(["audit", "--user", "alice", "--json"])).stdout) as {
+        rows: { kind: string; id: string; by: string }[];
+      };
+      expect(audit.rows.find((row) => row.kind === "session" && row.id === gone.sessionId)?.by).toBe("cli");
+      expect((await cli(["trash", "list", "--user", "alice"])).stdout).toBe("0 in the trash, 0 bytes\n");
+      await expect(cli(["trash", "restore", gone.sessionId, "--user", "bob"])).rejects.toMatchObject({
+        code: "NOT_FOUND",
+      });
+      await expect(cli(["trash", "list"])).rejects.toThrow(/--user <id> or --org <id>/);
+      await expect(cli(["trash", "restore", "../x", "--user", "alice"])).rejects.toMatchObject({
+        code: "INVALID_INPUT",
+      });
+    } finally {
+      await rm(app.dataDir, { recursive: true, force: true });
+    }
+  });
+});
