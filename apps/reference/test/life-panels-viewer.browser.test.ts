@@ -1,6 +1,7 @@
-// The viewer's first page shows what expires soon and what was deleted lately, in Chromium: a
-// stored session due in 7 days in the expiring panel, a deleted session's rows (by the key that
-// deleted it) in the deleted panel, and nothing of another principal's.
+// The viewer's first page shows what expires soon, what is in the trash and what was deleted
+// lately, in Chromium: a stored session due in 7 days in the expiring panel, a session in the
+// trash (restored from there with its button), a deleted session's rows (by the key that deleted
+// it) in the deleted panel, and nothing of another principal's.
 import { randomUUID } from "node:crypto";
 import { compressChunks, toTransport } from "@stowage/sessions";
 import { textItem } from "@stowage/thread-items";
@@ -20,6 +21,9 @@ describe.skipIf(!browserReady.ready)("the viewer's expiring and deleted panels, 
   const stored = randomUUID();
   const deleted = randomUUID();
   const bobs = randomUUID();
+  const trashed = randomUUID();
+  const bobsTrashed = randomUUID();
+  let aliceKey = "";
 
   const call = async (key: string, path: string, init: Parameters<TestApp["call"]>[1] = {}) => {
     const response = await app.call(path, { key, ...init });
@@ -41,6 +45,12 @@ describe.skipIf(!browserReady.ready)("the viewer's expiring and deleted panels, 
     await call(alice, "/agents/sessions", { json: { sessionId: deleted } });
     await call(alice, `/threads/${deleted}/main/items`, { json: textItem("to be deleted") });
     await call(alice, `/agents/sessions/${deleted}`, { method: "DELETE" });
+    // The app's tests delete at once unless told: these two go to their owners' trash for 7 days.
+    await call(alice, "/agents/sessions", { json: { sessionId: trashed } });
+    await call(alice, `/agents/sessions/${trashed}?trashDays=7`, { method: "DELETE" });
+    await call(bob, "/agents/sessions", { json: { sessionId: bobsTrashed } });
+    await call(bob, `/agents/sessions/${bobsTrashed}?trashDays=7`, { method: "DELETE" });
+    aliceKey = alice;
     // Bob's own stored session and deletion: never on alice's page.
     await storeSession(bob, bobs);
     await call(bob, "/agents/sessions", { json: { sessionId: bobs } });
@@ -65,6 +75,20 @@ describe.skipIf(!browserReady.ready)("the viewer's expiring and deleted panels, 
     await row.waitFor();
     expect(await row.locator(".kind").textContent()).toBe("stored session");
     expect(await page.locator(".expiring-overview tr").count()).toBe(1);
+  });
+
+  it("lists the session in the trash, none of bob's, and its Restore button brings it back", async () => {
+    const row = page.locator(`.trash-overview tr[data-id="${trashed}"]`);
+    await row.waitFor();
+    expect(await row.locator(".kind").textContent()).toBe("session");
+    expect(await row.locator(".by").textContent()).toMatch(/^key:/);
+    expect(await page.locator(".trash-overview tr").count()).toBe(1);
+    expect(await page.locator(".trash-overview").textContent()).not.toContain(bobsTrashed);
+    expect((await app.call(`/sessions/${trashed}`, { key: aliceKey })).status).toBe(404);
+    await row.locator("button.restore").click();
+    await expect.poll(() => row.locator(".status").textContent(), WAIT).toBe("restored");
+    expect((await app.call(`/sessions/${trashed}`, { key: aliceKey })).status).toBe(200);
+    expect(pageErrors).toEqual([]);
   });
 
   it("lists the deleted session's rows, newest first, with who deleted them and why", async () => {

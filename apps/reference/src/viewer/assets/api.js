@@ -33,10 +33,14 @@ async function errorOf(response) {
 
 /** A client for the key; `onUnauthorized` runs when the server refuses the key (401). */
 export function createApi(key, { onUnauthorized } = {}) {
-  async function request(path, { signal, headers } = {}) {
+  async function request(path, { signal, headers, method } = {}) {
     let response;
     try {
-      response = await fetch(path, { headers: { ...headers, authorization: `Bearer ${key}` }, signal });
+      response = await fetch(path, {
+        ...(method ? { method } : {}),
+        headers: { ...headers, authorization: `Bearer ${key}` },
+        signal,
+      });
     } catch (err) {
       if (err?.name === "AbortError") throw err;
       throw new ApiError(0, "NETWORK", `cannot reach the server (${err?.message ?? err})`);
@@ -55,6 +59,13 @@ export function createApi(key, { onUnauthorized } = {}) {
     /** GET `path` and parse its JSON. */
     async json(path, options) {
       return (await request(path, { ...options, headers: { accept: "application/json" } })).json();
+    },
+
+    /** POST to `path` (no body) and parse the JSON it answers: the viewer's one write, a restore. */
+    async post(path, options) {
+      return (
+        await request(path, { ...options, method: "POST", headers: { accept: "application/json" } })
+      ).json();
     },
 
     /**

@@ -3,7 +3,13 @@
 // shows what there is instead of a blank space.
 import { describeError } from "./api.js";
 import { formatBytes, formatTime, h, replace, shortId } from "./dom.js";
-import { DELETED_SINCE_DAYS, deletedPanel, EXPIRING_WITHIN, expiringPanel } from "./life-panels.js";
+import {
+  DELETED_SINCE_DAYS,
+  deletedPanel,
+  EXPIRING_WITHIN,
+  expiringPanel,
+  trashPanel,
+} from "./life-panels.js";
 import { sessionHash, storedHash } from "./sidebar.js";
 
 /** Agent sessions the first page lists (the sidebar lists them all). */
@@ -89,14 +95,16 @@ export function homeView(api) {
     api.json("/sessions"),
     api.allPages("/session-blobs", "sessions"),
     api.json(`/expiring?within=${EXPIRING_WITHIN}`),
+    api.json("/trash"),
     api.allPages(`/audit?since=${encodeURIComponent(since)}`, "rows"),
   ]).then(
-    ([{ sessions }, stored, { expiring }, deleted]) => {
+    ([{ sessions }, stored, { expiring }, trash, deleted]) => {
       if (disposed) return;
       replace(body, [
         recentPanel(sessions),
         storedPanel(stored.sessions),
         expiringPanel(expiring),
+        trashPanel(api, trash),
         deletedPanel(deleted.rows),
       ]);
     },

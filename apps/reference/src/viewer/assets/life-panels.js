@@ -1,5 +1,7 @@
-// The first page's view of the life of stored data: what expires soon (and when), and what was
-// deleted lately (what, by whom, why), from `GET /expiring` and `GET /audit`.
+// The first page's view of the life of stored data: what expires soon (and when), what is in the
+// trash (and when it is purged, with a way back), and what was deleted lately (what, by whom,
+// why), from `GET /expiring`, `GET /trash` and `GET /audit`.
+import { describeError, seg } from "./api.js";
 import { formatBytes, formatTime, h, shortId } from "./dom.js";
 
 /** How far ahead the expiring panel looks (the API's span). */
@@ -53,5 +55,46 @@ export function deletedPanel(rows) {
     newest.length === 0
       ? h("p", { class: "empty", text: "Nothing of yours was deleted." })
       : h("table", {}, h("tbody", {}, newest.map(row))),
+  );
+}
+
+/**
+ * What the owner deleted that is kept for its grace period, soonest purged first, each with a
+ * Restore button (`POST /trash/:kind/:id/restore`); purging is left to the API and the CLI.
+ */
+export function trashPanel(api, trash) {
+  const row = (thing) => {
+    const status = cell("status", "");
+    const restore = h("button", { type: "button", class: "restore", text: "Restore" });
+    restore.addEventListener("click", async () => {
+      restore.disabled = true;
+      try {
+        await api.post(`/trash/${seg(thing.kind)}/${seg(thing.id)}/restore`);
+        status.textContent = "restored";
+        restore.remove();
+      } catch (err) {
+        status.textContent = describeError(err);
+        restore.disabled = false;
+      }
+    });
+    return h(
+      "tr",
+      { "data-kind": thing.kind, "data-id": thing.id },
+      cell("when", formatTime(thing.purgeAfter), `deleted ${thing.trashedAt} by ${thing.by}`),
+      cell("kind", thing.kind),
+      cell("id", shortId(thing.id, 28), thing.id),
+      cell("size", formatBytes(thing.bytes)),
+      cell("by", thing.by),
+      h("td", { class: "cell action" }, restore),
+      status,
+    );
+  };
+  return h(
+    "section",
+    { class: "panel life-overview trash-overview" },
+    h("h3", { text: `In the trash (${formatBytes(trash.bytes)}), purged on the date shown` }),
+    trash.items.length === 0
+      ? h("p", { class: "empty", text: "Nothing of yours is in the trash." })
+      : h("table", {}, h("tbody", {}, trash.items.map(row))),
   );
 }
