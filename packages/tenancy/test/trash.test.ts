@@ -70,6 +70,15 @@ function processOn(
 
 type Process = ReturnType<typeof processOn>;
 
+/** A process that dies as it writes a session's registration (its mark, or taking it off). */
+const crashesOnRegistrationPut = (store: ObjectStore): ObjectStore => ({
+  ...store,
+  put: (key, body, options) =>
+    key.startsWith("registered-sessions/")
+      ? Promise.reject(new Error("crash"))
+      : store.put(key, body, options),
+});
+
 /** A session with something in every store: what a restore must give back, byte for byte. */
 async function fullSession({ stowage, uploads, uploadStore }: Process, principal = alice) {
   const sessionId = randomUUID();
@@ -347,13 +356,7 @@ describe("two processes on one trash", () => {
     const { sessionId } = await fullSession(healthy);
     const before = await snapshot(healthy, sessionId);
     // The process dies as it marks the registration: its entry is written, the mark is not.
-    const crashing = processOn(dir, {}, (store) => ({
-      ...store,
-      put: (key, body, options) =>
-        key.startsWith("registered-sessions/")
-          ? Promise.reject(new Error("crash"))
-          : store.put(key, body, options),
-    }));
+    const crashing = processOn(dir, {}, crashesOnRegistrationPut);
     await expect(crashing.stowage.deleteSession(alice, sessionId)).rejects.toThrow("crash");
     expect(await snapshot(healthy, sessionId)).toEqual(before);
     expect(await healthy.stowage.listTrash(alice)).toEqual({ items: [], bytes: 0 });
@@ -405,13 +408,7 @@ describe("two processes on one trash", () => {
     const { sessionId } = await fullSession(healthy);
     const before = await snapshot(healthy, sessionId);
     await healthy.stowage.deleteSession(alice, sessionId);
-    const crashing = processOn(dir, {}, (store) => ({
-      ...store,
-      put: (key, body, options) =>
-        key.startsWith("registered-sessions/")
-          ? Promise.reject(new Error("crash"))
-          : store.put(key, body, options),
-    }));
+    const crashing = processOn(dir, {}, crashesOnRegistrationPut);
     await expect(crashing.stowage.restoreFromTrash(alice, "session", sessionId)).rejects.toThrow("crash");
     await expectStowageError(
       healthy.stowage.purgeFromTrash(alice, "session", sessionId),

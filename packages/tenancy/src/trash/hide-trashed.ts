@@ -50,27 +50,21 @@ export function hideTrashedThreads(feeds: ThreadFeeds, inTrash: TrashCheck): Thr
     if (typeof thread?.jobId === "string" && (await inTrash(thread.jobId, options)))
       throw notFound(thread.jobId);
   };
+  // Every read or write of one thread: the job checked first, then the call as it was.
+  const guarded =
+    <Rest extends unknown[], Result>(call: (thread: ThreadRef, ...rest: Rest) => Promise<Result>) =>
+    async (thread: ThreadRef, ...rest: Rest): Promise<Result> => {
+      const last = rest.at(-1) as { signal?: AbortSignal } | undefined;
+      await guard(thread, last?.signal ? { signal: last.signal } : {});
+      return call(thread, ...rest);
+    };
   return {
-    async post(thread, item, options) {
-      await guard(thread, options);
-      return feeds.post(thread, item, options);
-    },
-    async items(thread, options) {
-      await guard(thread, options);
-      return feeds.items(thread, options);
-    },
-    async fullItem(thread, itemId, options) {
-      await guard(thread, options);
-      return feeds.fullItem(thread, itemId, options);
-    },
-    async streamFullItem(thread, itemId, options) {
-      await guard(thread, options);
-      return feeds.streamFullItem(thread, itemId, options);
-    },
-    async thread(thread, options) {
-      await guard(thread, options);
-      return feeds.thread(thread, options);
-    },
+    post: guarded(feeds.post.bind(feeds)),
+    items: guarded(feeds.items.bind(feeds)),
+    fullItem: guarded(feeds.fullItem.bind(feeds)),
+    streamFullItem: guarded(feeds.streamFullItem.bind(feeds)),
+    thread: guarded(feeds.thread.bind(feeds)),
+    subscribe: guarded(feeds.subscribe.bind(feeds)),
     async threads(options) {
       const page = await feeds.threads(options);
       const kept = [];
@@ -78,10 +72,6 @@ export function hideTrashedThreads(feeds: ThreadFeeds, inTrash: TrashCheck): Thr
       return { ...page, threads: kept };
     },
     deleteJob: (jobId, options) => feeds.deleteJob(jobId, options),
-    async subscribe(thread, listener, options) {
-      await guard(thread);
-      return feeds.subscribe(thread, listener, options);
-    },
     close: () => feeds.close(),
     [Symbol.asyncDispose]: () => feeds[Symbol.asyncDispose](),
   };
