@@ -134,6 +134,11 @@ describe.each([
       for (const [path, answer] of Object.entries(await reads(app, alice, session))) {
         expect(answer.status, path).toBe(404);
       }
+      const uploadsGone = await app.call(`/agents/sessions/${session.sessionId}/uploads`, {
+        key: alice,
+        method: "DELETE",
+      });
+      expect(uploadsGone.status).toBe(404);
       const again = await app.call("/agents/sessions", {
         key: alice,
         json: { sessionId: session.sessionId },

@@ -16,7 +16,10 @@ export interface TenantSessionBlobs {
   ): Promise<SessionBlobRecord>;
   getLatestForRequest(requestId: string, options?: OperationOptions): Promise<SessionBlobRecord | null>;
   getBySessionId(sessionId: string, options?: OperationOptions): Promise<SessionBlobRecord | null>;
-  /** Deletes the principal's sessions of a request; NOT_FOUND when it stored none (another's look the same). */
+  /**
+   * Deletes the principal's sessions of a request; NOT_FOUND when it stored none (another's look
+   * the same), or when its latest is of a session in the trash.
+   */
   deleteForRequest(requestId: string, options?: OperationOptions): Promise<number>;
   /**
    * Deletes the principal's records of one session id, whatever request they were stored for; 0
@@ -73,6 +76,11 @@ export function bindSessionBlobs(
     extendExpiry: async (sessionId, expiresAt, options) =>
       (await inTrash(sessionId, options)) ? 0 : repository.extendExpiry(owner, sessionId, expiresAt, options),
     async deleteForRequest(requestId, options) {
+      // A request whose latest stored session is in the trash is not there, for a delete as for a read.
+      const latest = await repository.getLatestForRequest(owner, requestId, options);
+      if (latest !== null && (await inTrash(latest.sessionId, options))) {
+        throw new StowageError("NOT_FOUND", `no stored session for request ${requestId}`);
+      }
       const deleted = await repository.deleteForRequest(owner, requestId, options);
       if (deleted === 0) throw new StowageError("NOT_FOUND", `no stored session for request ${requestId}`);
       return deleted;

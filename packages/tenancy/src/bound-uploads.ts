@@ -11,7 +11,8 @@ export interface TenantUploads {
   handle(request: Request): Promise<Response>;
   /**
    * Deletes every upload of one of the principal's sessions and revokes its upload URLs;
-   * NOT_FOUND (reason `SESSION_NOT_FOUND`) when the session is not registered in its namespace.
+   * NOT_FOUND (reason `SESSION_NOT_FOUND`) when the session is not registered in its namespace,
+   * or is in the trash.
    */
   deleteSession(sessionId: string, options?: OperationOptions): Promise<SessionDeletion>;
   /** Bytes of the session's uploads (what its quota counts), while it is registered. */
@@ -27,7 +28,10 @@ export function bindUploads(
   return {
     handle: (request) => handleUploadRequest(service, request, { principal }),
     async deleteSession(sessionId, options = {}) {
-      if ((await registeredSessions.state(sessionId, options)) === null) {
+      // A session in the trash keeps its uploads until it is restored or purged (its purge runs
+      // from the "deleting" state, which passes).
+      const state = await registeredSessions.state(sessionId, options);
+      if (state === null || state === "trashed") {
         throw new StowageError("NOT_FOUND", `no session ${sessionId}`, { reason: "SESSION_NOT_FOUND" });
       }
       return service.deleteSessionUploads(principal, sessionId, options);

@@ -174,6 +174,8 @@ async function expectUnreachable({ stowage, uploads }: Process, sessionId: strin
     lastRestore: null,
   });
   await expectStowageError(uploads.listUploads(principal, sessionId), "NOT_FOUND");
+  await expectStowageError(tenant.uploads.deleteSession(sessionId), "NOT_FOUND", "SESSION_NOT_FOUND");
+  await expectStowageError(tenant.sessionBlobs.deleteForRequest(`req-${sessionId}`), "NOT_FOUND");
   await expectStowageError(tenant.registeredSessions.register(sessionId), "CONFLICT", "SESSION_IN_TRASH");
 }
 
