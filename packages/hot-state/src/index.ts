@@ -17,6 +17,7 @@ export {
   type StoredContent,
 } from "./content/content-registry.js";
 export { type IterateContentRefIdsOptions, iterateContentRefIds } from "./content/record-keys.js";
+export type { HotStateStoreEnvOptions } from "./env.js";
 export { type BuildHotStateOptions, buildHotState, type HotStateBuild } from "./hot-state/build-hot-state.js";
 export type { ShedField, ShedItem, ShedReason } from "./hot-state/shed-steps.js";
 export {
@@ -54,7 +55,6 @@ export {
   type IterateHotStateContentIdsOptions,
   iterateHotStateContentIds,
 } from "./store/hot-state-content-ids.js";
-export type { HotStateStoreEnvOptions } from "./store/hot-state-env.js";
 export {
   createHotStateStore,
   type HotStateClaimOptions,
@@ -75,5 +75,7 @@ export {
   type ArtifactsGetTool,
   type ArtifactsGetToolOptions,
   createArtifactsGetTool,
+  type JsonSchema,
+  type ToolDefinition,
+  toAnthropicTool,
 } from "./tool/artifacts-get-tool.js";
-export { type JsonSchema, type ToolDefinition, toAnthropicTool } from "./tool/tool-formats.js";

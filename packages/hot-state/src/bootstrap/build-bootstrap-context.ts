@@ -6,15 +6,17 @@ import {
   StowageError,
 } from "@stowage/core";
 import { z } from "zod";
-import { type ContextBudget, DEFAULT_CONTEXT_BUDGET, resolveBudget } from "../budget/context-budget.js";
+import {
+  type ContextBudget,
+  DEFAULT_BOOTSTRAP_THRESHOLD_CHARS,
+  DEFAULT_CONTEXT_BUDGET,
+  resolveBudget,
+} from "../budget/context-budget.js";
 import type { ContentRegistry } from "../content/content-registry.js";
 import { type ContentRecord, invalidInput, mimeType, parseOrThrow } from "../schemas/schemas.js";
 import { surrogateSafeIndex } from "../text/utf8.js";
-import { DEFAULT_BOOTSTRAP_THRESHOLD_CHARS } from "./bootstrap-env.js";
 
-/** Most files one bootstrap context accepts. */
 const MAX_BOOTSTRAP_FILES = 256;
-/** Files stored at once. */
 const BOOTSTRAP_STORE_CONCURRENCY = 4;
 
 /** A workspace file for the bootstrap part of a prompt. */
@@ -47,14 +49,12 @@ export type BootstrapFileResult =
   | { path: string; chars: number; mode: "ref"; record: ContentRecord }
   | { path: string; chars: number; mode: "skipped"; reason: "TOO_LARGE"; message: string };
 
-/** What {@link buildBootstrapContext} returns. */
+/** What {@link buildBootstrapContext} returns: the prompt's text, how each file was sent, and the counts of each way. */
 export interface BootstrapContext {
-  /** The text to put in the prompt. */
   text: string;
   files: BootstrapFileResult[];
   /** Files sent as an ArtifactRef (the `ref_files` metric). */
   refFiles: number;
-  /** Files too large for the registry, sent only as a head/tail excerpt with the reason. */
   skippedFiles: number;
   /** Characters of the largest file sent inline (for `maxInlineArtifactChars`). */
   largestInlineChars: number;
@@ -149,15 +149,11 @@ export async function buildBootstrapContext(
   const enabled = options.enabled ?? registry !== undefined;
   if (typeof enabled !== "boolean")
     throw invalidInput(`enabled must be a boolean, got ${describeValue(enabled)}`);
-  if (enabled && typeof registry?.storeText !== "function") {
-    throw invalidInput(
-      `a content registry is required when refs are enabled, got ${describeValue(registry)}`,
-    );
-  }
+  if (enabled && typeof registry?.storeText !== "function")
+    throw invalidInput(`refs are enabled but no content registry is given, got ${describeValue(registry)}`);
   const { thresholdChars = DEFAULT_BOOTSTRAP_THRESHOLD_CHARS } = options;
-  if (!Number.isSafeInteger(thresholdChars) || thresholdChars < 1) {
+  if (!Number.isSafeInteger(thresholdChars) || thresholdChars < 1)
     throw invalidInput(`thresholdChars must be a positive integer, got ${describeValue(thresholdChars)}`);
-  }
   const { maxInlineArtifactChars } = resolveBudget(options.budget);
   // The excerpt, marker included, is inline text too: at most the budget's inline limit, and 2,000.
   const excerptChars = Math.min(DEFAULT_CONTEXT_BUDGET.maxInlineArtifactChars, maxInlineArtifactChars);
@@ -168,14 +164,13 @@ export async function buildBootstrapContext(
       return { result: { path, chars, mode: "inline" as const }, section: `## ${path}\n\n${content}` };
     }
     try {
-      const type =
-        mime ?? MIME_BY_EXTENSION[/\.([A-Za-z0-9]+)$/.exec(path)?.[1]?.toLowerCase() ?? ""] ?? "text/plain";
-      const { record } = await registry!.storeText(content, {
+      const extension = /\.([A-Za-z0-9]+)$/.exec(path)?.[1]?.toLowerCase() ?? "";
+      const stored = {
         type: "doc",
-        mime: type,
-        producer: "system",
+        mime: mime ?? MIME_BY_EXTENSION[extension] ?? "text/plain",
         signal,
-      });
+      } as const;
+      const { record } = await registry!.storeText(content, { ...stored, producer: "system" });
       return {
         result: { path, chars, mode: "ref" as const, record },
         section: excerptSection(path, content, excerptChars, record),

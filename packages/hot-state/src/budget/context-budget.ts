@@ -1,10 +1,8 @@
 import { describeValue, StowageError } from "@stowage/core";
 
-/** Hard limits that keep a prompt small. Every limit is a non-negative integer. */
+/** Hard limits that keep a prompt small, each a non-negative integer (defaults in the README). */
 export interface ContextBudget {
-  /** Tokens of the hot-state JSON. */
   maxHotStateTokens: number;
-  /** Entries in the hot state's `artifact_index`. */
   maxArtifactIndexEntries: number;
   /** Estimated tokens of the whole prompt (system + user). */
   maxPromptTokens: number;
@@ -23,27 +21,28 @@ export const DEFAULT_CONTEXT_BUDGET: Readonly<ContextBudget> = Object.freeze({
   maxInlineArtifactChars: 2_000,
 });
 
+/**
+ * Bootstrap files of at least this many characters are referenced instead of inlined: one more
+ * than the default `maxInlineArtifactChars`, so a file that budget would refuse inline is referenced.
+ */
+export const DEFAULT_BOOTSTRAP_THRESHOLD_CHARS = DEFAULT_CONTEXT_BUDGET.maxInlineArtifactChars + 1;
+
 /** A limit of the {@link ContextBudget}. */
 export type BudgetField = keyof ContextBudget;
 
 /** The budget's fields, in the order violations are reported. */
 export const BUDGET_FIELDS = Object.freeze(Object.keys(DEFAULT_CONTEXT_BUDGET) as BudgetField[]);
 
-/**
- * The defaults with `overrides` applied. Throws INVALID_INPUT for an unknown field or a limit
- * that is not a non-negative integer, so that a typo never turns a limit off.
- */
+/** The defaults with `overrides` applied; INVALID_INPUT for an unknown field or a bad limit (a typo never turns a limit off). */
 export function resolveBudget(overrides: Partial<ContextBudget> = {}): Readonly<ContextBudget> {
   const invalid = (problem: string, value: unknown) =>
     new StowageError("INVALID_INPUT", `budget${problem}, got ${describeValue(value)}`);
-  if (typeof overrides !== "object" || overrides === null || Array.isArray(overrides)) {
+  if (typeof overrides !== "object" || overrides === null || Array.isArray(overrides))
     throw invalid(" must be an object", overrides);
-  }
   const budget: ContextBudget = { ...DEFAULT_CONTEXT_BUDGET };
   for (const [field, value] of Object.entries(overrides)) {
-    if (!BUDGET_FIELDS.includes(field as BudgetField)) {
+    if (!BUDGET_FIELDS.includes(field as BudgetField))
       throw invalid(` has an unknown field (accepted: ${BUDGET_FIELDS.join(", ")})`, field);
-    }
     if (value === undefined) continue;
     if (!Number.isSafeInteger(value) || value < 0)
       throw invalid(`.${field} must be a non-negative integer`, value);

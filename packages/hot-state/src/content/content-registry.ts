@@ -34,32 +34,22 @@ import {
 /** Largest content accepted by default (512 KiB); larger content fails with TOO_LARGE. */
 export const DEFAULT_MAX_CONTENT_BYTES = 512 * 1024;
 
-/** Options of {@link createContentRegistry}. */
+/** Options of {@link createContentRegistry} (defaults in the README). */
 export interface ContentRegistryOptions {
-  /**
-   * Where the bytes live: any content store (`@stowage/blob-store`'s `BlobStore`). It hashes,
-   * verifies and repairs content; it may be shared with other users (session images).
-   */
+  /** Where the bytes live (`@stowage/blob-store`'s `BlobStore`, which may be shared): it hashes, verifies, repairs. */
   content: ContentStore;
-  /** Where the records live: any ObjectStore, under `<prefix><2 hex>/<sha256>.json`. */
+  /** Where the records live, under `<prefix><2 hex>/<sha256>.json`. */
   records: ObjectStore;
-  /** Key prefix of the records inside `records`: `""` or ending in `/`. Default `""`. */
   prefix?: string;
-  /** Largest content accepted, in bytes. Default 512 KiB. */
   maxBytes?: number;
-  /** Clock for `created_at`. Default `() => new Date()`. */
   now?: () => Date;
-  /** Where repairs and skipped entries are reported. Default `consoleLogger`. */
   logger?: Logger;
 }
 
-/** Metadata for `storeBytes` / `storeText`. */
+/** Metadata for `storeBytes` / `storeText`: `type` defaults to `doc` for text, `data` for bytes; `mime` to UTF-8 text for text. */
 export interface StoreContentOptions extends OperationOptions {
-  /** Default `doc` for text, `data` for bytes. */
   type?: ContentKind;
-  /** Default `text/plain; charset=utf-8` for text, none for bytes. */
   mime?: string;
-  /** At most 500 characters. */
   summary?: string;
   producer?: ContentProducer;
 }
@@ -106,23 +96,16 @@ export interface ContentRegistry {
   get(id: string, options?: OperationOptions): Promise<ContentWithRecord | null>;
   /** The record alone (repaired like `get` when needed), or `null` like `get`. */
   getRecord(id: string, options?: OperationOptions): Promise<ContentRecord | null>;
-  /**
-   * A page of records. A record that needs rebuilding is rebuilt in memory; an entry whose
-   * content is gone is skipped; corrupted content is logged and skipped.
-   */
+  /** A page of records: one needing a rebuild is rebuilt in memory; gone or corrupted content is skipped (logged). */
   list(options?: ContentListOptions): Promise<ContentListPage>;
   /** Removes the record (a missing one is no error); the content stays until garbage collection. */
   delete(id: string, options?: OperationOptions): Promise<void>;
 }
 
-const tooLarge = (size: number, limit: number, atLeast = false) =>
-  new StowageError(
-    "TOO_LARGE",
-    `content is ${atLeast ? "at least " : ""}${size} bytes, over ${limit} bytes`,
-    {
-      details: { size, limit },
-    },
-  );
+const tooLarge = (size: number, limit: number, atLeast = false) => {
+  const message = `content is ${atLeast ? "at least " : ""}${size} bytes, over ${limit} bytes`;
+  return new StowageError("TOO_LARGE", message, { details: { size, limit } });
+};
 
 /** Stores `bytes`, then its record, create-only; a sound record stored before is kept. */
 async function storeContent(
@@ -132,21 +115,17 @@ async function storeContent(
   { signal, ...metadata }: StoreContentOptions = {},
 ): Promise<StoredContent> {
   if (bytes.byteLength > ctx.maxBytes) throw tooLarge(bytes.byteLength, ctx.maxBytes);
-  const {
-    type = defaults.type,
-    mime = defaults.mime,
-    producer,
-    summary,
-  } = parseOrThrow(ContentMetadataSchema, metadata, "content options");
+  const given = parseOrThrow(ContentMetadataSchema, metadata, "content options");
+  const { type = defaults.type, mime = defaults.mime } = given;
   throwIfAborted(signal, "store content");
   const { hash: id } = await ctx.content.put(bytes, { signal });
   assertSha256Hex(id, "hash returned by the content store");
-  const given = Object.entries({ producer, summary, mime }).filter(([, value]) => value !== undefined);
+  const fields = Object.entries({ ...given, type, mime }).filter(([, value]) => value !== undefined);
   const fresh = parseOrThrow(
     ContentRecordSchema,
     {
-      ...{ artifact_id: id, type, content_uri: ctx.contentUri(id), content_hash: id },
-      ...{ size_bytes: bytes.byteLength, created_at: ctx.timestamp(), ...Object.fromEntries(given) },
+      ...{ artifact_id: id, content_uri: ctx.contentUri(id), content_hash: id, size_bytes: bytes.byteLength },
+      ...{ created_at: ctx.timestamp(), ...Object.fromEntries(fields) },
     },
     "content record",
   );
@@ -166,9 +145,7 @@ async function storeContent(
 }
 
 const hasMethods = (value: unknown, methods: readonly string[]) =>
-  typeof value === "object" &&
-  value !== null &&
-  methods.every((method) => typeof (value as Record<string, unknown>)[method] === "function");
+  methods.every((method) => typeof (value as Record<string, unknown> | null)?.[method] === "function");
 
 /**
  * A registry of content refs over a content store (the bytes) and an ObjectStore (the records).
@@ -181,9 +158,8 @@ export function createContentRegistry(options: ContentRegistryOptions): ContentR
   const invalid = (what: string, value: unknown) =>
     invalidInput(`createContentRegistry: ${what}, got ${describeValue(value)}`);
   if (!hasMethods(content, ["put", "get", "stat"])) throw invalid("content must be a ContentStore", content);
-  if (!hasMethods(records, ["put", "get", "head", "delete", "list", "iterate"])) {
+  if (!hasMethods(records, ["put", "get", "head", "delete", "list", "iterate"]))
     throw invalid("records must be an ObjectStore", records);
-  }
   if (!Number.isSafeInteger(maxBytes) || maxBytes < 1)
     throw invalid("maxBytes must be a positive integer", maxBytes);
   if (typeof now !== "function") throw invalid("now must be a function", now);

@@ -72,13 +72,6 @@ export function readRecordState(
   return { status: "stale", record: { ...record, content_uri: contentUri } };
 }
 
-/** Type and MIME type for a record rebuilt from content alone: UTF-8 text is a document, anything else data. */
-function sniffContent(bytes: Uint8Array): { type: ContentKind; mime: string } {
-  return decodeUtf8(bytes) === null
-    ? { type: "data", mime: "application/octet-stream" }
-    : { type: "doc", mime: TEXT_MIME };
-}
-
 export async function writeRecord(
   ctx: RegistryContext,
   record: ContentRecord,
@@ -116,7 +109,11 @@ async function recordFor(
       `content ${id}: record at an old location; content_uri updated`,
     );
   } else {
-    const { type, mime } = sniffContent(bytes);
+    // Rebuilt from the content alone: UTF-8 text is a document, anything else data.
+    const text = decodeUtf8(bytes) !== null;
+    const [type, mime]: [ContentKind, string] = text
+      ? ["doc", TEXT_MIME]
+      : ["data", "application/octet-stream"];
     const created_at = ctx.timestamp((await ctx.content.stat(id, { signal }))?.lastModified);
     const rebuilt = { artifact_id: id, type, content_uri: ctx.contentUri(id), content_hash: id };
     record = { ...rebuilt, size_bytes: bytes.byteLength, created_at, producer: "system", mime };
@@ -133,7 +130,7 @@ async function recordFor(
     const error = err instanceof Error ? err.message : String(err);
     ctx.logger.warn(
       { error },
-      `content ${id}: the rebuilt record could not be written back; it will be rebuilt again`,
+      `content ${id}: the rebuilt record could not be written back (rebuilt again next time)`,
     );
   }
   return record;

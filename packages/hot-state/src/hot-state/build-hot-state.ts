@@ -17,27 +17,25 @@ import {
 } from "../tokens/token-counter.js";
 import { MINIMAL_HOT_STATE_FIELDS, SHED_STEPS, type ShedItem, type ShedStep } from "./shed-steps.js";
 
-/** Options of `buildHotState`: `maxHotStateTokens` and `maxArtifactIndexEntries` of the budget apply. */
+/** Options of `buildHotState` (its budget's `maxHotStateTokens` and `maxArtifactIndexEntries` apply). */
 export interface BuildHotStateOptions {
   budget?: Partial<ContextBudget>;
-  /** Default: the exact o200k_base counter. */
   countTokens?: TokenCounter;
-  /** Where shedding is reported; default `consoleLogger`. */
+  /** Where shedding is reported. */
   logger?: Logger;
 }
 
-/** A validated hot state fitted to its budget, with its JSON and what was shed. */
+/**
+ * A validated hot state fitted to its budget (deeply frozen), its compact JSON (the prompt's
+ * text; `bytes` its UTF-8 length), everything shed (in order) and whether only the ids were kept.
+ */
 export interface HotStateBuild {
-  /** The validated state that fits the budget; deeply frozen. */
   state: Readonly<HotState>;
-  /** `state` as compact JSON, the text to put in the prompt; `bytes` its UTF-8 length. */
   json: string;
   tokens: number;
   bytes: number;
-  /** Everything removed from the input, in the order it was removed. */
   shed: readonly ShedItem[];
   truncated: boolean;
-  /** True when only the identifiers were kept. */
   minimal: boolean;
 }
 
@@ -66,12 +64,9 @@ function trimIndex(entries: readonly ContentRef[], max: number, shed: ShedItem[]
     value,
     artifact_id: value.artifact_id,
   });
-  shed.push(
-    ...entries.flatMap((entry, position) =>
-      lastPosition.get(entry.artifact_id) === position ? [] : [item(entry, "duplicate")],
-    ),
-    ...unique.slice(0, over).map((entry) => item(entry, "max_entries")),
-  );
+  const duplicates = entries.filter((entry, position) => lastPosition.get(entry.artifact_id) !== position);
+  shed.push(...duplicates.map((entry) => item(entry, "duplicate")));
+  shed.push(...unique.slice(0, over).map((entry) => item(entry, "max_entries")));
   return unique.slice(over);
 }
 

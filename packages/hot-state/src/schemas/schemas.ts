@@ -12,11 +12,12 @@ export const MAX_CONTENT_SUMMARY_CHARS = 500;
 /** Longest content type core's `parseContentType` reads (its README: 255 characters). */
 const MAX_CONTENT_TYPE_LENGTH = 255;
 const MAX_CONTENT_URI_CHARS = 2_048;
+/** Most issues quoted in a message; all of them are in `details.issues`. */
+const MAX_ISSUES_IN_MESSAGE = 5;
 
-// Hot-state ids are free text by design (a session key such as "agent:main:sess 1" or a run id
-// from another system), not core's safe ids: they are only ever printed, never turned into keys
-// or paths. Well-formed UTF-16 (a surrogate only as half of a pair) without C0 controls or DEL:
-// ids are printed in prompts and logs, where an escape sequence or NUL would do harm.
+// Hot-state ids are free text by design (a session key "agent:main:sess 1", another system's run
+// id), not core's safe ids: never turned into keys or paths, only printed (in prompts and logs,
+// where an escape sequence or NUL would do harm), so well-formed UTF-16 without C0 controls or DEL.
 const ID_PATTERN = /^(?:[^\u0000-\u001f\u007f\ud800-\udfff]|[\ud800-\udbff][\udc00-\udfff])+$/;
 // Free text may hold tabs and line breaks; other controls and lone surrogates are refused.
 const TEXT_PATTERN =
@@ -61,11 +62,7 @@ export type ContentKind = z.infer<typeof ContentKindSchema>;
 export const ContentProducerSchema = z.enum(["dispatcher", "executor", "planner", "system"]);
 export type ContentProducer = z.infer<typeof ContentProducerSchema>;
 
-/**
- * A content ref: a compact reference to stored content, as listed in the hot state. The JSON
- * names (`artifact_id`, `artifact_index`) are the design document's wire names, which prompts
- * and models see; they do not mean a session artifact.
- */
+/** A content ref: a reference to stored content, as the hot state lists it (JSON names are the wire names). */
 export const ContentRefSchema = z.strictObject({
   artifact_id: sha256Hex(),
   type: ContentKindSchema,
@@ -75,10 +72,7 @@ export const ContentRefSchema = z.strictObject({
 });
 export type ContentRef = z.infer<typeof ContentRefSchema>;
 
-/**
- * The hot state: a small JSON object included in every dispatcher prompt. Lists are ordered
- * oldest first (append order); shedding removes from the front.
- */
+/** The hot state, in every dispatcher prompt. Lists are oldest first: shedding removes from the front. */
 export const HotStateSchema = z.strictObject({
   session_id: identifier(),
   session_key: identifier().optional(),
@@ -95,10 +89,7 @@ export const HotStateSchema = z.strictObject({
 export type HotState = z.infer<typeof HotStateSchema>;
 export type RiskLevel = NonNullable<HotState["risk_level"]>;
 
-/**
- * The full metadata of content in the registry, kept beside it: what makes content part of the
- * registry. `artifact_id` is the design document's wire name for the content's SHA-256.
- */
+/** The metadata of content in the registry, kept beside it: what makes content part of the registry. */
 export const ContentRecordSchema = z
   .strictObject({
     artifact_id: sha256Hex(),
@@ -131,22 +122,13 @@ export const ContentMetadataSchema = z.strictObject({
   producer: ContentProducerSchema.optional(),
 });
 
-/** Most issues quoted in a message; all of them are in `details.issues`. */
-const MAX_ISSUES_IN_MESSAGE = 5;
-
-function issuePath(path: readonly PropertyKey[]): string {
-  let text = "";
-  for (const part of path) text += typeof part === "number" ? `[${part}]` : `.${String(part)}`;
-  return text === "" ? "(root)" : text.slice(text.startsWith(".") ? 1 : 0);
-}
-
 /** Parses `value` with `schema`; INVALID_INPUT naming every field that failed and why (`details.issues`). */
 export function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown, what: string): z.output<T> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  const issues = result.error.issues.map((issue) => ({
-    path: issuePath(issue.path),
-    message: issue.message,
+  const issues = result.error.issues.map(({ path, message }) => ({
+    path: z.core.toDotPath(path) || "(root)",
+    message,
   }));
   const shown = issues.slice(0, MAX_ISSUES_IN_MESSAGE).map((issue) => `${issue.path}: ${issue.message}`);
   const more =

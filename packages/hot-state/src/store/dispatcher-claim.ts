@@ -2,6 +2,7 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 import { describeValue, type OperationOptions, StowageError, sha256Hex } from "@stowage/core";
 import { z } from "zod";
 import { invalidInput, SHA256_HEX } from "../schemas/schemas.js";
+import { parseJson } from "../text/utf8.js";
 import { claimKey, type StoreContext } from "./hot-state-versions.js";
 
 // A session's claim is one create-only object holding the SHA-256 of its token. It is created
@@ -26,11 +27,8 @@ export type ClaimHolding = "unclaimed" | "held" | "other";
 
 /** Whether `token` is the one the stored `claim` was made with; INTEGRITY when the claim is damaged. */
 function claimHeldBy(claim: Uint8Array, sessionId: string, token: unknown): boolean {
-  let parsed: z.infer<typeof ClaimSchema> | null = null;
-  try {
-    parsed = ClaimSchema.parse(JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(claim)));
-  } catch {}
-  if (parsed === null || parsed.session_id !== sessionId) {
+  const parsed = ClaimSchema.safeParse(parseJson(claim)).data;
+  if (parsed?.session_id !== sessionId) {
     throw new StowageError("INTEGRITY", `the dispatcher claim of hot state ${sessionId} is damaged`, {
       details: { sessionId },
     });

@@ -80,10 +80,9 @@ export interface HotStateStoreDispatcher {
   /** Reads the newest version and makes it the base of the next write. */
   load(options?: OperationOptions): Promise<HotStateVersion | null>;
   /**
-   * Fits `input` with `buildHotState` (in slices that let the event loop go on) and stores it as
-   * the next version, create-only: CONFLICT (`details.version`, `details.latest`) when another
-   * dispatcher wrote it first, FORBIDDEN (`NOT_DISPATCHER`) without the session's claim; both are
-   * checked before `input` is fitted.
+   * Fits `input` with `buildHotState` (in slices) and stores it as the next version, create-only:
+   * CONFLICT (`details.version`, `details.latest`) when another dispatcher wrote it first,
+   * FORBIDDEN (`NOT_DISPATCHER`) without the session's claim; both checked before fitting.
    */
   write(input: unknown, options?: HotStateWriteOptions): Promise<HotStateVersion>;
   /** Writes what `change` returns given the base state (`undefined` before the first version). */
@@ -116,25 +115,22 @@ export interface HotStateStore {
 }
 
 /**
- * Throws INVALID_INPUT unless `store` is an ObjectStore whose create-only puts are atomic. The
- * store settles competing dispatchers with create-only puts alone; on a store where two of them
- * can both "create" a key (S3 without conditional writes), the loser's write would silently
- * replace the winner's instead of getting CONFLICT. Reason `NOT_ATOMIC_STORE` when the store says
- * it is not atomic.
+ * INVALID_INPUT unless `store` is an ObjectStore whose create-only puts are atomic: competing
+ * dispatchers are settled by create-only puts alone, and where two of them can both "create" a
+ * key (S3 without conditional writes) the loser would silently replace the winner's version.
  */
-function assertAtomicStore(store: ObjectStore, who: string): void {
-  if (!store || typeof store.put !== "function") {
-    throw new StowageError("INVALID_INPUT", `${who} needs an ObjectStore, got ${describeValue(store)}`);
-  }
-  if (store.capabilities?.atomicCreateOnly !== true) {
+function assertAtomicStore(store: ObjectStore): void {
+  if (typeof store?.put !== "function") {
     throw new StowageError(
       "INVALID_INPUT",
-      `${who} needs an ObjectStore whose create-only puts are atomic (capabilities.atomicCreateOnly); ` +
-        `${describeValue(store.name)} is not, so two writers could overwrite each other. ` +
-        "On S3, enable conditional writes.",
-      { reason: "NOT_ATOMIC_STORE" },
+      `createHotStateStore needs an ObjectStore, got ${describeValue(store)}`,
     );
   }
+  if (store.capabilities?.atomicCreateOnly === true) return;
+  const message =
+    "createHotStateStore needs an ObjectStore whose create-only puts are atomic (capabilities.atomicCreateOnly); " +
+    `${describeValue(store.name)} is not, so two writers could overwrite each other. On S3, enable conditional writes.`;
+  throw new StowageError("INVALID_INPUT", message, { reason: "NOT_ATOMIC_STORE" });
 }
 
 async function deleteSession(ctx: StoreContext, sessionId: string, token: unknown, op: OperationOptions) {
@@ -147,7 +143,7 @@ async function deleteSession(ctx: StoreContext, sessionId: string, token: unknow
     // The claim goes last, and only when this caller holds it: a claim made meanwhile stays.
     if (item.key !== claim) keys.push(item.key);
   }
-  const io = op.signal ? { signal: op.signal } : {};
+  const io = { signal: op.signal };
   // Newest first: a reader searching meanwhile never sees a gap below a version still there.
   for (const key of keys.reverse()) await ctx.store.delete(key, io);
   if (holding === "held") await ctx.store.delete(claim, io);
@@ -157,10 +153,9 @@ async function deleteSession(ctx: StoreContext, sessionId: string, token: unknow
 /**
  * A versioned hot state per session over any ObjectStore with atomic create-only puts. Every
  * write is a new object `<prefix><sessionId>/<version>.json` put create-only, carrying the
- * previous version's hash, so versions form a chain that is never rewritten and two dispatchers
- * cannot overwrite each other: the second writer of a version gets CONFLICT. Versions are
- * contiguous (from 1, or from the oldest one kept), so the newest is found by probing (`head`)
- * forward from the last one seen, in a few requests whatever the history.
+ * previous version's hash: versions form a chain that is never rewritten, and the second writer
+ * of a version gets CONFLICT. Versions are contiguous (from 1, or from the oldest one kept), so
+ * the newest is found by probing (`head`) forward from the last one seen.
  */
 export function createHotStateStore(options: HotStateStoreOptions): HotStateStore {
   const {
@@ -170,7 +165,7 @@ export function createHotStateStore(options: HotStateStoreOptions): HotStateStor
     keepVersions,
     ...buildOptions
   } = options ?? ({} as HotStateStoreOptions);
-  assertAtomicStore(store, "createHotStateStore");
+  assertAtomicStore(store);
   assertKeyDirectoryPrefix(prefix, "hot-state store prefix");
   if (keepVersions !== undefined) assertVersion(keepVersions, "keepVersions");
   const logger = buildOptions.logger ?? consoleLogger;
@@ -194,7 +189,7 @@ export function createHotStateStore(options: HotStateStoreOptions): HotStateStor
     releaseDispatcher: withClaim(async (sessionId, token, op) => {
       const holding = await claimHolding(ctx, sessionId, token, op);
       if (holding !== "held") throw notDispatcher(sessionId, holding === "other", "releases its claim");
-      await store.delete(claimKey(ctx, sessionId), op.signal ? { signal: op.signal } : {});
+      await store.delete(claimKey(ctx, sessionId), { signal: op.signal });
     }),
     claimStatus: withClaim((sessionId, token, op) => claimHolding(ctx, sessionId, token, op)),
     deleteSession: withClaim((sessionId, token, op) => deleteSession(ctx, sessionId, token, op)),

@@ -11,6 +11,7 @@ import { z } from "zod";
 import { type BuildHotStateOptions, deepFreeze } from "../hot-state/build-hot-state.js";
 import type { ShedItem } from "../hot-state/shed-steps.js";
 import { type HotState, HotStateSchema, invalidInput, SHA256_HEX } from "../schemas/schemas.js";
+import { parseJson } from "../text/utf8.js";
 import { lastContiguous } from "./last-contiguous.js";
 
 /** The highest version a session's hot state can reach (keys hold 12 digits). */
@@ -20,18 +21,17 @@ const MAX_READ_ATTEMPTS = 5;
 /** A version's name inside its session's directory. */
 const VERSION_NAME = /^(\d{12})\.json$/;
 
-/** One stored version of a session's hot state, as readers get it. */
+/**
+ * One stored version of a session's hot state, as readers get it: its number (1 for the first
+ * write), the SHA-256 of its stored bytes (`hash`, which the next version carries as
+ * `previousHash`; `null` for version 1), when it was written (ISO 8601) and its `buildHotState` result.
+ */
 export interface HotStateVersion {
   sessionId: string;
-  /** 1 for the first write, then one more per write. */
   version: number;
-  /** SHA-256 (hex) of this version's stored bytes: what the next version carries as `previousHash`. */
   hash: string;
-  /** `hash` of version `version - 1`; `null` for version 1. */
   previousHash: string | null;
-  /** When the dispatcher wrote it (ISO 8601). */
   writtenAt: string;
-  /** The fitted state (deeply frozen), its prompt JSON and the rest of its `buildHotState` result. */
   state: Readonly<HotState>;
   json: string;
   tokens: number;
@@ -49,11 +49,7 @@ export interface StoreContext {
   keepVersions: number | undefined;
   buildOptions: BuildHotStateOptions;
   logger: Logger;
-  /**
-   * The newest version seen per session: where the next search starts. Only a hint: versions can
-   * be deleted (pruned, or the session deleted and written again), so a read that finds the
-   * hinted version gone searches again from the start.
-   */
+  /** The newest version seen per session, where the next search starts: a hint only (versions get deleted). */
   seen: Map<string, number>;
 }
 
@@ -113,14 +109,8 @@ export function decodeVersion(bytes: Uint8Array, sessionId: string, version: num
     new StowageError("INTEGRITY", `hot state ${sessionId} version ${version} is damaged: ${why}`, {
       details: { sessionId, version },
     });
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
-  } catch {
-    throw damaged("not UTF-8 JSON");
-  }
-  const stored = StoredVersionSchema.safeParse(parsed);
-  if (!stored.success) throw damaged("not a stored hot-state version");
+  const stored = StoredVersionSchema.safeParse(parseJson(bytes));
+  if (!stored.success) throw damaged("not UTF-8 JSON of a stored hot-state version");
   const { previous_hash: previousHash, written_at: writtenAt, ...record } = stored.data;
   if (record.session_id !== sessionId || record.version !== version)
     throw damaged("another session or version");

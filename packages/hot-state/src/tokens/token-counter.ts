@@ -32,10 +32,7 @@ function* exactCount(text: unknown): Steps<number> {
  */
 export const countTokensExact: TokenCounter = (text) => runToEnd(exactCount(text));
 
-/**
- * {@link countTokensExact} in slices of about 10 ms that let the event loop go on (timers, I/O,
- * a server's other requests) between them. ABORTED when `signal` fires.
- */
+/** {@link countTokensExact} in slices of about 10 ms that let the event loop go on; ABORTED when `signal` fires. */
 export function countTokensExactInSlices(text: string, options: OperationOptions = {}): Promise<number> {
   return runInSlices(exactCount(text), { signal: options.signal, what: "count tokens" });
 }
@@ -50,7 +47,7 @@ export function countProblem(count: unknown, source = "the counter"): string | u
  * Counts `text` with `counter` and fails closed: a throw or a result that is not a non-negative
  * integer is BUDGET_EXCEEDED (reason `UNMEASURABLE`), because a budget that cannot be measured
  * cannot be shown to hold. With {@link countTokensExact}, counts no further than past `max`, in
- * slices (yielding between them); a text it cannot count is over any `max` (Infinity).
+ * slices; a text it cannot count is over any `max` (Infinity).
  */
 export function* measureTokensUpTo(
   counter: TokenCounter,
@@ -77,7 +74,6 @@ export function* measureTokensUpTo(
 
 /** Throws INVALID_INPUT unless `counter` is a function. */
 export function assertTokenCounter(counter: unknown): asserts counter is TokenCounter {
-  if (typeof counter !== "function") {
-    throw invalidInput(`countTokens must be a function (text) => number, got ${describeValue(counter)}`);
-  }
+  if (typeof counter === "function") return;
+  throw invalidInput(`countTokens must be a function (text) => number, got ${describeValue(counter)}`);
 }

@@ -1,10 +1,8 @@
 import { describeValue, type OperationOptions, StowageError } from "@stowage/core";
 import { z } from "zod";
 import type { ContentRegistry } from "../content/content-registry.js";
-import type { ContentRecord } from "../schemas/schemas.js";
-import { invalidInput, parseOrThrow, SHA256_HEX } from "../schemas/schemas.js";
+import { type ContentRecord, invalidInput, parseOrThrow, SHA256_HEX } from "../schemas/schemas.js";
 import { decodeUtf8, surrogateSafeIndex } from "../text/utf8.js";
-import type { JsonSchema } from "./tool-formats.js";
 
 /** Most characters of content one call returns; `offset` pages further. */
 export const DEFAULT_TOOL_MAX_CHARS = 8_000;
@@ -40,7 +38,6 @@ export interface ArtifactsGetResult
   encoding: "utf-8" | "binary";
   /** Length of the whole text in UTF-16 code units (JavaScript characters). */
   total_chars: number;
-  /** Where this page starts. */
   offset: number;
   /** Where the next page starts, or `null` when this page reaches the end. */
   next_offset: number | null;
@@ -48,16 +45,20 @@ export interface ArtifactsGetResult
   content: string;
 }
 
-/** The `artifacts_get` tool: its definition for a provider and its execution. */
-export interface ArtifactsGetTool {
+/** A JSON Schema (draft 2020-12) document as a plain object. */
+export type JsonSchema = Record<string, unknown>;
+
+/** The parts of a tool every provider format is built from. */
+export interface ToolDefinition {
   name: string;
   description: string;
   /** JSON Schema of the input (an object; `additionalProperties: false`). */
   inputSchema: Readonly<JsonSchema>;
-  /**
-   * Runs the tool. Throws StowageError INVALID_INPUT (bad id or offset), NOT_FOUND or INTEGRITY;
-   * send `err.message` back to the model as an error result.
-   */
+}
+
+/** The `artifacts_get` tool: its definition for a provider and its execution. */
+export interface ArtifactsGetTool extends ToolDefinition {
+  /** INVALID_INPUT (bad id or offset), NOT_FOUND or INTEGRITY: send `err.message` back to the model. */
   execute(input: unknown, options?: OperationOptions): Promise<ArtifactsGetResult>;
 }
 
@@ -67,11 +68,15 @@ export interface ArtifactsGetToolOptions {
   maxChars?: number;
 }
 
+/** An Anthropic Messages API tool: `{ name, description, input_schema }`. */
+export function toAnthropicTool({ name, description, inputSchema }: ToolDefinition) {
+  return { name, description, input_schema: inputSchema };
+}
+
 /**
  * The `artifacts_get` tool (named after the design document's tool, which models know): fetches
  * a content ref from the registry by its SHA-256 id and returns its metadata and up to `maxChars`
- * characters of its text from `offset`. A page never ends between the two halves of a surrogate
- * pair. `toAnthropicTool` gives the Anthropic Messages format.
+ * characters of its text from `offset`, never ending a page inside a surrogate pair.
  */
 export function createArtifactsGetTool(options: ArtifactsGetToolOptions): ArtifactsGetTool {
   const { registry, maxChars = DEFAULT_TOOL_MAX_CHARS } = options ?? {};
@@ -99,22 +104,20 @@ export function createArtifactsGetTool(options: ArtifactsGetToolOptions): Artifa
       if (!found) throw new StowageError("NOT_FOUND", `artifact ${parsed.artifact_id} does not exist`);
       const { artifact_id, type, mime, summary, producer, size_bytes, content_hash, created_at } =
         found.record;
-      const text = decodeUtf8(found.content);
-      const total = text?.length ?? 0;
+      const decoded = decodeUtf8(found.content);
+      const text = decoded ?? "";
       const requested = parsed.offset ?? 0;
-      if (requested > total)
-        throw invalidInput(`offset must be from 0 to total_chars (${total}), got ${requested}`);
+      if (requested > text.length)
+        throw invalidInput(`offset must be from 0 to total_chars (${text.length}), got ${requested}`);
       // An offset inside a pair (only a hand-made one can be) starts at the pair instead.
-      const offset = text === null ? 0 : surrogateSafeIndex(text, requested);
-      const end = text === null ? 0 : surrogateSafeIndex(text, Math.min(offset + maxChars, total));
+      const offset = surrogateSafeIndex(text, requested);
+      const end = surrogateSafeIndex(text, Math.min(offset + maxChars, text.length));
       return {
         ...{ artifact_id, type, mime, summary, producer, size_bytes, content_hash, created_at },
-        encoding: text === null ? "binary" : "utf-8",
-        total_chars: total,
-        offset,
-        next_offset: end < total ? end : null,
-        truncated: end < total,
-        content: text?.slice(offset, end) ?? "",
+        encoding: decoded === null ? "binary" : "utf-8",
+        total_chars: text.length,
+        ...{ offset, next_offset: end < text.length ? end : null, truncated: end < text.length },
+        content: text.slice(offset, end),
       };
     },
   });

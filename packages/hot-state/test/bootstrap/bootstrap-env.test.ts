@@ -1,6 +1,6 @@
 import { expectStowageError } from "@stowage/core/testing";
 import { describe, expect, it } from "vitest";
-import { bootstrapOptionsFromEnv } from "../../src/bootstrap/bootstrap-env.js";
+import { bootstrapOptionsFromEnv } from "../../src/env.js";
 
 describe("bootstrapOptionsFromEnv", () => {
   it("is off with the default threshold when nothing is set", () => {

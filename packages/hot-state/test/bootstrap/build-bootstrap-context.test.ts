@@ -2,10 +2,9 @@ import { createBlobStore } from "@stowage/blob-store";
 import { createMemoryObjectStore, StowageError } from "@stowage/core";
 import { expectStowageError, HOSTILE_KEYS } from "@stowage/core/testing";
 import { beforeEach, describe, expect, it } from "vitest";
-import { DEFAULT_BOOTSTRAP_THRESHOLD_CHARS } from "../../src/bootstrap/bootstrap-env.js";
 import { buildBootstrapContext } from "../../src/bootstrap/build-bootstrap-context.js";
+import { DEFAULT_BOOTSTRAP_THRESHOLD_CHARS } from "../../src/budget/context-budget.js";
 import { type ContentRegistry, createContentRegistry } from "../../src/content/content-registry.js";
-import { isWellFormedText } from "../../src/text/utf8.js";
 import { createArtifactsGetTool } from "../../src/tool/artifacts-get-tool.js";
 import { captureLogger } from "../capture-logger.js";
 
@@ -117,7 +116,7 @@ describe("buildBootstrapContext", () => {
       const excerpt = context.text.split("Summary (head/tail excerpt):\n")[1]!;
       expect(excerpt.length).toBeLessThanOrEqual(limit);
       expect(excerpt.length).toBeGreaterThanOrEqual(limit - 2);
-      expect(isWellFormedText(excerpt)).toBe(true);
+      expect((excerpt as string & { isWellFormed(): boolean }).isWellFormed()).toBe(true);
     }
   });
 

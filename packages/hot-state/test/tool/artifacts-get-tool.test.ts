@@ -7,8 +7,8 @@ import {
   type ArtifactsGetResult,
   createArtifactsGetTool,
   DEFAULT_TOOL_MAX_CHARS,
+  toAnthropicTool,
 } from "../../src/tool/artifacts-get-tool.js";
-import { toAnthropicTool } from "../../src/tool/tool-formats.js";
 import { captureLogger } from "../capture-logger.js";
 import { HOSTILE_CONTENT_IDS } from "../hostile-ids.js";
 
