@@ -36,7 +36,7 @@ export const DEFAULT_MAX_CONTENT_BYTES = 512 * 1024;
 
 /** Options of {@link createContentRegistry} (defaults in the README). */
 export interface ContentRegistryOptions {
-  /** Where the bytes live (`@stowage/blob-store`'s `BlobStore`, which may be shared): it hashes, verifies, repairs. */
+  /** Where the bytes live (a `BlobStore`, which may be shared): it hashes, verifies and repairs them. */
   content: ContentStore;
   /** Where the records live, under `<prefix><2 hex>/<sha256>.json`. */
   records: ObjectStore;
@@ -46,7 +46,7 @@ export interface ContentRegistryOptions {
   logger?: Logger;
 }
 
-/** Metadata for `storeBytes` / `storeText`: `type` defaults to `doc` for text, `data` for bytes; `mime` to UTF-8 text for text. */
+/** Metadata of `storeBytes` / `storeText` (`type`: `doc` for text, `data` for bytes; `mime`: text's). */
 export interface StoreContentOptions extends OperationOptions {
   type?: ContentKind;
   mime?: string;
@@ -54,49 +54,46 @@ export interface StoreContentOptions extends OperationOptions {
   producer?: ContentProducer;
 }
 
-/** What a store call returns: the record now stored (for content stored before, the record written then). */
+/** The record now stored; `created` false when the registry held one for this content (then kept). */
 export interface StoredContent {
   record: ContentRecord;
-  /** False when the registry already had a record for this content (same bytes, same id). */
   created: boolean;
 }
 
-/** What `get` returns for content in the registry: the record and the bytes, verified against the id. */
+/** What `get` returns: the record and the bytes, verified against the id. */
 export interface ContentWithRecord {
   record: ContentRecord;
   content: Uint8Array;
 }
 
-/** Options of `list`: the `cursor` of the previous page (opaque), records per page (1 to 1,000, default 100). */
+/** A page of `list` after the previous page's opaque `cursor`, `limit` records (1 to 1,000, default 100). */
 export interface ContentListOptions extends OperationOptions {
   cursor?: string;
   limit?: number;
 }
 
-/** A page of `list`: records in id order (fewer than `limit` when entries were skipped); `cursor` undefined on the last. */
+/** Records in id order (fewer than `limit` when entries were skipped); `cursor` undefined on the last page. */
 export interface ContentListPage {
   items: ContentRecord[];
   cursor: string | undefined;
 }
 
 /**
- * A registry of content refs: content kept in a content store, and beside it a record of what
- * the content is. The record is what makes content part of the registry: content without a
- * record (stored by someone else, or whose record was removed) reads as absent.
+ * Content in a content store and beside it a record of what it is: the record makes content part
+ * of the registry (content without one, stored by someone else or whose record went, is absent).
  */
 export interface ContentRegistry {
   storeBytes(bytes: Uint8Array, options?: StoreContentOptions): Promise<StoredContent>;
   /** Stores text as UTF-8; lone surrogates are refused (UTF-8 cannot carry them). */
   storeText(text: string, options?: StoreContentOptions): Promise<StoredContent>;
   /**
-   * Content and record, or `null` when the registry has no record of `id` or the content is
-   * gone. INTEGRITY when the bytes no longer hash to `id`. A damaged or stale record is rebuilt
-   * from the content, written back and logged.
+   * Content and record (`null` without a record or content); INTEGRITY when the bytes no longer
+   * hash to `id`. A damaged or stale record is rebuilt from the content, written back and logged.
    */
   get(id: string, options?: OperationOptions): Promise<ContentWithRecord | null>;
   /** The record alone (repaired like `get` when needed), or `null` like `get`. */
   getRecord(id: string, options?: OperationOptions): Promise<ContentRecord | null>;
-  /** A page of records: one needing a rebuild is rebuilt in memory; gone or corrupted content is skipped (logged). */
+  /** A page of records, rebuilt in memory where needed; gone or corrupted content is skipped (logged). */
   list(options?: ContentListOptions): Promise<ContentListPage>;
   /** Removes the record (a missing one is no error); the content stays until garbage collection. */
   delete(id: string, options?: OperationOptions): Promise<void>;
@@ -130,7 +127,7 @@ async function storeContent(
     "content record",
   );
   try {
-    await writeRecord(ctx, fresh, true, signal);
+    await writeRecord(ctx, fresh, { signal, ifNoneMatch: "*" });
     return { record: fresh, created: true };
   } catch (err) {
     if (!StowageError.is(err, "ALREADY_EXISTS")) throw err;
@@ -140,7 +137,7 @@ async function storeContent(
   const state = stored && readRecordState(stored, id, bytes.byteLength, fresh.content_uri);
   if (state?.status === "ok") return { record: state.record, created: false };
   const record = state?.status === "stale" ? state.record : fresh;
-  await writeRecord(ctx, record, false, signal);
+  await writeRecord(ctx, record, { signal });
   return { record, created: stored === null };
 }
 
@@ -149,9 +146,8 @@ const hasMethods = (value: unknown, methods: readonly string[]) =>
 
 /**
  * A registry of content refs over a content store (the bytes) and an ObjectStore (the records).
- * The id is the SHA-256 of the bytes: the same content always gets the same id and is kept once.
- * Content is stored first, then its record (create-only); the content is the truth about a
- * record's size and hash, so a damaged record is rebuilt from it.
+ * The id is the bytes' SHA-256. Content is stored first, then its record (create-only); the
+ * content is the truth about a record's size and hash, so a damaged record is rebuilt from it.
  */
 export function createContentRegistry(options: ContentRegistryOptions): ContentRegistry {
   const { content, records, maxBytes = DEFAULT_MAX_CONTENT_BYTES, now = () => new Date() } = options ?? {};
@@ -186,8 +182,7 @@ export function createContentRegistry(options: ContentRegistryOptions): ContentR
     async storeText(text: string, opts?: StoreContentOptions) {
       if (typeof text !== "string")
         throw invalidInput(`content text must be a string, got ${describeValue(text)}`);
-      // Every UTF-16 unit is at least one UTF-8 byte: a string longer than the cap is refused
-      // before it is scanned or copied; anything shorter is checked exactly once encoded.
+      // Every UTF-16 unit is at least one UTF-8 byte: refused before it is scanned or copied.
       if (text.length > maxBytes) throw tooLarge(text.length, maxBytes, true);
       const bytes = encodeWellFormed(text);
       if (bytes === null) throw invalidInput("content text holds a lone surrogate, which UTF-8 cannot carry");

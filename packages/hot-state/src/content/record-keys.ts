@@ -8,29 +8,21 @@ function idOf(match: RegExpExecArray | null): string | null {
   return match && match[2]!.startsWith(match[1]!) ? match[2]! : null;
 }
 
-/**
- * Keys of the registry's records: `<prefix><first 2 hex>/<sha256>.json`, two hex digits of
- * sharding so that a file-system directory stays small. Only records live here; the content
- * itself is the content store's.
- */
+/** Keys of the registry's records, `<prefix><first 2 hex>/<sha256>.json`: a file-system directory stays small. */
 export function createRecordKeys(prefix: string) {
   assertKeyDirectoryPrefix(prefix, "content registry prefix");
   return {
     prefix,
     recordKey: (id: string) => `${prefix}${id.slice(0, 2)}/${id}.json`,
     /** The content id a key holds the record of, or `null` for a key outside the layout. */
-    idFromKey(key: string): string | null {
-      if (!key.startsWith(prefix)) return null;
-      return idOf(RECORD_KEY.exec(key.slice(prefix.length)));
-    },
+    idFromKey: (key: string) =>
+      key.startsWith(prefix) ? idOf(RECORD_KEY.exec(key.slice(prefix.length))) : null,
   };
 }
 
-/** Options of {@link iterateContentRefIds}. */
+/** Options of {@link iterateContentRefIds}: the registries' records store, and a prefix above theirs. */
 export interface IterateContentRefIdsOptions extends OperationOptions {
-  /** The store the registries keep their records in. */
   records: ObjectStore;
-  /** Where to look: every registry whose prefix starts here (e.g. `content-refs/`, above each tenant's). */
   prefix?: string;
 }
 
@@ -40,7 +32,7 @@ export interface IterateContentRefIdsOptions extends OperationOptions {
  */
 export async function* iterateContentRefIds(options: IterateContentRefIdsOptions): AsyncGenerator<string> {
   const { records, prefix = "", signal } = options;
-  for await (const item of records.iterate({ prefix, ...(signal ? { signal } : {}) })) {
+  for await (const item of records.iterate({ prefix, signal })) {
     const id = idOf(NESTED_RECORD_KEY.exec(item.key));
     if (id !== null) yield id;
   }

@@ -6,6 +6,7 @@ import {
   mapConcurrent,
   type ObjectStore,
   type OperationOptions,
+  type PutOptions,
   StowageError,
 } from "@stowage/core";
 import {
@@ -36,10 +37,7 @@ export interface RegistryContext {
   timestamp(date?: Date): string;
 }
 
-/**
- * What a stored record is worth next to its content. `stale`: valid, but its `content_uri` is not
- * where the content now is (the content store moved); `record` carries the corrected URI.
- */
+/** A stored record next to its content. `stale`: the content moved; `record` carries the new `content_uri`. */
 type RecordState =
   | { status: "ok"; record: ContentRecord }
   | { status: "stale"; record: ContentRecord }
@@ -60,29 +58,19 @@ export function readRecordState(
     return damaged("record is not UTF-8 JSON");
   }
   const parsed = ContentRecordSchema.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    return damaged(`record ${issue.path.join(".") || "(root)"} ${issue.message}`);
-  }
-  const record = parsed.data;
+  const issue = parsed.error?.issues[0];
+  if (issue) return damaged(`record ${issue.path.join(".") || "(root)"} ${issue.message}`);
+  const record = parsed.data!;
   if (record.artifact_id !== id) return damaged(`record names content ${record.artifact_id}`);
-  if (record.size_bytes !== size)
-    return damaged(`record says ${record.size_bytes} bytes, content has ${size}`);
+  const sizes = `record says ${record.size_bytes} bytes, content has ${size}`;
+  if (record.size_bytes !== size) return damaged(sizes);
   if (record.content_uri === contentUri) return { status: "ok", record };
   return { status: "stale", record: { ...record, content_uri: contentUri } };
 }
 
-export async function writeRecord(
-  ctx: RegistryContext,
-  record: ContentRecord,
-  createOnly: boolean,
-  signal?: AbortSignal,
-) {
+export async function writeRecord(ctx: RegistryContext, record: ContentRecord, options: PutOptions) {
   const body = new TextEncoder().encode(`${JSON.stringify(record, null, 2)}\n`);
-  await ctx.records.put(ctx.keys.recordKey(record.artifact_id), body, {
-    signal,
-    ...(createOnly ? { ifNoneMatch: "*" as const } : {}),
-  });
+  await ctx.records.put(ctx.keys.recordKey(record.artifact_id), body, options);
 }
 
 /**
@@ -104,10 +92,7 @@ async function recordFor(
   let record: ContentRecord;
   if (state.status === "stale") {
     record = state.record;
-    ctx.logger.warn(
-      { content_uri: record.content_uri },
-      `content ${id}: record at an old location; content_uri updated`,
-    );
+    ctx.logger.warn({ content_uri: record.content_uri }, `content ${id} moved: content_uri updated`);
   } else {
     // Rebuilt from the content alone: UTF-8 text is a document, anything else data.
     const text = decodeUtf8(bytes) !== null;
@@ -117,21 +102,16 @@ async function recordFor(
     const created_at = ctx.timestamp((await ctx.content.stat(id, { signal }))?.lastModified);
     const rebuilt = { artifact_id: id, type, content_uri: ctx.contentUri(id), content_hash: id };
     record = { ...rebuilt, size_bytes: bytes.byteLength, created_at, producer: "system", mime };
-    ctx.logger.warn(
-      { type, mime },
-      `content ${id}: record is damaged (${state.problem}); rebuilt from the content`,
-    );
+    const message = `content ${id}: record is damaged (${state.problem}); rebuilt from the content`;
+    ctx.logger.warn({ type, mime }, message);
   }
   if (!writeBack) return record;
   try {
-    await writeRecord(ctx, record, false, signal);
+    await writeRecord(ctx, record, { signal });
   } catch (err) {
     if (StowageError.is(err, "ABORTED")) throw err;
     const error = err instanceof Error ? err.message : String(err);
-    ctx.logger.warn(
-      { error },
-      `content ${id}: the rebuilt record could not be written back (rebuilt again next time)`,
-    );
+    ctx.logger.warn({ error }, `content ${id}: the rebuilt record could not be written back`);
   }
   return record;
 }
@@ -180,17 +160,13 @@ export async function getRecord(
   }
 }
 
-export async function listRecords(
-  ctx: RegistryContext,
-  opts: ContentListOptions = {},
-): Promise<ContentListPage> {
+export async function listRecords(ctx: RegistryContext, opts: ContentListOptions = {}) {
   const { limit = 100, signal } = opts;
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_CONTENT_LIST_LIMIT)
     throw invalidInput(
       `limit must be an integer from 1 to ${MAX_CONTENT_LIST_LIMIT}, got ${describeValue(limit)}`,
     );
-  // One records page per registry page: the records store's cursor is opaque (Postgres
-  // encodes it), so a registry page ends where a store page ends.
+  // One records page per registry page: the records store's cursor is opaque (PostgreSQL's is encoded).
   const page = await ctx.records.list({ prefix: ctx.keys.prefix, cursor: opts.cursor, limit, signal });
   const ids = page.items.flatMap((item) => ctx.keys.idFromKey(item.key) ?? []);
   const found = await mapConcurrent(

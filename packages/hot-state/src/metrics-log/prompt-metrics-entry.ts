@@ -54,21 +54,12 @@ export const PromptMetricsEntrySchema = z.object({
 
 /** One model call, as a JSON log record (`est_tokens` is `null` when the counter failed). */
 export type PromptMetricsRecord = z.infer<typeof RecordSchema>;
-/** What a prompt warning is about. */
 export type PromptWarningKind = PromptWarning["kind"];
 /** A limit approached or passed by one prompt; `threshold` is the value above which it is raised. */
 export type PromptWarning = z.infer<typeof WarningSchema>;
-/**
- * A limit one call passed (`exceeded`) or could not be measured against (`unmeasurable`: the
- * measure threw or was not a non-negative integer; `actual` is then `null`).
- */
+/** A limit one call passed (`exceeded`) or could not be measured against (`unmeasurable`, `actual` null). */
 export type BudgetViolation = z.infer<typeof ViolationSchema>;
-
-/**
- * One model call in a session's metrics log: the `prompt_metrics` record with the warnings and
- * budget violations it raised, its turn (1 for the session's first recorded call), when it was
- * appended, and the stored hot-state version the call was made with, when the caller said so.
- */
+/** One model call in a session's log: its record, warnings, violations, turn (from 1) and hot-state version. */
 export type PromptMetricsEntry = z.infer<typeof PromptMetricsEntrySchema>;
 
 /** Options of `append`: the stored hot-state version (`HotStateVersion.version`) this call was made with. */
@@ -88,10 +79,7 @@ export interface PromptMetricsLog {
   append(metrics: PromptMetrics, options?: AppendPromptMetricsOptions): Promise<PromptMetricsEntry>;
   /** The session's entries in turn order (empty for a session without any). */
   series(sessionId: string, options?: PromptMetricsSeriesOptions): Promise<PromptMetricsEntry[]>;
-  /**
-   * Deletes every entry of the session (none is not an error); its next append is turn 1 again.
-   * For a session whose model calls have stopped: an append racing the deletion may survive it.
-   */
+  /** Deletes every entry of the session; its next append is turn 1. An append racing it may survive it. */
   deleteSession(sessionId: string, options?: OperationOptions): Promise<void>;
 }
 
@@ -101,10 +89,7 @@ export interface PromptMetricsSeriesWindow {
   limit: number;
 }
 
-/**
- * The window of `series` options, checked: INVALID_INPUT unless `afterTurn` is a whole number
- * ≥ 0 and `limit` one ≥ 1. For implementations of {@link PromptMetricsLog}.
- */
+/** The window of `series` options, checked (INVALID_INPUT), for implementations of {@link PromptMetricsLog}. */
 export function promptMetricsSeriesWindow(
   options: PromptMetricsSeriesOptions = {},
 ): PromptMetricsSeriesWindow {

@@ -29,9 +29,8 @@ export type ClaimHolding = "unclaimed" | "held" | "other";
 function claimHeldBy(claim: Uint8Array, sessionId: string, token: unknown): boolean {
   const parsed = ClaimSchema.safeParse(parseJson(claim)).data;
   if (parsed?.session_id !== sessionId) {
-    throw new StowageError("INTEGRITY", `the dispatcher claim of hot state ${sessionId} is damaged`, {
-      details: { sessionId },
-    });
+    const message = `the dispatcher claim of hot state ${sessionId} is damaged`;
+    throw new StowageError("INTEGRITY", message, { details: { sessionId } });
   }
   if (typeof token !== "string" || token.length === 0 || token.length > MAX_DISPATCHER_TOKEN_LENGTH)
     return false;
@@ -41,13 +40,10 @@ function claimHeldBy(claim: Uint8Array, sessionId: string, token: unknown): bool
 
 /** FORBIDDEN (`NOT_DISPATCHER`): what a token that does not hold the session's claim is refused with. */
 export function notDispatcher(sessionId: string, claimed: boolean, doing: string): StowageError {
-  return new StowageError(
-    "FORBIDDEN",
-    claimed
-      ? `only the dispatcher of hot state ${sessionId} ${doing}: the token is missing or wrong`
-      : `hot state ${sessionId} has no claimed dispatcher, so no token is accepted for it`,
-    { reason: "NOT_DISPATCHER", details: { sessionId } },
-  );
+  const message = claimed
+    ? `only the dispatcher of hot state ${sessionId} ${doing}: the token is missing or wrong`
+    : `hot state ${sessionId} has no claimed dispatcher, so no token is accepted for it`;
+  return new StowageError("FORBIDDEN", message, { reason: "NOT_DISPATCHER", details: { sessionId } });
 }
 
 /** INVALID_INPUT unless `token` is absent or a non-empty string. */
@@ -58,61 +54,48 @@ export function assertTokenShape(token: unknown): asserts token is string | unde
   );
 }
 
-export async function claimHolding(
-  ctx: StoreContext,
-  sessionId: string,
-  token: unknown,
-  op: OperationOptions,
-): Promise<ClaimHolding> {
-  const claim = await ctx.store.get(claimKey(ctx, sessionId), op);
+export async function claimHolding(ctx: StoreContext, session: string, token: unknown, op: OperationOptions) {
+  const claim = await ctx.store.get(claimKey(ctx, session), op);
   if (claim === null) return "unclaimed";
-  return claimHeldBy(claim, sessionId, token) ? "held" : "other";
+  return claimHeldBy(claim, session, token) ? "held" : "other";
 }
 
 /** FORBIDDEN unless `token` holds the session's claim, or there is no claim and no token. */
 export async function assertDispatcher(
   ctx: StoreContext,
-  sessionId: string,
+  session: string,
   token: unknown,
   op: OperationOptions,
 ) {
-  const holding = await claimHolding(ctx, sessionId, token, op);
+  const holding = await claimHolding(ctx, session, token, op);
   if (holding === "held" || (holding === "unclaimed" && token === undefined)) return;
-  throw notDispatcher(sessionId, holding === "other", "writes it");
+  throw notDispatcher(session, holding === "other", "writes it");
 }
 
-function claimedAlready(sessionId: string, cause?: unknown): StowageError {
-  return new StowageError("CONFLICT", `the dispatcher of hot state ${sessionId} was claimed already`, {
-    ...(cause === undefined ? {} : { cause }),
-    reason: "DISPATCHER_CLAIMED",
-    details: { sessionId },
+const claimedAlready = (sessionId: string, cause?: unknown) =>
+  new StowageError("CONFLICT", `the dispatcher of hot state ${sessionId} was claimed already`, {
+    ...{ cause, reason: "DISPATCHER_CLAIMED", details: { sessionId } },
   });
-}
 
 /** A new claim's token; the holder claiming again (a retry) is told its claim stands. */
-export async function claimSession(
-  ctx: StoreContext,
-  sessionId: string,
-  token: string | undefined,
-  op: OperationOptions,
-): Promise<string> {
+export async function claimSession(ctx: StoreContext, session: string, op: OperationOptions, token?: string) {
   if (token !== undefined) {
-    const holding = await claimHolding(ctx, sessionId, token, op);
+    const holding = await claimHolding(ctx, session, token, op);
     if (holding === "held") return token;
-    if (holding === "unclaimed") throw notDispatcher(sessionId, false, "claims it again");
-    throw claimedAlready(sessionId);
+    if (holding === "unclaimed") throw notDispatcher(session, false, "claims it again");
+    throw claimedAlready(session);
   }
   const fresh = randomBytes(DISPATCHER_TOKEN_BYTES).toString("base64url");
   const claim: z.infer<typeof ClaimSchema> = {
-    ...{ type: "hot_state_dispatcher", session_id: sessionId, token_sha256: sha256Hex(fresh) },
+    ...{ type: "hot_state_dispatcher", session_id: session, token_sha256: sha256Hex(fresh) },
     claimed_at: ctx.now().toISOString(),
   };
   const put = { ...op, ifNoneMatch: "*" as const, contentType: "application/json" };
   try {
-    await ctx.store.put(claimKey(ctx, sessionId), new TextEncoder().encode(JSON.stringify(claim)), put);
+    await ctx.store.put(claimKey(ctx, session), new TextEncoder().encode(JSON.stringify(claim)), put);
   } catch (err) {
     if (!StowageError.is(err, "ALREADY_EXISTS")) throw err;
-    throw claimedAlready(sessionId, err);
+    throw claimedAlready(session, err);
   }
   return fresh;
 }

@@ -32,10 +32,8 @@ async function conflict(
   version: number,
   why: string,
 ) {
-  const latest = await latestVersion(ctx, sessionId, op);
-  return new StowageError("CONFLICT", `hot state ${sessionId} ${why}`, {
-    details: { sessionId, version, latest },
-  });
+  const details = { sessionId, version, latest: await latestVersion(ctx, sessionId, op) };
+  return new StowageError("CONFLICT", `hot state ${sessionId} ${why}`, { details });
 }
 
 /** Deletes versions older than the newest `keepVersions`, oldest first, so those kept stay contiguous. */
@@ -46,13 +44,14 @@ async function prune(ctx: StoreContext, sessionId: string, newest: number, op: O
     const oldest = await oldestVersion(ctx, sessionId, op);
     if (oldest === null) return;
     for (let version = oldest; version < Math.min(floor, oldest + MAX_PRUNED_PER_WRITE); version++) {
-      await ctx.store.delete(versionKey(ctx.prefix, sessionId, version), op);
+      await ctx.store.delete(versionKey(ctx, sessionId, version), op);
     }
   } catch (err) {
     if (StowageError.is(err, "ABORTED")) throw err;
+    const error = err instanceof Error ? err.message : String(err);
     ctx.logger.warn(
-      { sessionId, error: err instanceof Error ? err.message : String(err) },
-      `hot state ${sessionId}: pruning versions before ${floor} failed; they are kept until the next write`,
+      { sessionId, error },
+      `hot state ${sessionId}: pruning failed; the next write tries again`,
     );
   }
 }
@@ -89,10 +88,8 @@ async function writeVersion(
     throw await conflict(ctx, sessionId, op, version, lost);
   const build = await buildHotStateInSlices(input, ctx.buildOptions, op.signal);
   if (build.state.session_id !== sessionId) {
-    throw new StowageError(
-      "INVALID_INPUT",
-      `hot state session_id must be ${describeValue(sessionId)} (the session of this dispatcher), got ${describeValue(build.state.session_id)}`,
-    );
+    const [expected, got] = [describeValue(sessionId), describeValue(build.state.session_id)];
+    throw invalidInput(`hot state session_id must be ${expected} (this dispatcher's session), got ${got}`);
   }
   // Fitting may take a second: a claim made meanwhile must stop a write without its token, so the
   // claim is read again right before the put (what remains is the put's own few milliseconds).
@@ -108,7 +105,7 @@ async function writeVersion(
   });
   try {
     const put = { ...op, ifNoneMatch: "*" as const, contentType: "application/json" };
-    await ctx.store.put(versionKey(ctx.prefix, sessionId, version), bytes, put);
+    await ctx.store.put(versionKey(ctx, sessionId, version), bytes, put);
   } catch (err) {
     if (!StowageError.is(err, "ALREADY_EXISTS")) throw err;
     throw await conflict(ctx, sessionId, op, version, lost);

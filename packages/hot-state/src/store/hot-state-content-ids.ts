@@ -1,11 +1,9 @@
 import type { ObjectStore, OperationOptions } from "@stowage/core";
 import { decodeVersion } from "./hot-state-versions.js";
 
-/** Options of {@link iterateHotStateContentIds}. */
+/** Options of {@link iterateHotStateContentIds}: the hot-state stores' store, and a prefix above theirs. */
 export interface IterateHotStateContentIdsOptions extends OperationOptions {
-  /** The store the hot-state stores keep their versions in. */
   store: ObjectStore;
-  /** Where to look: every hot-state store whose prefix starts here (e.g. `hot-state/`, above each tenant's). */
   prefix?: string;
 }
 
@@ -20,15 +18,12 @@ const VERSION_KEY = /(?:^|\/)([^/]+)\/(\d{12})\.json$/;
  * as a root stops instead of deleting what the version may reference. `blob:sha256:` refs in the
  * free-text fields are not ids: scan the same objects for refs too.
  */
-export async function* iterateHotStateContentIds(
-  options: IterateHotStateContentIdsOptions,
-): AsyncGenerator<string> {
+export async function* iterateHotStateContentIds(options: IterateHotStateContentIdsOptions) {
   const { store, prefix = "", signal } = options;
-  const io = signal ? { signal } : {};
-  for await (const item of store.iterate({ prefix, ...io })) {
+  for await (const item of store.iterate({ prefix, signal })) {
     const match = VERSION_KEY.exec(item.key.slice(prefix.length));
     if (!match) continue;
-    const bytes = await store.get(item.key, io);
+    const bytes = await store.get(item.key, { signal });
     if (bytes === null) continue; // removed since the listing
     const version = decodeVersion(bytes, match[1]!, Number(match[2]));
     for (const entry of version.state.artifact_index ?? []) yield entry.artifact_id;

@@ -27,15 +27,12 @@ import {
   sessionPrefix,
 } from "./hot-state-versions.js";
 
-/** Options of `createHotStateStore`; the build options apply to every write. */
+/** Options of `createHotStateStore` (defaults in the README); the build options apply to every write. */
 export interface HotStateStoreOptions extends BuildHotStateOptions {
   /** Any ObjectStore whose create-only puts are atomic (fs, PostgreSQL, S3 with conditional writes, memory). */
   store: ObjectStore;
-  /** Key prefix, `""` or ending in `/`. Default `"hot-state/"`. */
   prefix?: string;
-  /** Clock of `writtenAt` and of claims. Default `new Date()`. */
   now?: () => Date;
-  /** Versions kept per session: each write deletes older ones (oldest first). Default: every version. */
   keepVersions?: number;
 }
 
@@ -44,15 +41,13 @@ export interface HotStateWriteOptions extends OperationOptions {
   expectedVersion?: number;
 }
 
-/** Options of `dispatcherFor`: the token `claimDispatcher` returned, for a claimed session. */
+/** The token `claimDispatcher` returned, for a claimed session. */
 export interface HotStateDispatcherOptions {
   token?: string;
 }
 
-/** Options of `claimDispatcher`, `releaseDispatcher`, `claimStatus` and `deleteSession`: the claim's token, if held. */
-export interface HotStateClaimOptions extends OperationOptions {
-  token?: string;
-}
+/** Options of the claim's methods and of `deleteSession`: the claim's token, if held. */
+export interface HotStateClaimOptions extends OperationOptions, HotStateDispatcherOptions {}
 
 /** Who holds a session's dispatcher claim, as `claimStatus` sees it for a token. */
 export type HotStateClaimStatus = ClaimHolding;
@@ -63,11 +58,9 @@ export interface HotStateDispatcherClaim {
   token: string;
 }
 
-/** Reads any session's stored hot state. It has no method that writes. */
+/** Reads any session's stored hot state (`null` where none); INTEGRITY for a damaged version. It cannot write. */
 export interface HotStateReader {
-  /** The newest version, or `null` when the session has none. */
   latest(sessionId: string, options?: OperationOptions): Promise<HotStateVersion | null>;
-  /** One version, or `null` when it was never written (or was pruned). INTEGRITY when its bytes are damaged. */
   get(sessionId: string, version: number, options?: OperationOptions): Promise<HotStateVersion | null>;
 }
 
@@ -75,15 +68,10 @@ export interface HotStateReader {
 export interface HotStateStoreDispatcher {
   readonly role: "dispatcher";
   readonly sessionId: string;
-  /** The version this dispatcher last loaded or wrote; `null` before either. */
+  /** The version this dispatcher last loaded or wrote (the base of its next write); `null` before either. */
   current(): HotStateVersion | null;
-  /** Reads the newest version and makes it the base of the next write. */
   load(options?: OperationOptions): Promise<HotStateVersion | null>;
-  /**
-   * Fits `input` with `buildHotState` (in slices) and stores it as the next version, create-only:
-   * CONFLICT (`details.version`, `details.latest`) when another dispatcher wrote it first,
-   * FORBIDDEN (`NOT_DISPATCHER`) without the session's claim; both checked before fitting.
-   */
+  /** Fits `input` and stores it as the next version: CONFLICT or FORBIDDEN checked before fitting. */
   write(input: unknown, options?: HotStateWriteOptions): Promise<HotStateVersion>;
   /** Writes what `change` returns given the base state (`undefined` before the first version). */
   update(
@@ -96,29 +84,18 @@ export interface HotStateStoreDispatcher {
 export interface HotStateStore {
   /** The writing handle of one session. Two handles of one session are two competing writers. */
   dispatcherFor(sessionId: string, options?: HotStateDispatcherOptions): HotStateStoreDispatcher;
-  /**
-   * Makes the caller the session's dispatcher for every process: then only writes with the
-   * returned token succeed. A second claim is CONFLICT (`DISPATCHER_CLAIMED`), except the
-   * holder's own (`{ token }`, a retry), which gets the same token back.
-   */
+  /** Only the returned token writes from then on; CONFLICT (`DISPATCHER_CLAIMED`) but for the holder's retry. */
   claimDispatcher(sessionId: string, options?: HotStateClaimOptions): Promise<HotStateDispatcherClaim>;
   /** Ends the claim (its holder's `token`, else FORBIDDEN `NOT_DISPATCHER`); the versions stay. */
   releaseDispatcher(sessionId: string, options: HotStateClaimOptions): Promise<void>;
-  /** Whether the session's dispatcher is claimed, and by the holder of `token`. */
   claimStatus(sessionId: string, options?: HotStateClaimOptions): Promise<HotStateClaimStatus>;
   reader: HotStateReader;
-  /**
-   * Deletes every version of the session; its next write is version 1 again. A claimed session
-   * only with its claim's `token` (FORBIDDEN `NOT_DISPATCHER`, nothing deleted), the claim last.
-   */
+  /** Deletes every version (the next is 1 again); a claimed session only with its token, the claim last. */
   deleteSession(sessionId: string, options?: HotStateClaimOptions): Promise<void>;
 }
 
-/**
- * INVALID_INPUT unless `store` is an ObjectStore whose create-only puts are atomic: competing
- * dispatchers are settled by create-only puts alone, and where two of them can both "create" a
- * key (S3 without conditional writes) the loser would silently replace the winner's version.
- */
+// Competing dispatchers are settled by create-only puts alone: where two of them can both "create"
+// a key (S3 without conditional writes), the loser would silently replace the winner's version.
 function assertAtomicStore(store: ObjectStore): void {
   if (typeof store?.put !== "function") {
     throw new StowageError(
@@ -184,7 +161,7 @@ export function createHotStateStore(options: HotStateStoreOptions): HotStateStor
       dispatcherFor(ctx, sessionId, handle),
     claimDispatcher: withClaim(async (sessionId, token, op) => ({
       sessionId,
-      token: await claimSession(ctx, sessionId, token, op),
+      token: await claimSession(ctx, sessionId, op, token),
     })),
     releaseDispatcher: withClaim(async (sessionId, token, op) => {
       const holding = await claimHolding(ctx, sessionId, token, op);

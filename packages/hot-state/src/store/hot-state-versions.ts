@@ -70,11 +70,11 @@ const StoredVersionSchema = z.strictObject({
 
 /** Throws INVALID_INPUT unless `version` is a whole number from 1 to {@link MAX_HOT_STATE_VERSION}. */
 export function assertVersion(version: unknown, what = "version"): asserts version is number {
-  if (!Number.isInteger(version) || (version as number) < 1 || (version as number) > MAX_HOT_STATE_VERSION) {
-    throw invalidInput(
-      `${what} must be a whole number from 1 to ${MAX_HOT_STATE_VERSION}, got ${describeValue(version)}`,
-    );
-  }
+  if (Number.isInteger(version) && (version as number) >= 1 && (version as number) <= MAX_HOT_STATE_VERSION)
+    return;
+  throw invalidInput(
+    `${what} must be a whole number from 1 to ${MAX_HOT_STATE_VERSION}, got ${describeValue(version)}`,
+  );
 }
 
 export const sessionPrefix = (ctx: StoreContext, sessionId: string) => `${ctx.prefix}${sessionId}/`;
@@ -82,10 +82,10 @@ export const claimKey = (ctx: StoreContext, sessionId: string) =>
   `${sessionPrefix(ctx, sessionId)}dispatcher.json`;
 
 /** The key of one version: `<prefix><sessionId>/<version, 12 digits>.json` (so keys sort by version). */
-export function versionKey(prefix: string, sessionId: string, version: number): string {
+export function versionKey(ctx: StoreContext, sessionId: string, version: number): string {
   assertSafeId(sessionId, "sessionId");
   assertVersion(version);
-  return `${prefix}${sessionId}/${String(version).padStart(12, "0")}.json`;
+  return `${sessionPrefix(ctx, sessionId)}${String(version).padStart(12, "0")}.json`;
 }
 
 /** Serializes a version for storage; its hash is the SHA-256 of exactly these bytes. */
@@ -99,16 +99,12 @@ export function encodeVersion(version: Omit<HotStateVersion, "hash" | "json">): 
   return new TextEncoder().encode(JSON.stringify(stored));
 }
 
-/**
- * Reads stored bytes back. Anything that does not parse, has the wrong shape, or names another
- * session or version than its key is INTEGRITY: a reader never gets a state that was not written
- * as this version.
- */
+/** Reads stored bytes back; INTEGRITY for anything not written as this version of this session. */
 export function decodeVersion(bytes: Uint8Array, sessionId: string, version: number): HotStateVersion {
-  const damaged = (why: string) =>
-    new StowageError("INTEGRITY", `hot state ${sessionId} version ${version} is damaged: ${why}`, {
-      details: { sessionId, version },
-    });
+  const damaged = (why: string) => {
+    const message = `hot state ${sessionId} version ${version} is damaged: ${why}`;
+    return new StowageError("INTEGRITY", message, { details: { sessionId, version } });
+  };
   const stored = StoredVersionSchema.safeParse(parseJson(bytes));
   if (!stored.success) throw damaged("not UTF-8 JSON of a stored hot-state version");
   const { previous_hash: previousHash, written_at: writtenAt, ...record } = stored.data;
@@ -126,14 +122,12 @@ export function decodeVersion(bytes: Uint8Array, sessionId: string, version: num
   });
 }
 
-export async function versionExists(
+export const versionExists = async (
   ctx: StoreContext,
   sessionId: string,
   version: number,
   op: OperationOptions,
-) {
-  return (await ctx.store.head(versionKey(ctx.prefix, sessionId, version), op)) !== null;
-}
+) => (await ctx.store.head(versionKey(ctx, sessionId, version), op)) !== null;
 
 /** The oldest version kept (versions sort first in their directory), or null without any. */
 export async function oldestVersion(ctx: StoreContext, sessionId: string, op: OperationOptions) {
@@ -163,7 +157,7 @@ export async function readVersion(
   version: number,
   op: OperationOptions,
 ) {
-  const bytes = await ctx.store.get(versionKey(ctx.prefix, sessionId, version), op);
+  const bytes = await ctx.store.get(versionKey(ctx, sessionId, version), op);
   return bytes === null ? null : decodeVersion(bytes, sessionId, version);
 }
 
@@ -175,8 +169,5 @@ export async function readLatest(ctx: StoreContext, sessionId: string, op: Opera
     if (stored !== null) return stored;
     ctx.seen.delete(sessionId); // deleted since the hint was taken: search from the start
   }
-  throw new StowageError(
-    "UNAVAILABLE",
-    `hot state ${sessionId} kept changing while its latest version was read; try again`,
-  );
+  throw new StowageError("UNAVAILABLE", `hot state ${sessionId} kept changing while it was read; try again`);
 }
