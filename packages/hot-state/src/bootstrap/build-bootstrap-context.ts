@@ -13,7 +13,13 @@ import {
   resolveBudget,
 } from "../budget/context-budget.js";
 import type { ContentRegistry } from "../content/content-registry.js";
-import { type ContentRecord, invalidInput, mimeType, parseOrThrow } from "../schemas/schemas.js";
+import {
+  type ContentRecord,
+  invalidInput,
+  invalidValue,
+  mimeType,
+  parseOrThrow,
+} from "../schemas/schemas.js";
 import { surrogateSafeIndex } from "../text/utf8.js";
 
 const MAX_BOOTSTRAP_FILES = 256;
@@ -28,15 +34,12 @@ export interface BootstrapFile {
   mime?: string;
 }
 
-/** Options of {@link buildBootstrapContext}. */
+/** Options of {@link buildBootstrapContext}: refs are `enabled` by default when a `registry` is given. */
 export interface BuildBootstrapContextOptions extends OperationOptions {
-  /** Where large files are stored; required when `enabled`. */
   registry?: ContentRegistry;
-  /** Store large files in the registry and send refs. Default: true when a registry is given. */
   enabled?: boolean;
-  /** Default 2,001; a file longer than the budget's `maxInlineArtifactChars` is referenced whatever this says. */
+  /** Default 2,001; a file longer than the budget's `maxInlineArtifactChars` is a ref whatever this says. */
   thresholdChars?: number;
-  /** The context budget the prompt is checked against (its `maxInlineArtifactChars`). */
   budget?: Partial<ContextBudget>;
 }
 
@@ -49,7 +52,7 @@ export type BootstrapFileResult =
   | { path: string; chars: number; mode: "ref"; record: ContentRecord }
   | { path: string; chars: number; mode: "skipped"; reason: "TOO_LARGE"; message: string };
 
-/** What {@link buildBootstrapContext} returns: the prompt's text, how each file was sent, and the counts of each way. */
+/** The prompt's text, how each file was sent, and how many went each way. */
 export interface BootstrapContext {
   text: string;
   files: BootstrapFileResult[];
@@ -98,12 +101,7 @@ function headTailExcerpt(content: string, excerptChars: number, rest: string): s
 }
 
 /** A file's section of the prompt when it is not inlined: its ref line (or why not), then an excerpt. */
-function excerptSection(
-  path: string,
-  content: string,
-  excerptChars: number,
-  record: ContentRecord | string,
-): string {
+function excerptSection(path: string, content: string, excerptChars: number, record: ContentRecord | string) {
   const [head, rest] =
     typeof record === "string"
       ? [`Not included in full: ${record}. There is no ArtifactRef for it.`, "the full file is not available"]
@@ -132,13 +130,10 @@ function checkedFiles(files: readonly BootstrapFile[]) {
 }
 
 /**
- * Builds the bootstrap part of a prompt from workspace files. With refs enabled, each file of at
- * least `thresholdChars` characters, or longer than the budget's `maxInlineArtifactChars`, is
- * stored in the registry and replaced by an `ArtifactRef: <sha256> (type=…, sha256=…, bytes=…,
- * createdAt=…)` line and a head/tail excerpt; smaller files, and all files when refs are off, are
- * inlined. A file over the registry's size cap is skipped, file by file: it gets a head/tail
- * excerpt and the reason in the prompt, and `mode: "skipped"` (reason `TOO_LARGE`) in `files`. Any
- * other error about one file fails the call and names the file in `details.path`.
+ * The bootstrap part of a prompt: with refs enabled, a file of at least `thresholdChars` (or over
+ * `maxInlineArtifactChars`) is stored and sent as an `ArtifactRef:` line and a head/tail excerpt,
+ * one over the registry's cap is skipped (excerpt and reason); others are inlined. Any other error
+ * about one file fails the call and names it in `details.path`.
  */
 export async function buildBootstrapContext(
   files: readonly BootstrapFile[],
@@ -147,13 +142,12 @@ export async function buildBootstrapContext(
   const checked = checkedFiles(files);
   const { registry, signal } = options;
   const enabled = options.enabled ?? registry !== undefined;
-  if (typeof enabled !== "boolean")
-    throw invalidInput(`enabled must be a boolean, got ${describeValue(enabled)}`);
+  if (typeof enabled !== "boolean") throw invalidValue("enabled must be a boolean", enabled);
   if (enabled && typeof registry?.storeText !== "function")
-    throw invalidInput(`refs are enabled but no content registry is given, got ${describeValue(registry)}`);
+    throw invalidValue("refs are enabled but no content registry is given", registry);
   const { thresholdChars = DEFAULT_BOOTSTRAP_THRESHOLD_CHARS } = options;
   if (!Number.isSafeInteger(thresholdChars) || thresholdChars < 1)
-    throw invalidInput(`thresholdChars must be a positive integer, got ${describeValue(thresholdChars)}`);
+    throw invalidValue("thresholdChars must be a positive integer", thresholdChars);
   const { maxInlineArtifactChars } = resolveBudget(options.budget);
   // The excerpt, marker included, is inline text too: at most the budget's inline limit, and 2,000.
   const excerptChars = Math.min(DEFAULT_CONTEXT_BUDGET.maxInlineArtifactChars, maxInlineArtifactChars);
@@ -182,11 +176,8 @@ export async function buildBootstrapContext(
         return { result, section: excerptSection(path, content, excerptChars, message) };
       }
       if (!StowageError.is(err) || err.code === "ABORTED") throw err;
-      throw new StowageError(err.code, `bootstrap file ${describeValue(path)}: ${err.message}`, {
-        cause: err,
-        ...(err.reason === undefined ? {} : { reason: err.reason }),
-        details: { ...err.details, path },
-      });
+      const options = { cause: err, reason: err.reason, details: { ...err.details, path } };
+      throw new StowageError(err.code, `bootstrap file ${describeValue(path)}: ${err.message}`, options);
     }
   };
   const results = await mapConcurrent(checked, BOOTSTRAP_STORE_CONCURRENCY, sent, signal);

@@ -17,6 +17,7 @@ import {
   type ContentRecord,
   ContentRecordSchema,
   invalidInput,
+  invalidValue,
   parseOrThrow,
 } from "../schemas/schemas.js";
 import { encodeWellFormed } from "../text/utf8.js";
@@ -117,15 +118,10 @@ async function storeContent(
   throwIfAborted(signal, "store content");
   const { hash: id } = await ctx.content.put(bytes, { signal });
   assertSha256Hex(id, "hash returned by the content store");
-  const fields = Object.entries({ ...given, type, mime }).filter(([, value]) => value !== undefined);
-  const fresh = parseOrThrow(
-    ContentRecordSchema,
-    {
-      ...{ artifact_id: id, content_uri: ctx.contentUri(id), content_hash: id, size_bytes: bytes.byteLength },
-      ...{ created_at: ctx.timestamp(), ...Object.fromEntries(fields) },
-    },
-    "content record",
-  );
+  const fields = { ...given, type, mime, content_uri: ctx.contentUri(id), created_at: ctx.timestamp() };
+  const defined = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+  const record = { artifact_id: id, content_hash: id, size_bytes: bytes.byteLength, ...defined };
+  const fresh = parseOrThrow(ContentRecordSchema, record, "content record");
   try {
     await writeRecord(ctx, fresh, { signal, ifNoneMatch: "*" });
     return { record: fresh, created: true };
@@ -136,9 +132,9 @@ async function storeContent(
   const stored = await ctx.records.get(ctx.keys.recordKey(id), { signal });
   const state = stored && readRecordState(stored, id, bytes.byteLength, fresh.content_uri);
   if (state?.status === "ok") return { record: state.record, created: false };
-  const record = state?.status === "stale" ? state.record : fresh;
-  await writeRecord(ctx, record, { signal });
-  return { record, created: stored === null };
+  const kept = state?.status === "stale" ? state.record : fresh;
+  await writeRecord(ctx, kept, { signal });
+  return { record: kept, created: stored === null };
 }
 
 const hasMethods = (value: unknown, methods: readonly string[]) =>
@@ -151,8 +147,7 @@ const hasMethods = (value: unknown, methods: readonly string[]) =>
  */
 export function createContentRegistry(options: ContentRegistryOptions): ContentRegistry {
   const { content, records, maxBytes = DEFAULT_MAX_CONTENT_BYTES, now = () => new Date() } = options ?? {};
-  const invalid = (what: string, value: unknown) =>
-    invalidInput(`createContentRegistry: ${what}, got ${describeValue(value)}`);
+  const invalid = (what: string, value: unknown) => invalidValue(`createContentRegistry: ${what}`, value);
   if (!hasMethods(content, ["put", "get", "stat"])) throw invalid("content must be a ContentStore", content);
   if (!hasMethods(records, ["put", "get", "head", "delete", "list", "iterate"]))
     throw invalid("records must be an ObjectStore", records);
@@ -175,13 +170,11 @@ export function createContentRegistry(options: ContentRegistryOptions): ContentR
 
   return Object.freeze({
     async storeBytes(bytes: Uint8Array, opts?: StoreContentOptions) {
-      if (!(bytes instanceof Uint8Array))
-        throw invalidInput(`content must be a Uint8Array, got ${describeValue(bytes)}`);
+      if (!(bytes instanceof Uint8Array)) throw invalidValue("content must be a Uint8Array", bytes);
       return storeContent(ctx, bytes, { type: "data" }, opts);
     },
     async storeText(text: string, opts?: StoreContentOptions) {
-      if (typeof text !== "string")
-        throw invalidInput(`content text must be a string, got ${describeValue(text)}`);
+      if (typeof text !== "string") throw invalidValue("content text must be a string", text);
       // Every UTF-16 unit is at least one UTF-8 byte: refused before it is scanned or copied.
       if (text.length > maxBytes) throw tooLarge(text.length, maxBytes, true);
       const bytes = encodeWellFormed(text);

@@ -1,7 +1,6 @@
 import {
   assertSha256Hex,
   type ContentStore,
-  describeValue,
   type Logger,
   mapConcurrent,
   type ObjectStore,
@@ -13,10 +12,10 @@ import {
   type ContentKind,
   type ContentRecord,
   ContentRecordSchema,
-  invalidInput,
+  invalidValue,
 } from "../schemas/schemas.js";
 import { decodeUtf8 } from "../text/utf8.js";
-import type { ContentListOptions, ContentListPage, ContentWithRecord } from "./content-registry.js";
+import type { ContentListOptions, ContentWithRecord } from "./content-registry.js";
 import type { createRecordKeys } from "./record-keys.js";
 
 /** Largest record read; a larger one is treated as damaged, not parsed. */
@@ -74,10 +73,9 @@ export async function writeRecord(ctx: RegistryContext, record: ContentRecord, o
 }
 
 /**
- * The record for verified `bytes`, rebuilt from the content when the stored one is damaged
- * (keeping nothing it cannot prove) or corrected when stale. With `writeBack`, a repaired record is
- * written back, a failed write logged (the content is sound, the read succeeds); without, nothing
- * is written (listing is a read).
+ * The record for verified `bytes`: rebuilt from the content when damaged (keeping nothing it cannot
+ * prove), corrected when stale; written back with `writeBack` (a failed write is only logged: the
+ * content is sound), never for a listing, which is a read.
  */
 async function recordFor(
   ctx: RegistryContext,
@@ -131,9 +129,8 @@ export async function getContent(
 }
 
 /**
- * The record of `id` checked against the content's size, or null when either is gone. A record
- * that is not sound is repaired from the content: by `get` (written back) for a read; in memory
- * for a listing, where corrupted content is logged and skipped.
+ * The record of `id` checked against the content's size (null when either is gone), else repaired
+ * like `get` does, or in memory for a listing, where corrupted content is logged and skipped.
  */
 export async function getRecord(
   ctx: RegistryContext,
@@ -163,9 +160,7 @@ export async function getRecord(
 export async function listRecords(ctx: RegistryContext, opts: ContentListOptions = {}) {
   const { limit = 100, signal } = opts;
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_CONTENT_LIST_LIMIT)
-    throw invalidInput(
-      `limit must be an integer from 1 to ${MAX_CONTENT_LIST_LIMIT}, got ${describeValue(limit)}`,
-    );
+    throw invalidValue(`limit must be an integer from 1 to ${MAX_CONTENT_LIST_LIMIT}`, limit);
   // One records page per registry page: the records store's cursor is opaque (PostgreSQL's is encoded).
   const page = await ctx.records.list({ prefix: ctx.keys.prefix, cursor: opts.cursor, limit, signal });
   const ids = page.items.flatMap((item) => ctx.keys.idFromKey(item.key) ?? []);

@@ -15,7 +15,7 @@ import {
   measureTokensUpTo,
   type TokenCounter,
 } from "../tokens/token-counter.js";
-import { MINIMAL_HOT_STATE_FIELDS, SHED_STEPS, type ShedItem, type ShedStep } from "./shed-steps.js";
+import { MINIMAL_HOT_STATE_FIELDS, SHED_STEPS, type ShedItem } from "./shed-steps.js";
 
 /** Options of `buildHotState` (its budget's `maxHotStateTokens` and `maxArtifactIndexEntries` apply). */
 export interface BuildHotStateOptions {
@@ -71,12 +71,10 @@ function trimIndex(entries: readonly ContentRef[], max: number, shed: ShedItem[]
 }
 
 /**
- * Validates `input` against the strict hot-state schema, then fits it to the budget: index entries
- * over `maxArtifactIndexEntries` (and older duplicates) go first; then, while the JSON is over
- * `maxHotStateTokens`, whole units are shed (see `SHED_STEPS`), each step oldest first and no more
- * than needed; last, the minimal state (the identifiers). Every removal is in `shed` and logged.
- * INVALID_INPUT for an invalid state or budget; BUDGET_EXCEEDED when even the minimal state is
- * over budget or the counter fails (reason `UNMEASURABLE`): an unmeasured state never fits.
+ * Validates `input` (strict schema), then fits it to the budget: older duplicates and entries over
+ * `maxArtifactIndexEntries` go, then `SHED_STEPS` while over `maxHotStateTokens`, last the minimal
+ * state; every removal is in `shed` and logged. BUDGET_EXCEEDED when even the minimal state is over
+ * or the counter fails (`UNMEASURABLE`): an unmeasured state never fits.
  */
 export function buildHotState(input: unknown, options: BuildHotStateOptions = {}): HotStateBuild {
   return runToEnd(fitHotState(input, options));
@@ -125,33 +123,25 @@ function* fitHotState(input: unknown, options: BuildHotStateOptions): Steps<HotS
     // Counted whole (it is identifiers only): the error says how far over it is.
     measured = yield* measure(state, Number.POSITIVE_INFINITY);
     if (measured.tokens > limit) {
-      throw new StowageError(
-        "BUDGET_EXCEEDED",
-        `hot state of session ${describeValue(state.session_id)} does not fit maxHotStateTokens of ${limit} even as the minimal state (${measured.tokens} tokens of identifiers); raise the budget or shorten the ids`,
-        { details: { tokens: measured.tokens, limit } },
-      );
+      const message = `hot state of session ${describeValue(state.session_id)} does not fit maxHotStateTokens of ${limit} even as the minimal state (${measured.tokens} tokens of identifiers); raise the budget or shorten the ids`;
+      throw new StowageError("BUDGET_EXCEEDED", message, { details: { tokens: measured.tokens, limit } });
     }
   }
 
+  const { json, tokens } = measured;
   if (shed.length > 0) {
-    (options.logger ?? consoleLogger).warn(
-      {
-        tokens: measured.tokens,
-        maxHotStateTokens: limit,
-        shed: shed.map(({ field, reason, artifact_id }) => ({ field, reason, artifact_id })),
-      },
-      `hot state of session ${describeValue(state.session_id)} was cut to fit its budget: ${shed.length} item(s) shed${minimal ? ", fell back to the minimal state" : ""}`,
-    );
+    const items = shed.map(({ field, reason, artifact_id }) => ({ field, reason, artifact_id }));
+    const message = `hot state of session ${describeValue(state.session_id)} was cut to fit its budget: ${shed.length} item(s) shed${minimal ? ", fell back to the minimal state" : ""}`;
+    (options.logger ?? consoleLogger).warn({ tokens, maxHotStateTokens: limit, shed: items }, message);
   }
-  return Object.freeze({
+  const build = {
     state: deepFreeze(state),
-    json: measured.json,
-    tokens: measured.tokens,
-    bytes: Buffer.byteLength(measured.json),
+    json,
+    tokens,
+    bytes: Buffer.byteLength(json),
     shed: deepFreeze(shed),
-    truncated: shed.length > 0,
-    minimal,
-  });
+  };
+  return Object.freeze({ ...build, truncated: shed.length > 0, minimal });
 }
 
 /** The identifiers of `state` alone; every other field is listed in `shed`. */
@@ -168,42 +158,24 @@ function minimalState(state: HotState, shed: ShedItem[]): HotState {
 
 /**
  * Runs the shedding steps until the state fits. Within a step, a binary search finds the fewest
- * units to remove (removing more never makes the JSON longer), so a long list costs a handful of
- * counts, not one per item.
+ * units to remove (removing more never makes the JSON longer): a long list costs a few counts.
  */
 function* shedToFit(state: HotState, measured: Measured, limit: number, measure: Measure, shed: ShedItem[]) {
   for (const step of SHED_STEPS) {
     const units = step.units(state);
     if (units === 0) continue;
-    const fewest = yield* fewestUnitsThatFit(step, state, units, limit, measure);
-    state = fewest.applied.state;
-    shed.push(...fewest.applied.shed);
-    measured = fewest.measured;
+    let best = step.apply(state, units);
+    let bestMeasured = yield* measure(best.state);
+    for (let low = 1, high = units; bestMeasured.tokens <= limit && low < high; ) {
+      const middle = (low + high) >>> 1;
+      const applied = step.apply(state, middle);
+      const tried = yield* measure(applied.state);
+      if (tried.tokens <= limit) [high, best, bestMeasured] = [middle, applied, tried];
+      else low = middle + 1;
+    }
+    [state, measured] = [best.state, bestMeasured];
+    shed.push(...best.shed);
     if (measured.tokens <= limit) break;
   }
   return { state, measured };
-}
-
-function* fewestUnitsThatFit(
-  step: ShedStep,
-  state: HotState,
-  units: number,
-  limit: number,
-  measure: Measure,
-) {
-  const all = step.apply(state, units);
-  let best = { applied: all, measured: yield* measure(all.state) };
-  if (best.measured.tokens > limit) return best;
-  let low = 1;
-  let high = units;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    const applied = step.apply(state, middle);
-    const measured = yield* measure(applied.state);
-    if (measured.tokens <= limit) {
-      high = middle;
-      best = { applied, measured };
-    } else low = middle + 1;
-  }
-  return best;
 }

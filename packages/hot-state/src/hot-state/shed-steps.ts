@@ -68,10 +68,9 @@ const lastStepStep: ShedStep = {
 };
 
 /**
- * The order in which `buildHotState` sheds to fit `maxHotStateTokens`, each step oldest first,
- * before it falls back to the minimal state: index summaries (the record keeps them), accepted
- * decisions, whole index entries, open questions, the last successful step. The objective,
- * constraints and risk level are kept until the minimal fallback.
+ * What `buildHotState` sheds to fit `maxHotStateTokens`, in order, each oldest first: index summaries
+ * (the record keeps them), decisions, index entries, questions, the last step; the rest stays until
+ * the minimal fallback.
  */
 export const SHED_STEPS: readonly ShedStep[] = [
   summaryStep,

@@ -1,8 +1,8 @@
-import { assertSafeId, describeValue, type OperationOptions } from "@stowage/core";
+import { assertSafeId, type OperationOptions } from "@stowage/core";
 import { z } from "zod";
 import { BUDGET_FIELDS, type BudgetField } from "../budget/context-budget.js";
 import type { PromptMetrics } from "../metrics/prompt-metrics.js";
-import { invalidInput, parseOrThrow } from "../schemas/schemas.js";
+import { invalidValue, parseOrThrow } from "../schemas/schemas.js";
 
 /**
  * A count of a `prompt_metrics` record: at most 2^31 − 1 (PostgreSQL's `integer`), so that every
@@ -95,7 +95,7 @@ export function promptMetricsSeriesWindow(
 ): PromptMetricsSeriesWindow {
   const { afterTurn = 0, limit = Number.POSITIVE_INFINITY } = options ?? {};
   const notWhole = (name: string, value: unknown, least: number) =>
-    invalidInput(`${name} must be a whole number ≥ ${least}, got ${describeValue(value)}`);
+    invalidValue(`${name} must be a whole number ≥ ${least}`, value);
   if (!Number.isSafeInteger(afterTurn) || afterTurn < 0) throw notWhole("afterTurn", afterTurn, 0);
   if (limit !== Number.POSITIVE_INFINITY && (!Number.isSafeInteger(limit) || limit < 1))
     throw notWhole("limit", limit, 1);

@@ -17,7 +17,7 @@ import {
   type TokenCounter,
 } from "../tokens/token-counter.js";
 
-/** What `measurePrompt` measures: one model call's prompt. */
+/** One model call's prompt; `ragChunks` and `inlineArtifactChars` are checked against the budget when given. */
 export interface PromptMetricsInput {
   sessionId: string;
   runId?: string;
@@ -27,9 +27,8 @@ export interface PromptMetricsInput {
   userPrompt: string;
   /** Bootstrap files sent as ArtifactRef (`BootstrapContext.refFiles`). Default 0. */
   refFiles?: number;
-  /** Retrieved chunks in this call, checked against `maxRagChunks` when given. */
   ragChunks?: number;
-  /** Largest artifact sent inline, checked against `maxInlineArtifactChars` when given. */
+  /** Largest artifact sent inline. */
   inlineArtifactChars?: number;
 }
 
@@ -81,10 +80,11 @@ export interface PromptBudget {
  */
 export function promptBudget(budget?: Partial<ContextBudget>): PromptBudget {
   const limits = resolveBudget(budget);
-  const { maxHotStateTokens: hs, maxArtifactIndexEntries: entries, maxPromptTokens: prompt } = limits;
+  const level = (field: BudgetField, share: number) => Math.floor(limits[field] * share);
   const warningLevels = Object.freeze({
-    ...{ hot_state_tokens: Math.floor(hs * 0.8), artifact_index_entries: Math.floor(entries * 0.75) },
-    prompt_tokens: Math.floor(prompt * 0.75),
+    hot_state_tokens: level("maxHotStateTokens", 0.8),
+    artifact_index_entries: level("maxArtifactIndexEntries", 0.75),
+    prompt_tokens: level("maxPromptTokens", 0.75),
   });
   return Object.freeze({ limits, warningLevels });
 }
@@ -115,11 +115,9 @@ function violationOf(field: BudgetField, limit: number, measure: () => unknown):
 }
 
 /**
- * Measures one model call: the `prompt_metrics` record, a budget check that fails closed (a
- * counter that throws leaves `est_tokens` null and counts as a violation), and regression warnings
- * when the hot state, the index or the prompt pass their share of the limits. RAG chunks and
- * inline artifacts are checked when the call reports them. Every warning and violation is
- * logged; the record is returned for the caller to emit.
+ * Measures one model call: its `prompt_metrics` record, a budget check that fails closed (a counter
+ * that throws leaves `est_tokens` null and is a violation) and warnings when the hot state, the
+ * index or the prompt pass their share of the limits, each logged. The caller emits the record.
  */
 export function measurePrompt(input: PromptMetricsInput, options: PromptMetricsOptions = {}): PromptMetrics {
   const { limits, warningLevels } = promptBudget(options.budget);
@@ -147,9 +145,8 @@ export function measurePrompt(input: PromptMetricsInput, options: PromptMetricsO
   if (input.inlineArtifactChars !== undefined)
     measures.push(["maxInlineArtifactChars", () => input.inlineArtifactChars]);
   const violations = measures.flatMap(([field, measure]) => violationOf(field, limits[field], measure) ?? []);
-  for (const { field, limit, actual, kind, message } of violations) {
+  for (const { field, limit, actual, kind, message } of violations)
     logger.warn({ field, limit, actual, kind }, `context budget violated: ${message}`);
-  }
   if (violations.some(({ field, actual }) => field === "maxPromptTokens" && actual === null))
     estTokens = null;
 
@@ -181,10 +178,8 @@ export function measurePrompt(input: PromptMetricsInput, options: PromptMetricsO
     if (value === null || value <= threshold) continue;
     const message = `${what} is ${value}, above the warning level of ${threshold}`;
     warnings.push({ kind, message, value, threshold });
-    logger.warn(
-      { kind, value, threshold },
-      `prompt regression in session ${describeValue(sessionId)}: ${message}`,
-    );
+    const logged = `prompt regression in session ${describeValue(sessionId)}: ${message}`;
+    logger.warn({ kind, value, threshold }, logged);
   }
   return { record, warnings, budget: { ok: record.budget_ok, violations } };
 }

@@ -1,4 +1,4 @@
-import { BLOB_REF_PREFIX, parseContentType, StowageError } from "@stowage/core";
+import { BLOB_REF_PREFIX, describeValue, parseContentType, StowageError } from "@stowage/core";
 import { z } from "zod";
 
 /** Longest identifier (`session_id`, `session_key`, `run_id`, `current_plan_id`), in UTF-16 code units. */
@@ -140,3 +140,7 @@ export function parseOrThrow<T extends z.ZodType>(schema: T, value: unknown, wha
 export function invalidInput(message: string, details?: Record<string, unknown>): StowageError {
   return new StowageError("INVALID_INPUT", message, details ? { details } : {});
 }
+
+/** INVALID_INPUT saying what was expected and what came: `maxChars must be …, got "x"`. */
+export const invalidValue = (expected: string, value: unknown) =>
+  invalidInput(`${expected}, got ${describeValue(value)}`);

@@ -1,7 +1,7 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
-import { describeValue, type OperationOptions, StowageError, sha256Hex } from "@stowage/core";
+import { type OperationOptions, StowageError, sha256Hex } from "@stowage/core";
 import { z } from "zod";
-import { invalidInput, SHA256_HEX } from "../schemas/schemas.js";
+import { invalidValue, SHA256_HEX } from "../schemas/schemas.js";
 import { parseJson } from "../text/utf8.js";
 import { claimKey, type StoreContext } from "./hot-state-versions.js";
 
@@ -49,9 +49,7 @@ export function notDispatcher(sessionId: string, claimed: boolean, doing: string
 /** INVALID_INPUT unless `token` is absent or a non-empty string. */
 export function assertTokenShape(token: unknown): asserts token is string | undefined {
   if (token === undefined || (typeof token === "string" && token.length > 0)) return;
-  throw invalidInput(
-    `dispatcher token must be the string claimDispatcher returned, got ${describeValue(token)}`,
-  );
+  throw invalidValue("dispatcher token must be the string claimDispatcher returned", token);
 }
 
 export async function claimHolding(ctx: StoreContext, session: string, token: unknown, op: OperationOptions) {

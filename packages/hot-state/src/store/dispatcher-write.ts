@@ -1,6 +1,6 @@
 import { assertSafeId, describeValue, type OperationOptions, StowageError } from "@stowage/core";
 import { buildHotStateInSlices } from "../hot-state/build-hot-state.js";
-import { type HotState, invalidInput } from "../schemas/schemas.js";
+import { type HotState, invalidInput, invalidValue } from "../schemas/schemas.js";
 import { assertDispatcher, assertTokenShape } from "./dispatcher-claim.js";
 import type {
   HotStateDispatcherOptions,
@@ -139,8 +139,7 @@ export function dispatcherFor(
     },
     write,
     update(change: (current: Readonly<HotState> | undefined) => unknown, op: OperationOptions = {}) {
-      if (typeof change !== "function")
-        throw invalidInput(`update needs a function, got ${describeValue(change)}`);
+      if (typeof change !== "function") throw invalidValue("update needs a function", change);
       // Based on this dispatcher's own version, whatever `op` carries.
       return write(change(base?.state), { ...op, expectedVersion: base?.version ?? 0 });
     },

@@ -128,11 +128,9 @@ async function deleteSession(ctx: StoreContext, sessionId: string, token: unknow
 }
 
 /**
- * A versioned hot state per session over any ObjectStore with atomic create-only puts. Every
- * write is a new object `<prefix><sessionId>/<version>.json` put create-only, carrying the
- * previous version's hash: versions form a chain that is never rewritten, and the second writer
- * of a version gets CONFLICT. Versions are contiguous (from 1, or from the oldest one kept), so
- * the newest is found by probing (`head`) forward from the last one seen.
+ * A versioned hot state per session: every write is a new object `<prefix><sessionId>/<version>.json`
+ * put create-only with the previous version's hash (a chain never rewritten; the second writer of a
+ * version gets CONFLICT). Versions are contiguous, so the newest is probed forward from the last seen.
  */
 export function createHotStateStore(options: HotStateStoreOptions): HotStateStore {
   const {

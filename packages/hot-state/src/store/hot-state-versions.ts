@@ -1,6 +1,5 @@
 import {
   assertSafeId,
-  describeValue,
   type Logger,
   type ObjectStore,
   type OperationOptions,
@@ -10,9 +9,8 @@ import {
 import { z } from "zod";
 import { type BuildHotStateOptions, deepFreeze } from "../hot-state/build-hot-state.js";
 import type { ShedItem } from "../hot-state/shed-steps.js";
-import { type HotState, HotStateSchema, invalidInput, SHA256_HEX } from "../schemas/schemas.js";
+import { type HotState, HotStateSchema, invalidValue, SHA256_HEX } from "../schemas/schemas.js";
 import { parseJson } from "../text/utf8.js";
-import { lastContiguous } from "./last-contiguous.js";
 
 /** The highest version a session's hot state can reach (keys hold 12 digits). */
 export const MAX_HOT_STATE_VERSION = 999_999_999_999;
@@ -72,9 +70,7 @@ const StoredVersionSchema = z.strictObject({
 export function assertVersion(version: unknown, what = "version"): asserts version is number {
   if (Number.isInteger(version) && (version as number) >= 1 && (version as number) <= MAX_HOT_STATE_VERSION)
     return;
-  throw invalidInput(
-    `${what} must be a whole number from 1 to ${MAX_HOT_STATE_VERSION}, got ${describeValue(version)}`,
-  );
+  throw invalidValue(`${what} must be a whole number from 1 to ${MAX_HOT_STATE_VERSION}`, version);
 }
 
 export const sessionPrefix = (ctx: StoreContext, sessionId: string) => `${ctx.prefix}${sessionId}/`;
@@ -170,4 +166,30 @@ export async function readLatest(ctx: StoreContext, sessionId: string, op: Opera
     ctx.seen.delete(sessionId); // deleted since the hint was taken: search from the start
   }
   throw new StowageError("UNAVAILABLE", `hot state ${sessionId} kept changing while it was read; try again`);
+}
+
+/**
+ * The highest n ≥ `known` with `exists(n)`, for numbers written contiguously from 1 (versions,
+ * turns): `known` must exist (or be 0). Gallops forward (known+1, +2, +4…) then bisects, so a
+ * fresh reader finds the end of a long history in about 2·log2(distance) probes.
+ */
+async function lastContiguous(
+  known: number,
+  max: number,
+  exists: (n: number) => Promise<boolean>,
+): Promise<number> {
+  let low = known;
+  let step = 1;
+  let high = low + step;
+  while (high <= max && (await exists(high))) {
+    low = high;
+    step *= 2;
+    high = Math.min(low + step, max + 1);
+  }
+  while (high - low > 1) {
+    const middle = Math.floor((low + high) / 2);
+    if (await exists(middle)) low = middle;
+    else high = middle;
+  }
+  return low;
 }

@@ -63,7 +63,7 @@ function wideClass(code: number): number {
   return within(MARK_BLOCKS, code) ? MARK : LETTER | MARK;
 }
 
-/** The class of every UTF-16 unit, built on the first count: one lookup a character. */
+/** The class of every UTF-16 unit, built on the first count. */
 let unitClasses: Uint8Array | undefined;
 const classesOf = () =>
   (unitClasses ??= Uint8Array.from({ length: 0x10000 }, (_, code) => {
@@ -76,11 +76,9 @@ const classesOf = () =>
   }));
 
 /**
- * Where the chunk that starts at `start` ends, found without the regex: at the first space, tab
- * or line break or punctuation at least `size` on that follows a letter or digit (a piece ends
- * there whatever comes next), or at the end; and whether a window of {@link RUN_WINDOW} units
- * (aligned on multiples of it) is all of one class (letters, punctuation, spaces, or line breaks
- * and `/`), as a run of {@link LONG_RUN} covers one.
+ * Where the chunk from `start` ends, found without the regex: at the first space or punctuation
+ * `size` on after a letter or digit (a piece ends there whatever follows), or at the end; and whether
+ * an aligned window of {@link RUN_WINDOW} units is all of one class, as a run of {@link LONG_RUN} covers one.
  */
 function chunkEnd(text: string, start: number, size: number): { end: number; longRun: boolean } {
   const classes = classesOf();
@@ -136,11 +134,9 @@ function* chunksOf(text: string, split: RegExp, size: number): Generator<string 
 }
 
 /**
- * The o200k_base count of `text` (special-token markers counted as the plain text they are), with
- * gpt-tokenizer's own `countTokens`, chunk by chunk, pausing (yielding) between chunks. Bounded by
- * `max`: the exact count when it is at most `max`, otherwise some number over it, found without
- * counting the rest (a text too long for `max` tokens of the longest is not counted at all).
- * Infinity when the text holds a piece over {@link MAX_PIECE_CHARS}: it cannot be counted.
+ * The o200k_base count of `text` (special-token markers as plain text) by gpt-tokenizer's own
+ * `countTokens`, chunk by chunk, yielding between chunks: exact up to `max`, else some number over
+ * it found without counting the rest; Infinity for a piece over {@link MAX_PIECE_CHARS}.
  */
 export function* countO200kUpTo(text: string, max: number): Steps<number> {
   if (text.length > LONGEST_TOKEN_CHARS * max) return Math.ceil(text.length / LONGEST_TOKEN_CHARS);

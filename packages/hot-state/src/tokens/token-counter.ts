@@ -6,15 +6,14 @@ import {
   type Steps,
   StowageError,
 } from "@stowage/core";
-import { invalidInput } from "../schemas/schemas.js";
+import { invalidValue } from "../schemas/schemas.js";
 import { countO200kUpTo, MAX_PIECE_CHARS } from "./o200k.js";
 
 /** Counts the tokens of a text: a non-negative integer, else (or a throw) a budget check fails closed. */
 export type TokenCounter = (text: string) => number;
 
 function* exactCount(text: unknown): Steps<number> {
-  if (typeof text !== "string")
-    throw invalidInput(`token counting needs a string, got ${describeValue(text)}`);
+  if (typeof text !== "string") throw invalidValue("token counting needs a string", text);
   const count = yield* countO200kUpTo(text, Number.POSITIVE_INFINITY);
   if (count !== Number.POSITIVE_INFINITY) return count;
   throw new StowageError(
@@ -44,10 +43,9 @@ export function countProblem(count: unknown, source = "the counter"): string | u
 }
 
 /**
- * Counts `text` with `counter` and fails closed: a throw or a result that is not a non-negative
- * integer is BUDGET_EXCEEDED (reason `UNMEASURABLE`), because a budget that cannot be measured
- * cannot be shown to hold. With {@link countTokensExact}, counts no further than past `max`, in
- * slices; a text it cannot count is over any `max` (Infinity).
+ * Counts `text` with `counter`, failing closed: a throw or a bad count is BUDGET_EXCEEDED
+ * (`UNMEASURABLE`): a budget that cannot be measured cannot be shown to hold. The exact counter
+ * stops once past `max`, in slices; a text it cannot count is over any `max` (Infinity).
  */
 export function* measureTokensUpTo(
   counter: TokenCounter,
@@ -66,14 +64,12 @@ export function* measureTokensUpTo(
     [problem, cause] = ["token counting failed", err];
   }
   if (!problem) return count as number;
-  throw new StowageError("BUDGET_EXCEEDED", `${what}: ${problem}, so the budget counts as exceeded`, {
-    ...(cause === undefined ? {} : { cause }),
-    reason: "UNMEASURABLE",
-  });
+  const message = `${what}: ${problem}, so the budget counts as exceeded`;
+  throw new StowageError("BUDGET_EXCEEDED", message, { cause, reason: "UNMEASURABLE" });
 }
 
 /** Throws INVALID_INPUT unless `counter` is a function. */
 export function assertTokenCounter(counter: unknown): asserts counter is TokenCounter {
   if (typeof counter === "function") return;
-  throw invalidInput(`countTokens must be a function (text) => number, got ${describeValue(counter)}`);
+  throw invalidValue("countTokens must be a function (text) => number", counter);
 }

@@ -1,7 +1,13 @@
-import { describeValue, type OperationOptions, StowageError } from "@stowage/core";
+import { type OperationOptions, StowageError } from "@stowage/core";
 import { z } from "zod";
 import type { ContentRegistry } from "../content/content-registry.js";
-import { type ContentRecord, invalidInput, parseOrThrow, SHA256_HEX } from "../schemas/schemas.js";
+import {
+  type ContentRecord,
+  invalidInput,
+  invalidValue,
+  parseOrThrow,
+  SHA256_HEX,
+} from "../schemas/schemas.js";
 import { decodeUtf8, surrogateSafeIndex } from "../text/utf8.js";
 
 /** Most characters of content one call returns; `offset` pages further. */
@@ -27,19 +33,20 @@ const ArtifactsGetInputSchema = z.strictObject({
 /** The input of the `artifacts_get` tool, as the model sends it. */
 export type ArtifactsGetInput = z.infer<typeof ArtifactsGetInputSchema>;
 
-/** What the `artifacts_get` tool returns to the model: one page of a content ref, after its record's fields. */
+/**
+ * What the `artifacts_get` tool returns to the model: a content ref's record fields, then one page
+ * of its text (`content`, empty with encoding `binary` for bytes that are not UTF-8), the whole
+ * text's length in UTF-16 code units and where the next page starts (`null` at the end).
+ */
 export interface ArtifactsGetResult
   extends Omit<ContentRecord, "content_uri" | "mime" | "summary" | "producer" | "type"> {
   type: string;
   mime?: string;
   summary?: string;
   producer?: string;
-  /** `utf-8`: `content` holds text; `binary`: the bytes are not text and `content` is empty. */
   encoding: "utf-8" | "binary";
-  /** Length of the whole text in UTF-16 code units (JavaScript characters). */
   total_chars: number;
   offset: number;
-  /** Where the next page starts, or `null` when this page reaches the end. */
   next_offset: number | null;
   truncated: boolean;
   content: string;
@@ -80,16 +87,10 @@ export function toAnthropicTool({ name, description, inputSchema }: ToolDefiniti
  */
 export function createArtifactsGetTool(options: ArtifactsGetToolOptions): ArtifactsGetTool {
   const { registry, maxChars = DEFAULT_TOOL_MAX_CHARS } = options ?? {};
-  if (typeof registry?.get !== "function") {
-    throw invalidInput(
-      `createArtifactsGetTool: registry must be a ContentRegistry, got ${describeValue(registry)}`,
-    );
-  }
-  if (!Number.isSafeInteger(maxChars) || maxChars < MIN_TOOL_MAX_CHARS) {
-    throw invalidInput(
-      `maxChars must be an integer of at least ${MIN_TOOL_MAX_CHARS}, got ${describeValue(maxChars)}`,
-    );
-  }
+  if (typeof registry?.get !== "function")
+    throw invalidValue("createArtifactsGetTool: registry must be a ContentRegistry", registry);
+  if (!Number.isSafeInteger(maxChars) || maxChars < MIN_TOOL_MAX_CHARS)
+    throw invalidValue(`maxChars must be an integer of at least ${MIN_TOOL_MAX_CHARS}`, maxChars);
   const { $schema: _dialect, ...inputSchema } = z.toJSONSchema(ArtifactsGetInputSchema, { io: "input" });
   return Object.freeze({
     name: "artifacts_get",
