@@ -23,24 +23,20 @@ const ID_PATTERN = /^(?:[^\u0000-\u001f\u007f\ud800-\udfff]|[\ud800-\udbff][\udc
 const TEXT_PATTERN =
   /^(?:[^\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\ud800-\udfff]|[\ud800-\udbff][\udc00-\udfff])*$/;
 // A file or S3 object when the content store has an address for it, else the content's blob ref.
+const CONTENT_URI_RULE =
+  'must be a file:// or s3:// URI without spaces or control characters, or a "blob:sha256:<hex>" ref';
 const CONTENT_URI_PATTERN = new RegExp(
   `^(?:(?:file|s3)://[^\\s\\u0000-\\u001f\\u007f]+|${BLOB_REF_PREFIX}[a-f0-9]{64})$`,
 );
 /** A SHA-256 digest as core writes it (`sha256Hex`). */
 export const SHA256_HEX = /^[a-f0-9]{64}$/;
 
-const atMost = (max: number) => [max, `must be at most ${max} characters`] as const;
-export const identifier = () =>
-  z
-    .string()
-    .min(1, "must not be empty")
-    .max(...atMost(MAX_ID_CHARS))
-    .regex(ID_PATTERN, "must be well-formed text without control characters");
-const freeText = (max: number) =>
-  z
-    .string()
-    .max(...atMost(max))
-    .regex(TEXT_PATTERN, "must be well-formed text without control characters other than tab and newline");
+const WELL_FORMED = "must be well-formed text without control characters";
+const MIME_RULE = 'must be a MIME type such as "text/markdown"';
+const bounded = (max: number) => z.string().max(max, `must be at most ${max} characters`);
+const text = (max: number, shape: RegExp, rule: string) => bounded(max).regex(shape, rule);
+export const identifier = () => text(MAX_ID_CHARS, ID_PATTERN, WELL_FORMED).min(1, "must not be empty");
+const freeText = (max: number) => text(max, TEXT_PATTERN, `${WELL_FORMED} other than tab and newline`);
 const listOf = <T extends z.ZodType>(item: T) =>
   z.array(item).max(MAX_HOT_STATE_LIST_ITEMS, `must hold at most ${MAX_HOT_STATE_LIST_ITEMS} items`);
 const textList = () => listOf(freeText(MAX_TEXT_CHARS));
@@ -50,10 +46,7 @@ const summary = () => freeText(MAX_CONTENT_SUMMARY_CHARS);
 
 /** A MIME type as core's one parser reads it (`parseContentType`); kept as given. */
 export const mimeType = () =>
-  z
-    .string()
-    .max(...atMost(MAX_CONTENT_TYPE_LENGTH))
-    .refine((value) => parseContentType(value) !== undefined, 'must be a MIME type such as "text/markdown"');
+  bounded(MAX_CONTENT_TYPE_LENGTH).refine((value) => parseContentType(value) !== undefined, MIME_RULE);
 
 /** What referenced content is, for the model deciding whether to fetch it (the JSON field `type`). */
 export const ContentKindSchema = z.enum(["repo", "doc", "code", "log", "data", "plan", "result"]);
@@ -94,13 +87,7 @@ export const ContentRecordSchema = z
   .strictObject({
     artifact_id: sha256Hex(),
     type: ContentKindSchema,
-    content_uri: z
-      .string()
-      .max(...atMost(MAX_CONTENT_URI_CHARS))
-      .regex(
-        CONTENT_URI_PATTERN,
-        'must be a file:// or s3:// URI without spaces or control characters, or a "blob:sha256:<hex>" ref',
-      ),
+    content_uri: text(MAX_CONTENT_URI_CHARS, CONTENT_URI_PATTERN, CONTENT_URI_RULE),
     content_hash: sha256Hex(),
     size_bytes: z.int().min(0),
     created_at: z.iso.datetime({ offset: true, message: "must be an ISO 8601 date-time" }),
