@@ -15,7 +15,7 @@ import {
   invalidValue,
 } from "../schemas/schemas.js";
 import { decodeUtf8 } from "../text/utf8.js";
-import type { ContentListOptions, ContentWithRecord } from "./content-registry.js";
+import type { ContentListOptions } from "./content-registry.js";
 import type { createRecordKeys } from "./record-keys.js";
 
 /** Largest record read; a larger one is treated as damaged, not parsed. */
@@ -42,12 +42,7 @@ type RecordState =
   | { status: "stale"; record: ContentRecord }
   | { status: "damaged"; problem: string };
 
-export function readRecordState(
-  bytes: Uint8Array,
-  id: string,
-  size: number,
-  contentUri: string,
-): RecordState {
+export function readRecordState(bytes: Uint8Array, id: string, size: number, uri: string): RecordState {
   const damaged = (problem: string) => ({ status: "damaged" as const, problem });
   if (bytes.byteLength > MAX_RECORD_BYTES) return damaged(`record is over ${MAX_RECORD_BYTES} bytes`);
   let json: unknown;
@@ -63,8 +58,8 @@ export function readRecordState(
   if (record.artifact_id !== id) return damaged(`record names content ${record.artifact_id}`);
   const sizes = `record says ${record.size_bytes} bytes, content has ${size}`;
   if (record.size_bytes !== size) return damaged(sizes);
-  if (record.content_uri === contentUri) return { status: "ok", record };
-  return { status: "stale", record: { ...record, content_uri: contentUri } };
+  if (record.content_uri === uri) return { status: "ok", record };
+  return { status: "stale", record: { ...record, content_uri: uri } };
 }
 
 export async function writeRecord(ctx: RegistryContext, record: ContentRecord, options: PutOptions) {
@@ -114,11 +109,7 @@ async function recordFor(
   return record;
 }
 
-export async function getContent(
-  ctx: RegistryContext,
-  id: string,
-  { signal }: OperationOptions = {},
-): Promise<ContentWithRecord | null> {
+export async function getContent(ctx: RegistryContext, id: string, { signal }: OperationOptions = {}) {
   assertSha256Hex(id, "content id");
   // The record first: content without one is not in the registry, whoever else keeps it.
   const stored = await ctx.records.get(ctx.keys.recordKey(id), { signal });
@@ -164,11 +155,7 @@ export async function listRecords(ctx: RegistryContext, opts: ContentListOptions
   // One records page per registry page: the records store's cursor is opaque (PostgreSQL's is encoded).
   const page = await ctx.records.list({ prefix: ctx.keys.prefix, cursor: opts.cursor, limit, signal });
   const ids = page.items.flatMap((item) => ctx.keys.idFromKey(item.key) ?? []);
-  const found = await mapConcurrent(
-    ids,
-    LIST_READ_CONCURRENCY,
-    (id) => getRecord(ctx, id, { signal }, true),
-    signal,
-  );
+  const read = (id: string) => getRecord(ctx, id, { signal }, true);
+  const found = await mapConcurrent(ids, LIST_READ_CONCURRENCY, read, signal);
   return { items: found.filter((record) => record !== null), cursor: page.cursor };
 }

@@ -90,9 +90,7 @@ export interface PromptMetricsSeriesWindow {
 }
 
 /** The window of `series` options, checked (INVALID_INPUT), for implementations of {@link PromptMetricsLog}. */
-export function promptMetricsSeriesWindow(
-  options: PromptMetricsSeriesOptions = {},
-): PromptMetricsSeriesWindow {
+export function promptMetricsSeriesWindow(options?: PromptMetricsSeriesOptions): PromptMetricsSeriesWindow {
   const { afterTurn = 0, limit = Number.POSITIVE_INFINITY } = options ?? {};
   const notWhole = (name: string, value: unknown, least: number) =>
     invalidValue(`${name} must be a whole number ≥ ${least}`, value);

@@ -24,18 +24,6 @@ import {
 /** Old versions one write deletes at most when pruning (a longer backlog goes on at the next writes). */
 const MAX_PRUNED_PER_WRITE = 64;
 
-/** CONFLICT about writing `version`, with the latest version in `details`. */
-async function conflict(
-  ctx: StoreContext,
-  sessionId: string,
-  op: OperationOptions,
-  version: number,
-  why: string,
-) {
-  const details = { sessionId, version, latest: await latestVersion(ctx, sessionId, op) };
-  return new StowageError("CONFLICT", `hot state ${sessionId} ${why}`, { details });
-}
-
 /** Deletes versions older than the newest `keepVersions`, oldest first, so those kept stay contiguous. */
 async function prune(ctx: StoreContext, sessionId: string, newest: number, op: OperationOptions) {
   const floor = newest - (ctx.keepVersions ?? newest) + 1;
@@ -49,10 +37,7 @@ async function prune(ctx: StoreContext, sessionId: string, newest: number, op: O
   } catch (err) {
     if (StowageError.is(err, "ABORTED")) throw err;
     const error = err instanceof Error ? err.message : String(err);
-    ctx.logger.warn(
-      { sessionId, error },
-      `hot state ${sessionId}: pruning failed; the next write tries again`,
-    );
+    ctx.logger.warn({ sessionId, error }, `hot state ${sessionId}: pruning failed; the next write goes on`);
   }
 }
 
@@ -73,19 +58,22 @@ async function writeVersion(
   await assertDispatcher(ctx, sessionId, token, op);
   const version = expectedVersion + 1;
   assertVersion(version);
+  /** CONFLICT about writing `version`, with the latest version in `details`. */
+  const conflict = async (why: string) => {
+    const details = { sessionId, version, latest: await latestVersion(ctx, sessionId, op) };
+    return new StowageError("CONFLICT", `hot state ${sessionId} ${why}`, { details });
+  };
   // The previous version links the chain: read back every time (a version this dispatcher holds
   // may have been deleted or written again since, in a deleted session).
   const previous = expectedVersion === 0 ? null : await readVersion(ctx, sessionId, expectedVersion, op);
   if (expectedVersion !== 0 && previous === null) {
-    throw await conflict(ctx, sessionId, op, version, `has no version ${expectedVersion} to write after`);
+    throw await conflict(`has no version ${expectedVersion} to write after`);
   }
   if (base?.version === expectedVersion && base.hash !== previous?.hash) {
-    const why = `version ${expectedVersion} was written again since this dispatcher read it`;
-    throw await conflict(ctx, sessionId, op, version, why);
+    throw await conflict(`version ${expectedVersion} was written again since this dispatcher read it`);
   }
   const lost = `version ${version} was written by another dispatcher; load the latest and decide again`;
-  if (await versionExists(ctx, sessionId, version, op))
-    throw await conflict(ctx, sessionId, op, version, lost);
+  if (await versionExists(ctx, sessionId, version, op)) throw await conflict(lost);
   const build = await buildHotStateInSlices(input, ctx.buildOptions, op.signal);
   if (build.state.session_id !== sessionId) {
     const [expected, got] = [describeValue(sessionId), describeValue(build.state.session_id)];
@@ -95,20 +83,19 @@ async function writeVersion(
   // claim is read again right before the put (what remains is the put's own few milliseconds).
   if (token === undefined) await assertDispatcher(ctx, sessionId, token, op);
   const { json: _json, ...fitted } = build;
-  const writtenAt = ctx.now().toISOString();
-  const bytes = encodeVersion({
-    ...fitted,
+  const link = {
     sessionId,
     version,
     previousHash: previous?.hash ?? null,
-    writtenAt,
-  });
+    writtenAt: ctx.now().toISOString(),
+  };
+  const bytes = encodeVersion({ ...fitted, ...link });
   try {
     const put = { ...op, ifNoneMatch: "*" as const, contentType: "application/json" };
     await ctx.store.put(versionKey(ctx, sessionId, version), bytes, put);
   } catch (err) {
     if (!StowageError.is(err, "ALREADY_EXISTS")) throw err;
-    throw await conflict(ctx, sessionId, op, version, lost);
+    throw await conflict(lost);
   }
   ctx.seen.set(sessionId, Math.max(version, ctx.seen.get(sessionId) ?? 0));
   return decodeVersion(bytes, sessionId, version);
@@ -126,7 +113,7 @@ export function dispatcherFor(
   let base: HotStateVersion | null = null;
   const write = async (input: unknown, op: HotStateWriteOptions = {}) => {
     base = await writeVersion(ctx, sessionId, token, base, input, op);
-    await prune(ctx, sessionId, base.version, op.signal ? { signal: op.signal } : {});
+    await prune(ctx, sessionId, base.version, { signal: op.signal });
     return base;
   };
   return Object.freeze({

@@ -8,7 +8,7 @@ import {
   StowageError,
 } from "@stowage/core";
 import type { BuildHotStateOptions } from "../hot-state/build-hot-state.js";
-import type { HotState } from "../schemas/schemas.js";
+import { type HotState, invalidValue } from "../schemas/schemas.js";
 import {
   assertTokenShape,
   type ClaimHolding,
@@ -98,10 +98,7 @@ export interface HotStateStore {
 // a key (S3 without conditional writes), the loser would silently replace the winner's version.
 function assertAtomicStore(store: ObjectStore): void {
   if (typeof store?.put !== "function") {
-    throw new StowageError(
-      "INVALID_INPUT",
-      `createHotStateStore needs an ObjectStore, got ${describeValue(store)}`,
-    );
+    throw invalidValue("createHotStateStore needs an ObjectStore", store);
   }
   if (store.capabilities?.atomicCreateOnly === true) return;
   const message =

@@ -147,14 +147,9 @@ export async function latestVersion(ctx: StoreContext, sessionId: string, op: Op
   return latest;
 }
 
-export async function readVersion(
-  ctx: StoreContext,
-  sessionId: string,
-  version: number,
-  op: OperationOptions,
-) {
-  const bytes = await ctx.store.get(versionKey(ctx, sessionId, version), op);
-  return bytes === null ? null : decodeVersion(bytes, sessionId, version);
+export async function readVersion(ctx: StoreContext, session: string, version: number, op: OperationOptions) {
+  const bytes = await ctx.store.get(versionKey(ctx, session, version), op);
+  return bytes === null ? null : decodeVersion(bytes, session, version);
 }
 
 export async function readLatest(ctx: StoreContext, sessionId: string, op: OperationOptions) {
@@ -173,11 +168,7 @@ export async function readLatest(ctx: StoreContext, sessionId: string, op: Opera
  * turns): `known` must exist (or be 0). Gallops forward (known+1, +2, +4…) then bisects, so a
  * fresh reader finds the end of a long history in about 2·log2(distance) probes.
  */
-async function lastContiguous(
-  known: number,
-  max: number,
-  exists: (n: number) => Promise<boolean>,
-): Promise<number> {
+async function lastContiguous(known: number, max: number, exists: (n: number) => Promise<boolean>) {
   let low = known;
   let step = 1;
   let high = low + step;

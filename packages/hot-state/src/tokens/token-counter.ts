@@ -16,11 +16,11 @@ function* exactCount(text: unknown): Steps<number> {
   if (typeof text !== "string") throw invalidValue("token counting needs a string", text);
   const count = yield* countO200kUpTo(text, Number.POSITIVE_INFINITY);
   if (count !== Number.POSITIVE_INFINITY) return count;
-  throw new StowageError(
-    "TOO_LARGE",
-    `the text holds an unbroken run (one word, one repeated character) over ${MAX_PIECE_CHARS} characters, which is not counted`,
-    { reason: "RUN_TOO_LONG", details: { limit: MAX_PIECE_CHARS } },
-  );
+  const message = `the text holds an unbroken run (one word, one repeated character) over ${MAX_PIECE_CHARS} characters, which is not counted`;
+  throw new StowageError("TOO_LARGE", message, {
+    reason: "RUN_TOO_LONG",
+    details: { limit: MAX_PIECE_CHARS },
+  });
 }
 
 /**
