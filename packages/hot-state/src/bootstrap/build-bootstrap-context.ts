@@ -159,16 +159,10 @@ export async function buildBootstrapContext(
     }
     try {
       const extension = /\.([A-Za-z0-9]+)$/.exec(path)?.[1]?.toLowerCase() ?? "";
-      const stored = {
-        type: "doc",
-        mime: mime ?? MIME_BY_EXTENSION[extension] ?? "text/plain",
-        signal,
-      } as const;
-      const { record } = await registry!.storeText(content, { ...stored, producer: "system" });
-      return {
-        result: { path, chars, mode: "ref" as const, record },
-        section: excerptSection(path, content, excerptChars, record),
-      };
+      const stored = { type: "doc", mime: mime ?? MIME_BY_EXTENSION[extension] ?? "text/plain" } as const;
+      const { record } = await registry!.storeText(content, { ...stored, producer: "system", signal });
+      const section = excerptSection(path, content, excerptChars, record);
+      return { result: { path, chars, mode: "ref" as const, record }, section };
     } catch (err) {
       if (StowageError.is(err, "TOO_LARGE")) {
         const message = `${chars} characters are over the content registry's size limit (${err.message})`;

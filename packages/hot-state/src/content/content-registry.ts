@@ -2,7 +2,6 @@ import {
   assertSha256Hex,
   type ContentStore,
   consoleLogger,
-  describeValue,
   formatBlobRef,
   type Logger,
   type ObjectStore,
@@ -164,7 +163,7 @@ export function createContentRegistry(options: ContentRegistryOptions): ContentR
     contentUri: (id) => content.uriFor?.(id) ?? formatBlobRef(id),
     timestamp(date = now()) {
       if (date instanceof Date && !Number.isNaN(date.getTime())) return date.toISOString();
-      throw invalidInput(`content registry clock returned ${describeValue(date)}, not a valid Date`);
+      throw invalidValue("the content registry's clock must return a valid Date", date);
     },
   };
 

@@ -32,7 +32,7 @@ export interface RegistryContext {
   keys: ReturnType<typeof createRecordKeys>;
   logger: Logger;
   contentUri(id: string): string;
-  /** `date` (default: the clock's now) as ISO 8601; INVALID_INPUT for what is not a valid Date. */
+  /** `date` (default: now) as ISO 8601; INVALID_INPUT for what is not a valid Date. */
   timestamp(date?: Date): string;
 }
 
@@ -123,12 +123,8 @@ export async function getContent(ctx: RegistryContext, id: string, { signal }: O
  * The record of `id` checked against the content's size (null when either is gone), else repaired
  * like `get` does, or in memory for a listing, where corrupted content is logged and skipped.
  */
-export async function getRecord(
-  ctx: RegistryContext,
-  id: string,
-  { signal }: OperationOptions,
-  listing = false,
-) {
+export async function getRecord(ctx: RegistryContext, id: string, op: OperationOptions, listing = false) {
+  const { signal } = op;
   if (!listing) assertSha256Hex(id, "content id");
   const [stored, info] = await Promise.all([
     ctx.records.get(ctx.keys.recordKey(id), { signal }),

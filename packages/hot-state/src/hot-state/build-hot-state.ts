@@ -15,7 +15,7 @@ import {
   measureTokensUpTo,
   type TokenCounter,
 } from "../tokens/token-counter.js";
-import { MINIMAL_HOT_STATE_FIELDS, SHED_STEPS, type ShedItem } from "./shed-steps.js";
+import { MINIMAL_HOT_STATE_FIELDS, SHED_STEPS, type ShedItem, type ShedReason } from "./shed-steps.js";
 
 /** Options of `buildHotState` (its budget's `maxHotStateTokens` and `maxArtifactIndexEntries` apply). */
 export interface BuildHotStateOptions {
@@ -58,7 +58,7 @@ function trimIndex(entries: readonly ContentRef[], max: number, shed: ShedItem[]
   const lastPosition = new Map(entries.map((entry, position) => [entry.artifact_id, position]));
   const unique = entries.filter((entry, position) => lastPosition.get(entry.artifact_id) === position);
   const over = Math.max(0, unique.length - max);
-  const item = (value: ContentRef, reason: ShedItem["reason"]): ShedItem => ({
+  const item = (value: ContentRef, reason: ShedReason): ShedItem => ({
     field: "artifact_index",
     reason,
     value,
@@ -81,11 +81,7 @@ export function buildHotState(input: unknown, options: BuildHotStateOptions = {}
 }
 
 /** {@link buildHotState} in slices that let the event loop go on. ABORTED when `signal` fires. */
-export function buildHotStateInSlices(
-  input: unknown,
-  options: BuildHotStateOptions = {},
-  signal?: AbortSignal,
-): Promise<HotStateBuild> {
+export function buildHotStateInSlices(input: unknown, options: BuildHotStateOptions, signal?: AbortSignal) {
   return runInSlices(fitHotState(input, options), { signal, what: "build the hot state" });
 }
 

@@ -8,11 +8,7 @@ export type ShedField =
   | Exclude<keyof HotState, (typeof MINIMAL_HOT_STATE_FIELDS)[number]>
   | "artifact_index.summary";
 
-/**
- * Why it was shed. `duplicate`: an older index entry of the same artifact; `max_entries`: over
- * `maxArtifactIndexEntries`; `tokens`: over `maxHotStateTokens`; `minimal_fallback`: dropped
- * when nothing short of the minimal state fit.
- */
+/** Why: an older `duplicate` index entry, over `max_entries` or the `tokens`, or the `minimal_fallback`. */
 export type ShedReason = "duplicate" | "max_entries" | "tokens" | "minimal_fallback";
 
 /** One item removed from the hot state to fit its budget, and why. */

@@ -9,16 +9,14 @@ import {
   toPromptMetricsEntry,
 } from "./prompt-metrics-entry.js";
 
-/** Options of `createMemoryPromptMetricsLog`. */
+/** Options of `createMemoryPromptMetricsLog`: the clock of `recorded_at` (default `new Date()`). */
 export interface MemoryPromptMetricsLogOptions {
-  /** Clock of `recorded_at`. Default `new Date()`. */
   now?: () => Date;
 }
 
 /**
- * A metrics log in this process's memory, for tests and for a deployment without a database: it
- * checks and numbers entries as every log does, and forgets them when the process ends. A
- * deployment keeps its metrics in its database (`@stowage/storage-postgres/metrics`).
+ * A metrics log in this process's memory, for tests and examples: it checks and numbers entries as
+ * every log does and forgets them at exit (a deployment's is `@stowage/storage-postgres/metrics`).
  */
 export function createMemoryPromptMetricsLog(options: MemoryPromptMetricsLogOptions = {}): PromptMetricsLog {
   const now = options.now ?? (() => new Date());

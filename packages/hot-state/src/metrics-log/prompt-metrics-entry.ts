@@ -4,10 +4,7 @@ import { BUDGET_FIELDS, type BudgetField } from "../budget/context-budget.js";
 import type { PromptMetrics } from "../metrics/prompt-metrics.js";
 import { invalidValue, parseOrThrow } from "../schemas/schemas.js";
 
-/**
- * A count of a `prompt_metrics` record: at most 2^31 − 1 (PostgreSQL's `integer`), so that every
- * metrics log keeps the same records: a larger one is refused as INVALID_INPUT everywhere.
- */
+/** A count of a `prompt_metrics` record: at most PostgreSQL's `integer`, so that every log keeps the same records. */
 export const promptMetricsCount = z.int().min(0).max(2_147_483_647);
 
 const RecordSchema = z.object({
@@ -39,13 +36,12 @@ const ViolationSchema = z.object({
   kind: z.enum(["exceeded", "unmeasurable", "missing"]),
   message: z.string(),
 });
-const RecordedAtSchema = z.iso.datetime();
 /** A stored entry, checked when it is appended and when it is read back. */
 export const PromptMetricsEntrySchema = z.object({
   type: z.literal("prompt_metrics_entry"),
   session: z.string(),
   turn: z.int().min(1),
-  recorded_at: RecordedAtSchema,
+  recorded_at: z.iso.datetime(),
   hot_state_version: z.int().min(1).nullable(),
   record: RecordSchema,
   warnings: z.array(WarningSchema),
@@ -59,7 +55,7 @@ export type PromptWarningKind = PromptWarning["kind"];
 export type PromptWarning = z.infer<typeof WarningSchema>;
 /** A limit one call passed (`exceeded`) or could not be measured against (`unmeasurable`, `actual` null). */
 export type BudgetViolation = z.infer<typeof ViolationSchema>;
-/** One model call in a session's log: its record, warnings, violations, turn (from 1) and hot-state version. */
+/** One model call in a session's log: record, warnings, violations, turn (from 1), hot-state version. */
 export type PromptMetricsEntry = z.infer<typeof PromptMetricsEntrySchema>;
 
 /** Options of `append`: the stored hot-state version (`HotStateVersion.version`) this call was made with. */

@@ -89,10 +89,7 @@ export function promptBudget(budget?: Partial<ContextBudget>): PromptBudget {
   return Object.freeze({ limits, warningLevels });
 }
 
-/**
- * The violation of `field` by what `measure` returns, or null within the limit. Fails closed: a
- * measure that throws or is not a non-negative integer is a violation of kind `unmeasurable`.
- */
+/** The violation of `field` by `measure()`, or null; one that throws or is no count is `unmeasurable`. */
 function violationOf(field: BudgetField, limit: number, measure: () => unknown): BudgetViolation | null {
   let value: unknown;
   let problem: string | undefined;

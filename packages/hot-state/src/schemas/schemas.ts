@@ -55,7 +55,7 @@ export type ContentKind = z.infer<typeof ContentKindSchema>;
 export const ContentProducerSchema = z.enum(["dispatcher", "executor", "planner", "system"]);
 export type ContentProducer = z.infer<typeof ContentProducerSchema>;
 
-/** A content ref: a reference to stored content, as the hot state lists it (JSON names are the wire names). */
+/** A content ref: stored content as the hot state lists it (the JSON names are the wire names). */
 export const ContentRefSchema = z.strictObject({
   artifact_id: sha256Hex(),
   type: ContentKindSchema,

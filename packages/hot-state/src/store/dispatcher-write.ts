@@ -2,11 +2,7 @@ import { assertSafeId, describeValue, type OperationOptions, StowageError } from
 import { buildHotStateInSlices } from "../hot-state/build-hot-state.js";
 import { type HotState, invalidInput, invalidValue } from "../schemas/schemas.js";
 import { assertDispatcher, assertTokenShape } from "./dispatcher-claim.js";
-import type {
-  HotStateDispatcherOptions,
-  HotStateStoreDispatcher,
-  HotStateWriteOptions,
-} from "./hot-state-store.js";
+import type { HotStateDispatcherOptions, HotStateWriteOptions } from "./hot-state-store.js";
 import {
   assertVersion,
   decodeVersion,
@@ -102,11 +98,7 @@ async function writeVersion(
 }
 
 /** The writing handle of one session; `token` is its claim's, where it was claimed. */
-export function dispatcherFor(
-  ctx: StoreContext,
-  sessionId: string,
-  handle: HotStateDispatcherOptions = {},
-): HotStateStoreDispatcher {
+export function dispatcherFor(ctx: StoreContext, sessionId: string, handle: HotStateDispatcherOptions = {}) {
   assertSafeId(sessionId, "sessionId");
   const token: unknown = handle?.token;
   assertTokenShape(token);

@@ -11,12 +11,10 @@ export interface IterateHotStateContentIdsOptions extends OperationOptions {
 const VERSION_KEY = /(?:^|\/)([^/]+)\/(\d{12})\.json$/;
 
 /**
- * The content ids (`artifact_index[].artifact_id`) of every stored hot-state version below
- * `prefix` (one store per tenant, say): what a garbage collection must keep for them, since an
- * index entry outlives the content record it was made from. Each version is decoded as a reader
- * would: a damaged one throws INTEGRITY rather than being skipped, so a collection that uses this
- * as a root stops instead of deleting what the version may reference. `blob:sha256:` refs in the
- * free-text fields are not ids: scan the same objects for refs too.
+ * The `artifact_index` ids of every stored hot-state version below `prefix` (one store per tenant,
+ * say): what garbage collection must keep, since an index entry outlives its content record. A
+ * damaged version throws INTEGRITY (a collection stops rather than delete what it may reference).
+ * `blob:sha256:` refs in free text are not ids: scan the same objects for refs too.
  */
 export async function* iterateHotStateContentIds(options: IterateHotStateContentIdsOptions) {
   const { store, prefix = "", signal } = options;

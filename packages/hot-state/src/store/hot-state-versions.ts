@@ -7,9 +7,9 @@ import {
   sha256Hex,
 } from "@stowage/core";
 import { z } from "zod";
-import { type BuildHotStateOptions, deepFreeze } from "../hot-state/build-hot-state.js";
+import { type BuildHotStateOptions, deepFreeze, type HotStateBuild } from "../hot-state/build-hot-state.js";
 import type { ShedItem } from "../hot-state/shed-steps.js";
-import { type HotState, HotStateSchema, invalidValue, SHA256_HEX } from "../schemas/schemas.js";
+import { HotStateSchema, invalidValue, SHA256_HEX } from "../schemas/schemas.js";
 import { parseJson } from "../text/utf8.js";
 
 /** The highest version a session's hot state can reach (keys hold 12 digits). */
@@ -20,23 +20,16 @@ const MAX_READ_ATTEMPTS = 5;
 const VERSION_NAME = /^(\d{12})\.json$/;
 
 /**
- * One stored version of a session's hot state, as readers get it: its number (1 for the first
- * write), the SHA-256 of its stored bytes (`hash`, which the next version carries as
- * `previousHash`; `null` for version 1), when it was written (ISO 8601) and its `buildHotState` result.
+ * One stored version of a session's hot state, as readers get it: its `buildHotState` result, its
+ * number (1 for the first write), the SHA-256 of its stored bytes (`hash`, which the next version
+ * carries as `previousHash`; `null` for version 1) and when it was written (ISO 8601).
  */
-export interface HotStateVersion {
+export interface HotStateVersion extends HotStateBuild {
   sessionId: string;
   version: number;
   hash: string;
   previousHash: string | null;
   writtenAt: string;
-  state: Readonly<HotState>;
-  json: string;
-  tokens: number;
-  bytes: number;
-  truncated: boolean;
-  minimal: boolean;
-  shed: readonly ShedItem[];
 }
 
 /** What the functions of one hot-state store share. */
@@ -47,7 +40,7 @@ export interface StoreContext {
   keepVersions: number | undefined;
   buildOptions: BuildHotStateOptions;
   logger: Logger;
-  /** The newest version seen per session, where the next search starts: a hint only (versions get deleted). */
+  /** The newest version seen per session, where the next search starts: a hint (versions get deleted). */
   seen: Map<string, number>;
 }
 
@@ -105,11 +98,10 @@ export function decodeVersion(bytes: Uint8Array, sessionId: string, version: num
   if (!stored.success) throw damaged("not UTF-8 JSON of a stored hot-state version");
   const { previous_hash: previousHash, written_at: writtenAt, ...record } = stored.data;
   if (record.session_id !== sessionId || record.version !== version)
-    throw damaged("another session or version");
+    throw damaged("wrong session or version");
   if ((version === 1) !== (previousHash === null)) throw damaged("previous_hash does not match its version");
   const state = HotStateSchema.safeParse(record.state);
-  if (!state.success || state.data.session_id !== sessionId)
-    throw damaged("its state is not a valid hot state");
+  if (!state.success || state.data.session_id !== sessionId) throw damaged("not a valid hot state");
   const { tokens, truncated, minimal } = record;
   return deepFreeze({
     ...{ sessionId, version, hash: sha256Hex(bytes), previousHash, writtenAt, state: state.data },

@@ -12,14 +12,13 @@ export const MAX_PIECE_CHARS = 1_024;
 const LONGEST_TOKEN_CHARS = 128;
 /** Characters per tokenizer call (about 1 ms); a count bounded by a budget takes twice its tokens. */
 const CHUNK_CHARS = 8 * 1024;
-/** A run of one class this long may make a piece over {@link MAX_PIECE_CHARS} (with a unit before and after). */
+/** A run of one class this long may make a piece over {@link MAX_PIECE_CHARS} (with a unit on each side). */
 const LONG_RUN = (MAX_PIECE_CHARS - 2) >> 1;
 /** Windows a run of {@link LONG_RUN} is sure to cover one of. */
 const RUN_WINDOW = (LONG_RUN + 1) >> 1;
 /**
- * gpt-tokenizer's merge cache holds 100,000 pieces and evicts through `map.keys().next()`, which
- * walks every entry deleted before it (1 MiB of distinct words took 15 s instead of 1 s once it was
- * full). It is emptied before it can fill: each piece counted is at least one token and one character.
+ * gpt-tokenizer's merge cache (100,000 pieces) evicts through `map.keys().next()`, walking every
+ * entry deleted before: once full, 1 MiB of distinct words took 15 s, not 1 s. Emptied before then.
  */
 const MERGE_CACHE_PIECES = 100_000;
 const PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
@@ -41,8 +40,7 @@ function o200k() {
   return encoding;
 }
 
-// Classes of a UTF-16 unit, as bits: what runs it continues. BREAK: `\r`, `\n` and `/`, which may
-// trail a run of punctuation in one piece.
+// Classes of a UTF-16 unit, as bits: what runs it continues (BREAK: `\r`, `\n`, `/`, which may end punctuation).
 const [LETTER, DIGIT, SPACE, BREAK, MARK] = [1, 2, 4, 8, 16];
 const APOSTROPHE = 0x27;
 const SPACES = [0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff];
@@ -77,8 +75,8 @@ const classesOf = () =>
 
 /**
  * Where the chunk from `start` ends, found without the regex: at the first space or punctuation
- * `size` on after a letter or digit (a piece ends there whatever follows), or at the end; and whether
- * an aligned window of {@link RUN_WINDOW} units is all of one class, as a run of {@link LONG_RUN} covers one.
+ * `size` on after a letter or digit (a piece ends there whatever follows), or at the end; and
+ * whether an aligned window of {@link RUN_WINDOW} units is all one class (as a long run covers one).
  */
 function chunkEnd(text: string, start: number, size: number): { end: number; longRun: boolean } {
   const classes = classesOf();

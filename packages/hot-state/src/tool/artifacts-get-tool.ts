@@ -69,7 +69,7 @@ export interface ArtifactsGetTool extends ToolDefinition {
   execute(input: unknown, options?: OperationOptions): Promise<ArtifactsGetResult>;
 }
 
-/** Options of {@link createArtifactsGetTool}: where it reads content refs from, and characters per page (default 8,000). */
+/** Where the tool reads content refs from, and characters per page (default 8,000). */
 export interface ArtifactsGetToolOptions {
   registry: ContentRegistry;
   maxChars?: number;
