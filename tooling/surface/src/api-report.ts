@@ -38,10 +38,13 @@ const REPO_ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 /**
  * A declaration without this clone's paths, so the report reads the same on every machine: a type
  * TypeScript printed as `import("/abs/…/node_modules/.pnpm/vitest@…/node_modules/vitest/dist/index")`
- * is named by its package (`import("vitest/dist/index")`), and a path in the repository is relative.
+ * is named by its package (`import("vitest/dist/index")`), a path in the repository is relative, and
+ * a well-known symbol member TypeScript numbers per program (`__@asyncDispose@123`, the number moving
+ * with whatever else the program loaded) is written as it is in source (`[Symbol.asyncDispose]`).
  */
 export function portable(declaration: string): string {
   return declaration
+    .replace(/__@(\w+)@\d+/g, (_match, symbol: string) => `[Symbol.${symbol}]`)
     .replace(
       /import\("[^"]*\/node_modules\/((?:@[^/"]+\/)?[^/"]+)((?:\/[^"]*)?)"\)/g,
       (_match, packageName: string, rest: string) => `import("${packageName}${rest}")`,

@@ -15,6 +15,8 @@ describe("portable", () => {
     ],
     ['import("/ci/node_modules/zod")', 'import("zod")'],
     ['import("vitest")', 'import("vitest")'],
+    // The number moved from 123 to 124 when sessions gained two dependencies: a stale report.
+    ["__@asyncDispose@124: () => Promise<void>;", "[Symbol.asyncDispose]: () => Promise<void>;"],
   ])("%s → %s", (declaration, expected) => {
     expect(portable(declaration)).toBe(expected);
   });
