@@ -55,6 +55,8 @@ export {
 } from "./claude/session-location.js";
 export type { SessionCodec } from "./codec/codecs.js";
 export { compressChunks, type DecompressOptions, decompressBounded } from "./codec/compress.js";
+export type { CodexCliOptions } from "./codex/codex-app-server.js";
+export type { CodexGoal, CodexGoalCapture, CodexGoalRestore } from "./codex/codex-goal.js";
 export type { SecretLeftOut } from "./configuration/collect-configuration.js";
 export type { RestoredConfiguration } from "./configuration/restore-configuration.js";
 export type { OpencodeCliOptions } from "./opencode/opencode-cli.js";

@@ -15,6 +15,8 @@ import {
   type SessionCodec,
 } from "../codec/codecs.js";
 import { compressChunks } from "../codec/compress.js";
+import { assertCodexCliOptions, type CodexCliOptions } from "../codex/codex-app-server.js";
+import { CODEX_GOAL_ENTRY, type CodexGoalCapture, readCodexGoal } from "../codex/codex-goal.js";
 import { codexRolloutLocation } from "../codex/rollout-location.js";
 import { collectSubagentRollouts } from "../codex/subagent-rollouts.js";
 import { CONFIGURATION_BY_AGENT } from "../configuration/agent-configuration.js";
@@ -107,6 +109,13 @@ export interface CodexCaptureOptions extends CommonCaptureOptions {
    * rollout file, whose `session_meta` names this session). Default true.
    */
   includeSubagents?: boolean;
+  /**
+   * The Codex CLI, run as `codex app-server` (stdio only) with `codexHome` as its `CODEX_HOME`
+   * to read the thread's goal (`thread/goal/get`), which Codex keeps only in its
+   * `goals_1.sqlite`; a goal is archived as `~codex/goal.json`. Without it the goal is not read
+   * (`codexGoal.read` false, with the reason). Default: none.
+   */
+  codex?: CodexCliOptions;
 }
 
 /** OpenCode: what `opencode export <sessionId>` prints, run with the CLI the caller gives. */
@@ -176,6 +185,8 @@ export interface CapturedSession extends SessionArchive {
   skipped: SkippedFile[];
   /** With `withConfig`: the secrets removed from the configuration files captured. */
   secretsLeftOut?: SecretLeftOut[];
+  /** Codex only: whether the thread's goal was read (`codex` given) and what it was. */
+  codexGoal?: CodexGoalCapture;
 }
 
 /**
@@ -191,6 +202,7 @@ export interface CollectedSession {
   sources: SessionSource[];
   skipped: SkippedFile[];
   secretsLeftOut?: SecretLeftOut[];
+  codexGoal?: CodexGoalCapture;
   /** Files the main transcript (the first source, once read) names: Claude Code's plans. */
   namedBy?: (main: Uint8Array) => Promise<{ files: SessionFile[]; skipped: SkippedFile[] }>;
 }
@@ -218,6 +230,7 @@ async function collect(options: CaptureSessionOptions, maxBytes: number): Promis
       ],
       skipped: [],
     };
+    collected.codexGoal = await addCodexGoal(collected, location.codexHome, options);
     if (options.withConfig === true) {
       await addConfiguration(collected, "codex", { user: location.codexHome, project: options.cwd }, options);
     }
@@ -289,6 +302,29 @@ async function collect(options: CaptureSessionOptions, maxBytes: number): Promis
 }
 
 /**
+ * The thread's goal, read through `codex app-server` when the CLI is given, added as
+ * `~codex/goal.json` when there is one.
+ */
+async function addCodexGoal(
+  collected: CollectedSession,
+  codexHome: string,
+  options: CodexCaptureOptions,
+): Promise<CodexGoalCapture> {
+  if (options.codex === undefined) {
+    return {
+      read: false,
+      reason: "no Codex CLI given (codex: { bin }): the thread's goal, if any, is not captured",
+    };
+  }
+  assertCodexCliOptions(options.codex);
+  const goal = await readCodexGoal(options.codex, codexHome, collected.sessionId, options.signal);
+  if (goal !== null) {
+    collected.sources.push({ path: CODEX_GOAL_ENTRY, bytes: new TextEncoder().encode(JSON.stringify(goal)) });
+  }
+  return { read: true, goal };
+}
+
+/**
  * `agent`'s user configuration, and the project's when the working directory is known, secrets
  * left out, read into memory within `maxBytes`.
  */
@@ -353,7 +389,7 @@ export async function archiveSession(
   },
 ): Promise<CapturedSession> {
   const { codec, maxBytes, signal } = options;
-  const { sessionId, projectKey, skipped, secretsLeftOut } = collected;
+  const { sessionId, projectKey, skipped, secretsLeftOut, codexGoal } = collected;
   // Grows by what the main transcript names, once it is read.
   const sources = [...collected.sources];
   const tooLarge = (bytes: number) =>
@@ -420,7 +456,12 @@ export async function archiveSession(
   const header = encodeArchiveHeader(manifest);
   const rawSizeBytes = header.byteLength + total;
   if (rawSizeBytes > maxBytes) throw tooLarge(rawSizeBytes);
-  const captured = { manifest, skipped, ...(secretsLeftOut ? { secretsLeftOut } : {}) };
+  const captured = {
+    manifest,
+    skipped,
+    ...(secretsLeftOut ? { secretsLeftOut } : {}),
+    ...(codexGoal ? { codexGoal } : {}),
+  };
   const chunked = options.blobs
     ? await storeChunkedArchive(
         manifest,

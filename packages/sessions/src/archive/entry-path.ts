@@ -1,6 +1,7 @@
 import { isSessionId, keyProblem } from "@stowage/core";
 import type { SessionAgent } from "../agents/session-agent.js";
 import { CONFIG_DIR_ENTRY_PREFIX, configEntryProblem } from "../claude/session-environment.js";
+import { CODEX_GOAL_ENTRY } from "../codex/codex-goal.js";
 import { codexRolloutPathProblem, sessionIdOfRolloutName } from "../codex/rollout-path.js";
 import { configurationEntryProblem, isConfigurationEntry } from "../configuration/agent-configuration.js";
 import { opencodeExportFileName } from "../opencode/export-file.js";
@@ -16,7 +17,8 @@ export const LEGACY_AGENT_FILE_PATTERN = /^agent-[A-Za-z0-9_-]{1,128}\.jsonl$/;
  *   the companion directory `<sessionId>/…`, or a legacy `agent-<id>.jsonl`; and, under
  *   `~config/` (the config directory), the session's own files there (`configEntryProblem`);
  * - Codex (`$CODEX_HOME/sessions`): `YYYY/MM/DD/rollout-<time>-<sessionId>.jsonl`, and its
- *   subagents' `YYYY/MM/DD/rollout-<time>-<threadId>.jsonl` (the manifest puts the session's own first);
+ *   subagents' `YYYY/MM/DD/rollout-<time>-<threadId>.jsonl` (the manifest puts the session's own
+ *   first), and the thread's goal as `~codex/goal.json` (read through `codex app-server`);
  * - OpenCode: `<sessionId>.json`, the output of `opencode export`, then its child sessions' `<id>.json`;
  * - every agent, captured on request: the user's configuration under `~user/` and the project's
  *   under `~project/`, each only where the agent reads it (`configurationEntryProblem`).
@@ -27,6 +29,7 @@ export function entryPathProblem(path: unknown, sessionId: string, agent: Sessio
   const value = path as string;
   if (isConfigurationEntry(value)) return configurationEntryProblem(value, agent);
   if (agent === "codex") {
+    if (value === CODEX_GOAL_ENTRY) return undefined;
     const own = codexRolloutPathProblem(value, sessionId);
     if (own === undefined) return undefined;
     // A subagent's rollout, named by its own thread id (whose it is, its first line says).

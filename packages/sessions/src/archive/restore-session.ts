@@ -21,6 +21,14 @@ import { type AgentVersionCheck, checkAgentVersion } from "../agents/version-com
 import { assertProjectKey, claudeProjectKey } from "../claude/project-key.js";
 import { CONFIG_DIR_ENTRY_PREFIX, isPlanFileOf, transcriptPlanSlugs } from "../claude/session-environment.js";
 import { defaultClaudeConfigDir } from "../claude/session-location.js";
+import { assertCodexCliOptions, type CodexCliOptions } from "../codex/codex-app-server.js";
+import {
+  CODEX_GOAL_ENTRY,
+  type CodexGoal,
+  type CodexGoalRestore,
+  parseCodexGoalEntry,
+  setCodexGoal,
+} from "../codex/codex-goal.js";
 import { resolveCodexHome } from "../codex/codex-home.js";
 import { rolloutOwner } from "../codex/subagent-rollouts.js";
 import { isConfigurationEntry } from "../configuration/agent-configuration.js";
@@ -71,6 +79,13 @@ export interface RestoreSessionOptions {
   projectKey?: string;
   /** Codex's home. Default: `$CODEX_HOME`, else `~/.codex`. */
   codexHome?: string;
+  /**
+   * Codex: the CLI whose `codex app-server` (stdio only, `CODEX_HOME` the restore's) sets the
+   * archived goal (`~codex/goal.json`) again on the restored thread (`thread/goal/set`), once
+   * the rollout is in place. Without it the goal is not set (`codexGoal.set` false, with the
+   * reason). Default: none.
+   */
+  codex?: CodexCliOptions;
   /** OpenCode: the CLI that imports the session (required for an OpenCode session). */
   opencode?: OpencodeCliOptions;
   /** Fail with TOO_LARGE when the archive decompresses to more. Default 256 MiB. */
@@ -134,6 +149,11 @@ export interface RestoredSession {
    * then is in `skipped` with the error, and the session stays restored.
    */
   configuration?: RestoredConfiguration;
+  /**
+   * Codex, when the archive holds the thread's goal: whether it was set again (`codex` given),
+   * or why not. Set after the rollout is in place: a failure leaves the session restored.
+   */
+  codexGoal?: CodexGoalRestore;
 }
 
 // Restored transcripts hold prompts, code and tool output: private to the owner.
@@ -162,7 +182,10 @@ async function restoreTarget(
     const [year, month, day, name] = entry!.path.split("/") as [string, string, string, string];
     const lexicalDir = join(codexHome, "sessions", year, month, day);
     // With its subagents' rollouts, possibly in later day folders: restored from `sessions/` down.
-    const withSubagents = manifest.files.filter((file) => !isConfigurationEntry(file.path)).length > 1;
+    const rollouts = manifest.files.filter(
+      (file) => !isConfigurationEntry(file.path) && file.path !== CODEX_GOAL_ENTRY,
+    );
+    const withSubagents = rollouts.length > 1;
     return {
       root: codexHome,
       segments: withSubagents ? ["sessions"] : ["sessions", year, month, day],
@@ -345,7 +368,7 @@ async function restoreFiles(
     const entryAt = new Map<string, string>();
     const configuration: { entry: SessionArchiveEntry; bytes: Uint8Array }[] = [];
     for (const entry of manifest.files) {
-      if (isConfigurationEntry(entry.path)) {
+      if (isConfigurationEntry(entry.path) || entry.path === CODEX_GOAL_ENTRY) {
         // The user's, written after the session's files and never over a file there: kept in memory.
         const parts: Uint8Array[] = [];
         await readSessionEntry(
@@ -383,6 +406,11 @@ async function restoreFiles(
       }
     }
     await finishSessionArchive(opened);
+    // Checked before anything is placed: a goal that is not JSON, too large or another thread's is refused.
+    const goalAt = configuration.findIndex(({ entry }) => entry.path === CODEX_GOAL_ENTRY);
+    const goal =
+      goalAt < 0 ? undefined : parseCodexGoalEntry(configuration[goalAt]!.bytes, manifest.sessionId);
+    if (goalAt >= 0) configuration.splice(goalAt, 1);
     throwIfAborted(signal, "restore session");
     const { staged, aside } = staging;
     const replaced = await withSessionLock(
@@ -428,11 +456,31 @@ async function restoreFiles(
       // Codex's as placed: the rollout's name, or its path below `sessions/` with its subagents'.
       replaced: manifest.agent === "codex" ? replaced : replaced.map((place) => entryAt.get(place) ?? place),
       ...(restoredConfiguration ? { configuration: restoredConfiguration } : {}),
+      ...(goal ? { codexGoal: await restoreCodexGoal(goal, target.root, options) } : {}),
     };
   } finally {
     if (staging) await staging.remove().catch(() => {});
     directory?.close();
     if (!succeeded) await removeCreatedDirectories(created, resolve(target.root));
+  }
+}
+
+/**
+ * Sets the archived goal on the restored thread through `codex app-server` (Codex's SQLite is
+ * never written here); without the CLI, or when it fails, says why and leaves the session restored.
+ */
+async function restoreCodexGoal(
+  goal: CodexGoal,
+  codexHome: string,
+  options: RestoreSessionOptions,
+): Promise<CodexGoalRestore> {
+  if (options.codex === undefined) {
+    return { set: false, goal, reason: "no Codex CLI given (codex: { bin }): the thread's goal is not set" };
+  }
+  try {
+    return { set: true, goal: await setCodexGoal(options.codex, codexHome, goal, options.signal) };
+  } catch (err) {
+    return { set: false, goal, reason: err instanceof Error ? err.message : String(err) };
   }
 }
 
@@ -526,6 +574,7 @@ export async function restoreSession(
   }
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_SESSION_BYTES;
   assertPositiveInteger(maxBytes, "maxBytes");
+  if (options.codex !== undefined) assertCodexCliOptions(options.codex);
   const { signal } = options;
   const fsync = options.fsync ?? true;
   const context = `restore session ${archive.sessionId}`;
