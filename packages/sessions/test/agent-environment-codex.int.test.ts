@@ -43,7 +43,7 @@ const CODEX_PATHS: readonly PathRule[] = [
   {
     pattern: "home/.codex/(state|goals|logs|memories|queue|thread_history)_\\d+\\.sqlite(-shm|-wal)?",
     class: "machine-local",
-    why: "SQLite databases every session shares (thread index, goals, logs, memories, queue, history projection), in WAL mode: never copied file by file; the rollout alone resumes (the goal set with create_goal is not restored)",
+    why: "SQLite databases every session shares (thread index, goals, logs, memories, queue, history projection), in WAL mode: never copied file by file; the rollout alone resumes (the goal set with create_goal is captured through codex app-server when the CLI is given: agent-goal-codex.int.test.ts)",
   },
   {
     pattern: "home/.codex/skills/\\.system(/.+)?",
