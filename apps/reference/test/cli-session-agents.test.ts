@@ -61,6 +61,21 @@ describe("stowage session capture|restore --agent", () => {
       "--json",
     );
     expect(JSON.parse(captured.stdout)).toMatchObject({ sessionId: codexId, agentType: "codex", files: 1 });
+    // No codex on PATH (this environment has none) and no --codex: the thread's goal is not read, and it says so.
+    expect(JSON.parse(captured.stdout).codexGoal).toEqual({
+      read: false,
+      reason: expect.stringContaining("no Codex CLI given"),
+    });
+    expect(captured.stderr).toContain("the thread's goal not read: no codex on PATH (give --codex <cli>)");
+    // A --codex that cannot run fails the capture loudly rather than dropping the goal.
+    await expectStowageError(
+      stowage(
+        ...["session", "capture", "--agent", "codex", "--codex-home", "codex-home", "--session", codexId],
+        ...["--request", "cli-codex-2", "--user", "cli", "--codex", "./no-such-codex"],
+      ),
+      "UNAVAILABLE",
+      "CODEX_CLI_FAILED",
+    );
     const restored = await stowage(
       "session",
       "restore",

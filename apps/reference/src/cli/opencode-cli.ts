@@ -45,14 +45,26 @@ export async function onPath(context: CommandContext, name: string): Promise<str
  * The OpenCode CLI of `--opencode` (as a shell takes a command: a bare name is looked up on PATH, a
  * path is the user's), else the `opencode` found on PATH, else undefined.
  */
-export async function findOpencodeCli(
+export function findOpencodeCli(
   context: CommandContext,
+  given: string | undefined,
+): Promise<OpencodeCli | undefined> {
+  return findAgentCommand(context, OPENCODE_COMMAND, given);
+}
+
+/**
+ * The CLI an option names (a bare name looked up on PATH by the system, a path the user's), else
+ * `command` found on PATH, else undefined: how `--opencode` and `--codex` are chosen.
+ */
+export async function findAgentCommand(
+  context: CommandContext,
+  command: string,
   given: string | undefined,
 ): Promise<OpencodeCli | undefined> {
   if (given !== undefined) {
     return { bin: /[/\\]/.test(given) ? resolvePath(context, given) : given, from: "option" };
   }
-  const found = await onPath(context, OPENCODE_COMMAND);
+  const found = await onPath(context, command);
   return found === undefined ? undefined : { bin: found, from: "PATH" };
 }
 

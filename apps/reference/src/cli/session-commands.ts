@@ -6,6 +6,7 @@ import { type CommandContext, resolvePath } from "./context.js";
 import { readSessionBlobs, withSessionBlobs, withStoredData } from "./open.js";
 import {
   describeOpencodeCli,
+  findAgentCommand,
   findOpencodeCli,
   type OpencodeCli,
   requiredOpencodeCli,
@@ -43,6 +44,7 @@ function addLocationOptions(command: Command): Command {
 interface AgentOptions {
   agent?: SessionAgent;
   codexHome?: string;
+  codex?: string;
   opencode?: string;
 }
 
@@ -58,6 +60,10 @@ function addAgentOptions(command: Command, agentDefault?: SessionAgent): Command
   return command
     .addOption(agentDefault ? agent.default(agentDefault) : agent)
     .option("--codex-home <dir>", "Codex's home (default: $CODEX_HOME, else ~/.codex)")
+    .option(
+      "--codex <cli>",
+      "the Codex CLI whose app server reads a Codex session's goal at capture and sets it again at restore: a command looked up on PATH, or a path (default: codex on PATH; without one the goal is not kept, and the output says so)",
+    )
     .option(
       "--opencode <cli>",
       "the OpenCode CLI that exports and imports OpenCode sessions: a command looked up on PATH, or a path (./bin/opencode) (default: opencode on PATH)",
@@ -78,6 +84,67 @@ function opencodeRun(context: CommandContext, options: LocationOptions, cli: Ope
     env: context.env,
     cwd: options.cwd === undefined ? context.cwd : resolvePath(context, options.cwd),
   };
+}
+
+/**
+ * The Codex CLI (`--codex`, else `codex` on PATH) whose app server reads and sets a Codex
+ * thread's goal, as the sessions package runs it; undefined for another agent or when none is found.
+ */
+async function codexGoalCli(context: CommandContext, options: AgentOptions, agent: string | undefined) {
+  if (agent !== "codex") return undefined;
+  const cli = await findAgentCommand(context, "codex", options.codex);
+  return cli === undefined ? undefined : { cli, run: { bin: cli.bin, env: context.env } };
+}
+
+/** Says on stderr what became of a Codex thread's goal. */
+function noteCodexGoal(
+  context: CommandContext,
+  cli: OpencodeCli | undefined,
+  goal: { read: boolean; reason?: string } | { set: boolean; reason?: string } | undefined,
+) {
+  if (goal === undefined) return;
+  const done = "read" in goal ? goal.read : goal.set;
+  const verb = "read" in goal ? "read" : "set again";
+  if (done)
+    context.note(`the thread's goal ${verb} with the Codex CLI ${cli ? describeOpencodeCli(cli) : ""}`);
+  else
+    context.note(
+      `the thread's goal not ${verb}: ${cli ? goal.reason : "no codex on PATH (give --codex <cli>)"}`,
+    );
+}
+
+/** What `captureSession` is told about where the session is, per agent. */
+function captureWhere(
+  context: CommandContext,
+  options: LocationOptions & AgentOptions & { session: string; withConfig?: boolean; withMemory?: boolean },
+  clis: { opencode: OpencodeCli | undefined; codex: { bin: string; env: NodeJS.ProcessEnv } | undefined },
+) {
+  const { opencode, codex } = clis;
+  const sessionId = options.session;
+  const withConfig = options.withConfig ? { withConfig: true } : {};
+  return options.agent === "codex"
+    ? {
+        agent: "codex" as const,
+        sessionId,
+        ...codexHomeOf(context, options),
+        cwd: location(context, options).cwd,
+        ...withConfig,
+        ...(codex ? { codex } : {}),
+      }
+    : opencode
+      ? {
+          agent: "opencode" as const,
+          sessionId,
+          opencode: opencodeRun(context, options, opencode),
+          ...(options.configDir === undefined ? {} : { configDir: resolvePath(context, options.configDir) }),
+          ...withConfig,
+        }
+      : {
+          ...location(context, options),
+          sessionId,
+          ...withConfig,
+          ...(options.withMemory ? { withMemory: true } : {}),
+        };
 }
 
 /** How to go on with a restored session, per agent. */
@@ -161,32 +228,8 @@ function captureCommand(context: CommandContext): Command {
                 "capturing an OpenCode session",
               )
             : undefined;
-        const withConfig = options.withConfig ? { withConfig: true } : {};
-        const where =
-          options.agent === "codex"
-            ? {
-                agent: "codex" as const,
-                sessionId,
-                ...codexHomeOf(context, options),
-                cwd: location(context, options).cwd,
-                ...withConfig,
-              }
-            : opencode
-              ? {
-                  agent: "opencode" as const,
-                  sessionId,
-                  opencode: opencodeRun(context, options, opencode),
-                  ...(options.configDir === undefined
-                    ? {}
-                    : { configDir: resolvePath(context, options.configDir) }),
-                  ...withConfig,
-                }
-              : {
-                  ...location(context, options),
-                  sessionId,
-                  ...withConfig,
-                  ...(options.withMemory ? { withMemory: true } : {}),
-                };
+        const codex = await codexGoalCli(context, options, options.agent);
+        const where = captureWhere(context, options, { opencode, codex: codex?.run });
         // Chunks go to the principal's blobs in the shared store, where the server reads them.
         const label = `capturing session ${sessionId}`;
         const captured = await withElapsedLine(context, { json: options.json, label }, () =>
@@ -232,6 +275,7 @@ function captureCommand(context: CommandContext): Command {
               expiresAt: record.expiresAt ?? null,
               skipped: captured.skipped,
               ...(captured.secretsLeftOut ? { secretsLeftOut: captured.secretsLeftOut } : {}),
+              ...(captured.codexGoal ? { codexGoal: captured.codexGoal } : {}),
               ...(opencode ? { opencodeCli: opencode.bin } : {}),
             },
             () => [
@@ -245,6 +289,7 @@ function captureCommand(context: CommandContext): Command {
               `left out the secret ${secret.field} of ${secret.path}: set it again where you restore`,
             );
           if (opencode) context.note(`exported with the OpenCode CLI ${describeOpencodeCli(opencode)}`);
+          noteCodexGoal(context, codex?.cli, captured.codexGoal);
         });
       },
     );
@@ -298,6 +343,7 @@ function restoreCommand(context: CommandContext): Command {
                   `restoring OpenCode session ${latest.sessionId}`,
                 )
               : undefined;
+          const codex = await codexGoalCli(context, options, latest.agentType);
           // Compared with the version the session records before anything is written: refused
           // (CONFLICT, AGENT_VERSION_MISMATCH) only where the formats are known to differ.
           const agent = AGENT_CHOICES.find((name) => name === latest.agentType);
@@ -312,6 +358,7 @@ function restoreCommand(context: CommandContext): Command {
                 ...location(context, options),
                 ...codexHomeOf(context, options),
                 ...(opencode ? { opencode: opencodeRun(context, options, opencode) } : {}),
+                ...(codex ? { codex: codex.run } : {}),
                 ...(options.agent === undefined ? {} : { agent: options.agent }),
                 ...("output" in installed ? { agentVersion: installed.output } : {}),
                 blobs: shared.ownedBlobs(principal),
@@ -341,6 +388,7 @@ function restoreCommand(context: CommandContext): Command {
               agentVersion: restored.agentVersion ?? null,
               versionCheck: restored.agentVersionCheck,
               ...(restored.configuration ? { configuration: restored.configuration } : {}),
+              ...(restored.codexGoal ? { codexGoal: restored.codexGoal } : {}),
               ...(opencode ? { opencodeCli: opencode.bin } : {}),
             },
             () => [
@@ -359,6 +407,7 @@ function restoreCommand(context: CommandContext): Command {
             );
           }
           if (opencode) context.note(`imported with the OpenCode CLI ${describeOpencodeCli(opencode)}`);
+          noteCodexGoal(context, codex?.cli, restored.codexGoal);
           context.note(`resume it with: ${RESUME_HINT[restored.agent](latest.sessionId)}`);
         });
         // Document 002's fallback: what could not be restored is still a conversation to go on from.
