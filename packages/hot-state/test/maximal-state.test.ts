@@ -1,5 +1,6 @@
 import { createMemoryObjectStore } from "@stowage/core";
 import { expectStowageError } from "@stowage/core/testing";
+import { watchLoopHolds } from "@stowage/test-support";
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
 import { O200K_TOKEN_SPLIT_REGEX } from "gpt-tokenizer/encodingParams/constants";
 import { describe, expect, it } from "vitest";
@@ -193,22 +194,10 @@ describe("a maximal hot state", () => {
     const text = TEXTS[0]![1];
     const input = maximalState(text);
     const expected = buildHotState(input, { logger: captureLogger() });
-    // Timer callbacks run only when the loop is free: the CPU time this process spent between two
-    // of them is how long the write held it. CPU time, not wall time: on a busy machine the
-    // process also waits for a core between ticks, and that is no stall of ours.
-    const cpuMs = () => {
-      const { user, system } = process.cpuUsage();
-      return (user + system) / 1000;
-    };
-    let last = cpuMs();
-    let longestHold = 0;
-    const timer = setInterval(() => {
-      const now = cpuMs();
-      longestHold = Math.max(longestHold, now - last);
-      last = now;
-    }, 5);
+    // Timer callbacks run only when the loop is free: the main thread's CPU time between two of
+    // them is how long the write held it.
+    const holds = watchLoopHolds(5);
     try {
-      last = cpuMs();
       const written = await store.dispatcherFor("sess-max").write(input, { expectedVersion: 0 });
       expect(written).toMatchObject({
         state: expected.state,
@@ -217,11 +206,10 @@ describe("a maximal hot state", () => {
         minimal: true,
       });
     } finally {
-      clearInterval(timer);
+      holds.stop();
     }
-    longestHold = Math.max(longestHold, cpuMs() - last); // since the last tick
     // A generous bound for a stall guard: the write used to hold the loop for seconds.
-    expect(longestHold).toBeLessThan(200);
+    expect(holds.longest()).toBeLessThan(200);
   });
 
   it("is not counted at all for a write the store refuses: a wrong token, a stale version", async () => {
