@@ -91,7 +91,7 @@ describe.each([
     postgres.ready && s3.ready,
     () => ({ DATABASE_URL: postgres.values.DATABASE_URL!, ...s3.values }),
   ],
-] as const)("the trash on %s", (_name, ready, env) => {
+] as const)("the trash on %s", (name, ready, env) => {
   let app: TestApp;
   let alice: string;
   let bob: string;
@@ -190,6 +190,38 @@ describe.each([
       expect(await json(await app.call(`/agents/${session.sessionId}/artifacts`, { key: alice }))).toEqual({
         artifacts: [],
       });
+    },
+  );
+
+  // The embedded store checks each PUT with the app; an S3 presigned URL works until it expires,
+  // and what it writes waits, unlisted, for the session's restore or purge.
+  it.skipIf(!ready || name !== "the embedded PGlite")(
+    "an upload URL handed out before the DELETE writes nothing into the trashed session; restored, it works again",
+    async () => {
+      const { sessionId } = await fullSession(app, alice);
+      const body = new TextEncoder().encode("late notes");
+      const grant = await json<{ url: string; headers: Record<string, string> }>(
+        await app.call("/agents/artifacts/upload-url", {
+          key: alice,
+          json: {
+            agentSessionId: sessionId,
+            filename: "late.txt",
+            contentType: "text/plain",
+            fileSize: body.byteLength,
+            sha256: sha256(body),
+          },
+        }),
+      );
+      await json(await app.call(`/agents/sessions/${sessionId}`, { key: alice, method: "DELETE" }));
+      const refused = await fetch(grant.url, { method: "PUT", headers: grant.headers, body });
+      expect(refused.status).toBe(403);
+      expect(await refused.json()).toMatchObject({ reason: "UPLOAD_REVOKED" });
+      await json(await app.call(`/trash/session/${sessionId}/restore`, { key: alice, method: "POST" }));
+      expect((await fetch(grant.url, { method: "PUT", headers: grant.headers, body })).status).toBe(200);
+      const listed = await json<{ artifacts: { filename: string }[] }>(
+        await app.call(`/agents/${sessionId}/artifacts`, { key: alice }),
+      );
+      expect(listed.artifacts.map(({ filename }) => filename).sort()).toEqual(["late.txt", "notes.txt"]);
     },
   );
 

@@ -131,7 +131,9 @@ export interface UploadService {
   sweepRevokedUploads(options?: OperationOptions): Promise<RevokedGrantsSweep>;
   /**
    * Whether an upload through a signed URL may be stored: resolves when the URL is one the service
-   * handed out and has not revoked; FORBIDDEN (`UPLOAD_REVOKED`) otherwise. For a store whose
+   * handed out and has not revoked, and `sessionExists` still says yes for its session (a session
+   * in a trash keeps its grants for a restore, but takes no upload meanwhile); FORBIDDEN
+   * (`UPLOAD_REVOKED`) otherwise. For a store whose
    * PUTs the app serves itself: the file-system store's `directUrls.checkUpload`.
    */
   checkDirectUpload(upload: DirectUploadGrant, options?: OperationOptions): Promise<void>;

@@ -488,18 +488,23 @@ async function signDownload(
   return { url: signed.url, expiresIn: expiresInSeconds };
 }
 
-/** Resolves for a PUT through a URL the service handed out and has not revoked; UPLOAD_REVOKED otherwise. */
+/**
+ * Resolves for a PUT through a URL the service handed out and has not revoked, into a session its
+ * owner still has; UPLOAD_REVOKED otherwise. The session is asked too: a session in the trash keeps
+ * its grants (a restore gives them back), but nothing may land in it while it is there.
+ */
 async function checkGrant(ctx: ServiceContext, upload: DirectUploadGrant, signal?: AbortSignal) {
   const parts = typeof upload?.key === "string" ? sessionKeyParts(upload.key) : undefined;
   const held =
     parts?.place.folder === "uploads" &&
     (await ctx.verifier.holdsGrant(locate(parts.owner, parts.sessionId, parts.place.filename), upload, {
       ...withSignal(signal),
-    }));
+    })) &&
+    (await ctx.sessionExists(parts.owner, parts.sessionId, withSignal(signal))) === true;
   if (!held) {
     throw new StowageError(
       "FORBIDDEN",
-      "this upload URL was revoked (its session's uploads were deleted), or was never handed out",
+      "this upload URL was revoked (its session or the session's uploads were deleted), or was never handed out",
       { reason: "UPLOAD_REVOKED", details: { key: upload?.key } },
     );
   }

@@ -113,6 +113,21 @@ describe("deleting a session's uploads, on the app's file-system store (checked 
     expect(await storedKeys(checkedFs, prefix)).toEqual([]);
   });
 
+  it("a session its owner no longer has (in a trash) takes no PUT through its URLs; given back, it takes them again", async () => {
+    const body = text("written while the session is in the trash");
+    const grant = await grantFor("trashed.txt", body);
+    sessions.delete("user:alice/s1"); // what a trash does: the session is hidden, its grants kept
+    const refused = await put(grant, body);
+    expect(refused.status).toBe(403);
+    expect(refused.body.reason).toBe("UPLOAD_REVOKED");
+    // Only the grant's record, kept for a restore: no bytes.
+    const stored = await storedKeys(checkedFs, prefix);
+    expect(stored.filter((key) => !key.includes("/upload-records/"))).toEqual([]);
+    sessions.add("user:alice/s1"); // restored
+    expect((await put(grant, body)).status).toBe(200);
+    expect((await uploads.listUploads(alice, "s1")).map(({ filename }) => filename)).toEqual(["trashed.txt"]);
+  });
+
   it("the id registered again starts empty: an old URL cannot write into it, a new one can", async () => {
     const before = text("the deleted session's notes");
     const after = text("the new session's notes");
