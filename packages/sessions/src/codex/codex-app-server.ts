@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { describeValue, StowageError, throwIfAborted } from "@stowage/core";
+import { assertAgentCliOptions } from "../agents/agent-cli-options.js";
 
 /** How long one `codex app-server` conversation may take by default: one minute. */
 export const DEFAULT_CODEX_TIMEOUT_MS = 60_000;
@@ -19,20 +20,7 @@ export interface CodexCliOptions {
 
 /** Throws INVALID_INPUT unless `value` is usable {@link CodexCliOptions}. */
 export function assertCodexCliOptions(value: unknown): asserts value is CodexCliOptions {
-  const options = value as Partial<CodexCliOptions> | undefined;
-  if (typeof options?.bin !== "string" || options.bin === "") {
-    throw new StowageError(
-      "INVALID_INPUT",
-      `codex must be { bin: <path to the codex CLI> }, got ${describeValue(options?.bin)}`,
-    );
-  }
-  const { timeoutMs } = options;
-  if (timeoutMs !== undefined && (!Number.isSafeInteger(timeoutMs) || timeoutMs <= 0)) {
-    throw new StowageError(
-      "INVALID_INPUT",
-      `codex.timeoutMs must be a positive integer, got ${describeValue(timeoutMs)}`,
-    );
-  }
+  assertAgentCliOptions(value, "codex", { message: "codex must be { bin: <path to the codex CLI> }" });
 }
 
 /** One JSON-RPC request to the app server. */

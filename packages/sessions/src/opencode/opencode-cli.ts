@@ -2,7 +2,8 @@ import { spawn } from "node:child_process";
 import { mkdtemp, open, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describeValue, StowageError, throwIfAborted } from "@stowage/core";
+import { StowageError, throwIfAborted } from "@stowage/core";
+import { assertAgentCliOptions } from "../agents/agent-cli-options.js";
 
 /** How long one `opencode export` or `opencode import` may run by default: two minutes. */
 export const DEFAULT_OPENCODE_TIMEOUT_MS = 120_000;
@@ -24,21 +25,10 @@ export interface OpencodeCliOptions {
 
 /** Throws INVALID_INPUT unless `value` is usable {@link OpencodeCliOptions}. */
 export function assertOpencodeCliOptions(value: unknown): asserts value is OpencodeCliOptions {
-  const options = value as Partial<OpencodeCliOptions> | undefined;
-  if (typeof options?.bin !== "string" || options.bin === "") {
-    throw new StowageError(
-      "INVALID_INPUT",
-      `an OpenCode session needs opencode: { bin: <path to the opencode CLI> }, got ${describeValue(options?.bin)}`,
-      { reason: "OPENCODE_CLI_MISSING" },
-    );
-  }
-  const { timeoutMs } = options;
-  if (timeoutMs !== undefined && (!Number.isSafeInteger(timeoutMs) || timeoutMs <= 0)) {
-    throw new StowageError(
-      "INVALID_INPUT",
-      `opencode.timeoutMs must be a positive integer, got ${describeValue(timeoutMs)}`,
-    );
-  }
+  assertAgentCliOptions(value, "opencode", {
+    message: "an OpenCode session needs opencode: { bin: <path to the opencode CLI> }",
+    reason: "OPENCODE_CLI_MISSING",
+  });
 }
 
 /** How often a run checks that the CLI's output file stays within `maxOutputBytes`. */
