@@ -18,6 +18,7 @@ import { SESSION_ACTIVITY_PREFIX, sessionActivityOf } from "./shared/session-act
 import { type Deployment, defineStore } from "./store-definition.js";
 import {
   hideTrashedActivity,
+  hideTrashedHotState,
   hideTrashedSessionFiles,
   hideTrashedThreads,
   trashCheckOf,
@@ -86,12 +87,15 @@ export const DEFAULT_STORES = {
   /** The dispatcher's hot state of each session, versioned. */
   hotState: defineStore({
     prefix: "hot-state/",
-    open: ({ deployment, namespace }) =>
-      createHotStateStore({
-        store: deployment.shared,
-        prefix: `hot-state/${namespace}/`,
-        ...deployment.hotState,
-      }),
+    open: ({ deployment, namespace, registeredSessions }) =>
+      hideTrashedHotState(
+        createHotStateStore({
+          store: deployment.shared,
+          prefix: `hot-state/${namespace}/`,
+          ...deployment.hotState,
+        }),
+        trashCheckOf(registeredSessions),
+      ),
     async checkDeletion(hotState, sessionId, { dispatcherToken, signal }) {
       const options = {
         ...(dispatcherToken === undefined ? {} : { token: dispatcherToken }),

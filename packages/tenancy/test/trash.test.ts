@@ -173,6 +173,14 @@ async function expectUnreachable({ stowage, uploads }: Process, sessionId: strin
     lastCapture: null,
     lastRestore: null,
   });
+  expect(await tenant.hotState.reader.latest(sessionId)).toBeNull();
+  expect(await tenant.hotState.reader.get(sessionId, 1)).toBeNull();
+  await expectStowageError(tenant.hotState.claimDispatcher(sessionId), "NOT_FOUND", "SESSION_NOT_FOUND");
+  await expectStowageError(
+    tenant.hotState.dispatcherFor(sessionId).write({ session_id: sessionId, objective: "overwritten" }),
+    "NOT_FOUND",
+    "SESSION_NOT_FOUND",
+  );
   await expectStowageError(uploads.listUploads(principal, sessionId), "NOT_FOUND");
   await expectStowageError(tenant.uploads.deleteSession(sessionId), "NOT_FOUND", "SESSION_NOT_FOUND");
   await expectStowageError(tenant.sessionBlobs.deleteForRequest(`req-${sessionId}`), "NOT_FOUND");

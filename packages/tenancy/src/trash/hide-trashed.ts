@@ -1,5 +1,6 @@
 import type { SessionFiles } from "@stowage/artifacts";
 import { isSessionId, type OperationOptions, StowageError } from "@stowage/core";
+import type { HotStateStore, HotStateStoreDispatcher } from "@stowage/hot-state";
 import type { ThreadFeeds, ThreadRef } from "@stowage/thread-items";
 import type { RegisteredSessions } from "../shared/registered-sessions.js";
 import type { SessionActivityLog } from "../shared/session-activity.js";
@@ -8,8 +9,8 @@ import type { SessionActivityLog } from "../shared/session-activity.js";
  * A session in the trash keeps its data where it was (so a restore is exact), and every store of
  * the tenant that is read by session id — or by something naming one (a job's threads, a
  * request's records) — hides it here, in the tenant, not in a route: a route added later reads
- * through these and cannot forget the check. Hot state and uploads are read only for sessions
- * that `has` (the app's routes, the upload service's `sessionExists`), which a trashed one fails.
+ * through these and cannot forget the check. Uploads are reached only for sessions that `has`
+ * (the upload service's `sessionExists`), which a trashed one fails.
  */
 export type TrashCheck = (sessionId: string, options?: OperationOptions) => Promise<boolean>;
 
@@ -89,6 +90,52 @@ export function hideTrashedActivity(log: SessionActivityLog, inTrash: TrashCheck
         lastCapture: await shown(activity.lastCapture),
         lastRestore: await shown(activity.lastRestore),
       };
+    },
+  };
+}
+
+/**
+ * Hot state: a trashed session's versions read as none, and it is neither claimed nor written
+ * (NOT_FOUND), also through a dispatcher handle taken before it went to the trash. Claim status,
+ * release and deletion go through: the trash and its purge use them.
+ */
+export function hideTrashedHotState(hotState: HotStateStore, inTrash: TrashCheck): HotStateStore {
+  const guard = async (sessionId: string, options?: OperationOptions) => {
+    if (await inTrash(sessionId, options?.signal ? { signal: options.signal } : {}))
+      throw notFound(sessionId);
+  };
+  return {
+    ...hotState,
+    dispatcherFor(sessionId, options) {
+      const dispatcher = hotState.dispatcherFor(sessionId, options);
+      const guarded: HotStateStoreDispatcher = {
+        role: dispatcher.role,
+        sessionId: dispatcher.sessionId,
+        current: () => dispatcher.current(),
+        async load(operation) {
+          await guard(sessionId, operation);
+          return dispatcher.load(operation);
+        },
+        async write(input, operation) {
+          await guard(sessionId, operation);
+          return dispatcher.write(input, operation);
+        },
+        async update(change, operation) {
+          await guard(sessionId, operation);
+          return dispatcher.update(change, operation);
+        },
+      };
+      return guarded;
+    },
+    async claimDispatcher(sessionId, options) {
+      await guard(sessionId, options);
+      return hotState.claimDispatcher(sessionId, options);
+    },
+    reader: {
+      latest: async (sessionId, options) =>
+        (await inTrash(sessionId, options)) ? null : hotState.reader.latest(sessionId, options),
+      get: async (sessionId, version, options) =>
+        (await inTrash(sessionId, options)) ? null : hotState.reader.get(sessionId, version, options),
     },
   };
 }
