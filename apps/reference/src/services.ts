@@ -107,6 +107,11 @@ export async function createServices(config: AppConfig): Promise<Services> {
         if (!uploadsService) throw new StowageError("UNAVAILABLE", "the upload service is not ready");
         await uploadsService.checkDirectUpload(upload, options);
       },
+      // And before they serve: a file of a session deleted (or in the trash) since is not found.
+      checkDownload: async (download, options) => {
+        if (!uploadsService) throw new StowageError("UNAVAILABLE", "the upload service is not ready");
+        await uploadsService.checkDirectDownload(download, options);
+      },
     },
   });
   const database = config.database

@@ -196,9 +196,12 @@ describe.each([
   // The embedded store checks each PUT with the app; an S3 presigned URL works until it expires,
   // and what it writes waits, unlisted, for the session's restore or purge.
   it.skipIf(!ready || name !== "the embedded PGlite")(
-    "an upload URL handed out before the DELETE writes nothing into the trashed session; restored, it works again",
+    "upload and download URLs handed out before the DELETE write and read nothing of the trashed session; restored, they work again",
     async () => {
       const { sessionId } = await fullSession(app, alice);
+      const { url: downloadUrl } = await json<{ url: string }>(
+        await app.call(`/agents/${sessionId}/artifacts/notes.txt/download`, { key: alice }),
+      );
       const body = new TextEncoder().encode("late notes");
       const grant = await json<{ url: string; headers: Record<string, string> }>(
         await app.call("/agents/artifacts/upload-url", {
@@ -216,7 +219,11 @@ describe.each([
       const refused = await fetch(grant.url, { method: "PUT", headers: grant.headers, body });
       expect(refused.status).toBe(403);
       expect(await refused.json()).toMatchObject({ reason: "UPLOAD_REVOKED" });
+      const unread = await fetch(downloadUrl);
+      expect(unread.status).toBe(404);
+      expect(await unread.json()).toMatchObject({ reason: "SESSION_NOT_FOUND" });
       await json(await app.call(`/trash/session/${sessionId}/restore`, { key: alice, method: "POST" }));
+      expect(await (await fetch(downloadUrl)).text()).toBe("hello world");
       expect((await fetch(grant.url, { method: "PUT", headers: grant.headers, body })).status).toBe(200);
       const listed = await json<{ artifacts: { filename: string }[] }>(
         await app.call(`/agents/${sessionId}/artifacts`, { key: alice }),

@@ -1,4 +1,9 @@
-export { type FsDirectUpload, type FsDirectUrlOptions, SHA256_HEADER } from "./direct/direct-transfer.js";
+export {
+  type FsDirectDownload,
+  type FsDirectUpload,
+  type FsDirectUrlOptions,
+  SHA256_HEADER,
+} from "./direct/direct-transfer.js";
 export {
   createFsObjectStore,
   type FsObjectStore,

@@ -484,6 +484,65 @@ describe("fs direct uploads asked about before they are stored (checkUpload)", (
   });
 });
 
+describe("fs direct downloads asked about before they are served (checkDownload)", () => {
+  const gone = () => new StowageError("NOT_FOUND", "no session s1", { reason: "SESSION_NOT_FOUND" });
+  const storeAsking = (checkDownload: FsDirectUrlOptions["checkDownload"]) =>
+    createFsObjectStore({ root, directUrls: { baseUrl, secret: SECRET, checkDownload } });
+
+  it("is asked with the key and expiry the URL binds; a refusal of GET or HEAD answers its error and serves nothing", async () => {
+    await store.put(key, png);
+    const asked: unknown[] = [];
+    const refusing = storeAsking(async (download) => {
+      asked.push(download);
+      throw gone();
+    });
+    const download = await refusing.createDownloadUrl!({ key, expiresInSeconds: 60 });
+    for (const method of ["GET", "HEAD"]) {
+      const response = await refusing.handleDirectRequest!(new Request(download.url, { method }));
+      expect(response.status, method).toBe(404);
+      expect(response.headers.get("content-disposition"), method).toBeNull();
+      if (method === "GET") {
+        expect(await response.json()).toMatchObject({ code: "NOT_FOUND", reason: "SESSION_NOT_FOUND" });
+      }
+    }
+    expect(asked).toEqual([
+      { key, expiresAt: download.expiresAt },
+      { key, expiresAt: download.expiresAt },
+    ]);
+    const serving = storeAsking(async () => {});
+    const served = await serving.handleDirectRequest!(new Request(download.url));
+    expect(new Uint8Array(await served.arrayBuffer())).toEqual(png);
+  });
+
+  it("is not asked about an upload, nor about a URL whose signature fails", async () => {
+    let asked = 0;
+    const counting = storeAsking(async () => {
+      asked++;
+      throw gone();
+    });
+    await counting.delete(key);
+    const signed = await counting.createUploadUrl!({
+      key,
+      contentType: "image/png",
+      contentLength: png.byteLength,
+      expiresInSeconds: 60,
+    });
+    const put = await counting.handleDirectRequest!(
+      new Request(signed.url, {
+        method: "PUT",
+        headers: signed.headers,
+        body: png,
+        duplex: "half",
+      } as RequestInit),
+    );
+    expect(put.status).toBe(200);
+    const download = await counting.createDownloadUrl!({ key, expiresInSeconds: 60 });
+    const forged = download.url.replace(/signature=[^&]+/, `signature=${"0".repeat(64)}`);
+    expect((await counting.handleDirectRequest!(new Request(forged))).status).toBe(403);
+    expect(asked).toBe(0);
+  });
+});
+
 describe("fs direct URL options", () => {
   it("is off unless configured", () => {
     const plain = createFsObjectStore({ root: "/tmp/unused" });
@@ -499,6 +558,10 @@ describe("fs direct URL options", () => {
     [
       "a checkUpload that is not a function",
       { baseUrl: "http://127.0.0.1/direct", secret: SECRET, checkUpload: "yes" },
+    ],
+    [
+      "a checkDownload that is not a function",
+      { baseUrl: "http://127.0.0.1/direct", secret: SECRET, checkDownload: {} },
     ],
   ])("rejects %s", async (_why, directUrls) => {
     await expectStowageError(

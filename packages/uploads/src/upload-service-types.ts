@@ -137,4 +137,11 @@ export interface UploadService {
    * PUTs the app serves itself: the file-system store's `directUrls.checkUpload`.
    */
   checkDirectUpload(upload: DirectUploadGrant, options?: OperationOptions): Promise<void>;
+  /**
+   * Whether a download through a signed URL may be served: resolves unless the key is a file of a
+   * session `sessionExists` says no for (deleted, or in a trash, since the URL was signed):
+   * NOT_FOUND (`SESSION_NOT_FOUND`) then. For a store whose downloads the app serves itself: the
+   * file-system store's `directUrls.checkDownload`.
+   */
+  checkDirectDownload(download: { key: string }, options?: OperationOptions): Promise<void>;
 }

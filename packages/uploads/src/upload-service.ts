@@ -510,6 +510,16 @@ async function checkGrant(ctx: ServiceContext, upload: DirectUploadGrant, signal
   }
 }
 
+/** Resolves for a download of a key that is no session's, or of a session its owner still has; NOT_FOUND otherwise. */
+async function checkDownload(ctx: ServiceContext, download: { key: string }, signal?: AbortSignal) {
+  const parts = typeof download?.key === "string" ? sessionKeyParts(download.key) : undefined;
+  if (parts === undefined) return;
+  if ((await ctx.sessionExists(parts.owner, parts.sessionId, withSignal(signal))) === true) return;
+  throw new StowageError("NOT_FOUND", `no session ${describeValue(parts.sessionId)}`, {
+    reason: "SESSION_NOT_FOUND",
+  });
+}
+
 /**
  * The backend side of uploads over any ObjectStore with direct URLs: for a principal its caller
  * authenticated, checks that the session exists in that principal's own namespace, the file
@@ -590,5 +600,7 @@ export function createUploadService(options: UploadServiceOptions): UploadServic
     sweepRevokedUploads: (sweepOptions = {}) => sweepRevokedGrants({ store, verifier, now }, sweepOptions),
 
     checkDirectUpload: (upload, { signal } = {}) => checkGrant(ctx, upload, signal),
+
+    checkDirectDownload: (download, { signal } = {}) => checkDownload(ctx, download, signal),
   } satisfies UploadService);
 }

@@ -31,13 +31,14 @@ let uploads: UploadService;
 let handle: FetchHandler = () => Promise.reject(new Error("nothing mounted yet"));
 const server = await startFetchServer((request) => handle(request));
 const secret = "a test secret of at least 32 bytes!";
-/** The app's file-system store: its PUTs are checked by the upload service before they store. */
+/** The app's file-system store: its PUTs and GETs are checked by the upload service first. */
 const checkedFs = createFsObjectStore({
   root: await tempDirectory("stowage-revocation-checked-"),
   directUrls: {
     baseUrl: `${server.url}checked`,
     secret,
     checkUpload: (upload, options) => uploads.checkDirectUpload(upload, options),
+    checkDownload: (download, options) => uploads.checkDirectDownload(download, options),
   },
 });
 /** A store whose PUTs nobody but the store checks (as S3's go to the S3 server). */
@@ -126,6 +127,31 @@ describe("deleting a session's uploads, on the app's file-system store (checked 
     sessions.add("user:alice/s1"); // restored
     expect((await put(grant, body)).status).toBe(200);
     expect((await uploads.listUploads(alice, "s1")).map(({ filename }) => filename)).toEqual(["trashed.txt"]);
+  });
+
+  it("a download URL signed before its session went to the trash serves nothing meanwhile (404); given back, it serves", async () => {
+    const body = text("notes read after the delete");
+    const grant = await grantFor("notes.txt", body);
+    expect((await put(grant, body)).status).toBe(200);
+    const download = await uploads.requestDownload(alice, "s1", "notes.txt");
+    sessions.delete("user:alice/s1");
+    const refused = await fetch(download.url);
+    expect(refused.status).toBe(404);
+    expect(await refused.json()).toMatchObject({ code: "NOT_FOUND", reason: "SESSION_NOT_FOUND" });
+    expect((await fetch(download.url, { method: "HEAD" })).status).toBe(404);
+    sessions.add("user:alice/s1");
+    const served = await fetch(download.url);
+    expect(await served.text()).toBe("notes read after the delete");
+  });
+
+  it("checkDirectDownload lets a key that is no session's through, and refuses another principal's unknown session", async () => {
+    await uploads.checkDirectDownload({ key: "elsewhere/report.txt" });
+    await expectStowageError(
+      uploads.checkDirectDownload({ key: "sessions/user/mallory/s1/artifacts/notes.txt" }),
+      "NOT_FOUND",
+      "SESSION_NOT_FOUND",
+    );
+    await uploads.checkDirectDownload({ key: "sessions/user/alice/s1/artifacts/notes.txt" });
   });
 
   it("the id registered again starts empty: an old URL cannot write into it, a new one can", async () => {

@@ -36,6 +36,19 @@ export interface FsDirectUrlOptions {
    * the file. Default: a validly signed URL is honoured until it expires.
    */
   checkUpload?: (upload: FsDirectUpload, options: OperationOptions) => Promise<void>;
+  /**
+   * Asked, with the key and expiry its URL binds, before a download (`GET`, `HEAD`) through a
+   * signed URL is served: resolve to serve it, throw (a `StowageError`) to refuse it, e.g.
+   * because the thing it names was deleted since (the upload service's `checkDirectDownload`).
+   * Default: a validly signed URL is honoured until it expires.
+   */
+  checkDownload?: (download: FsDirectDownload, options: OperationOptions) => Promise<void>;
+}
+
+/** A download through a signed URL, as `checkDownload` is asked about it: what its URL binds. */
+export interface FsDirectDownload {
+  key: string;
+  expiresAt: Date;
 }
 
 /** An upload through a signed URL, as `checkUpload` is asked about it: what its URL binds. */
@@ -81,12 +94,14 @@ export function createDirectTransfer(
 ): DirectTransfer {
   const base = parseBaseUrl(options?.baseUrl);
   const secret = secretBytes(options?.secret);
-  const checkUpload = options.checkUpload;
-  if (checkUpload !== undefined && typeof checkUpload !== "function") {
-    throw new StowageError(
-      "INVALID_INPUT",
-      `directUrls.checkUpload must be a function, got ${describeValue(checkUpload)}`,
-    );
+  const { checkUpload, checkDownload } = options;
+  for (const [name, check] of Object.entries({ checkUpload, checkDownload })) {
+    if (check !== undefined && typeof check !== "function") {
+      throw new StowageError(
+        "INVALID_INPUT",
+        `directUrls.${name} must be a function, got ${describeValue(check)}`,
+      );
+    }
   }
 
   const urlFor = (fields: SignedFields) => formatSignedUrl(base, fields, sign(secret, fields));
@@ -107,7 +122,11 @@ export function createDirectTransfer(
           details: { expiredAt: fields.expires },
         });
       }
-      if (method === "GET") return await download(fields.key, fields, request.method === "HEAD");
+      if (method === "GET") {
+        const expiresAt = new Date(fields.expires * 1000);
+        await checkDownload?.({ key: fields.key, expiresAt }, { signal: request.signal });
+        return await download(fields.key, fields, request.method === "HEAD");
+      }
       return await upload(fields.key, fields, request);
     } catch (err) {
       return errorResponse(withoutRoot(err, root));
