@@ -107,7 +107,8 @@ export async function createServices(config: AppConfig): Promise<Services> {
         if (!uploadsService) throw new StowageError("UNAVAILABLE", "the upload service is not ready");
         await uploadsService.checkDirectUpload(upload, options);
       },
-      // And before they serve: a file of a session deleted (or in the trash) since is not found.
+      // Its signed download URLs ask it too, before they serve: a file of a session deleted (or
+      // in the trash) since the URL was signed is not found.
       checkDownload: async (download, options) => {
         if (!uploadsService) throw new StowageError("UNAVAILABLE", "the upload service is not ready");
         await uploadsService.checkDirectDownload(download, options);
