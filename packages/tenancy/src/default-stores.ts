@@ -117,6 +117,7 @@ export const DEFAULT_STORES = {
         await hotState.releaseDispatcher(sessionId, options);
       }
     },
+    sessionPrefixes: (namespace, sessionId) => [`hot-state/${namespace}/${sessionId}/`],
     // Refused (FORBIDDEN) only when a claim was made since the check; its holder deletes the session.
     deleteSession: (hotState, sessionId, { dispatcherToken, signal }) =>
       hotState.deleteSession(sessionId, {
@@ -162,6 +163,8 @@ export const DEFAULT_STORES = {
       ),
     // A session's threads are those of the job whose id is the session's.
     deleteSession: (threads, sessionId, { signal }) => threads.deleteJob(sessionId, signal ? { signal } : {}),
+    sessionPrefixes: (namespace, sessionId) =>
+      ["index", "items", "full"].map((part) => `threads/${namespace}/${part}/${sessionId}/`),
   }),
 
   /** Prompt metrics of each model call, in the deployment's database (`promptMetricsFor`). */

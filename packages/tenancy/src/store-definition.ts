@@ -91,6 +91,12 @@ interface StoreBehaviour<Store> {
   /** Bytes the session holds in this store, listed with it in the trash (uploads, stored sessions). */
   trashBytes?(store: Store, sessionId: string, context: SessionDeletionContext): Promise<number>;
   /**
+   * Where one session's objects are in the shared store, given the principal's namespace
+   * (`user/alice`): their bytes are listed with the session in the trash (threads: its job's
+   * index, items and full payloads; hot state: its versions).
+   */
+  sessionPrefixes?(namespace: string, sessionId: string): string[];
+  /**
    * Runs in the deployment's periodic sweep (expiry, retention), in bounded batches; returns how
    * many things went, and records each batch in the deletion audit (`context.audit`) as it goes.
    */

@@ -192,17 +192,31 @@ describe("a session's deletion goes through the trash", () => {
     const process = processOn(join(base, randomUUID()));
     const { stowage } = process;
     const { sessionId, blobBytes } = await fullSession(process);
+    // What the session holds in the shared store, by the layout the README gives: its job's
+    // threads and its hot-state versions.
+    let sharedBytes = 0;
+    for (const prefix of [
+      `threads/user/alice/index/${sessionId}/`,
+      `threads/user/alice/items/${sessionId}/`,
+      `threads/user/alice/full/${sessionId}/`,
+      `hot-state/user/alice/${sessionId}/`,
+    ]) {
+      for (const item of (await process.shared.list({ prefix })).items) sharedBytes += item.size;
+    }
+    expect(sharedBytes).toBeGreaterThan(0);
     const before = await snapshot(process, sessionId);
     const startedAt = Date.now();
     const report = await stowage.deleteSession(alice, sessionId, { by: "key:k1" });
     expect(report.deleted).toEqual({});
-    // 11 bytes of upload and the stored session's blob, still counted against alice's storage.
-    const item = { kind: "session", id: sessionId, by: "key:k1", bytes: 11 + blobBytes };
+    // 11 bytes of upload, the stored session's blob, its threads and hot state: still counted
+    // against alice's storage.
+    const bytes = 11 + blobBytes + sharedBytes;
+    const item = { kind: "session", id: sessionId, by: "key:k1", bytes };
     expect(report.trash).toMatchObject(item);
     const purgeAfter = Date.parse(report.trash!.purgeAfter);
     expect(purgeAfter - Date.parse(report.trash!.trashedAt)).toBe(7 * DAY_MS);
     expect(Date.parse(report.trash!.trashedAt)).toBeGreaterThanOrEqual(startedAt);
-    expect(await stowage.listTrash(alice)).toEqual({ items: [report.trash], bytes: 11 + blobBytes });
+    expect(await stowage.listTrash(alice)).toEqual({ items: [report.trash], bytes });
     expect(await stowage.listTrash(bob)).toEqual({ items: [], bytes: 0 });
     await expectUnreachable(process, sessionId);
     // Deleting it again, or bob restoring or purging it: NOT_FOUND, and nothing changes.

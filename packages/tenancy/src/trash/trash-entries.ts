@@ -17,7 +17,7 @@ export interface TrashedThing {
   by: string;
   /**
    * Bytes it still holds, counted against its owner's storage until it is purged: its uploads
-   * (still in the quota ledger) and its latest stored session.
+   * (still in the quota ledger), its latest stored session, its threads and hot state.
    */
   bytes: number;
 }

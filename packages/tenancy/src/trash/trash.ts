@@ -93,7 +93,12 @@ export async function moveSessionToTrash(
   const rows = Object.entries(stores);
   for (const [name, row] of rows) await row.checkDeletion?.(tenant[name], sessionId, context);
   let bytes = 0;
-  for (const [name, row] of rows) bytes += (await row.trashBytes?.(tenant[name], sessionId, context)) ?? 0;
+  for (const [name, row] of rows) {
+    bytes += (await row.trashBytes?.(tenant[name], sessionId, context)) ?? 0;
+    for (const prefix of row.sessionPrefixes?.(namespaceOf(tenant.principal), sessionId) ?? []) {
+      for await (const item of store.iterate({ ...operation, prefix })) bytes += item.size;
+    }
+  }
   for (const [name, row] of rows) await row.onTrash?.(tenant[name], sessionId, context);
   const now = new Date();
   const mark: SessionTrashMark = {
