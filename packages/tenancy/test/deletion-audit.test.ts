@@ -1,19 +1,17 @@
 import { randomUUID } from "node:crypto";
-import { mkdirSync } from "node:fs";
 import { utimes } from "node:fs/promises";
 import { join } from "node:path";
-import { createMemoryNotifier, createMemoryObjectStore, type ObjectStore, StowageError } from "@stowage/core";
+import { createMemoryObjectStore, type ObjectStore, StowageError } from "@stowage/core";
 import { expectStowageError } from "@stowage/core/testing";
-import { createMemoryPromptMetricsLog } from "@stowage/hot-state";
-import { compressChunks, createMemorySessionBlobRepository } from "@stowage/sessions";
+import { compressChunks } from "@stowage/sessions";
 import { createFsObjectStore } from "@stowage/storage-fs";
 import { tempDirectory } from "@stowage/test-support";
 import { textItem } from "@stowage/thread-items";
-import { createUploadService } from "@stowage/uploads";
 import { describe, expect, it } from "vitest";
-import { createStowage, type StowageOptions } from "../src/index.js";
+import type { StowageOptions } from "../src/index.js";
 import { deletionAuditAt, pruneDeletionAudits } from "../src/shared/deletion-audit.js";
 import { type DeletionAuditRow, SHARED_LAYOUT } from "../src/shared/index.js";
+import { processOn as processIn } from "./support/deployment-process.js";
 
 const base = await tempDirectory("stowage-deletion-audit-");
 const alice = { kind: "user", id: "alice" } as const;
@@ -21,35 +19,12 @@ const bob = { kind: "user", id: "bob" } as const;
 const text = (value: string) => new TextEncoder().encode(value);
 const DAY_MS = 24 * 3600 * 1000;
 
-/** A deployment on one data directory; two calls on the same directory are two processes. */
-function processOn(
+/** A deployment on one data directory, deleting at once: the trash before a deletion, and its purge's rows, are test/trash.test.ts's. */
+const processOn = (
   dir: string,
   extra: Partial<StowageOptions<never>> = {},
-  wrap: (store: ObjectStore) => ObjectStore = (store) => store,
-) {
-  mkdirSync(join(dir, "agent-sessions"), { recursive: true });
-  const shared = wrap(createFsObjectStore({ root: join(dir, "shared") }));
-  const uploadStore = createFsObjectStore({
-    root: join(dir, "uploads"),
-    directUrls: { baseUrl: "http://127.0.0.1:9/direct", secret: "s".repeat(32) },
-  });
-  const uploads = createUploadService({
-    store: uploadStore,
-    sessionExists: (principal, sessionId) => stowage.registeredSessions(principal).has(sessionId),
-  });
-  const stowage = createStowage({
-    shared,
-    notifier: createMemoryNotifier(),
-    agentSessionsDir: join(dir, "agent-sessions"),
-    sessionBlobs: createMemorySessionBlobRepository(),
-    promptMetricsFor: () => createMemoryPromptMetricsLog(),
-    uploads,
-    // The deletion itself; the trash before it, and its purge's rows, are test/trash.test.ts's.
-    trashDays: 0,
-    ...extra,
-  });
-  return { stowage, shared, uploadStore, uploads };
-}
+  wrap?: (store: ObjectStore) => ObjectStore,
+) => processIn(dir, { trashDays: 0, ...extra }, wrap);
 
 /** Every row of an audit, page by page with a small page. */
 async function allRows(audit: {

@@ -2,26 +2,16 @@
 // after the grace period → gone from every store, quota released, audit row; two processes on
 // one data directory; crashes between the steps; hostile inputs.
 import { randomUUID } from "node:crypto";
-import { mkdirSync } from "node:fs";
 import { appendFile, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import {
-  createMemoryNotifier,
-  type ObjectStore,
-  type Principal,
-  StowageError,
-  sha256Hex,
-} from "@stowage/core";
+import { type ObjectStore, type Principal, StowageError, sha256Hex } from "@stowage/core";
 import { expectStowageError } from "@stowage/core/testing";
-import { createMemoryPromptMetricsLog } from "@stowage/hot-state";
-import { compressChunks, createMemorySessionBlobRepository } from "@stowage/sessions";
-import { createFsObjectStore } from "@stowage/storage-fs";
+import { compressChunks } from "@stowage/sessions";
 import { tempDirectory } from "@stowage/test-support";
 import { textItem } from "@stowage/thread-items";
-import { createMemoryQuotaLedger, createUploadService } from "@stowage/uploads";
 import { describe, expect, it } from "vitest";
-import { createStowage, type StowageOptions } from "../src/index.js";
 import { sweepTrash } from "../src/trash/sweep-trash.js";
+import { type DeploymentProcess, processOn } from "./support/deployment-process.js";
 
 const base = await tempDirectory("stowage-trash-");
 const alice: Principal = { kind: "user", id: "alice" };
@@ -31,44 +21,7 @@ const DAY_MS = 24 * 3600 * 1000;
 /** A grace period that is over as soon as it starts (86 µs): the sweep right after purges. */
 const OVER_AT_ONCE = 1e-9;
 
-/**
- * One process of a deployment on `dir`: its shared store, upload store and quota ledger, session
- * blobs and metrics in memory shared by every process of the same `dir` (as a database would be).
- */
-const databases = new Map<string, ReturnType<typeof createMemorySessionBlobRepository>>();
-const ledgers = new Map<string, ReturnType<typeof createMemoryQuotaLedger>>();
-function processOn(
-  dir: string,
-  extra: Partial<StowageOptions<never>> = {},
-  wrap: (store: ObjectStore) => ObjectStore = (store) => store,
-) {
-  mkdirSync(join(dir, "agent-sessions"), { recursive: true });
-  if (!databases.has(dir)) databases.set(dir, createMemorySessionBlobRepository());
-  if (!ledgers.has(dir)) ledgers.set(dir, createMemoryQuotaLedger());
-  const shared = wrap(createFsObjectStore({ root: join(dir, "shared") }));
-  const uploadStore = createFsObjectStore({
-    root: join(dir, "uploads"),
-    directUrls: { baseUrl: "http://127.0.0.1:9/direct", secret: "s".repeat(32) },
-  });
-  const uploads = createUploadService({
-    store: uploadStore,
-    quota: ledgers.get(dir)!,
-    sessionExists: (principal, sessionId) => stowage.registeredSessions(principal).has(sessionId),
-  });
-  const metrics = createMemoryPromptMetricsLog();
-  const stowage = createStowage({
-    shared,
-    notifier: createMemoryNotifier(),
-    agentSessionsDir: join(dir, "agent-sessions"),
-    sessionBlobs: databases.get(dir)!,
-    promptMetricsFor: () => metrics,
-    uploads,
-    ...extra,
-  });
-  return { stowage, shared, uploadStore, uploads };
-}
-
-type Process = ReturnType<typeof processOn>;
+type Process = DeploymentProcess;
 
 /** A process that dies as it writes a session's registration (its mark, or taking it off). */
 const crashesOnRegistrationPut = (store: ObjectStore): ObjectStore => ({
