@@ -1,5 +1,5 @@
 import type { SessionFiles } from "@stowage/artifacts";
-import { isSessionId, type OperationOptions, StowageError } from "@stowage/core";
+import { isSessionId, mapConcurrent, type OperationOptions, StowageError } from "@stowage/core";
 import type { HotStateStore, HotStateStoreDispatcher } from "@stowage/hot-state";
 import type { ThreadFeeds, ThreadRef } from "@stowage/thread-items";
 import type { RegisteredSessions } from "../shared/registered-sessions.js";
@@ -20,6 +20,26 @@ export function trashCheckOf(registered: RegisteredSessions): TrashCheck {
     isSessionId(sessionId) && (await registered.state(sessionId, options)) === "trashed";
 }
 
+/** Registrations read at once when a listing is filtered: one object read each (an S3 GET). */
+const TRASH_CHECKS_AT_ONCE = 8;
+
+/** The listed things whose session is not in the trash, in their order; the checks run side by side. */
+async function withoutTrashed<Thing>(
+  listed: readonly Thing[],
+  sessionIdOf: (thing: Thing) => string,
+  inTrash: TrashCheck,
+  options: OperationOptions,
+): Promise<Thing[]> {
+  const { signal } = options;
+  const trashed = await mapConcurrent(
+    listed,
+    TRASH_CHECKS_AT_ONCE,
+    (thing) => inTrash(sessionIdOf(thing), signal ? { signal } : {}),
+    signal,
+  );
+  return listed.filter((_thing, index) => !trashed[index]);
+}
+
 const notFound = (sessionId: string) =>
   new StowageError("NOT_FOUND", `no session ${sessionId}`, { reason: "SESSION_NOT_FOUND" });
 
@@ -28,10 +48,7 @@ export function hideTrashedSessionFiles(files: SessionFiles, inTrash: TrashCheck
   return {
     dir: files.dir,
     async list(options = {}) {
-      const listed = await files.list(options);
-      const kept = [];
-      for (const session of listed) if (!(await inTrash(session.sessionId, options))) kept.push(session);
-      return kept;
+      return withoutTrashed(await files.list(options), (session) => session.sessionId, inTrash, options);
     },
     create: (sessionId, startedAt) => files.create(sessionId, startedAt),
     async get(sessionId, options = {}) {
@@ -66,11 +83,9 @@ export function hideTrashedThreads(feeds: ThreadFeeds, inTrash: TrashCheck): Thr
     streamFullItem: guarded(feeds.streamFullItem.bind(feeds)),
     thread: guarded(feeds.thread.bind(feeds)),
     subscribe: guarded(feeds.subscribe.bind(feeds)),
-    async threads(options) {
+    async threads(options = {}) {
       const page = await feeds.threads(options);
-      const kept = [];
-      for (const info of page.threads) if (!(await inTrash(info.jobId, options))) kept.push(info);
-      return { ...page, threads: kept };
+      return { ...page, threads: await withoutTrashed(page.threads, (info) => info.jobId, inTrash, options) };
     },
     deleteJob: (jobId, options) => feeds.deleteJob(jobId, options),
     close: () => feeds.close(),
