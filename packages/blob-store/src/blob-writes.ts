@@ -13,9 +13,12 @@ import { hashingTransform } from "./hashing.js";
 // in the timestamp it moved.
 //
 // Where a move restamps (S3), that timestamp tells nothing, so a put writes a touch record
-// instead (and touches nothing: on S3 a touch is a copy of the object), then looks at the blob:
-// a collection that moved the blob before the record shows in the look (the write is made
-// again), and one that moves it after the record finds the record, young, and puts it back.
+// instead (and touches nothing: on S3 a touch is a copy of the object). A byte put writes the
+// record first, beside its first look, and then reads or writes the blob: a collection that
+// moves the blob after the record finds the record, young, and puts it back, so a read that
+// finds the blob, or a write, made after the record is final. A streamed put moves its staged
+// bytes first and writes the record after, then looks again: a collection that moved the blob
+// before the record shows in that look.
 
 /**
  * Writes a `put` makes before it gives up (CONFLICT) when collections keep taking its blob away
@@ -53,35 +56,77 @@ async function stillStoredAfterRecord(
   return (await objects.head(key, { signal })) !== null;
 }
 
-/** Keeps a stored copy in a running collection's eyes: its touch record follows, or a fresh timestamp. */
-async function keepStored({ objects, recordsTouches }: BlobContext, key: string, signal?: AbortSignal) {
-  return recordsTouches || (await objects.touch(key, { signal }));
-}
-
 export async function putBytes(
   context: BlobContext,
   bytes: Uint8Array,
   signal?: AbortSignal,
 ): Promise<BlobPutResult> {
-  const { objects, keys } = context;
   const hash = sha256Hex(bytes);
-  const key = keys.keyFor(hash);
-  const result = { hash, ref: formatBlobRef(hash), size: bytes.byteLength };
-  for (let round = 1; round <= MAX_PUT_ROUNDS; round++) {
-    let created = true;
-    // Compared, not trusted by existence or size: a corrupted copy, even of the right size, is
-    // rewritten (repaired) below. A HEAD first: most puts are of new content, and a miss answered
-    // by a GET cost ten times a HEAD's on Ceph RGW (45 ms against 5: its 404 carries a body); a
-    // copy of another size differs, and is rewritten without being read.
-    const info = await objects.head(key, { signal });
-    const stored = info?.size === bytes.byteLength ? await objects.get(key, { signal }) : null;
-    if (stored && sameBytes(stored, bytes) && (await keepStored(context, key, signal))) created = false;
-    // A plain put: a concurrent writer of the same hash writes the same bytes, so whichever
-    // rename lands last leaves identical content.
-    if (created) await objects.put(key, bytes, { signal });
-    if (await stillStoredAfterRecord(context, hash, key, signal)) return { ...result, created };
-  }
-  throw collectedDuringPut(hash);
+  const key = context.keys.keyFor(hash);
+  const put = context.recordsTouches ? putAfterRecord : putTouching;
+  const created = await put(context, hash, key, bytes, signal);
+  return { hash, ref: formatBlobRef(hash), size: bytes.byteLength, created };
+}
+
+/**
+ * True when `key` holds exactly `bytes`. Compared, not trusted by existence or size: a corrupted
+ * copy, even of the right size, is rewritten (repaired) by the put. Read only when the sizes
+ * agree: `info` comes from a HEAD, because a miss answered by a GET cost ten times a HEAD's on
+ * Ceph RGW (45 ms against 5: its 404 carries a body).
+ */
+async function holds(
+  objects: BlobContext["objects"],
+  key: string,
+  info: { size: number } | null,
+  bytes: Uint8Array,
+  signal?: AbortSignal,
+): Promise<boolean> {
+  if (info?.size !== bytes.byteLength) return false;
+  const stored = await objects.get(key, { signal });
+  return stored !== null && sameBytes(stored, bytes);
+}
+
+/**
+ * A byte put where moves keep timestamps (fs, memory, PostgreSQL): a stored copy is touched (a
+ * fresh timestamp); when the touch finds nothing, or there was no copy, the blob is written. A
+ * plain write: a concurrent writer of the same hash writes the same bytes, so whichever lands
+ * last leaves identical content. True when the put wrote the blob.
+ */
+async function putTouching(
+  { objects }: BlobContext,
+  _hash: string,
+  key: string,
+  bytes: Uint8Array,
+  signal?: AbortSignal,
+): Promise<boolean> {
+  const info = await objects.head(key, { signal });
+  if ((await holds(objects, key, info, bytes, signal)) && (await objects.touch(key, { signal })))
+    return false;
+  await objects.put(key, bytes, { signal });
+  return true;
+}
+
+/**
+ * A byte put where moves restamp (S3): two round trips, the touch record beside the first look,
+ * then the read that compares or the write, both after the record. On S3 the record is itself a
+ * PUT, as slow as the blob's: a record after the write and a look after the record made four
+ * round trips where two do. True when the put wrote the blob.
+ */
+async function putAfterRecord(
+  { objects, keys }: BlobContext,
+  hash: string,
+  key: string,
+  bytes: Uint8Array,
+  signal?: AbortSignal,
+): Promise<boolean> {
+  const [info] = await Promise.all([
+    objects.head(key, { signal }),
+    objects.put(keys.touchRecordPrefix + hash, EMPTY, { signal }),
+  ]);
+  // The HEAD may have been answered before the record landed; the GET that compares comes after it.
+  if (await holds(objects, key, info, bytes, signal)) return false;
+  await objects.put(key, bytes, { signal });
+  return true;
 }
 
 export async function putStream(

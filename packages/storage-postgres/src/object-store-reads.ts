@@ -6,7 +6,6 @@ import {
   StowageError,
 } from "@stowage/core";
 import { and, eq, gt, gte, sql } from "drizzle-orm";
-import { plainBytes } from "./database.js";
 import { type ObjectStoreContext, rowOf } from "./object-store-context.js";
 import { blobs } from "./schema.js";
 
@@ -21,12 +20,6 @@ function decodeCursor(cursor: string): string {
     );
   }
   return key;
-}
-
-/** The bytes of `key`, or null. */
-export async function getObject(context: ObjectStoreContext, key: string): Promise<Uint8Array | null> {
-  const [row] = await context.db.select({ body: blobs.body }).from(blobs).where(rowOf(context, key));
-  return row ? plainBytes(row.body) : null;
 }
 
 /** Size, time and content type of `key`, or null. */

@@ -8,12 +8,13 @@ import {
 } from "@stowage/core";
 import { assertDatabase, type StowageDatabase } from "./database.js";
 import { fromDatabaseError } from "./database-errors.js";
+import { batchedGets } from "./object-store-batched-gets.js";
 import {
   assertNamespace,
   DEFAULT_OBJECT_NAMESPACE,
   type ObjectStoreContext,
 } from "./object-store-context.js";
-import { getObject, headObject, listObjects } from "./object-store-reads.js";
+import { headObject, listObjects } from "./object-store-reads.js";
 import { deleteObject, moveObject, putObject, touchObject } from "./object-store-writes.js";
 
 /** Largest object `put` accepts by default: 64 MiB (bytea can hold 1 GB, but it travels in memory). */
@@ -55,6 +56,7 @@ function contextOf(options: PostgresObjectStoreOptions): ObjectStoreContext {
  */
 export function createPostgresObjectStore(options: PostgresObjectStoreOptions): ObjectStore {
   const context = contextOf(options);
+  const get = batchedGets(context);
   const driver: ObjectStoreDriver = {
     name: "postgres",
     atomicCreateOnly: true,
@@ -64,9 +66,9 @@ export function createPostgresObjectStore(options: PostgresObjectStoreOptions): 
     // Every method's errors (SQLSTATE, network) are mapped here, once, by defineObjectStore.
     mapError: fromDatabaseError,
     put: (key, body, putOptions) => putObject(context, key, body, putOptions),
-    get: (key) => getObject(context, key),
+    get,
     stream: async (key) => {
-      const bytes = await getObject(context, key);
+      const bytes = await get(key);
       return bytes && bytesToStream(bytes);
     },
     head: (key) => headObject(context, key),

@@ -70,7 +70,8 @@ async function install(projectDir: string, name: string): Promise<void> {
 describe("a user who installs only @stowage/storage-postgres and its driver peers", () => {
   it("imports the root and /env without @stowage/sessions, uploads or hot-state installed", async () => {
     const project = await isolatedSources(["core", "storage-postgres"]);
-    for (const name of ["drizzle-orm", "pg", "proper-lockfile"]) await install(project.dir, name);
+    for (const name of ["dataloader", "drizzle-orm", "pg", "proper-lockfile"])
+      await install(project.dir, name);
     expect(await project.importEntry("@stowage/storage-postgres")).toEqual({});
     expect(await project.importEntry("@stowage/storage-postgres/env")).toEqual({});
     // The control: an opt-in entry needs its domain package, and says which is missing.

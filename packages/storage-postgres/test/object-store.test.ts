@@ -30,6 +30,36 @@ describeBackends("postgres object store", (backend) => {
       await b.delete("same/key");
     });
 
+    it("gets asked for together (read in one statement) give each caller its own key's bytes, and remember nothing", async () => {
+      const { db } = backend.connection();
+      const store = createPostgresObjectStore({ db, namespace: "ns-batched" });
+      const other = createPostgresObjectStore({ db, namespace: "ns-batched-other" });
+      const keys = Array.from({ length: 40 }, (_, i) => `screenshots/${i}.png`);
+      for (const [i, key] of keys.entries()) await store.put(key, text(`image ${i}`));
+      await other.put("screenshots/40.png", text("another namespace's"));
+      // 40 present, one missing, one only in another namespace, and one key asked for twice.
+      const asked = [...keys, "screenshots/missing.png", "screenshots/40.png", "screenshots/7.png"];
+      const got = await Promise.all(asked.map((key) => store.get(key)));
+      expect(got.map((bytes) => (bytes ? new TextDecoder().decode(bytes) : null))).toEqual([
+        ...keys.map((_, i) => `image ${i}`),
+        null,
+        null,
+        "image 7",
+      ]);
+      expect(got[7]).not.toBe(got.at(-1));
+      got[7]!.fill(0);
+      expect(new TextDecoder().decode(got.at(-1)!)).toBe("image 7");
+      // Nothing is remembered between statements: a get after a put reads the new bytes.
+      await store.put("screenshots/0.png", text("image 0, taken again"));
+      const [again, stream] = await Promise.all([
+        store.get("screenshots/0.png"),
+        store.stream("screenshots/1.png"),
+      ]);
+      expect(new TextDecoder().decode(again!)).toBe("image 0, taken again");
+      expect(await new Response(stream).text()).toBe("image 1");
+      await db.delete(blobs).where(sql`${blobs.namespace} in ('ns-batched', 'ns-batched-other')`);
+    });
+
     it("moves natively: the bytes never leave the database", async () => {
       const store = createPostgresObjectStore({ db: backend.connection().db, namespace: "ns-move" });
       expect(store.capabilities).toMatchObject({

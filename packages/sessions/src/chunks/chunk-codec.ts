@@ -10,9 +10,10 @@ const brotliDecompress = promisify(zlib.brotliDecompress);
  * Brotli quality of a chunk. Each chunk is compressed on its own in Node's thread pool, so a
  * capture compresses on every core at once; the same bytes compress to the same blob (brotli is
  * deterministic for one quality, window and size), which is what lets a chunk be stored once.
- * 3, not a capture's 4: every follow-up compresses all its chunks again to learn their refs, and
- * at 3 ten growing captures took 0.96–1.12× the time of one archive each (1.41–1.49× at 4) for
- * 2% more bytes stored (bench/follow-up-captures.ts). Changing it changes every chunk's ref once.
+ * 3, not a capture's 4: a follow-up in a new process (the CLI) compresses all its chunks again to
+ * learn their refs (one process remembers them: remembered-chunks.ts), and at 3 ten growing
+ * captures took 0.96–1.12× the time of one archive each (1.41–1.49× at 4) for 2% more bytes
+ * stored (bench/follow-up-captures.ts). Changing it changes every chunk's ref once.
  */
 const CHUNK_BROTLI_QUALITY = 3;
 

@@ -7,10 +7,10 @@ import {
   sha256Hex,
 } from "@stowage/core";
 import type { SessionArchiveEntry } from "../archive/manifest.js";
-import { compressChunk } from "./chunk-codec.js";
 import type { ChunkedFile, StoredChunk, StoredPayload } from "./chunked-manifest.js";
 import { type EmbeddedPayload, findEmbeddedPayloads } from "./embedded-payloads.js";
 import { lineChunkEnds } from "./line-chunks.js";
+import { chunkMemoryOf } from "./remembered-chunks.js";
 
 /** Chunks compressed and stored at once: enough to keep every core and the store busy. */
 const STORE_CONCURRENCY = 8;
@@ -105,10 +105,12 @@ export async function storeSessionFiles(
     }
     return formatBlobRef((await put).hash);
   };
+  // A follow-up in this process finds the chunks of the capture before compressed already.
+  const memory = chunkMemoryOf(content);
   const refs = await mapConcurrent(
     jobs,
     STORE_CONCURRENCY,
-    async (job) => putOnce(job.kind === "chunk" ? await compressChunk(job.bytes) : job.bytes),
+    async (job) => putOnce(job.kind === "chunk" ? await memory.compress(job.bytes) : job.bytes),
     signal,
   );
   const chunks: StoredChunk[][] = inputs.map(() => []);
