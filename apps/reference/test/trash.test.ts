@@ -253,6 +253,52 @@ describe.each([
     expect(rows.filter((r) => r.id === old.sessionId).map((r) => r.kind)).toContain("session");
   });
 
+  it.skipIf(!ready)(
+    "a stored session that expired waits in the trash: listed, restored byte for byte, purged with an audit row; bob can do neither",
+    async () => {
+      const session = await fullSession(app, alice);
+      const latest = `/requests/${session.requestId}/session-blobs/latest?format=raw`;
+      const before = await app.call(latest, { key: alice });
+      expect(before.status).toBe(200);
+      const bytes = new Uint8Array(await before.arrayBuffer());
+      const { sessionBlobs } = app.server.services;
+      const expire = async () => {
+        const row = await sessionBlobs.getLatestForRequest(`user:${owner}`, session.requestId);
+        await sessionBlobs.create({ ...row!, expiresAt: new Date(Date.now() - 1000) });
+      };
+      await expire();
+      expect((await app.call(latest, { key: alice })).status).toBe(404);
+      const listed = await json<{ items: Trashed[] }>(await app.call("/trash", { key: alice }));
+      const item = listed.items.find((thing) => thing.kind === "storedSession");
+      expect(item).toMatchObject({ id: session.sessionId, by: "ttl", bytes: expect.any(Number) });
+      expect(Date.parse(item!.purgeAfter) - Date.parse(item!.trashedAt)).toBe(7 * DAY_MS);
+      const restorePath = `/trash/storedSession/${session.sessionId}/restore`;
+      expect((await app.call(restorePath, { key: bob, method: "POST" })).status).toBe(404);
+      expect(
+        (await app.call(`/trash/storedSession/${session.sessionId}`, { key: bob, method: "DELETE" })).status,
+      ).toBe(404);
+      expect(await json(await app.call(restorePath, { key: alice, method: "POST" }))).toMatchObject({
+        kind: "storedSession",
+        id: session.sessionId,
+      });
+      const after = await app.call(latest, { key: alice });
+      expect(after.status).toBe(200);
+      expect(new Uint8Array(await after.arrayBuffer())).toEqual(bytes);
+      await expire();
+      await json(
+        await app.call(`/trash/storedSession/${session.sessionId}`, { key: alice, method: "DELETE" }),
+      );
+      const remaining = await json<{ items: Trashed[] }>(await app.call("/trash", { key: alice }));
+      expect(remaining.items.filter((thing) => thing.kind === "storedSession")).toEqual([]);
+      const { rows } = await json<{ rows: { kind: string; id: string; by: string }[] }>(
+        await app.call("/audit", { key: alice }),
+      );
+      expect(rows.filter((r) => r.id === session.sessionId && r.kind === "sessionBlobs")).toEqual([
+        expect.objectContaining({ by: expect.stringMatching(/^key:/) }),
+      ]);
+    },
+  );
+
   it.skipIf(!ready)("refuses hostile input", async () => {
     const sessionId = randomUUID();
     expect((await app.call("/agents/sessions", { key: alice, json: { sessionId } })).status).toBe(201);

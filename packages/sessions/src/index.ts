@@ -70,6 +70,7 @@ export type {
   CreateSessionBlobOptions,
   DeleteExpiredOptions,
   ExpiredSessionBlob,
+  ListOwnedSessionBlobsOptions,
   ListSessionBlobsOptions,
   RepositoryOperationOptions,
   SessionBlobPage,

@@ -16,6 +16,12 @@ import { SHARED_LAYOUT } from "./shared/shared-layout.js";
 import { type SharedStores, sealSharedStore, sharedStoresOver } from "./shared/shared-stores.js";
 import type { Deployment, OpenedStore, StoreTable } from "./store-definition.js";
 import { AUDIT_PRUNE_INTERVAL_MS, type SweepReport, sweepStores } from "./sweep.js";
+import {
+  listTrashedStoredSessions,
+  purgeStoredSession,
+  restoreStoredSession,
+  type StoredSessionTrash,
+} from "./trash/stored-session-trash.js";
 import { sweepTrash } from "./trash/sweep-trash.js";
 import {
   listTrash,
@@ -23,6 +29,7 @@ import {
   purgeFromTrash,
   restoreFromTrash,
   trashDaysOf,
+  trashGraceMsOf,
 } from "./trash/trash.js";
 import type { TrashedThing } from "./trash/trash-entries.js";
 
@@ -224,6 +231,11 @@ export function createStowage<Stores extends StoreTable = DefaultStores>(
       ? { sessionBlobs: sealSessionBlobs(given.sessionBlobs, sealed.keys) }
       : {}),
   };
+  // Expired stored sessions wait in their owners' trash where the table stores them.
+  const storedSessions: StoredSessionTrash | undefined =
+    "sessionBlobs" in stores && deployment.sessionBlobs
+      ? { repository: deployment.sessionBlobs, graceMs: trashGraceMsOf(deployment.trashDays) }
+      : undefined;
   const tenants = new Map<string, Tenant<Stores>>();
   let auditsPrunedAt = Number.NEGATIVE_INFINITY;
 
@@ -258,11 +270,21 @@ export function createStowage<Stores extends StoreTable = DefaultStores>(
         ? deleteSessionFrom(stores, tenant(principal), sessionId, deletionOptions)
         : moveSessionToTrash(deployment.shared, stores, tenant(principal), sessionId, days, deletionOptions);
     },
-    listTrash: (principal, operation = {}) => listTrash(deployment.shared, tenant(principal), operation),
+    listTrash: async (principal, operation = {}) =>
+      listTrash(
+        deployment.shared,
+        tenant(principal),
+        operation,
+        await listTrashedStoredSessions(storedSessions, tenant(principal), operation),
+      ),
     restoreFromTrash: (principal, kind, id, operation = {}) =>
-      restoreFromTrash(deployment.shared, tenant(principal), kind, id, operation),
+      kind === "storedSession"
+        ? restoreStoredSession(storedSessions, tenant(principal), id, operation)
+        : restoreFromTrash(deployment.shared, tenant(principal), kind, id, operation),
     purgeFromTrash: (principal, kind, id, operation = {}) =>
-      purgeFromTrash(deployment.shared, stores, tenant(principal), kind, id, operation),
+      kind === "storedSession"
+        ? purgeStoredSession(storedSessions, tenant(principal), id, operation)
+        : purgeFromTrash(deployment.shared, stores, tenant(principal), kind, id, operation),
     blobRoots: (rootsOptions = {}) => blobRootsOf(stores, deployment, sharedAcrossHosts, rootsOptions),
     collectGarbage: ({ singleHost, otherAgentSessionsDirs, ...gcOptions } = {}) =>
       collectAuditedGarbage(

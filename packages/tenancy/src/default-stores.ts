@@ -23,6 +23,7 @@ import {
   hideTrashedThreads,
   trashCheckOf,
 } from "./trash/hide-trashed.js";
+import { trashGraceMsOf } from "./trash/trash.js";
 
 /** A store that needs a part of the deployment it was not given fails at once, naming it. */
 function needs<Key extends "sessionBlobs" | "uploads" | "promptMetricsFor">(
@@ -192,6 +193,8 @@ export const DEFAULT_STORES = {
     sweep: (deployment, { audit, signal }) =>
       needs(deployment, "sessionBlobs").deleteExpired({
         maxBatches: SESSION_BLOB_SWEEP_BATCHES,
+        // An expired stored session waits in its owner's trash (listed, restorable) this long.
+        graceMs: trashGraceMsOf(deployment.trashDays),
         ...(signal ? { signal } : {}),
         onDeleted: (records) => auditExpiredSessionBlobs(records, audit),
       }),

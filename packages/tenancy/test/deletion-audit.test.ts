@@ -308,7 +308,8 @@ describe("what deletions leave in the audit", () => {
       codec: "gzip",
       blob: await compressChunks("gzip", [text("{}\n")]),
       rawSizeBytes: 3,
-      expiresAt: new Date(Date.now() + 30),
+      // Past the deployment's 7 trash days: an expired capture waits in the trash until then.
+      expiresAt: new Date(Date.now() - 8 * DAY_MS),
     });
     const old = `sessions/user/bob/${randomUUID()}/artifacts/old.txt`;
     await uploadStore.put(old, text("old bytes"));

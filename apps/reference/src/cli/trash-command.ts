@@ -16,7 +16,11 @@ const line = (thing: TrashedThing) =>
 /** A subcommand on one thing of the trash: `<id>`, `--kind` (default session), the owner's flags, `--json`. */
 function onOneThing(name: string, description: string) {
   return addPrincipalOptions(new Command(name).description(description).argument("<id>", "the session id"))
-    .option("--kind <kind>", "what the id names", "session")
+    .option(
+      "--kind <kind>",
+      "what the id names: session (a deleted session) or storedSession (an expired stored session)",
+      "session",
+    )
     .addOption(jsonOption());
 }
 

@@ -1,10 +1,11 @@
 // Child process: one app process, as `serve.ts` starts it, that also measures how long its own
 // event loop was held (test-support's `watchLoopHolds`: the main thread's CPU time between two ticks
-// of a timer). Prints `{ url, key }` as one JSON line once it listens (`key`: a fresh API key of user `guard`); on
-// SIGUSR2 prints `{ "loopDelayMaxMs": <longest hold since the last SIGUSR2> }` and starts measuring
-// again; stops on SIGTERM.
+// of a timer). Prints `{ url, key, parseMs }` as one JSON line once it listens (`key`: a fresh API
+// key of user `guard`; `parseMs`: what decoding and parsing a 14 MiB JSON body costs this machine's
+// main thread, a step no server can slice); on SIGUSR2 prints `{ "loopDelayMaxMs": <longest hold
+// since the last SIGUSR2> }` and starts measuring again; stops on SIGTERM.
 // argv: <data dir>
-import { watchLoopHolds } from "@stowage/test-support";
+import { mainThreadCpuMs, watchLoopHolds } from "@stowage/test-support";
 import { loadConfig } from "../../src/config.js";
 import { startServer } from "../../src/http/server.js";
 
@@ -17,8 +18,23 @@ const server = await startServer(await loadConfig(env, dataDir), {
   log: { info: () => {}, error: (message, fields) => console.error(message, fields) },
 });
 const key = (await server.services.apiKeys.issue({ kind: "user", id: "guard" })).apiKey;
+
+/** The median main-thread CPU time of decoding and parsing a 14 MiB thread item's body, here. */
+function parseCost(): number {
+  const output = "abcdefghij".repeat((14 * 1024 * 1024) / 10);
+  const body = Buffer.from(JSON.stringify({ metadata: { type: "tool_result", tool: { output } } }));
+  const costs: number[] = [];
+  for (let run = 0; run < 5; run++) {
+    const started = mainThreadCpuMs();
+    JSON.parse(new TextDecoder().decode(body));
+    costs.push(mainThreadCpuMs() - started);
+  }
+  return costs.sort((a, b) => a - b)[2]!;
+}
+
+const parseMs = parseCost();
 const holds = watchLoopHolds(RESOLUTION_MS);
-console.log(JSON.stringify({ url: server.url, key }));
+console.log(JSON.stringify({ url: server.url, key, parseMs }));
 process.on("SIGUSR2", () => {
   console.log(JSON.stringify({ loopDelayMaxMs: holds.longest() }));
   holds.restart();

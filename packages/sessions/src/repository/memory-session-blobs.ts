@@ -42,6 +42,29 @@ const expiredSummary = (record: SessionBlobRecord): ExpiredSessionBlob => ({
   expiresAt: record.expiresAt && new Date(record.expiresAt),
 });
 
+/**
+ * Sets the expiry of the owner's records of a session id that `which` takes (its live ones, or its
+ * expired ones: a restore from the trash) to `expiresAt`, after `at`; how many changed.
+ */
+async function setExpiry(
+  records: Iterable<SessionBlobRecord>,
+  change: { owner: string; sessionId: string; expiresAt: Date; at: Date; signal: AbortSignal | undefined },
+  which: (record: SessionBlobRecord) => boolean,
+): Promise<number> {
+  const { owner, sessionId, expiresAt, at, signal } = change;
+  assertOwner(owner);
+  assertSessionId(sessionId);
+  assertLaterExpiry(expiresAt, at);
+  throwIfAborted(signal, "set session blob expiry");
+  let changed = 0;
+  for (const record of records) {
+    if (record.owner !== owner || record.sessionId !== sessionId || !which(record)) continue;
+    record.expiresAt = new Date(expiresAt);
+    changed++;
+  }
+  return changed;
+}
+
 /** The reference {@link SessionBlobRepository}, in memory: for tests and single-process tools. */
 export function createMemorySessionBlobRepository(
   options: MemorySessionBlobsOptions = {},
@@ -110,11 +133,14 @@ export function createMemorySessionBlobRepository(
       return latest((record) => record.owner === owner && record.sessionId === sessionId);
     },
     async deleteExpired(deleteOptions: DeleteExpiredOptions = {}) {
-      const { batchSize, maxBatches } = resolveDeleteExpiredOptions(deleteOptions);
+      const { batchSize, maxBatches, graceMs } = resolveDeleteExpiredOptions(deleteOptions);
       let deleted = 0;
       for (let batch = 0; batch < maxBatches; batch++) {
         throwIfAborted(deleteOptions.signal, "delete expired session blobs");
-        const expired = [...records.values()].filter((record) => !live(record)).slice(0, batchSize);
+        const before = now().getTime() - graceMs;
+        const expired = [...records.values()]
+          .filter((record) => record.expiresAt !== null && record.expiresAt.getTime() <= before)
+          .slice(0, batchSize);
         for (const record of expired) records.delete(record.id);
         deleted += expired.length;
         if (expired.length > 0) await deleteOptions.onDeleted?.(expired.map(expiredSummary));
@@ -122,18 +148,24 @@ export function createMemorySessionBlobRepository(
       }
       return deleted;
     },
-    async extendExpiry(owner, sessionId, expiresAt, { signal } = {}) {
+    extendExpiry: (owner, sessionId, expiresAt, { signal } = {}) =>
+      setExpiry(records.values(), { owner, sessionId, expiresAt, at: now(), signal }, live),
+    restoreExpired: (owner, sessionId, expiresAt, { signal } = {}) =>
+      setExpiry(
+        records.values(),
+        { owner, sessionId, expiresAt, at: now(), signal },
+        (record) => !live(record),
+      ),
+    async purgeExpired(owner, sessionId, { signal } = {}) {
       assertOwner(owner);
       assertSessionId(sessionId);
-      assertLaterExpiry(expiresAt, now());
-      throwIfAborted(signal, "extend session blob expiry");
-      let changed = 0;
-      for (const record of records.values()) {
-        if (record.owner !== owner || record.sessionId !== sessionId || !live(record)) continue;
-        record.expiresAt = new Date(expiresAt);
-        changed++;
+      throwIfAborted(signal, "purge expired session blobs");
+      let deleted = 0;
+      for (const record of [...records.values()]) {
+        if (record.owner !== owner || record.sessionId !== sessionId || live(record)) continue;
+        if (records.delete(record.id)) deleted++;
       }
-      return changed;
+      return deleted;
     },
     async deleteForRequest(owner, requestId, { signal } = {}) {
       assertOwner(owner);
@@ -161,7 +193,8 @@ export function createMemorySessionBlobRepository(
       // Ids are handed out in increasing order and a Map keeps insertion order: already sorted.
       const page: SessionBlobRecord[] = [];
       for (const record of records.values()) {
-        if (record.id <= afterId || !live(record)) continue;
+        // Expired records too: stored until deleteExpired removes them (a restore may want them).
+        if (record.id <= afterId) continue;
         if (page.length === limit) return { records: page, cursor: String(page[limit - 1]!.id) };
         page.push(copy(record));
       }
@@ -169,11 +202,11 @@ export function createMemorySessionBlobRepository(
     },
     async listByOwner(owner, listOptions = {}) {
       assertOwner(owner);
-      const { afterId, limit } = resolveListSessionBlobsOptions(listOptions);
+      const { afterId, limit, expired } = resolveListSessionBlobsOptions(listOptions);
       throwIfAborted(listOptions.signal, "list session blobs");
       const sessions: SessionBlobSummary[] = [];
       for (const record of records.values()) {
-        if (record.id <= afterId || record.owner !== owner || !live(record)) continue;
+        if (record.id <= afterId || record.owner !== owner || live(record) === expired) continue;
         if (sessions.length === limit) return { sessions, cursor: String(sessions[limit - 1]!.id) };
         const { blob: _blob, ...summary } = copy(record);
         sessions.push(summary);

@@ -68,6 +68,12 @@ export interface DeleteExpiredOptions extends RepositoryOperationOptions {
   /** Stop after this many batches (a time-boxed cleanup run). Default: until none is left. */
   maxBatches?: number;
   /**
+   * Keep the records that expired less than this many milliseconds ago: a trash's grace period,
+   * in which an owner still sees them (`listByOwner(owner, { expired: true })`) and can bring
+   * them back (`restoreExpired`). Default 0: every expired record goes.
+   */
+  graceMs?: number;
+  /**
    * Called after each batch with what it deleted (an audit of deletions records it), before the
    * next batch starts; when it throws, no further batch runs and `deleteExpired` rejects with its
    * error. Each record is reported by exactly one of two cleaners running at once.
@@ -86,6 +92,12 @@ export interface ListSessionBlobsOptions extends RepositoryOperationOptions {
   cursor?: string;
   /** Records per page, 1 to 1,000. Default 20. */
   limit?: number;
+}
+
+/** Options of {@link SessionBlobRepository.listByOwner}. */
+export interface ListOwnedSessionBlobsOptions extends ListSessionBlobsOptions {
+  /** The owner's expired records, not yet deleted, instead of the live ones. Default false. */
+  expired?: boolean;
 }
 
 /** A stored session as a listing of its owner's shows it: the record without its blob. */
@@ -109,7 +121,9 @@ export interface SessionBlobPage {
 /**
  * Where captured sessions are stored between container runs. Backends implement it (PostgreSQL in
  * `@stowage/storage-postgres`); `createMemorySessionBlobRepository` is the reference. Expired
- * records are never returned, even before `deleteExpired` removes them.
+ * records are never returned by a read, even before `deleteExpired` removes them; until then they
+ * are still stored: listed by `list` (what garbage collection must keep) and, asked for, by
+ * `listByOwner`, and `restoreExpired` can bring them back.
  *
  * Every record belongs to an owner, and every read and delete names one: another owner's request
  * or session id is simply not there (null, 0), never an error that would tell it exists. Two
@@ -133,7 +147,10 @@ export interface SessionBlobRepository {
     sessionId: string,
     options?: RepositoryOperationOptions,
   ): Promise<SessionBlobRecord | null>;
-  /** Deletes expired records of every owner in bounded batches; returns how many were deleted. */
+  /**
+   * Deletes expired records of every owner (those expired `graceMs` ago or more) in bounded
+   * batches; returns how many were deleted.
+   */
   deleteExpired(options?: DeleteExpiredOptions): Promise<number>;
   /**
    * Sets when the owner's live records of a session id expire (every request's), to a time after
@@ -146,6 +163,22 @@ export interface SessionBlobRepository {
     expiresAt: Date,
     options?: RepositoryOperationOptions,
   ): Promise<number>;
+  /**
+   * Sets when the owner's expired records of a session id that `deleteExpired` has not removed yet
+   * (every request's) expire, to a time after now: a restore from the trash of stored sessions.
+   * Returns how many records changed: 0 when none is left (purged, or never there).
+   */
+  restoreExpired(
+    owner: string,
+    sessionId: string,
+    expiresAt: Date,
+    options?: RepositoryOperationOptions,
+  ): Promise<number>;
+  /**
+   * Deletes the owner's expired records of a session id now, whatever their grace (a purge from
+   * the trash); its live records, a capture stored since, stay. Returns how many were deleted.
+   */
+  purgeExpired(owner: string, sessionId: string, options?: RepositoryOperationOptions): Promise<number>;
   /** Deletes every record the owner stored for a request; returns how many were deleted. */
   deleteForRequest(owner: string, requestId: string, options?: RepositoryOperationOptions): Promise<number>;
   /**
@@ -155,7 +188,8 @@ export interface SessionBlobRepository {
    */
   deleteForSession(owner: string, sessionId: string, options?: RepositoryOperationOptions): Promise<number>;
   /**
-   * Every live (unexpired) record of every owner, a page at a time in id order: for maintenance
+   * Every stored record of every owner, a page at a time in id order, expired ones that
+   * `deleteExpired` has not removed yet included (a restore may bring them back): for maintenance
    * that must see all that is stored, such as the roots of blob garbage collection (each blob
    * decompressed and scanned for `blob:sha256:` refs). A record replaced by an upsert keeps its
    * id, so its place; one stored while a listing runs is on a later page or not at all. The
@@ -164,8 +198,9 @@ export interface SessionBlobRepository {
   list(options?: ListSessionBlobsOptions): Promise<SessionBlobPage>;
   /**
    * The owner's live (unexpired) stored sessions without their blobs, a page at a time in id
-   * order: what a user is shown of what is stored for them (agent, sizes, expiry). The cursor is
-   * the last record's id in decimal, opaque to callers; `limit` as for {@link list}.
+   * order: what a user is shown of what is stored for them (agent, sizes, expiry). With
+   * `expired: true`, the expired ones not yet deleted instead (a trash). The cursor is the last
+   * record's id in decimal, opaque to callers; `limit` as for {@link list}.
    */
-  listByOwner(owner: string, options?: ListSessionBlobsOptions): Promise<SessionBlobSummaryPage>;
+  listByOwner(owner: string, options?: ListOwnedSessionBlobsOptions): Promise<SessionBlobSummaryPage>;
 }

@@ -13,7 +13,7 @@ import {
   DEFAULT_SESSION_BLOB_PAGE_SIZE,
   DEFAULT_SESSION_TTL_MS,
   type DeleteExpiredOptions,
-  type ListSessionBlobsOptions,
+  type ListOwnedSessionBlobsOptions,
   MAX_DELETE_EXPIRED_BATCH,
   MAX_SESSION_BLOB_PAGE_SIZE,
 } from "./session-blob-repository.js";
@@ -132,6 +132,7 @@ export function assertLaterExpiry(expiresAt: unknown, now: Date): asserts expire
 export function resolveDeleteExpiredOptions(options: DeleteExpiredOptions = {}): {
   batchSize: number;
   maxBatches: number;
+  graceMs: number;
 } {
   const batchSize = options.batchSize ?? DEFAULT_DELETE_EXPIRED_BATCH;
   if (!Number.isSafeInteger(batchSize) || batchSize < 1 || batchSize > MAX_DELETE_EXPIRED_BATCH) {
@@ -154,7 +155,14 @@ export function resolveDeleteExpiredOptions(options: DeleteExpiredOptions = {}):
       `onDeleted must be a function or absent, got ${describeValue(options.onDeleted)}`,
     );
   }
-  return { batchSize, maxBatches };
+  const graceMs = options.graceMs ?? 0;
+  if (!Number.isSafeInteger(graceMs) || graceMs < 0) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `graceMs must be a non-negative integer of milliseconds, got ${describeValue(graceMs)}`,
+    );
+  }
+  return { batchSize, maxBatches, graceMs };
 }
 
 /** A `list` cursor: the decimal id of the last record of a page (no sign, no leading zero). */
@@ -164,9 +172,11 @@ const CURSOR_PATTERN = /^[1-9][0-9]{0,15}$/;
  * `list` options validated: the id the page starts after (0 for the first page) and the page
  * size. For backends, which end a page with `cursor: String(lastRecord.id)` when more may follow.
  */
-export function resolveListSessionBlobsOptions(options: ListSessionBlobsOptions = {}): {
+export function resolveListSessionBlobsOptions(options: ListOwnedSessionBlobsOptions = {}): {
   afterId: number;
   limit: number;
+  /** `listByOwner`'s: the expired records instead of the live ones. */
+  expired: boolean;
 } {
   const limit = options.limit ?? DEFAULT_SESSION_BLOB_PAGE_SIZE;
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_SESSION_BLOB_PAGE_SIZE) {
@@ -176,8 +186,11 @@ export function resolveListSessionBlobsOptions(options: ListSessionBlobsOptions 
       { details: { limit: MAX_SESSION_BLOB_PAGE_SIZE } },
     );
   }
-  const { cursor } = options;
-  if (cursor === undefined) return { afterId: 0, limit };
+  const { cursor, expired = false } = options;
+  if (typeof expired !== "boolean") {
+    throw new StowageError("INVALID_INPUT", `expired must be a boolean, got ${describeValue(expired)}`);
+  }
+  if (cursor === undefined) return { afterId: 0, limit, expired };
   if (typeof cursor !== "string" || !CURSOR_PATTERN.test(cursor) || !Number.isSafeInteger(Number(cursor))) {
     throw new StowageError(
       "INVALID_INPUT",
@@ -185,5 +198,5 @@ export function resolveListSessionBlobsOptions(options: ListSessionBlobsOptions 
       { reason: "INVALID_CURSOR" },
     );
   }
-  return { afterId: Number(cursor), limit };
+  return { afterId: Number(cursor), limit, expired };
 }

@@ -84,6 +84,9 @@ function repositoryPerTest(options: SessionBlobRepositoryConformanceOptions): Se
     deleteExpired: (operation) => now().deleteExpired(operation),
     extendExpiry: (owner, sessionId, expiresAt, operation) =>
       now().extendExpiry(owner, sessionId, expiresAt, operation),
+    restoreExpired: (owner, sessionId, expiresAt, operation) =>
+      now().restoreExpired(owner, sessionId, expiresAt, operation),
+    purgeExpired: (owner, sessionId, operation) => now().purgeExpired(owner, sessionId, operation),
     deleteForRequest: (owner, requestId, operation) => now().deleteForRequest(owner, requestId, operation),
     deleteForSession: (owner, sessionId, operation) => now().deleteForSession(owner, sessionId, operation),
     list: (operation) => now().list(operation),
@@ -282,6 +285,109 @@ function itStoresChunkedCaptures(repo: SessionBlobRepository): void {
     ]);
     expect(read.format).toBe("chunked");
     expect(read.files).toEqual(original.files);
+  });
+}
+
+/**
+ * The trash of stored sessions: expired records kept through a grace period, listed to their
+ * owner, brought back or purged one session at a time.
+ */
+function itKeepsExpiredRecordsThroughTheirGrace(repo: SessionBlobRepository): void {
+  const HOUR = 3600 * SECOND;
+  const ago = (ms: number) => new Date(Date.now() - ms);
+  const ownerOf = () => `user:grace-${randomUUID()}`;
+
+  it("deleteExpired with graceMs keeps what expired within it and deletes what expired before", async () => {
+    const owner = ownerOf();
+    const long = await repo.create(input({ owner, expiresAt: ago(2 * HOUR) }));
+    const recent = await repo.create(input({ owner, expiresAt: ago(60 * SECOND) }));
+    const live = await repo.create(input({ owner }));
+    const told: ExpiredSessionBlob[] = [];
+    const deleted = await repo.deleteExpired({
+      graceMs: HOUR,
+      onDeleted: (batch) => void told.push(...batch),
+    });
+    expect(told.filter((record) => record.owner === owner).map((record) => record.id)).toEqual([long.id]);
+    expect(deleted).toBeGreaterThanOrEqual(1);
+    expect(await repo.deleteExpired({ graceMs: HOUR })).toBe(0);
+    const listed = (await repo.listByOwner(owner, { expired: true })).sessions.map((record) => record.id);
+    expect(listed).toEqual([recent.id]);
+    for (const graceMs of [-1, 1.5, Number.NaN, "60000" as never]) {
+      await expectStowageError(repo.deleteExpired({ graceMs }), "INVALID_INPUT");
+    }
+    await repo.deleteExpired();
+    expect((await repo.listByOwner(owner, { expired: true })).sessions).toEqual([]);
+    expect((await repo.listByOwner(owner)).sessions.map((record) => record.id)).toEqual([live.id]);
+  });
+
+  it("listByOwner({ expired: true }) lists the owner's expired records and only them, without blobs", async () => {
+    const owner = ownerOf();
+    const live = await repo.create(input({ owner }));
+    const expired = await repo.create(
+      input({ owner, requestId: "req-expired", expiresAt: ago(60 * SECOND) }),
+    );
+    await repo.create(input({ owner: `org:grace-${randomUUID()}`, expiresAt: ago(60 * SECOND) }));
+    const { sessions } = await repo.listByOwner(owner, { expired: true });
+    expect(sessions.map((record) => [record.id, record.requestId])).toEqual([[expired.id, "req-expired"]]);
+    expect(sessions[0]).not.toHaveProperty("blob");
+    expect(sessions[0]?.expiresAt?.getTime()).toBe(expired.expiresAt?.getTime());
+    expect((await repo.listByOwner(owner, { expired: false })).sessions.map((record) => record.id)).toEqual([
+      live.id,
+    ]);
+    for (const bad of ["yes", 1, null]) {
+      await expectStowageError(repo.listByOwner(owner, { expired: bad as never }), "INVALID_INPUT");
+    }
+  });
+
+  it("restoreExpired brings back every request's expired record of a session, byte for byte; live ones and another owner's stay", async () => {
+    const owner = ownerOf();
+    const sessionId = randomUUID();
+    const first = input({ owner, sessionId, requestId: "req-a", expiresAt: ago(60 * SECOND) });
+    const second = recaptured({ ...first, requestId: "req-b" }, "second");
+    const current = recaptured(
+      { ...first, requestId: "req-c", expiresAt: new Date(Date.now() + HOUR) },
+      "live",
+    );
+    for (const data of [first, second, current]) await repo.create(data);
+    const other = input({ owner: `org:grace-${randomUUID()}`, sessionId, expiresAt: ago(60 * SECOND) });
+    await repo.create(other);
+    const later = new Date(Date.now() + 7 * 24 * HOUR);
+    expect(await repo.restoreExpired(owner, sessionId, later)).toBe(2);
+    for (const data of [first, second]) {
+      const back = await repo.getLatestForRequest(owner, data.requestId);
+      sameBytes(back?.blob, data.blob);
+      expect(back?.expiresAt?.getTime()).toBe(later.getTime());
+    }
+    expect((await repo.getLatestForRequest(owner, "req-c"))?.expiresAt?.getTime()).toBe(
+      current.expiresAt?.getTime(),
+    );
+    expect(await repo.getBySessionId(other.owner, sessionId)).toBeNull();
+    // Nothing left to restore: a second restore, another owner's restore of nothing.
+    expect(await repo.restoreExpired(owner, sessionId, later)).toBe(0);
+    expect(await repo.restoreExpired(`user:nobody-${randomUUID()}`, sessionId, later)).toBe(0);
+    await expectStowageError(repo.restoreExpired(owner, sessionId, ago(SECOND)), "INVALID_INPUT");
+    await expectStowageError(repo.restoreExpired(owner, "../x", later), "INVALID_INPUT");
+    await expectStowageError(repo.restoreExpired("a/b", sessionId, later), "INVALID_INPUT");
+  });
+
+  it("purgeExpired deletes an owner's expired records of a session now; its live ones and another owner's stay", async () => {
+    const owner = ownerOf();
+    const sessionId = randomUUID();
+    const expired = input({ owner, sessionId, requestId: "req-old", expiresAt: ago(60 * SECOND) });
+    const live = recaptured(
+      { ...expired, requestId: "req-new", expiresAt: new Date(Date.now() + HOUR) },
+      "new",
+    );
+    const other = input({ owner: `org:grace-${randomUUID()}`, sessionId, expiresAt: ago(60 * SECOND) });
+    for (const data of [expired, live, other]) await repo.create(data);
+    expect(await repo.purgeExpired(owner, sessionId)).toBe(1);
+    expect(await repo.purgeExpired(owner, sessionId)).toBe(0);
+    expect((await repo.listByOwner(owner, { expired: true })).sessions).toEqual([]);
+    sameBytes((await repo.getLatestForRequest(owner, "req-new"))?.blob, live.blob);
+    expect((await repo.listByOwner(other.owner, { expired: true })).sessions.map((r) => r.sessionId)).toEqual(
+      [sessionId],
+    );
+    await expectStowageError(repo.purgeExpired(owner, "a/b"), "INVALID_INPUT");
   });
 }
 
@@ -485,7 +591,7 @@ function describeOwnersNeverMeet(repo: SessionBlobRepository): void {
 }
 
 function describeListForGarbageCollection(repo: SessionBlobRepository): void {
-  describe("list: every live record of every owner, for garbage collection roots", () => {
+  describe("list: every stored record of every owner, for garbage collection roots", () => {
     /** Records of `owners` only: a shared database may hold other tests' records too. */
     async function listAll(limit: number, owners: string[]): Promise<SessionBlobRecord[]> {
       const seen: SessionBlobRecord[] = [];
@@ -502,15 +608,17 @@ function describeListForGarbageCollection(repo: SessionBlobRepository): void {
       return seen.filter((record) => owners.includes(record.owner));
     }
 
-    it("pages through every owner's live records, each once, in id order, with their blobs", async () => {
+    it("pages through every owner's records, expired ones not yet deleted too, each once, in id order, with their blobs", async () => {
       const owners = [`user:list-${randomUUID()}`, `org:list-${randomUUID()}`];
       const stored: CreateSessionBlobInput[] = [];
       for (let i = 0; i < 7; i++) {
-        const data = input({ owner: owners[i % 2]!, ...(i === 3 ? { expiresAt: null } : {}) });
+        // One that never expires; one expired (a restore may bring it back, so its refs are roots).
+        const expiry =
+          i === 3 ? { expiresAt: null } : i === 5 ? { expiresAt: new Date(Date.now() - 60 * SECOND) } : {};
+        const data = input({ owner: owners[i % 2]!, ...expiry });
         stored.push(data);
         await repo.create(data);
       }
-      await repo.create(input({ owner: owners[0]!, expiresAt: new Date(Date.now() - 60 * SECOND) }));
       for (const limit of [1, 2, 3, 100]) {
         const listed = await listAll(limit, owners);
         expect(listed.map((record) => record.sessionId)).toEqual(stored.map((data) => data.sessionId));
@@ -709,6 +817,7 @@ export function describeSessionBlobRepositoryConformance(
     itStoresChunkedCaptures(repo);
     itExpiresAndDeletes(repo);
     itReportsAndExtendsExpiry(repo);
+    itKeepsExpiredRecordsThroughTheirGrace(repo);
     itTakesSafeIdsAndTheThreeAgents(repo);
     describeOwnersNeverMeet(repo);
     describeListForGarbageCollection(repo);

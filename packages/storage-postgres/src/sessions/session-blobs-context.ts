@@ -1,5 +1,5 @@
 import type { SessionBlobLimits, SessionBlobRecord, SessionCodec } from "@stowage/sessions";
-import { gt, isNull, or, sql } from "drizzle-orm";
+import { and, gt, isNotNull, isNull, lte, or, sql } from "drizzle-orm";
 import { plainBytes, type StowageDatabase } from "../database.js";
 import { agentSessions } from "../schema.js";
 
@@ -11,6 +11,9 @@ export interface SessionBlobsContext {
 
 /** Rows not yet expired (a row without `expires_at` never expires). */
 export const live = or(isNull(agentSessions.expiresAt), gt(agentSessions.expiresAt, sql`now()`));
+
+/** Rows expired and not yet deleted: the trash of stored sessions, while their grace lasts. */
+export const expired = and(isNotNull(agentSessions.expiresAt), lte(agentSessions.expiresAt, sql`now()`));
 
 /** A row as the repository contract's record, the blob as a plain Uint8Array view. */
 export function toRecord(row: typeof agentSessions.$inferSelect): SessionBlobRecord {

@@ -1,5 +1,6 @@
 import { assertSessionId } from "@stowage/core";
 import type {
+  ListOwnedSessionBlobsOptions,
   ListSessionBlobsOptions,
   RepositoryOperationOptions,
   SessionBlobPage,
@@ -11,7 +12,7 @@ import { assertOwner, assertRequestId, resolveListSessionBlobsOptions } from "@s
 import { and, asc, desc, eq, getTableColumns, gt, type SQL } from "drizzle-orm";
 import { runDatabase } from "../run-database.js";
 import { agentSessions } from "../schema.js";
-import { live, type SessionBlobsContext, toRecord } from "./session-blobs-context.js";
+import { expired, live, type SessionBlobsContext, toRecord } from "./session-blobs-context.js";
 
 /** The latest live record that `where` selects, or null. */
 async function latest(
@@ -63,7 +64,7 @@ export async function getBySessionId(
   );
 }
 
-/** Every owner's live records, a page at a time in id order. */
+/** Every owner's stored records (expired ones not yet deleted too), a page at a time in id order. */
 export async function listSessionBlobs(
   { db }: SessionBlobsContext,
   options: ListSessionBlobsOptions = {},
@@ -76,7 +77,7 @@ export async function listSessionBlobs(
     const rows = await db
       .select()
       .from(agentSessions)
-      .where(and(gt(agentSessions.id, afterId), live))
+      .where(gt(agentSessions.id, afterId))
       .orderBy(asc(agentSessions.id))
       .limit(limit);
     const records = rows.map(toRecord);
@@ -84,21 +85,21 @@ export async function listSessionBlobs(
   });
 }
 
-/** One owner's live records without their blobs, a page at a time in id order. */
+/** One owner's live (or expired, not yet deleted) records without their blobs, a page at a time in id order. */
 export async function listSessionBlobsByOwner(
   { db }: SessionBlobsContext,
   owner: string,
-  options: ListSessionBlobsOptions = {},
+  options: ListOwnedSessionBlobsOptions = {},
 ): Promise<SessionBlobSummaryPage> {
   assertOwner(owner);
-  const { afterId, limit } = resolveListSessionBlobsOptions(options);
+  const { afterId, limit, expired: listExpired } = resolveListSessionBlobsOptions(options);
   return runDatabase("list session blobs", options.signal, async () => {
     // Every column but the blob; one row more than the page tells whether another follows.
     const { sessionBlob: _blob, ...columns } = getTableColumns(agentSessions);
     const rows = await db
       .select(columns)
       .from(agentSessions)
-      .where(and(eq(agentSessions.owner, owner), gt(agentSessions.id, afterId), live))
+      .where(and(eq(agentSessions.owner, owner), gt(agentSessions.id, afterId), listExpired ? expired : live))
       .orderBy(asc(agentSessions.id))
       .limit(limit + 1);
     const sessions = rows.slice(0, limit).map((row) => ({

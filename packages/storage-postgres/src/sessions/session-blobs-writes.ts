@@ -14,11 +14,11 @@ import {
   normalizeCreateInput,
   resolveDeleteExpiredOptions,
 } from "@stowage/sessions/backend";
-import { and, eq, gt, isNull, or, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { rowsOf } from "../database.js";
 import { runDatabase } from "../run-database.js";
 import { agentSessions } from "../schema.js";
-import type { SessionBlobsContext } from "./session-blobs-context.js";
+import { expired, live, type SessionBlobsContext } from "./session-blobs-context.js";
 
 /** Stores a session blob, checked and read through first; upserts on (owner, request id, session id). */
 export async function createSessionBlob(
@@ -101,7 +101,7 @@ export async function deleteExpiredSessionBlobs(
   { db }: SessionBlobsContext,
   options: DeleteExpiredOptions = {},
 ): Promise<number> {
-  const { batchSize, maxBatches } = resolveDeleteExpiredOptions(options);
+  const { batchSize, maxBatches, graceMs } = resolveDeleteExpiredOptions(options);
   const { signal, onDeleted } = options;
   let deleted = 0;
   for (let batch = 0; batch < maxBatches; batch++) {
@@ -112,7 +112,8 @@ export async function deleteExpiredSessionBlobs(
       db.execute(sql`
         WITH doomed AS (
           SELECT ${agentSessions.id} AS id FROM ${agentSessions}
-          WHERE ${agentSessions.expiresAt} IS NOT NULL AND ${agentSessions.expiresAt} <= now()
+          WHERE ${agentSessions.expiresAt} IS NOT NULL
+            AND ${agentSessions.expiresAt} <= now() - ${graceMs}::double precision * interval '1 millisecond'
           ORDER BY ${agentSessions.expiresAt}
           LIMIT ${batchSize}
           FOR UPDATE SKIP LOCKED
@@ -128,19 +129,22 @@ export async function deleteExpiredSessionBlobs(
   return deleted;
 }
 
-/** Sets the expiry of the owner's live rows of a session id, after now; how many changed. */
-export async function extendSessionBlobExpiry(
+/**
+ * Sets the expiry of the owner's rows of a session id that `which` takes (its live rows, or its
+ * expired ones not yet deleted: a restore from the trash), after now; how many changed.
+ */
+export async function setSessionBlobExpiry(
   { db }: SessionBlobsContext,
   owner: string,
   sessionId: string,
   expiresAt: Date,
+  which: "live" | "expired",
   { signal }: RepositoryOperationOptions = {},
 ): Promise<number> {
   assertOwner(owner);
   assertSessionId(sessionId);
   assertLaterExpiry(expiresAt, new Date());
-  return runDatabase(`extend the expiry of session ${sessionId}`, signal, async () => {
-    // Only live rows: an expired one is gone to every read, and stays for deleteExpired.
+  return runDatabase(`set the expiry of session ${sessionId}`, signal, async () => {
     const rows = await db
       .update(agentSessions)
       .set({ expiresAt })
@@ -148,7 +152,7 @@ export async function extendSessionBlobExpiry(
         and(
           eq(agentSessions.owner, owner),
           eq(agentSessions.sessionId, sessionId),
-          or(isNull(agentSessions.expiresAt), gt(agentSessions.expiresAt, sql`now()`)),
+          which === "live" ? live : expired,
         ),
       )
       .returning({ id: agentSessions.id });
@@ -173,20 +177,30 @@ export async function deleteSessionBlobsForRequest(
   });
 }
 
+/**
+ * Deletes the owner's rows of a session id, whatever request they were stored for: all of them, or
+ * only the expired ones (a purge from the trash, which leaves a capture stored since); how many went.
+ */
 export async function deleteSessionBlobsOfSession(
   { db }: SessionBlobsContext,
   owner: string,
   sessionId: string,
+  which: "all" | "expired",
   { signal }: RepositoryOperationOptions = {},
 ): Promise<number> {
   assertOwner(owner);
   assertSessionId(sessionId);
-  return runDatabase(`delete session blobs of session ${sessionId}`, signal, async () => {
-    // One statement on the (owner, session_id) index: only this session's rows, whatever request.
-    const rows = await db
-      .delete(agentSessions)
-      .where(and(eq(agentSessions.owner, owner), eq(agentSessions.sessionId, sessionId)))
-      .returning({ id: agentSessions.id });
-    return rows.length;
-  });
+  return runDatabase(
+    `delete ${which === "all" ? "" : "the expired "}session blobs of session ${sessionId}`,
+    signal,
+    async () => {
+      // One statement on the (owner, session_id) index: only this session's rows, whatever request.
+      const ofSession = and(eq(agentSessions.owner, owner), eq(agentSessions.sessionId, sessionId));
+      const rows = await db
+        .delete(agentSessions)
+        .where(which === "all" ? ofSession : and(ofSession, expired))
+        .returning({ id: agentSessions.id });
+      return rows.length;
+    },
+  );
 }

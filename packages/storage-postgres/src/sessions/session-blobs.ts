@@ -13,7 +13,7 @@ import {
   deleteExpiredSessionBlobs,
   deleteSessionBlobsForRequest,
   deleteSessionBlobsOfSession,
-  extendSessionBlobExpiry,
+  setSessionBlobExpiry,
 } from "./session-blobs-writes.js";
 
 export interface PostgresSessionBlobsOptions extends SessionBlobLimits {
@@ -25,7 +25,7 @@ export interface PostgresSessionBlobsOptions extends SessionBlobLimits {
  * The session blob repository of `@stowage/sessions` on the `agent_sessions` table: every row
  * has an owner and every read and delete is made inside one (another owner's ids read as absent);
  * upsert on (owner, request id, session id), a default TTL of 7 days, expired rows never returned
- * and deleted in bounded batches, whoever owns them.
+ * by a read and deleted in bounded batches (after a grace period, if given), whoever owns them.
  */
 export function createPostgresSessionBlobs(options: PostgresSessionBlobsOptions): SessionBlobRepository {
   const db = assertDatabase(options?.db, "createPostgresSessionBlobs");
@@ -37,9 +37,14 @@ export function createPostgresSessionBlobs(options: PostgresSessionBlobsOptions)
     getBySessionId: (owner, sessionId, op) => getBySessionId(context, owner, sessionId, op),
     deleteExpired: (op) => deleteExpiredSessionBlobs(context, op),
     extendExpiry: (owner, sessionId, expiresAt, op) =>
-      extendSessionBlobExpiry(context, owner, sessionId, expiresAt, op),
+      setSessionBlobExpiry(context, owner, sessionId, expiresAt, "live", op),
+    restoreExpired: (owner, sessionId, expiresAt, op) =>
+      setSessionBlobExpiry(context, owner, sessionId, expiresAt, "expired", op),
+    purgeExpired: (owner, sessionId, op) =>
+      deleteSessionBlobsOfSession(context, owner, sessionId, "expired", op),
     deleteForRequest: (owner, requestId, op) => deleteSessionBlobsForRequest(context, owner, requestId, op),
-    deleteForSession: (owner, sessionId, op) => deleteSessionBlobsOfSession(context, owner, sessionId, op),
+    deleteForSession: (owner, sessionId, op) =>
+      deleteSessionBlobsOfSession(context, owner, sessionId, "all", op),
     list: (op) => listSessionBlobs(context, op),
     listByOwner: (owner, op) => listSessionBlobsByOwner(context, owner, op),
   };

@@ -38,6 +38,10 @@ const MAX_TRASH_DAYS = 365;
 
 type TrashTenant = TenantBase & Record<string, unknown>;
 
+/** How long an expired stored session stays in its owner's trash: the deployment's trash days. */
+export const trashGraceMsOf = (deploymentDays: number | undefined) =>
+  Math.round(trashDaysOf(undefined, deploymentDays) * DAY_MS);
+
 /** The trash days a deletion goes by: the call's, else the deployment's, else 7; INVALID_INPUT otherwise. */
 export function trashDaysOf(given: number | undefined, deploymentDays: number | undefined): number {
   const days = given ?? deploymentDays ?? DEFAULT_TRASH_DAYS;
@@ -118,13 +122,17 @@ export async function moveSessionToTrash(
   return { sessionId, deleted: {}, trash: { kind: "session", id: sessionId, bytes, ...listed } };
 }
 
-/** What is in the tenant's trash, soonest purged first, and the bytes it holds. */
+/**
+ * What is in the tenant's trash, soonest purged first, and the bytes it holds: its deleted
+ * sessions, and `also` (its expired stored sessions, which no entry records).
+ */
 export async function listTrash(
   store: ObjectStore,
   tenant: TrashTenant,
   options: OperationOptions = {},
+  also: readonly TrashedThing[] = [],
 ): Promise<{ items: TrashedThing[]; bytes: number }> {
-  const items: TrashedThing[] = [];
+  const items: TrashedThing[] = [...also];
   for await (const item of store.iterate({
     ...options,
     prefix: trashRootOf(namespaceOf(tenant.principal)),
@@ -147,7 +155,8 @@ export async function listTrash(
 async function currentStay(tenant: TrashTenant, kind: unknown, id: unknown, options: OperationOptions) {
   assertTrashKind(kind);
   assertSessionId(id);
-  const mark = await tenant.registeredSessions.trashMark(id as string, options);
+  // Only sessions have stays; the other kinds are the deployment's to dispatch (createStowage).
+  const mark = kind === "session" ? await tenant.registeredSessions.trashMark(id as string, options) : null;
   if (mark === null) {
     throw new StowageError("NOT_FOUND", `nothing in the trash is ${kind} ${id}`, { reason: "NOT_IN_TRASH" });
   }
