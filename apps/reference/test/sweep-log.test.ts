@@ -26,12 +26,13 @@ describe("the server's sweep", () => {
 
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), "stowage-sweep-log-"));
-    // Stored sessions kept 2 seconds, swept every second.
+    // Stored sessions kept 2 seconds, then 1 second in their owner's trash, swept every second.
     const config = await loadConfig(
       {
         STOWAGE_DATA_DIR: dataDir,
         STOWAGE_PORT: "0",
         STOWAGE_SESSION_TTL_DAYS: String(2 / 86_400),
+        STOWAGE_TRASH_DAYS: String(1 / 86_400),
         STOWAGE_SWEEP_INTERVAL_SECONDS: "1",
       },
       dataDir,
