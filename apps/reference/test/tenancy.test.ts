@@ -40,6 +40,12 @@ const MCP_INITIALIZE = {
   params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bob", version: "1" } },
 };
 
+/**
+ * The fixtures below are some twenty requests to a fresh app: 5 s on a quiet machine, but once
+ * more than the 120 s a hook gets by default while every package's tests share two cores (CI).
+ */
+const FIXTURE_TIMEOUT_MS = 300_000;
+
 beforeAll(async () => {
   // Every row reads alice's things twice: more requests than the default minute allows.
   app = await startTestApp({
@@ -144,8 +150,8 @@ beforeAll(async () => {
       json: { agentSessionId: sessionId, filename: "notes.txt" },
     }),
   );
-});
-afterAll(() => app.close());
+}, FIXTURE_TIMEOUT_MS);
+afterAll(() => app?.close());
 
 /** What alice can see of her own things, before and after bob tries. */
 async function aliceSees() {
