@@ -18,6 +18,9 @@ export interface ProcessOptions {
   timeoutMs: number;
 }
 
+/** How long the helpers of a CLI that has exited may keep its output pipes open. */
+const EXITED_GROUP_GRACE_MS = 5_000;
+
 /**
  * Runs `command args` with stdin closed, collecting its output, and kills its whole process
  * group at the timeout: the agent CLIs start helpers (MCP servers, language servers) that would
@@ -55,6 +58,13 @@ export function runProcess(
     timedOut = true;
     killGroup();
   }, options.timeoutMs);
+  // `close` waits for every holder of the output pipes: a helper the CLI started and left running
+  // would keep a finished run open until the timeout. Once the CLI itself has exited, what it
+  // wrote is already in the pipes; its group gets a moment to finish, then goes.
+  let afterExit: NodeJS.Timeout | undefined;
+  child.on("exit", () => {
+    afterExit = setTimeout(killGroup, EXITED_GROUP_GRACE_MS);
+  });
   return new Promise((resolve, reject) => {
     child.on("error", (error) => {
       clearTimeout(timer);
@@ -62,6 +72,7 @@ export function runProcess(
     });
     child.on("close", (code) => {
       clearTimeout(timer);
+      clearTimeout(afterExit);
       // Helpers the CLI left behind in its group go with it.
       killGroup();
       resolve({ code, stdout, stderr, timedOut });

@@ -62,6 +62,15 @@ describe("the report of an agent run", () => {
     expect(result.report).toContain("--- stdout: (empty)");
   });
 
+  it("ends a run whose CLI exited while a helper it started still holds the output pipes", async () => {
+    // The helper inherits stdout and outlives the CLI: without the kill after exit, `close` would
+    // wait for it until the run's timeout.
+    const { result } = await run("helper", "sleep 60 & echo done; exit 0", 30_000);
+    expect(result.code, result.report).toBe(0);
+    expect(result.timedOut).toBe(false);
+    expect(result.stdout.trim()).toBe("done");
+  });
+
   it("runs the CLI with a temp directory of its own inside HOME", async () => {
     const { home, result } = await run("tmp", 'echo "$TMPDIR"; test -d "$TMPDIR"');
     expect(result.code, result.report).toBe(0);
