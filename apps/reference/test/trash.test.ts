@@ -2,7 +2,8 @@
 // of it 404 until restored), GET /trash, POST /trash/:kind/:id/restore, DELETE /trash/:kind/:id,
 // the sweeper's purge, `stowage trash`; on the embedded PGlite, and on PostgreSQL and Ceph RGW.
 import { createHash, randomUUID } from "node:crypto";
-import { rm } from "node:fs/promises";
+import { readdir, readFile, rm, utimes } from "node:fs/promises";
+import { join } from "node:path";
 import { integrationEnv } from "@stowage/core/testing";
 import { compressChunks, toTransport } from "@stowage/sessions";
 import { s3TestEnv } from "@stowage/test-support";
@@ -365,3 +366,71 @@ describe("stowage trash", () => {
     }
   });
 });
+
+describe("uploads past retention in the trash", () => {
+  it("are listed, restored byte for byte and purged through /trash; bob can do neither", async () => {
+    const app = await startTestApp({ STOWAGE_UPLOAD_RETENTION_DAYS: "30", STOWAGE_TRASH_DAYS: "7" });
+    try {
+      const alice = await app.keyFor({ kind: "user", id: "alice" });
+      const bob = await app.keyFor({ kind: "user", id: "bob" });
+      const { sessionId } = await fullSession(app, alice);
+      // The upload's file, 31 days old: one day past the retention.
+      const [file] = await findFiles(join(app.dataDir, "objects"), `${sessionId}/artifacts/notes.txt`);
+      const age = async () => {
+        const at = new Date(Date.now() - 31 * DAY_MS);
+        await utimes(file!, at, at);
+      };
+      await age();
+      const artifacts = `/agents/${sessionId}/artifacts`;
+      const listedNames = async () =>
+        (
+          await json<{ artifacts: { filename: string }[] }>(await app.call(artifacts, { key: alice }))
+        ).artifacts.map((artifact) => artifact.filename);
+      expect(await listedNames()).toEqual([]);
+      const { items } = await json<{ items: Trashed[] }>(await app.call("/trash", { key: alice }));
+      expect(items).toEqual([
+        expect.objectContaining({ kind: "upload", id: `${sessionId}/notes.txt`, by: "retention", bytes: 11 }),
+      ]);
+      expect((await json<{ items: Trashed[] }>(await app.call("/trash", { key: bob }))).items).toEqual([]);
+      // The id holds a slash: one path segment, percent-encoded.
+      const one = `/trash/upload/${encodeURIComponent(`${sessionId}/notes.txt`)}`;
+      expect((await app.call(`${one}/restore`, { key: bob, method: "POST" })).status).toBe(404);
+      expect((await app.call(one, { key: bob, method: "DELETE" })).status).toBe(404);
+      expect(await json(await app.call(`${one}/restore`, { key: alice, method: "POST" }))).toMatchObject({
+        kind: "upload",
+        id: `${sessionId}/notes.txt`,
+      });
+      expect(await listedNames()).toEqual(["notes.txt"]);
+      expect(await readFile(file!, "utf8")).toBe("hello world");
+
+      await age();
+      await json(await app.call(one, { key: alice, method: "DELETE" }));
+      expect(await findFiles(join(app.dataDir, "objects"), `${sessionId}/artifacts/notes.txt`)).toEqual([]);
+      expect((await json<{ items: Trashed[] }>(await app.call("/trash", { key: alice }))).items).toEqual([]);
+      const { rows } = await json<{ rows: { kind: string; id: string; by: string }[] }>(
+        await app.call("/audit", { key: alice }),
+      );
+      expect(rows.filter((row) => row.kind === "uploads")).toEqual([
+        expect.objectContaining({ id: `${sessionId}/notes.txt`, by: expect.stringMatching(/^key:/) }),
+      ]);
+      for (const [path, method] of [
+        [`/trash/upload/${encodeURIComponent("../x/notes.txt")}/restore`, "POST"],
+        [`/trash/upload/${encodeURIComponent(`${sessionId}/../notes.txt`)}`, "DELETE"],
+        [`/trash/upload/${encodeURIComponent(`${sessionId}/`)}/restore`, "POST"],
+      ] as const) {
+        expect((await app.call(path, { key: alice, method })).status, path).toBe(400);
+      }
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+/** Files under `root` whose path ends with `suffix`. */
+async function findFiles(root: string, suffix: string): Promise<string[]> {
+  const entries = await readdir(root, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name))
+    .filter((path) => path.endsWith(`/${suffix}`));
+}

@@ -3,6 +3,7 @@ import type { UploadService } from "@stowage/uploads";
 import { ownerOf } from "./shared/owner.js";
 import type { Deployment } from "./store-definition.js";
 import type { SweepContext } from "./sweep.js";
+import { trashDaysOf } from "./trash/trash.js";
 
 /** Rows grouped by the owner they go to. */
 function byOwner<Thing>(
@@ -38,8 +39,8 @@ export async function auditExpiredSessionBlobs(
 
 /**
  * The uploads store's sweep: what revoked URLs wrote after their session's deletion (each in its
- * owner's audit, `retention`), then, where the deployment keeps
- * uploads for a time, those past it, each session's in its owner's audit (`retention`) as soon as
+ * owner's audit, `retention`), then, where the deployment keeps uploads for a time, those past it
+ * and past their stay in the trash, each session's in its owner's audit (`retention`) as soon as
  * they are deleted, before the sweep goes on to the next session.
  */
 export async function sweepUploads(
@@ -60,10 +61,12 @@ export async function sweepUploads(
       })),
     );
   }
-  const olderThanDays = deployment.uploadRetentionDays;
-  if (olderThanDays === undefined) return revoked.removed;
+  const retentionDays = deployment.uploadRetentionDays;
+  if (retentionDays === undefined) return revoked.removed;
+  // An upload past retention waits in its owner's trash for the deployment's trash days first.
+  const trashDays = trashDaysOf(undefined, deployment.trashDays);
   const swept = await uploads.sweepUploads({
-    olderThanDays,
+    olderThanDays: retentionDays + trashDays,
     ...io,
     onSwept: async (gone) => {
       for (const [owner, owned] of byOwner(gone, (upload) => ownerOf(upload.principal))) {
@@ -74,7 +77,7 @@ export async function sweepUploads(
             id: `${upload.sessionId}/${upload.filename}`,
             bytes: upload.size,
             by: "retention",
-            reason: `last modified ${upload.lastModified.toISOString()}, past the retention of ${olderThanDays} days`,
+            reason: `last modified ${upload.lastModified.toISOString()}, past the retention of ${retentionDays} days and ${trashDays} days in the trash`,
           })),
         );
       }

@@ -16,12 +16,8 @@ import { SHARED_LAYOUT } from "./shared/shared-layout.js";
 import { type SharedStores, sealSharedStore, sharedStoresOver } from "./shared/shared-stores.js";
 import type { Deployment, OpenedStore, StoreTable } from "./store-definition.js";
 import { AUDIT_PRUNE_INTERVAL_MS, type SweepReport, sweepStores } from "./sweep.js";
-import {
-  listTrashedStoredSessions,
-  purgeStoredSession,
-  restoreStoredSession,
-  type StoredSessionTrash,
-} from "./trash/stored-session-trash.js";
+import type { ExpiredTrash } from "./trash/expired-trash.js";
+import { storedSessionTrash } from "./trash/stored-session-trash.js";
 import { sweepTrash } from "./trash/sweep-trash.js";
 import {
   listTrash,
@@ -32,6 +28,7 @@ import {
   trashGraceMsOf,
 } from "./trash/trash.js";
 import type { TrashedThing } from "./trash/trash-entries.js";
+import { assertUploadRetentionAgrees, uploadTrash } from "./trash/upload-trash.js";
 
 /** Options of {@link createStowage}: what the deployment is built on, and its table. */
 export interface StowageOptions<Stores extends StoreTable> extends Deployment {
@@ -220,6 +217,7 @@ export function createStowage<Stores extends StoreTable = DefaultStores>(
     ...given
   } = options;
   assertTableApart(stores);
+  assertUploadRetentionAgrees(given);
   const sealed = sealSharedStore(given.shared, encryption);
   const shared = sharedStoresOver(given.shared, sealed);
   // Every store of the table opens on the sealed store when encryption is on, and stored sessions
@@ -231,11 +229,27 @@ export function createStowage<Stores extends StoreTable = DefaultStores>(
       ? { sessionBlobs: sealSessionBlobs(given.sessionBlobs, sealed.keys) }
       : {}),
   };
-  // Expired stored sessions wait in their owners' trash where the table stores them.
-  const storedSessions: StoredSessionTrash | undefined =
-    "sessionBlobs" in stores && deployment.sessionBlobs
-      ? { repository: deployment.sessionBlobs, graceMs: trashGraceMsOf(deployment.trashDays) }
-      : undefined;
+  // Expired stored sessions and uploads past retention wait in their owners' trash where the
+  // table stores them.
+  const graceMs = trashGraceMsOf(deployment.trashDays);
+  const expiredTrashes = new Map<string, ExpiredTrash>([
+    [
+      "storedSession",
+      storedSessionTrash(
+        "sessionBlobs" in stores && deployment.sessionBlobs
+          ? { repository: deployment.sessionBlobs, graceMs }
+          : undefined,
+      ),
+    ],
+    [
+      "upload",
+      uploadTrash(
+        "uploads" in stores && deployment.uploads && deployment.uploadRetentionDays !== undefined
+          ? { uploads: deployment.uploads, retentionDays: deployment.uploadRetentionDays, graceMs }
+          : undefined,
+      ),
+    ],
+  ]);
   const tenants = new Map<string, Tenant<Stores>>();
   let auditsPrunedAt = Number.NEGATIVE_INFINITY;
 
@@ -270,21 +284,18 @@ export function createStowage<Stores extends StoreTable = DefaultStores>(
         ? deleteSessionFrom(stores, tenant(principal), sessionId, deletionOptions)
         : moveSessionToTrash(deployment.shared, stores, tenant(principal), sessionId, days, deletionOptions);
     },
-    listTrash: async (principal, operation = {}) =>
-      listTrash(
-        deployment.shared,
-        tenant(principal),
-        operation,
-        await listTrashedStoredSessions(storedSessions, tenant(principal), operation),
-      ),
+    listTrash: async (principal, operation = {}) => {
+      const expired = await Promise.all(
+        [...expiredTrashes.values()].map((trash) => trash.list(tenant(principal), operation)),
+      );
+      return listTrash(deployment.shared, tenant(principal), operation, expired.flat());
+    },
     restoreFromTrash: (principal, kind, id, operation = {}) =>
-      kind === "storedSession"
-        ? restoreStoredSession(storedSessions, tenant(principal), id, operation)
-        : restoreFromTrash(deployment.shared, tenant(principal), kind, id, operation),
+      expiredTrashes.get(kind)?.restore(tenant(principal), id, operation) ??
+      restoreFromTrash(deployment.shared, tenant(principal), kind, id, operation),
     purgeFromTrash: (principal, kind, id, operation = {}) =>
-      kind === "storedSession"
-        ? purgeStoredSession(storedSessions, tenant(principal), id, operation)
-        : purgeFromTrash(deployment.shared, stores, tenant(principal), kind, id, operation),
+      expiredTrashes.get(kind)?.purge(tenant(principal), id, operation) ??
+      purgeFromTrash(deployment.shared, stores, tenant(principal), kind, id, operation),
     blobRoots: (rootsOptions = {}) => blobRootsOf(stores, deployment, sharedAcrossHosts, rootsOptions),
     collectGarbage: ({ singleHost, otherAgentSessionsDirs, ...gcOptions } = {}) =>
       collectAuditedGarbage(

@@ -28,6 +28,7 @@ function deployment(extra: { uploadRetentionDays?: number; maxExpiryDays?: numbe
   const uploads = createUploadService({
     store: uploadStore,
     sessionExists: (principal, sessionId) => stowage.registeredSessions(principal).has(sessionId),
+    ...(extra.uploadRetentionDays === undefined ? {} : { retentionDays: extra.uploadRetentionDays }),
   });
   const stowage = createStowage({
     shared: createFsObjectStore({ root: join(dir, "shared") }),

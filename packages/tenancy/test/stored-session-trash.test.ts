@@ -221,7 +221,7 @@ describe("the trash of stored sessions (expired captures)", () => {
       );
       await expectStowageError(stowage.purgeFromTrash(alice, "storedSession", id as string), "INVALID_INPUT");
     }
-    for (const kind of ["stored-session", "StoredSession", "upload", ""]) {
+    for (const kind of ["stored-session", "StoredSession", "uploads", "__proto__", "constructor", ""]) {
       await expectStowageError(
         stowage.restoreFromTrash(alice, kind, randomUUID()),
         "INVALID_INPUT",

@@ -3,6 +3,7 @@
 // what a ledger of one's own needs. Limits, defaults, key layout and wire paths are not exported:
 // the README gives each, and the agent side (`./agent`) is the client that builds the requests.
 export { defineQuotaLedger, type QuotaLedgerDriver } from "./define-quota-ledger.js";
+export type { ExpiredUpload, ExpiredUploadsOptions } from "./expired-uploads.js";
 export { formatSize } from "./format-size.js";
 export { createMemoryQuotaLedger, type MemoryQuotaLedgerOptions } from "./memory-quota-ledger.js";
 export type {

@@ -1,4 +1,5 @@
 import type { ObjectStore, OperationOptions, Principal } from "@stowage/core";
+import type { ExpiredUpload, ExpiredUploadsOptions } from "./expired-uploads.js";
 import type { QuotaUsage } from "./quota-ledger.js";
 import type { RevokedGrantsSweep } from "./revoked-grants.js";
 import type { UploadPolicy } from "./upload-policy.js";
@@ -48,7 +49,10 @@ export interface UploadInfo {
   /** `1.0 MiB` (1,024-byte units, named as such). */
   sizeFormatted: string;
   lastModified: Date;
-  /** When the deployment's retention deletes it (`retentionDays`); absent where uploads are kept. */
+  /**
+   * When it expires (`retentionDays` after its last change): from then it is no longer listed nor
+   * served, and waits for a restore or the sweep. Absent where uploads are kept.
+   */
   expiresAt?: Date;
 }
 
@@ -71,6 +75,8 @@ export interface SessionUsage extends QuotaUsage {
 export interface UploadService {
   readonly policy: UploadPolicy;
   readonly store: ObjectStore;
+  /** The service's `retentionDays`: absent where uploads are kept until deleted. */
+  readonly retentionDays?: number;
   /** Checks the file and the quota, reserves its size, and signs a URL that binds what was checked. */
   requestUpload(request: UploadRequest, options?: OperationOptions): Promise<UploadGrant>;
   /**
@@ -86,12 +92,16 @@ export interface UploadService {
     options?: OperationOptions,
   ): Promise<UploadInfo>;
   /**
-   * The session's verified uploads, in key order; only files written under its uploads prefix.
+   * The session's verified uploads, in key order; only files written under its uploads prefix,
+   * and none past retention (see {@link UploadService.listExpiredUploads}).
    * Uploads nobody completed are verified here first (a refused one is deleted, never listed),
    * and the ledger is reconciled with what the listing found.
    */
   listUploads(principal: Principal, sessionId: string, options?: OperationOptions): Promise<UploadInfo[]>;
-  /** A download URL of a verified upload; an unverified one is verified first. */
+  /**
+   * A download URL of a verified upload; an unverified one is verified first. NOT_FOUND
+   * (`UPLOAD_EXPIRED`) for an upload past retention.
+   */
   requestDownload(
     principal: Principal,
     sessionId: string,
@@ -123,6 +133,31 @@ export interface UploadService {
    */
   sweepUploads(options: SweepUploadsOptions): Promise<SweepUploadsResult>;
   /**
+   * Every upload of `principal`'s sessions past retention and not swept yet, in key order: what a
+   * trash lists. Of one session with `sessionId`; of one upload (one HEAD) with `filename` too.
+   * Empty where uploads are kept (no `retentionDays`).
+   */
+  listExpiredUploads(principal: Principal, options?: ExpiredUploadsOptions): Promise<ExpiredUpload[]>;
+  /**
+   * Brings an upload past retention back (its last change becomes now: the store's `touch`, the
+   * bytes untouched); false when it is not past retention (restored or uploaded again since,
+   * swept, never there). A sweep that looked at it just before the restore may still delete it:
+   * the ObjectStore contract has no conditional delete, and that moment is the only window.
+   */
+  restoreExpiredUpload(
+    principal: Principal,
+    sessionId: string,
+    filename: string,
+    options?: OperationOptions,
+  ): Promise<boolean>;
+  /** Deletes an upload past retention now, the ledger following; its size, or null when it is not past retention. */
+  purgeExpiredUpload(
+    principal: Principal,
+    sessionId: string,
+    filename: string,
+    options?: OperationOptions,
+  ): Promise<number | null>;
+  /**
    * Deletes what landed through URLs revoked by `deleteSessionUploads` where the store cannot
    * refuse them (S3: a presigned PUT works until it expires), in sessions deleted and not listed
    * since; returns how many uploads went. For an app's periodic sweeper, with or without a
@@ -140,7 +175,8 @@ export interface UploadService {
   /**
    * Whether a download through a signed URL may be served: resolves unless the key is a file of a
    * session `sessionExists` says no for (deleted, or in a trash, since the URL was signed):
-   * NOT_FOUND (`SESSION_NOT_FOUND`) then. For a store whose downloads the app serves itself: the
+   * NOT_FOUND (`SESSION_NOT_FOUND`) then; or an upload past retention since: NOT_FOUND
+   * (`UPLOAD_EXPIRED`). For a store whose downloads the app serves itself: the
    * file-system store's `directUrls.checkDownload`.
    */
   checkDirectDownload(download: { key: string }, options?: OperationOptions): Promise<void>;

@@ -13,6 +13,14 @@ import {
   StowageError,
   throwIfAborted,
 } from "@stowage/core";
+import {
+  expiredUpload,
+  isExpiredUpload,
+  listExpiredUploads,
+  purgeExpiredUpload,
+  restoreExpiredUpload,
+  uploadExpiry,
+} from "./expired-uploads.js";
 import { formatSize } from "./format-size.js";
 import { createMemoryQuotaLedger } from "./memory-quota-ledger.js";
 import { type QuotaLedger, type QuotaUsageSource, usageSourceFromStore } from "./quota-ledger.js";
@@ -131,21 +139,18 @@ function uploadUsageSource(store: ObjectStore): QuotaUsageSource {
   };
 }
 
-const DAY_MS = 24 * 60 * 60 * 1000;
-
 function infoOf(
   ctx: Pick<ServiceContext, "retentionDays">,
   filename: string,
   object: { size: number; lastModified: Date },
 ): UploadInfo {
+  const expiresAt = uploadExpiry(ctx.retentionDays, object.lastModified);
   return {
     filename,
     size: object.size,
     sizeFormatted: formatSize(object.size),
     lastModified: object.lastModified,
-    ...(ctx.retentionDays === undefined
-      ? {}
-      : { expiresAt: new Date(object.lastModified.getTime() + ctx.retentionDays * DAY_MS) }),
+    ...(expiresAt === undefined ? {} : { expiresAt }),
   };
 }
 
@@ -447,8 +452,12 @@ async function listSessionUploads(
       { reason: "UPLOADS_REVOKED" },
     );
   }
+  // Uploads past retention stay counted (they still take the session's room) but are not listed:
+  // they wait for their owner's restore or the sweep (`listExpiredUploads`).
   await ctx.quota.reconcile(scope, { objects: counted, listedAt }, withSignal(signal));
+  const now = ctx.now();
   return [...listed]
+    .filter(([, object]) => !isExpiredUpload(ctx, object.lastModified, now))
     .sort(([a], [b]) => compareUtf8(a, b))
     .map(([filename, object]) => infoOf(ctx, filename, object));
 }
@@ -475,7 +484,10 @@ async function signDownload(
   if (await overtaken(ctx, location.scope, revocations, [location.key], signal)) {
     throw revokedUpload(filename, sessionId);
   }
-  verifiedObject(verdict, filename, sessionId);
+  const info = verifiedObject(verdict, filename, sessionId);
+  if (isExpiredUpload(ctx, info.lastModified, ctx.now())) {
+    throw expiredUpload(ctx, filename, sessionId, info.lastModified);
+  }
   const key =
     verdict.state === "verified"
       ? await ctx.verifier.servable(location, verdict, withSignal(signal))
@@ -510,14 +522,24 @@ async function checkGrant(ctx: ServiceContext, upload: DirectUploadGrant, signal
   }
 }
 
-/** Resolves for a download of a key that is no session's, or of a session its owner still has; NOT_FOUND otherwise. */
+/**
+ * Resolves for a download of a key that is no session's, or of a session its owner still has and
+ * not past retention; NOT_FOUND otherwise.
+ */
 async function checkDownload(ctx: ServiceContext, download: { key: string }, signal?: AbortSignal) {
   const parts = typeof download?.key === "string" ? sessionKeyParts(download.key) : undefined;
   if (parts === undefined) return;
-  if ((await ctx.sessionExists(parts.owner, parts.sessionId, withSignal(signal))) === true) return;
-  throw new StowageError("NOT_FOUND", `no session ${describeValue(parts.sessionId)}`, {
-    reason: "SESSION_NOT_FOUND",
-  });
+  if ((await ctx.sessionExists(parts.owner, parts.sessionId, withSignal(signal))) !== true) {
+    throw new StowageError("NOT_FOUND", `no session ${describeValue(parts.sessionId)}`, {
+      reason: "SESSION_NOT_FOUND",
+    });
+  }
+  if (ctx.retentionDays === undefined || parts.place.folder !== "uploads") return;
+  // A URL signed before its upload expired serves nothing once it has.
+  const info = await ctx.store.head(download.key, withSignal(signal));
+  if (info && isExpiredUpload(ctx, info.lastModified, ctx.now())) {
+    throw expiredUpload(ctx, parts.place.filename, parts.sessionId, info.lastModified);
+  }
 }
 
 /**
@@ -572,6 +594,7 @@ export function createUploadService(options: UploadServiceOptions): UploadServic
   return Object.freeze({
     policy,
     store,
+    ...(retentionDays === undefined ? {} : { retentionDays }),
 
     requestUpload: (request, { signal } = {}) => grantUpload(ctx, request, signal),
 
@@ -596,6 +619,14 @@ export function createUploadService(options: UploadServiceOptions): UploadServic
     },
 
     sweepUploads: (sweepOptions) => retention.sweep(sweepOptions),
+
+    listExpiredUploads: (principal, operation) => listExpiredUploads(ctx, principal, operation),
+
+    restoreExpiredUpload: (principal, sessionId, filename, operation) =>
+      restoreExpiredUpload(ctx, principal, sessionId, filename, operation),
+
+    purgeExpiredUpload: (principal, sessionId, filename, operation) =>
+      purgeExpiredUpload(ctx, principal, sessionId, filename, operation),
 
     sweepRevokedUploads: (sweepOptions = {}) => sweepRevokedGrants({ store, verifier, now }, sweepOptions),
 

@@ -15,10 +15,14 @@ const line = (thing: TrashedThing) =>
 
 /** A subcommand on one thing of the trash: `<id>`, `--kind` (default session), the owner's flags, `--json`. */
 function onOneThing(name: string, description: string) {
-  return addPrincipalOptions(new Command(name).description(description).argument("<id>", "the session id"))
+  return addPrincipalOptions(
+    new Command(name)
+      .description(description)
+      .argument("<id>", "the session id (of an upload: <sessionId>/<filename>)"),
+  )
     .option(
       "--kind <kind>",
-      "what the id names: session (a deleted session) or storedSession (an expired stored session)",
+      "what the id names: session (a deleted session), storedSession (an expired stored session) or upload (<sessionId>/<filename>, an upload past retention)",
       "session",
     )
     .addOption(jsonOption());

@@ -2,6 +2,7 @@ import { assertSessionId, mapConcurrent, type OperationOptions, StowageError } f
 import type { SessionBlobRepository } from "@stowage/sessions";
 import type { TenantBase } from "../create-stowage.js";
 import type { SessionDeletionReport } from "../delete-session.js";
+import type { ExpiredTrash } from "./expired-trash.js";
 import type { TrashedThing } from "./trash-entries.js";
 
 // Stored sessions (captures kept between container runs) reach the trash by expiring: the sweep
@@ -62,7 +63,7 @@ async function expiredBySession(
  * `trashedAt` when its last record expired, `purgeAfter` when the sweep deletes its first, `by`
  * `ttl`. A session in the trash as a whole holds its stored sessions: they come back or go with it.
  */
-export async function listTrashedStoredSessions(
+async function listTrashedStoredSessions(
   trash: StoredSessionTrash | undefined,
   tenant: TenantBase,
   options: OperationOptions = {},
@@ -107,7 +108,7 @@ const notInTrash = (id: string) =>
  * expiring {@link RESTORED_TTL_MS} from now (extend it further as any stored session). NOT_FOUND
  * (`NOT_IN_TRASH`) when none is left (purged, restored already, another principal's).
  */
-export async function restoreStoredSession(
+async function restoreStoredSession(
   storedSessions: StoredSessionTrash | undefined,
   tenant: TenantBase,
   id: unknown,
@@ -127,7 +128,7 @@ export async function restoreStoredSession(
  * since stays), with a row in the owner's deletion audit `by` whoever asked. NOT_FOUND
  * (`NOT_IN_TRASH`) when it is not in the trash.
  */
-export async function purgeStoredSession(
+async function purgeStoredSession(
   storedSessions: StoredSessionTrash | undefined,
   tenant: TenantBase,
   id: unknown,
@@ -151,4 +152,13 @@ export async function purgeStoredSession(
     operation,
   );
   return { sessionId: item.id, deleted: { sessionBlobs: deleted } };
+}
+
+/** The trash of expired stored sessions (kind `storedSession`); empty where the table stores none. */
+export function storedSessionTrash(trash: StoredSessionTrash | undefined): ExpiredTrash {
+  return {
+    list: (tenant, options) => listTrashedStoredSessions(trash, tenant, options),
+    restore: (tenant, id, options) => restoreStoredSession(trash, tenant, id, options),
+    purge: (tenant, id, options) => purgeStoredSession(trash, tenant, id, options),
+  };
 }

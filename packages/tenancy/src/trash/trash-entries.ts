@@ -5,18 +5,24 @@ import { SHARED_LAYOUT } from "../shared/shared-layout.js";
  * What can be in a trash, by kind: a deleted `session` (every store of it), and a `storedSession`
  * that expired (every request's capture of one session id). See the package README's table.
  */
-export type TrashKind = "session" | "storedSession";
+export type TrashKind = "session" | "storedSession" | "upload";
 
 /** One thing in a principal's trash, as listed. */
 export interface TrashedThing {
   kind: TrashKind;
-  /** The session id (of a `storedSession`: the id its captures were stored under). */
+  /**
+   * The session id (of a `storedSession`: the id its captures were stored under; of an `upload`:
+   * `<sessionId>/<filename>`).
+   */
   id: string;
   /** ISO 8601 time it was deleted (went to the trash). */
   trashedAt: string;
   /** ISO 8601 time after which a sweep purges it for good. */
   purgeAfter: string;
-  /** Who deleted it (`key:<id>`, `operator`, `cli`; `ttl` for a stored session that expired). */
+  /**
+   * Who deleted it (`key:<id>`, `operator`, `cli`; `ttl` for a stored session that expired,
+   * `retention` for an upload past the deployment's retention).
+   */
   by: string;
   /**
    * Bytes it still holds, counted against its owner's storage until it is purged: its uploads
@@ -148,10 +154,10 @@ export async function removeEntry(store: ObjectStore, entryKey: string, options:
 
 /** INVALID_INPUT unless `kind` is one the trash holds. */
 export function assertTrashKind(kind: unknown): asserts kind is TrashKind {
-  if (kind !== "session" && kind !== "storedSession") {
+  if (kind !== "session" && kind !== "storedSession" && kind !== "upload") {
     throw new StowageError(
       "INVALID_INPUT",
-      `trash kind must be session or storedSession, got ${describeValue(kind)}`,
+      `trash kind must be session, storedSession or upload, got ${describeValue(kind)}`,
       { reason: "UNKNOWN_KIND" },
     );
   }

@@ -47,6 +47,8 @@ export function processOn(
     store: uploadStore,
     quota: database.quota,
     sessionExists: (principal, sessionId) => stowage.registeredSessions(principal).has(sessionId),
+    // The service stops listing uploads by the retention the deployment's sweep deletes them by.
+    ...(extra.uploadRetentionDays === undefined ? {} : { retentionDays: extra.uploadRetentionDays }),
   });
   const { metrics } = database;
   const stowage = createStowage({

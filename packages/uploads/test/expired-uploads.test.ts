@@ -1,0 +1,163 @@
+// Uploads past retention: hidden from listings and downloads, listed for their owner, restored by a
+// touch, purged with the ledger following; the sweep still takes them. Times are set on the files
+// (utimes), never measured. `artifacts` in keys is the design document's wire name.
+import { utimes } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+import type { Principal } from "@stowage/core";
+import { createFsObjectStore } from "@stowage/storage-fs";
+import { tempDirectory } from "@stowage/test-support";
+import { describe, expect, it } from "vitest";
+import { createUploadService } from "../src/index.js";
+import { type FetchHandler, startFetchServer } from "./support/upload-server.js";
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const alice: Principal = { kind: "user", id: "alice" };
+const bob: Principal = { kind: "user", id: "bob" };
+const keyOf = (owner: string, sessionId: string, filename: string) =>
+  `sessions/user/${owner}/${sessionId}/artifacts/${filename}`;
+const bytes = (text: string) => new TextEncoder().encode(text);
+
+let handle: FetchHandler = () => Promise.reject(new Error("nothing mounted yet"));
+const server = await startFetchServer((request) => handle(request));
+
+/** A service keeping uploads 30 days over a fresh fs store, and a way to age a file. */
+async function retained() {
+  const store = createFsObjectStore({
+    root: await tempDirectory("stowage-expired-uploads-"),
+    directUrls: { baseUrl: `${server.url}direct`, secret: "a test secret of at least 32 bytes!" },
+  });
+  handle = (request) => store.handleDirectRequest!(request);
+  const uploads = createUploadService({
+    store,
+    sessionExists: (principal, id) => ["s1", "s2"].includes(id) && ["alice", "bob"].includes(principal.id),
+    retentionDays: 30,
+  });
+  const put = async (key: string, text: string, ageDays: number) => {
+    await store.put(key, bytes(text));
+    const at = new Date(Date.now() - ageDays * DAY_MS);
+    await utimes(fileURLToPath(store.uriFor!(key)), at, at);
+  };
+  return { store, uploads, put };
+}
+
+describe("uploads past retention", () => {
+  it("are neither listed nor served, still counted, and listed for their owner alone", async () => {
+    const { store, uploads, put } = await retained();
+    await put(keyOf("alice", "s1", "old.png"), "forty days old", 40);
+    await put(keyOf("alice", "s1", "new.png"), "a day old", 1);
+    await put(keyOf("alice", "s2", "older.txt"), "sixty days", 60);
+    await put(keyOf("bob", "s1", "bobs.png"), "bob's, old", 45);
+
+    expect((await uploads.listUploads(alice, "s1")).map((upload) => upload.filename)).toEqual(["new.png"]);
+    await expect(uploads.requestDownload(alice, "s1", "old.png")).rejects.toMatchObject({
+      code: "NOT_FOUND",
+      reason: "UPLOAD_EXPIRED",
+    });
+    // Served through the store's own URL route too: the check refuses the expired key.
+    await expect(uploads.checkDirectDownload({ key: keyOf("alice", "s1", "old.png") })).rejects.toMatchObject(
+      {
+        code: "NOT_FOUND",
+        reason: "UPLOAD_EXPIRED",
+      },
+    );
+    await expect(
+      uploads.checkDirectDownload({ key: keyOf("alice", "s1", "new.png") }),
+    ).resolves.toBeUndefined();
+    // Bytes in a trash still take the session's room.
+    expect(await uploads.usage(alice, "s1")).toMatchObject({ usedBytes: 14 + 9, objects: 2 });
+
+    const expired = await uploads.listExpiredUploads(alice);
+    expect(expired.map(({ sessionId, filename, size }) => [sessionId, filename, size])).toEqual([
+      ["s1", "old.png", 14],
+      ["s2", "older.txt", 10],
+    ]);
+    expect(expired[0]!.expiresAt.getTime() - expired[0]!.lastModified.getTime()).toBe(30 * DAY_MS);
+    expect((await uploads.listExpiredUploads(bob)).map((upload) => upload.filename)).toEqual(["bobs.png"]);
+    expect(await store.get(keyOf("alice", "s1", "old.png"))).toEqual(bytes("forty days old"));
+    // One session's, and one upload's.
+    expect((await uploads.listExpiredUploads(alice, { sessionId: "s2" })).map((u) => u.filename)).toEqual([
+      "older.txt",
+    ]);
+    expect(
+      (await uploads.listExpiredUploads(alice, { sessionId: "s1", filename: "old.png" })).map((u) => u.size),
+    ).toEqual([14]);
+    expect(await uploads.listExpiredUploads(alice, { sessionId: "s1", filename: "new.png" })).toEqual([]);
+    expect(await uploads.listExpiredUploads(alice, { sessionId: "s1", filename: "none.png" })).toEqual([]);
+  });
+
+  it("come back with a restore, byte for byte, their retention started again", async () => {
+    const { store, uploads, put } = await retained();
+    const key = keyOf("alice", "s1", "old.png");
+    await put(key, "forty days old", 40);
+    // Another principal's restore of the same names finds nothing of theirs.
+    expect(await uploads.restoreExpiredUpload(bob, "s1", "old.png")).toBe(false);
+    expect(await uploads.restoreExpiredUpload(alice, "s1", "old.png")).toBe(true);
+    const [listed] = await uploads.listUploads(alice, "s1");
+    expect(listed).toMatchObject({ filename: "old.png", size: 14 });
+    expect(listed!.expiresAt!.getTime()).toBeGreaterThan(Date.now() + 29 * DAY_MS);
+    expect(await store.get(key)).toEqual(bytes("forty days old"));
+    await expect(uploads.requestDownload(alice, "s1", "old.png")).resolves.toHaveProperty("url");
+    // A live upload is not in the trash: a second restore and a purge find nothing to do.
+    expect(await uploads.restoreExpiredUpload(alice, "s1", "old.png")).toBe(false);
+    expect(await uploads.purgeExpiredUpload(alice, "s1", "old.png")).toBeNull();
+    expect(await store.get(key)).toEqual(bytes("forty days old"));
+    expect(await uploads.listExpiredUploads(alice)).toEqual([]);
+  });
+
+  it("go at once with a purge, the ledger following; a missing one is null", async () => {
+    const { store, uploads, put } = await retained();
+    const key = keyOf("alice", "s1", "old.png");
+    await put(key, "forty days old", 40);
+    await put(keyOf("alice", "s1", "new.png"), "a day old", 1);
+    expect(await uploads.usage(alice, "s1")).toMatchObject({ usedBytes: 23 });
+    expect(await uploads.purgeExpiredUpload(bob, "s1", "old.png")).toBeNull();
+    expect(await uploads.purgeExpiredUpload(alice, "s1", "old.png")).toBe(14);
+    expect(await store.head(key)).toBeNull();
+    expect(await uploads.usage(alice, "s1")).toMatchObject({ usedBytes: 9, objects: 1 });
+    expect(await uploads.purgeExpiredUpload(alice, "s1", "old.png")).toBeNull();
+    expect(await uploads.restoreExpiredUpload(alice, "s1", "old.png")).toBe(false);
+  });
+
+  it("are not listed where uploads are kept (no retentionDays)", async () => {
+    const { store, put } = await retained();
+    await put(keyOf("alice", "s1", "old.png"), "forty days old", 400);
+    const kept = createUploadService({ store, sessionExists: () => true });
+    expect(kept.retentionDays).toBeUndefined();
+    expect(await kept.listExpiredUploads(alice)).toEqual([]);
+    expect(await kept.restoreExpiredUpload(alice, "s1", "old.png")).toBe(false);
+    expect((await kept.listUploads(alice, "s1")).map((upload) => upload.filename)).toEqual(["old.png"]);
+  });
+
+  it.each([
+    ["a traversal session id", alice, "../bob", "old.png"],
+    ["a session id with a slash", alice, "s1/artifacts", "old.png"],
+    ["an empty filename", alice, "s1", ""],
+    ["a traversal filename", alice, "s1", "../old.png"],
+    ["a filename with a slash", alice, "s1", "a/b.png"],
+    ["a NUL in the filename", alice, "s1", "old\u0000.png"],
+    ["a principal without an id", { kind: "user" } as Principal, "s1", "old.png"],
+    ["a principal of another kind", { kind: "root", id: "x" } as unknown as Principal, "s1", "old.png"],
+  ])("refuse %s with INVALID_INPUT and change nothing", async (_, principal, sessionId, filename) => {
+    const { store, uploads, put } = await retained();
+    const key = keyOf("alice", "s1", "old.png");
+    await put(key, "forty days old", 40);
+    await expect(uploads.restoreExpiredUpload(principal, sessionId, filename)).rejects.toMatchObject({
+      code: "INVALID_INPUT",
+    });
+    await expect(uploads.purgeExpiredUpload(principal, sessionId, filename)).rejects.toMatchObject({
+      code: "INVALID_INPUT",
+    });
+    await expect(uploads.listExpiredUploads(principal, { sessionId, filename })).rejects.toMatchObject({
+      code: "INVALID_INPUT",
+    });
+    expect(await store.get(key)).toEqual(bytes("forty days old"));
+    expect((await uploads.listExpiredUploads(alice)).map((upload) => upload.filename)).toEqual(["old.png"]);
+  });
+
+  it("refuse a filename without its session", async () => {
+    const { uploads } = await retained();
+    await expect(uploads.listExpiredUploads(alice, { filename: "old.png" })).rejects.toMatchObject({
+      code: "INVALID_INPUT",
+    });
+  });
+});
