@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough, type Writable } from "node:stream";
@@ -128,6 +128,24 @@ describe("stowage uploads sweep", () => {
     await expectStowageError(stowage("uploads", "sweep", "--older-than-days", "-1"), "INVALID_INPUT");
     await expectStowageError(stowage("uploads", "sweep", "--older-than-days", "x"), "INVALID_INPUT");
     await expectUsageError(stowage("uploads", "sweep"));
+  });
+
+  it("records what it deletes in the owner's deletion audit, by cli", async () => {
+    const key = "sessions/user/swept-owner/s-old/artifacts/old.txt";
+    const file = join(env.STOWAGE_DATA_DIR!, "objects", ...key.split("/"));
+    await mkdir(join(file, ".."), { recursive: true });
+    await writeFile(file, "forty days old");
+    const at = new Date(Date.now() - 40 * 24 * 3600 * 1000);
+    await utimes(file, at, at);
+    const swept = JSON.parse(await stowage("uploads", "sweep", "--older-than-days", "30", "--json"));
+    expect(swept).toMatchObject({ dryRun: false, uploads: [{ key, size: 14 }], deletedBytes: 14 });
+    const { rows } = JSON.parse(await stowage("audit", "--user", "swept-owner", "--json")) as {
+      rows: { kind: string; id: string; bytes: number; by: string; reason: string }[];
+    };
+    expect(rows).toEqual([
+      expect.objectContaining({ kind: "uploads", id: "s-old/old.txt", bytes: 14, by: "cli" }),
+    ]);
+    expect(rows[0]!.reason).toContain("swept by hand: older than 30 days");
   });
 });
 

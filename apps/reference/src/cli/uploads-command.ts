@@ -1,3 +1,5 @@
+import type { Stowage } from "@stowage/tenancy";
+import type { SweptUpload } from "@stowage/uploads";
 import { Command, Option } from "commander";
 import type { CommandContext } from "./context.js";
 import { withServices } from "./open.js";
@@ -11,6 +13,25 @@ function positiveNumber(value: string): number {
     throw usageError(`--older-than-days must be a positive number, got ${value}`);
   }
   return number;
+}
+
+/**
+ * Each swept upload in its owner's deletion audit, by `cli`: a sweep by hand skips the trash (it
+ * deletes what the operator named now), never the record of what went.
+ */
+async function auditSwept(stowage: Stowage, gone: readonly SweptUpload[], olderThanDays: number) {
+  // The sweep calls this with one session's uploads at a time: one owner.
+  const [first] = gone;
+  if (!first) return;
+  await stowage.tenant(first.principal).deletionAudit.append(
+    gone.map((upload) => ({
+      kind: "uploads",
+      id: `${upload.sessionId}/${upload.filename}`,
+      bytes: upload.size,
+      by: "cli",
+      reason: `last modified ${upload.lastModified.toISOString()}, swept by hand: older than ${olderThanDays} days`,
+    })),
+  );
 }
 
 /** `stowage uploads sweep`: the retention sweep the server runs, by hand and with a dry run. */
@@ -35,6 +56,7 @@ function sweepCommand(context: CommandContext): Command {
             dryRun: options.dryRun,
             onProgress: ({ scanned, swept }) =>
               progress.update(scanned, `${swept} ${options.dryRun ? "to delete" : "deleted"}`),
+            onSwept: (gone) => auditSwept(services.stowage, gone, options.olderThanDays),
           })
           .finally(progress.stop);
         const verb = swept.dryRun ? "would delete" : "deleted";
