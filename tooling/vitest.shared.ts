@@ -1,5 +1,5 @@
 import { defineConfig } from "vitest/config";
-import { durationsReporter } from "./test-durations/durations-reporter.ts";
+import { summaryReporter } from "./test-summary/summary-reporter.ts";
 
 const DEFAULT_TEST_TIMEOUT_MS = 120_000;
 
@@ -35,8 +35,8 @@ export function stowageVitestConfig(
       isolate: overrides.isolate ?? false,
       // Vitest's default on two cores is one worker: a package's files one after another.
       ...(overrides.maxWorkers === undefined ? {} : { maxWorkers: overrides.maxWorkers }),
-      // Each file's duration, for the ten slowest `pnpm test` prints at its end.
-      reporters: ["default", durationsReporter(process.cwd())],
+      // Each file's duration and each failure, which `pnpm test` prints at its end.
+      reporters: ["default", summaryReporter(process.cwd())],
     },
   });
 }

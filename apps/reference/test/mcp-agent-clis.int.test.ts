@@ -70,7 +70,10 @@ function claudeToolResult(mock: { requests: readonly { path: string; body: unkno
   return results[0]!;
 }
 
-describe.skipIf(!claude.ready)("Claude Code with `stowage mcp` (stdio)", () => {
+// Each test runs a real CLI: seconds on a quiet machine, up to ten times that in CI.
+const TIMEOUT = { timeout: 600_000 };
+
+describe.skipIf(!claude.ready)("Claude Code with `stowage mcp` (stdio)", TIMEOUT, () => {
   it("calls read_artifact on the principal's session and sends the result to the model", async () => {
     const { home, cwd } = await createAgentContainer(root, "claude-cli");
     // The snippet's `stowage mcp` uses ./.stowage of the directory Claude Code starts it in.
@@ -103,7 +106,7 @@ describe.skipIf(!claude.ready)("Claude Code with `stowage mcp` (stdio)", () => {
   }, 180_000);
 });
 
-describe("the app's MCP route with an API key", () => {
+describe("the app's MCP route with an API key", TIMEOUT, () => {
   let app: TestApp;
   let key: string;
   /** A README snippet with the test server's address for the README's. */

@@ -53,7 +53,7 @@ function readToolImages(jsonl: string): { content: string[]; toolUseResult: stri
 }
 
 /** Real CLI runs take seconds each, many more on a loaded machine; the embedded database starts slowly. */
-const TIMEOUT_MS = 240_000;
+const TIMEOUT_MS = 600_000;
 
 describe.skipIf(!cli.ready)(
   "Claude Code sessions captured, restored into a new HOME and resumed",

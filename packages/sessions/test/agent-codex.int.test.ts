@@ -23,7 +23,7 @@ const cli = await installAgentCli("codex");
 const root = await tempDirectory("stowage-e2e-codex-");
 
 /** Real CLI runs take seconds each, many more on a loaded machine. */
-const TIMEOUT_MS = 240_000;
+const TIMEOUT_MS = 600_000;
 
 /** The rollouts below `<home>/.codex/sessions`, as `YYYY/MM/DD/rollout-….jsonl` paths. */
 async function rollouts(home: string): Promise<string[]> {

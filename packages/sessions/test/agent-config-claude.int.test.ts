@@ -15,7 +15,7 @@ import { overTheWire } from "./over-the-wire.js";
 // them, the resumed CLI tells the model both are gone.
 const cli = await installAgentCli("claude-code");
 const root = await tempDirectory("stowage-e2e-config-claude-");
-const TIMEOUT_MS = 300_000;
+const TIMEOUT_MS = 600_000;
 const MEMORY = "MEMORY-MARKER: the build uses bazel";
 const TOOLS = ["mcp__usertiny__ping", "mcp__localtiny__ping"];
 

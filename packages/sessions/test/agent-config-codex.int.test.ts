@@ -20,7 +20,7 @@ import { overTheWire } from "./over-the-wire.js";
 // new run there carries the rule; restored without the configuration, neither.
 const cli = await installAgentCli("codex");
 const root = await tempDirectory("stowage-e2e-config-codex-");
-const TIMEOUT_MS = 300_000;
+const TIMEOUT_MS = 600_000;
 const RULE = "USER-RULE-MARKER: answer like a pirate";
 const TOOL = "answers pong";
 

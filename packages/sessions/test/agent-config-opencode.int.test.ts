@@ -24,7 +24,7 @@ import { overTheWire } from "./over-the-wire.js";
 // configuration, neither.
 const cli = await installAgentCli("opencode");
 const root = await tempDirectory("stowage-e2e-config-opencode-");
-const TIMEOUT_MS = 400_000;
+const TIMEOUT_MS = 600_000;
 const RULE = "USER-RULE-MARKER: answer like a pirate";
 const TOOL = "tiny_ping";
 

@@ -62,7 +62,7 @@ const CODEX_PATHS: readonly PathRule[] = [
 ];
 
 /** Real CLI runs take a second or more each, many more on a loaded machine. */
-const TIMEOUT_MS = 300_000;
+const TIMEOUT_MS = 600_000;
 
 interface Call {
   callId: string;

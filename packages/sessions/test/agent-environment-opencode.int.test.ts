@@ -71,7 +71,7 @@ const OPENCODE_PATHS: readonly PathRule[] = [
 ];
 
 /** Real CLI runs take several seconds each (OpenCode starts slowly), many more on a loaded machine. */
-const TIMEOUT_MS = 400_000;
+const TIMEOUT_MS = 600_000;
 
 function opencodeIn(container: AgentContainer): OpencodeCliOptions {
   if (!cli.ready) throw new Error(cli.reason);

@@ -164,7 +164,7 @@ function scriptedReply(scripts: Record<string, Step[]>, subagentWord: string) {
 }
 
 /** Real CLI runs take a second or more each, many more on a loaded machine. */
-const TIMEOUT_MS = 300_000;
+const TIMEOUT_MS = 600_000;
 
 describe.skipIf(!cli.ready)("Claude Code: the session's whole environment", { timeout: TIMEOUT_MS }, () => {
   let first: { home: string; cwd: string };

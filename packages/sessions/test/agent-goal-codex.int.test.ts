@@ -22,7 +22,7 @@ const cli = await installAgentCli("codex");
 const root = await tempDirectory("stowage-e2e-goal-codex-");
 
 /** Real CLI runs take seconds each, many more on a loaded machine. */
-const TIMEOUT_MS = 240_000;
+const TIMEOUT_MS = 600_000;
 const OBJECTIVE = "KESTREL-7 migrate the parser to streaming";
 
 /**

@@ -9,6 +9,7 @@ import {
   installAgentCli,
   listOpenCodeSessions,
   openCodeEnv,
+  REAL_CLI_RUN_TIMEOUT_MS,
   requestsMention,
   runOpenCode,
   startChatMock,
@@ -91,7 +92,7 @@ async function opencodeCli(container: AgentContainer, args: string[]): Promise<s
   await run("sh", ["-c", 'out="$1"; shift; "$@" > "$out"', "sh", out, cli.command, ...cli.args, ...args], {
     cwd: container.cwd,
     env: openCodeEnv(container.home),
-    timeout: 120_000,
+    timeout: REAL_CLI_RUN_TIMEOUT_MS,
   });
   return readFile(out, "utf8");
 }

@@ -28,7 +28,7 @@ const FACT = "the vault code is HERON-5521";
 // directory (where the CLI writes its session) before anything imports the SDK.
 process.env.CLAUDE_CONFIG_DIR = join(root, "told-home", ".claude");
 
-const TIMEOUT_MS = 240_000;
+const TIMEOUT_MS = 600_000;
 
 describe.skipIf(!cli.ready || !s3.ready)(
   "resume from the object SessionStore on S3 with the real Claude Code",

@@ -41,7 +41,13 @@ export interface AgentRunResult extends ProcessResult {
   report: string;
 }
 
-const DEFAULT_RUN_TIMEOUT_MS = 120_000;
+/**
+ * How long one run of a real agent CLI may take before it is killed: a bound for hangs, never
+ * reached by a run that works. A run takes 5–15 s on a quiet machine, about 10 s of CPU (an
+ * OpenCode run starts Bun with its bundle and migrates a fresh database); in CI ~20 processes
+ * share 2 cores, and a run of 13 s took more than 120 s there.
+ */
+export const REAL_CLI_RUN_TIMEOUT_MS = 300_000;
 
 /**
  * The environment of a run: only what a process needs to start, then `HOME`, then the runner's
@@ -86,7 +92,7 @@ export async function runAgentCli(
   const result = await runProcess(cli.command, [...cli.args, ...args, ...(options.extraArgs ?? [])], {
     cwd: options.cwd,
     env: agentEnv(options.home, env, options.env),
-    timeoutMs: options.timeoutMs ?? DEFAULT_RUN_TIMEOUT_MS,
+    timeoutMs: options.timeoutMs ?? REAL_CLI_RUN_TIMEOUT_MS,
   });
   const durationMs = Math.round(performance.now() - started);
   const report = await agentRunReport(cli.name, result, durationMs, options.home);

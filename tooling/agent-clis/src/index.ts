@@ -1,6 +1,6 @@
 export { AGENT_CLI_PINS, type AgentCliName, type AgentCliPin } from "./agent-cli-pins.js";
 export { type AgentContainer, createAgentContainer } from "./agent-container.js";
-export { type AgentRunOptions, type AgentRunResult, agentEnv } from "./agent-run.js";
+export { type AgentRunOptions, type AgentRunResult, agentEnv, REAL_CLI_RUN_TIMEOUT_MS } from "./agent-run.js";
 export { agentCliCacheRoot } from "./cache-directory.js";
 export {
   type AgentCli,

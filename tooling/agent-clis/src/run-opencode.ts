@@ -1,6 +1,12 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { type AgentRunOptions, type AgentRunResult, agentEnv, runAgentCli } from "./agent-run.js";
+import {
+  type AgentRunOptions,
+  type AgentRunResult,
+  agentEnv,
+  REAL_CLI_RUN_TIMEOUT_MS,
+  runAgentCli,
+} from "./agent-run.js";
 import type { AgentCli } from "./install-agent-cli.js";
 import { runProcess } from "./run-process.js";
 
@@ -69,7 +75,7 @@ export async function listOpenCodeSessions(options: {
   const result = await runProcess(cli.command, [...cli.args, "session", "list", "--format", "json"], {
     cwd: options.cwd,
     env: openCodeEnv(options.home),
-    timeoutMs: options.timeoutMs ?? 60_000,
+    timeoutMs: options.timeoutMs ?? REAL_CLI_RUN_TIMEOUT_MS,
   });
   if (result.code !== 0)
     throw new Error(`opencode session list failed (${result.code}): ${result.stderr.slice(-500)}`);

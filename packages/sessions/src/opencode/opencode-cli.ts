@@ -5,8 +5,12 @@ import { join } from "node:path";
 import { StowageError, throwIfAborted } from "@stowage/core";
 import { assertAgentCliOptions } from "../agents/agent-cli-options.js";
 
-/** How long one `opencode export` or `opencode import` may run by default: two minutes. */
-export const DEFAULT_OPENCODE_TIMEOUT_MS = 120_000;
+/**
+ * How long one `opencode export` or `opencode import` may run by default: five minutes. A bound
+ * for hangs: a run takes seconds and about 4 s of CPU (Bun starts OpenCode's bundle), but on a
+ * busy 2-core runner one took more than two minutes.
+ */
+export const DEFAULT_OPENCODE_TIMEOUT_MS = 300_000;
 
 /** How Stowage runs the OpenCode CLI: the caller installs it and says where it is. */
 export interface OpencodeCliOptions {
@@ -19,7 +23,7 @@ export interface OpencodeCliOptions {
   env?: NodeJS.ProcessEnv;
   /** Working directory of the CLI. Default: this process's. */
   cwd?: string;
-  /** Milliseconds one run of the CLI may take. Default 120,000 (2 minutes). */
+  /** Milliseconds one run of the CLI may take. Default 300,000 (5 minutes). */
   timeoutMs?: number;
 }
 

@@ -1,0 +1,45 @@
+// `pnpm test` runs this before the suites (`--reset`: forget the last run's summaries) and after
+// them: it prints the ten slowest test files of the run, then every failure with its error, from
+// what summary-reporter.ts wrote, so that the end of the output (all a CI excerpt may show) says
+// what failed and why.
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { type PackageTestSummary, SUMMARY_DIR } from "./summary-dir.ts";
+
+const SLOWEST_SHOWN = 10;
+/** Failures printed in full; a run with more is broken in a way the first ones name. */
+const FAILURES_SHOWN = 12;
+
+if (process.argv.includes("--reset")) {
+  rmSync(SUMMARY_DIR, { recursive: true, force: true });
+} else {
+  const summaries = existsSync(SUMMARY_DIR)
+    ? readdirSync(SUMMARY_DIR).map(
+        (name) => JSON.parse(readFileSync(join(SUMMARY_DIR, name), "utf8")) as PackageTestSummary,
+      )
+    : [];
+  printSlowest(summaries.flatMap((summary) => summary.files));
+  printFailures(summaries.flatMap((summary) => summary.failures));
+}
+
+function printSlowest(files: PackageTestSummary["files"]): void {
+  files.sort((a, b) => b.ms - a.ms);
+  const total = files.reduce((sum, file) => sum + file.ms, 0);
+  console.log(
+    `\nThe ${Math.min(SLOWEST_SHOWN, files.length)} slowest of ${files.length} test files (${(total / 1000).toFixed(0)} s of test time in all, packages in parallel):`,
+  );
+  for (const { file, ms } of files.slice(0, SLOWEST_SHOWN)) {
+    console.log(`  ${(ms / 1000).toFixed(1).padStart(7)} s  ${file}`);
+  }
+}
+
+function printFailures(failures: PackageTestSummary["failures"]): void {
+  if (failures.length === 0) return;
+  console.log(
+    `\n${failures.length} failure(s)${failures.length > FAILURES_SHOWN ? `, the first ${FAILURES_SHOWN}` : ""}:`,
+  );
+  for (const { where, errors } of failures.slice(0, FAILURES_SHOWN)) {
+    console.log(`\n✗ ${where}`);
+    for (const error of errors) console.log(error.replace(/^/gm, "    "));
+  }
+}
