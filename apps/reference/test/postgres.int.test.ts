@@ -32,7 +32,9 @@ describe.skipIf(!postgres.ready)("session blobs through the app on PostgreSQL", 
       await (await app.call(`/requests/${requestId}/session-blobs/latest`, { key })).json(),
     ).toMatchObject(transport);
     expect(
-      await (await app.call(`/requests/${requestId}/session-blobs`, { key, method: "DELETE" })).json(),
-    ).toEqual({ deleted: 1 });
+      await (
+        await app.call(`/requests/${requestId}/session-blobs?trashDays=0`, { key, method: "DELETE" })
+      ).json(),
+    ).toEqual({ requestId, deleted: 1 });
   });
 });

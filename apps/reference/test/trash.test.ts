@@ -300,6 +300,81 @@ describe.each([
     },
   );
 
+  it.skipIf(!ready)(
+    "a DELETE of a request's stored sessions puts them in the trash by its key: 404 to reads, restored byte for byte with their activity, purged for good; bob can do none of it",
+    async () => {
+      const session = await fullSession(app, alice);
+      const base = `/requests/${session.requestId}/session-blobs`;
+      const latest = `${base}/latest?format=raw`;
+      const bytes = new Uint8Array(await (await app.call(latest, { key: alice })).arrayBuffer());
+      expect((await app.call(base, { key: bob, method: "DELETE" })).status).toBe(404);
+      const answer = await json<{ requestId: string; trash: { records: number; purgeAfter: string } }>(
+        await app.call(base, { key: alice, method: "DELETE" }),
+      );
+      expect(answer.requestId).toBe(session.requestId);
+      expect(answer.trash.records).toBe(1);
+      expect(Math.abs(Date.parse(answer.trash.purgeAfter) - Date.now() - 7 * DAY_MS)).toBeLessThan(60_000);
+      expect((await app.call(latest, { key: alice })).status).toBe(404);
+      expect((await app.call(`/session-blobs/${session.sessionId}`, { key: alice })).status).toBe(404);
+      // Deleted already: a second DELETE finds nothing live.
+      expect((await app.call(base, { key: alice, method: "DELETE" })).status).toBe(404);
+      const listed = await json<{ items: Trashed[] }>(await app.call("/trash", { key: alice }));
+      expect(listed.items.filter((thing) => thing.kind === "storedSession")).toEqual([
+        expect.objectContaining({ id: session.sessionId, by: expect.stringMatching(/^key:/) }),
+      ]);
+      expect(
+        (await json<{ items: Trashed[] }>(await app.call("/trash", { key: bob }))).items.some(
+          (thing) => thing.id === session.sessionId,
+        ),
+      ).toBe(false);
+      const restorePath = `/trash/storedSession/${session.sessionId}/restore`;
+      expect((await app.call(restorePath, { key: bob, method: "POST" })).status).toBe(404);
+      await json(await app.call(restorePath, { key: alice, method: "POST" }));
+      const back = await app.call(latest, { key: alice });
+      expect(back.status).toBe(200);
+      expect(new Uint8Array(await back.arrayBuffer())).toEqual(bytes);
+      expect((await app.call(`${base}/activity`, { key: alice })).status).toBe(200);
+      // Into the trash again, then purged: gone from the trash and from every read, an audit row by the key.
+      await json(await app.call(base, { key: alice, method: "DELETE" }));
+      await json(
+        await app.call(`/trash/storedSession/${session.sessionId}`, { key: alice, method: "DELETE" }),
+      );
+      expect(
+        (await json<{ items: Trashed[] }>(await app.call("/trash", { key: alice }))).items.some(
+          (thing) => thing.id === session.sessionId,
+        ),
+      ).toBe(false);
+      expect((await app.call(latest, { key: alice })).status).toBe(404);
+      const { rows } = await json<{ rows: { kind: string; id: string; by: string; reason: string }[] }>(
+        await app.call("/audit?limit=1000", { key: alice }),
+      );
+      const mine = rows.filter(
+        (row) => row.kind === "sessionBlobs" && [session.requestId, session.sessionId].includes(row.id),
+      );
+      expect(mine.map((row) => [row.id, row.reason.split(":")[0]])).toEqual([
+        [session.requestId, expect.stringContaining("moved to the trash")],
+        [session.requestId, expect.stringContaining("moved to the trash")],
+        [session.sessionId, "purged from the trash"],
+      ]);
+      expect(mine.every((row) => row.by.startsWith("key:"))).toBe(true);
+      // trashDays=0 deletes now; another trash time than the deployment's is refused.
+      const now = await fullSession(app, alice);
+      const nowBase = `/requests/${now.requestId}/session-blobs`;
+      const refused = await app.call(`${nowBase}?trashDays=3`, { key: alice, method: "DELETE" });
+      expect(refused.status).toBe(400);
+      expect((await refused.json()) as { reason?: string }).toMatchObject({ reason: "TRASH_DAYS_FIXED" });
+      expect(await json(await app.call(`${nowBase}?trashDays=0`, { key: alice, method: "DELETE" }))).toEqual({
+        requestId: now.requestId,
+        deleted: 1,
+      });
+      expect(
+        (await json<{ items: Trashed[] }>(await app.call("/trash", { key: alice }))).items.some(
+          (thing) => thing.id === now.sessionId,
+        ),
+      ).toBe(false);
+    },
+  );
+
   it.skipIf(!ready)("refuses hostile input", async () => {
     const sessionId = randomUUID();
     expect((await app.call("/agents/sessions", { key: alice, json: { sessionId } })).status).toBe(201);
@@ -311,6 +386,10 @@ describe.each([
       [`/agents/sessions/${sessionId}?trashDays=-1`, "DELETE", 400],
       [`/agents/sessions/${sessionId}?trashDays=week`, "DELETE", 400],
       [`/agents/sessions/${sessionId}?trashDays=400`, "DELETE", 400],
+      ["/requests/req-x/session-blobs?trashDays=-1", "DELETE", 400],
+      ["/requests/req-x/session-blobs?trashDays=0x10", "DELETE", 400],
+      ["/requests/..%2Fx/session-blobs", "DELETE", 400],
+      ["/requests/req-none/session-blobs", "DELETE", 404],
     ] as const) {
       const response = await app.call(path, { key: alice, method });
       expect(response.status, path).toBe(status);

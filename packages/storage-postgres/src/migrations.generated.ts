@@ -136,4 +136,11 @@ export const EMBEDDED_MIGRATIONS: readonly EmbeddedMigration[] = [
       '\nCREATE TABLE "langgraph_writes" (\n\t"namespace" text COLLATE "C" NOT NULL,\n\t"thread_id" text COLLATE "C" NOT NULL,\n\t"checkpoint_ns" text COLLATE "C" NOT NULL,\n\t"checkpoint_id" text COLLATE "C" NOT NULL,\n\t"task_id" text COLLATE "C" NOT NULL,\n\t"idx" integer NOT NULL,\n\t"task_path" text NOT NULL,\n\t"channel" text NOT NULL,\n\t"type" text NOT NULL,\n\t"value" "bytea" NOT NULL,\n\tCONSTRAINT "langgraph_writes_pkey" PRIMARY KEY("namespace","thread_id","checkpoint_ns","checkpoint_id","task_id","idx")\n);\n',
     ],
   },
+  {
+    tag: "0012_session_blob_trashed_by",
+    folderMillis: 1796003717314,
+    hash: "0f09d09e135590436e8dc94b6cf24134fabdb1a756c22806a642c013a0109c95",
+    bps: true,
+    sql: ['ALTER TABLE "agent_sessions" ADD COLUMN "trashed_by" text;'],
+  },
 ];

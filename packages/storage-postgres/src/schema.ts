@@ -50,6 +50,9 @@ export const agentSessions = pgTable(
     storedBytes: integer("stored_bytes"),
     createdAt: timestamp("created_at", { withTimezone: true }).defaultNow().notNull(),
     expiresAt: timestamp("expires_at", { withTimezone: true }),
+    // Who deleted the row before its time (expired then, into the trash); null when it is live or
+    // its TTL expired it.
+    trashedBy: text("trashed_by"),
   },
   (table) => [
     unique("agent_sessions_owner_request_id_session_id_unique").on(

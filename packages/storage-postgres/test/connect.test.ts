@@ -98,8 +98,8 @@ describe.skipIf(!env.ready)(`connectPostgres${env.ready ? "" : ` (skipped: ${env
           sql.raw(`SELECT count(*)::int AS n FROM "${schema}".stowage_migrations`),
         ),
       );
-      // One row per migration in drizzle/meta/_journal.json (0000_initial … 0011_langgraph_checkpoints).
-      expect(applied[0]?.n).toBe(12);
+      // One row per migration in drizzle/meta/_journal.json (0000_initial … 0012_session_blob_trashed_by).
+      expect(applied[0]?.n).toBe(13);
       const again = await connectPostgres({ url, schema });
       await again.close();
       const tables = rowsOf(

@@ -22,6 +22,11 @@ export interface TenantSessionBlobs {
    */
   deleteForRequest(requestId: string, options?: OperationOptions): Promise<number>;
   /**
+   * Moves the principal's live sessions of a request to the trash of stored sessions (they expire
+   * now, `trashedBy` says who); NOT_FOUND as {@link deleteForRequest}.
+   */
+  expireForRequest(requestId: string, trashedBy: string, options?: OperationOptions): Promise<number>;
+  /**
    * Deletes the principal's records of one session id, whatever request they were stored for; 0
    * when there are none (deleting a session deletes whatever it has, and sending it again finds nothing).
    */
@@ -37,6 +42,9 @@ export interface TenantSessionBlobs {
   bytes(sessionId: string, options?: OperationOptions): Promise<number>;
 }
 
+const noStoredSession = (requestId: string) =>
+  new StowageError("NOT_FOUND", `no stored session for request ${requestId}`);
+
 /**
  * `repository` as `owner` sees it: no route passes an owner, so none can pass the wrong one. A
  * record of a session in the trash is not there for any read (null, left out of a listing), and
@@ -51,6 +59,11 @@ export function bindSessionBlobs(
     (await registered.state(sessionId, options)) === "trashed";
   const visible = async (record: SessionBlobRecord | null, options?: OperationOptions) =>
     record === null || (await inTrash(record.sessionId, options)) ? null : record;
+  // A request whose latest stored session is in the trash is not there, for a delete as for a read.
+  const assertRequestNotInTrash = async (requestId: string, options?: OperationOptions) => {
+    const latest = await repository.getLatestForRequest(owner, requestId, options);
+    if (latest !== null && (await inTrash(latest.sessionId, options))) throw noStoredSession(requestId);
+  };
   return {
     async create(input, options) {
       if (typeof input?.sessionId === "string" && (await inTrash(input.sessionId, options))) {
@@ -76,14 +89,16 @@ export function bindSessionBlobs(
     extendExpiry: async (sessionId, expiresAt, options) =>
       (await inTrash(sessionId, options)) ? 0 : repository.extendExpiry(owner, sessionId, expiresAt, options),
     async deleteForRequest(requestId, options) {
-      // A request whose latest stored session is in the trash is not there, for a delete as for a read.
-      const latest = await repository.getLatestForRequest(owner, requestId, options);
-      if (latest !== null && (await inTrash(latest.sessionId, options))) {
-        throw new StowageError("NOT_FOUND", `no stored session for request ${requestId}`);
-      }
+      await assertRequestNotInTrash(requestId, options);
       const deleted = await repository.deleteForRequest(owner, requestId, options);
-      if (deleted === 0) throw new StowageError("NOT_FOUND", `no stored session for request ${requestId}`);
+      if (deleted === 0) throw noStoredSession(requestId);
       return deleted;
+    },
+    async expireForRequest(requestId, trashedBy, options) {
+      await assertRequestNotInTrash(requestId, options);
+      const changed = await repository.expireForRequest(owner, requestId, trashedBy, options);
+      if (changed === 0) throw noStoredSession(requestId);
+      return changed;
     },
     deleteForSession: (sessionId, options) => repository.deleteForSession(owner, sessionId, options),
   };

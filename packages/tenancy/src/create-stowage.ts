@@ -8,6 +8,7 @@ import {
   type SessionDeletionOptions,
   type SessionDeletionReport,
 } from "./delete-session.js";
+import { deleteSessionBlobs, type SessionBlobsDeletionReport } from "./delete-session-blobs.js";
 import type { EncryptionOptions } from "./encryption/encryption-options.js";
 import { sealSessionBlobs } from "./encryption/sealed-session-blobs.js";
 import { type ExpiringThing, extendExpiry, listExpiring } from "./expiring.js";
@@ -87,6 +88,17 @@ export interface Stowage<Stores extends StoreTable = DefaultStores> extends Shar
     sessionId: string,
     options?: SessionDeletionOptions,
   ): Promise<SessionDeletionReport>;
+  /**
+   * Deletes `principal`'s stored sessions of a request: by default into the trash of stored
+   * sessions (they expire now; restore them there, by session id, until the `sessionBlobs` sweep
+   * purges them `trashDays` later); with `trashDays: 0`, now, the request's activity with them.
+   * See `delete-session-blobs.ts`.
+   */
+  deleteSessionBlobs(
+    principal: Principal,
+    requestId: string,
+    options?: OperationOptions & { by?: string; trashDays?: number },
+  ): Promise<SessionBlobsDeletionReport>;
   /** What is in `principal`'s trash, soonest purged first, and the bytes it holds (counted in its storage). */
   listTrash(
     principal: Principal,
@@ -284,6 +296,8 @@ export function createStowage<Stores extends StoreTable = DefaultStores>(
         ? deleteSessionFrom(stores, tenant(principal), sessionId, deletionOptions)
         : moveSessionToTrash(deployment.shared, stores, tenant(principal), sessionId, days, deletionOptions);
     },
+    deleteSessionBlobs: (principal, requestId, deletionOptions = {}) =>
+      deleteSessionBlobs(tenant(principal) as never, deployment.trashDays, requestId, deletionOptions),
     listTrash: async (principal, operation = {}) => {
       const expired = await Promise.all(
         [...expiredTrashes.values()].map((trash) => trash.list(tenant(principal), operation)),

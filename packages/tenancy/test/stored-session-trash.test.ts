@@ -230,3 +230,109 @@ describe("the trash of stored sessions (expired captures)", () => {
     }
   });
 });
+
+describe("deleting a request's stored sessions (deleteSessionBlobs)", () => {
+  const inADay = () => new Date(Date.now() + DAY_MS);
+
+  it("moves them to the trash by who asked: no read finds them, GC keeps their chunks, a restore in another process brings them back byte for byte", async () => {
+    const dir = join(base, randomUUID());
+    const first = processOn(dir);
+    const second = processOn(dir);
+    const requestId = `req-${randomUUID()}`;
+    const a = await storeCapture(first, alice, inADay(), randomUUID(), requestId);
+    const b = await storeCapture(first, alice, inADay(), randomUUID(), requestId);
+    const other = await storeCapture(first, alice, inADay());
+    const bobs = await storeCapture(first, bob, inADay(), randomUUID(), requestId);
+    const report = await first.stowage.deleteSessionBlobs(alice, requestId, { by: "key:k1" });
+    expect(report).toEqual({ requestId, trash: { records: 2, purgeAfter: expect.any(String) } });
+    expect(Math.abs(Date.parse(report.trash!.purgeAfter) - Date.now() - 7 * DAY_MS)).toBeLessThan(60_000);
+    const tenant = second.stowage.tenant(alice);
+    expect(await tenant.sessionBlobs.getLatestForRequest(requestId)).toBeNull();
+    expect(await tenant.sessionBlobs.getBySessionId(a.sessionId)).toBeNull();
+    expect((await tenant.sessionBlobs.getBySessionId(other.sessionId))?.sessionId).toBe(other.sessionId);
+    // Bob's capture for the same request id is his, and stays.
+    expect((await second.stowage.tenant(bob).sessionBlobs.getLatestForRequest(requestId))?.sessionId).toBe(
+      bobs.sessionId,
+    );
+    const { items } = await second.stowage.listTrash(alice);
+    expect(items.map((item) => [item.id, item.by, item.bytes]).sort()).toEqual(
+      [
+        [a.sessionId, "key:k1", a.storedBytes],
+        [b.sessionId, "key:k1", b.storedBytes],
+      ].sort(),
+    );
+    expect((await second.stowage.listTrash(bob)).items).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await second.stowage.collectGarbage({ graceMs: 0, timestampSlackMs: 0 });
+    await second.stowage.restoreFromTrash(alice, "storedSession", a.sessionId);
+    const back = await first.stowage.tenant(alice).sessionBlobs.getBySessionId(a.sessionId);
+    const [original, read] = await Promise.all([
+      readSessionFiles(a.sample),
+      readSessionFiles(back!, { blobs: tenant.blobs }),
+    ]);
+    expect(read.files).toEqual(original.files);
+    expect(back?.trashedBy).toBeUndefined();
+    // The other stays in the trash; purging it writes a row by whoever purged.
+    await first.stowage.purgeFromTrash(alice, "storedSession", b.sessionId, { by: "cli" });
+    expect((await first.stowage.listTrash(alice)).items).toEqual([]);
+    const rows = (await tenant.deletionAudit.list()).rows;
+    expect(rows.map((row) => [row.id, row.by, row.reason])).toEqual([
+      [requestId, "key:k1", expect.stringContaining("moved to the trash until")],
+      [b.sessionId, "cli", expect.stringContaining("deleted by key:k1")],
+    ]);
+  });
+
+  it("with trashDays 0 deletes them now, with an audit row; another trash time is refused; nothing live is NOT_FOUND", async () => {
+    const process = processOn(join(base, randomUUID()));
+    const { stowage } = process;
+    const kept = await storeCapture(process, alice, inADay());
+    await expectStowageError(
+      stowage.deleteSessionBlobs(alice, kept.requestId, { trashDays: 3 }),
+      "INVALID_INPUT",
+      "TRASH_DAYS_FIXED",
+    );
+    await expectStowageError(stowage.deleteSessionBlobs(bob, kept.requestId), "NOT_FOUND");
+    expect(await stowage.deleteSessionBlobs(alice, kept.requestId, { trashDays: 0, by: "cli" })).toEqual({
+      requestId: kept.requestId,
+      deleted: 1,
+    });
+    expect((await stowage.listTrash(alice)).items).toEqual([]);
+    await expectStowageError(stowage.deleteSessionBlobs(alice, kept.requestId), "NOT_FOUND");
+    // An expired capture (already in the trash by its TTL) is not deleted again.
+    const expired = await storeCapture(process, alice, daysAgo(1));
+    await expectStowageError(stowage.deleteSessionBlobs(alice, expired.requestId), "NOT_FOUND");
+    expect((await stowage.listTrash(alice)).items).toEqual([
+      expect.objectContaining({ id: expired.sessionId, by: "ttl" }),
+    ]);
+    expect((await stowage.tenant(alice).deletionAudit.list()).rows).toEqual([
+      expect.objectContaining({
+        kind: "sessionBlobs",
+        id: kept.requestId,
+        by: "cli",
+        report: { removed: 1 },
+      }),
+    ]);
+  });
+
+  it("refuses hostile request ids, trash days and who, deleting nothing", async () => {
+    const process = processOn(join(base, randomUUID()));
+    const { stowage } = process;
+    const kept = await storeCapture(process, alice, inADay());
+    for (const requestId of ["../x", "a/b", "", "x".repeat(300), 7, null]) {
+      await expectStowageError(stowage.deleteSessionBlobs(alice, requestId as string), "INVALID_INPUT");
+    }
+    for (const trashDays of [-1, Number.NaN, 401, "7"]) {
+      await expectStowageError(
+        stowage.deleteSessionBlobs(alice, kept.requestId, { trashDays: trashDays as number }),
+        "INVALID_INPUT",
+      );
+    }
+    for (const by of ["", "a/b", "x".repeat(300)]) {
+      await expectStowageError(stowage.deleteSessionBlobs(alice, kept.requestId, { by }), "INVALID_INPUT");
+    }
+    expect((await stowage.tenant(alice).sessionBlobs.getLatestForRequest(kept.requestId))?.sessionId).toBe(
+      kept.sessionId,
+    );
+    expect((await stowage.tenant(alice).deletionAudit.list()).rows).toEqual([]);
+  });
+});

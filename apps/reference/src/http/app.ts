@@ -21,6 +21,7 @@ import { expiringRoutes } from "./routes/expiring.js";
 import { hotStateRoutes } from "./routes/hot-state.js";
 import { mcpRoutes } from "./routes/mcp.js";
 import { sessionActivityRoutes } from "./routes/session-activity.js";
+import { sessionBlobDeletionRoutes } from "./routes/session-blob-deletion.js";
 import { sessionBlobListingRoutes } from "./routes/session-blob-listing.js";
 import { sessionBlobRoutes } from "./routes/session-blobs.js";
 import { storedSessionReaderRoutes } from "./routes/stored-session-reader.js";
@@ -78,6 +79,7 @@ export function createHttpApp(services: Services, log: RequestLogger, drain: Dra
   app.route("/", agentSessionDeletionRoutes(services)); // before the upload API's /agents/* handler
   app.route("/", uploadRoutes(services));
   app.route("/", sessionBlobRoutes(config, log));
+  app.route("/", sessionBlobDeletionRoutes(services));
   app.route("/", sessionActivityRoutes());
   app.route("/", deletionAuditRoutes());
   app.route("/", expiringRoutes(services));

@@ -117,10 +117,10 @@ describe("the server: a capture (POST) and a restore (GET latest)", () => {
       expect(refused.status).toBe(404);
       expect(((await refused.json()) as { code: string }).code).toBe("NOT_FOUND");
     }
-    // Deleting the request's sessions forgets its activity.
-    expect((await call(`/requests/${requestId}/session-blobs`, alice, { method: "DELETE" })).status).toBe(
-      200,
-    );
+    // Deleting the request's sessions for good forgets its activity (into the trash, it stays with them).
+    expect(
+      (await call(`/requests/${requestId}/session-blobs?trashDays=0`, alice, { method: "DELETE" })).status,
+    ).toBe(200);
     expect((await call(`/requests/${requestId}/session-blobs/activity`, alice)).status).toBe(404);
   });
 

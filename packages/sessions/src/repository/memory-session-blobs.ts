@@ -1,4 +1,4 @@
-import { throwIfAborted } from "@stowage/core";
+import { assertSafeId, throwIfAborted } from "@stowage/core";
 import { assertSessionId } from "../agents/session-id.js";
 import type {
   CreateSessionBlobInput,
@@ -60,9 +60,41 @@ async function setExpiry(
   for (const record of records) {
     if (record.owner !== owner || record.sessionId !== sessionId || !which(record)) continue;
     record.expiresAt = new Date(expiresAt);
+    delete record.trashedBy;
     changed++;
   }
   return changed;
+}
+
+/** Expires the owner's live records of a request at `at`, recording who deleted them; how many changed. */
+async function expireForRequest(
+  records: Iterable<SessionBlobRecord>,
+  change: { owner: string; requestId: string; trashedBy: string; at: Date; signal: AbortSignal | undefined },
+  live: (record: SessionBlobRecord) => boolean,
+): Promise<number> {
+  const { owner, requestId, trashedBy, at, signal } = change;
+  assertOwner(owner);
+  assertRequestId(requestId);
+  assertSafeId(trashedBy, "trashed by");
+  throwIfAborted(signal, "expire session blobs");
+  let changed = 0;
+  for (const record of records) {
+    if (record.owner !== owner || record.requestId !== requestId || !live(record)) continue;
+    record.expiresAt = at;
+    record.trashedBy = trashedBy;
+    changed++;
+  }
+  return changed;
+}
+
+/** Deletes every record `match` takes; how many went. */
+function deleteWhere(
+  records: Map<number, SessionBlobRecord>,
+  match: (record: SessionBlobRecord) => boolean,
+): number {
+  let deleted = 0;
+  for (const record of [...records.values()]) if (match(record) && records.delete(record.id)) deleted++;
+  return deleted;
 }
 
 /** The reference {@link SessionBlobRepository}, in memory: for tests and single-process tools. */
@@ -160,32 +192,24 @@ export function createMemorySessionBlobRepository(
       assertOwner(owner);
       assertSessionId(sessionId);
       throwIfAborted(signal, "purge expired session blobs");
-      let deleted = 0;
-      for (const record of [...records.values()]) {
-        if (record.owner !== owner || record.sessionId !== sessionId || live(record)) continue;
-        if (records.delete(record.id)) deleted++;
-      }
-      return deleted;
+      return deleteWhere(
+        records,
+        (record) => record.owner === owner && record.sessionId === sessionId && !live(record),
+      );
     },
+    expireForRequest: (owner, requestId, trashedBy, { signal } = {}) =>
+      expireForRequest(records.values(), { owner, requestId, trashedBy, at: now(), signal }, live),
     async deleteForRequest(owner, requestId, { signal } = {}) {
       assertOwner(owner);
       assertRequestId(requestId);
       throwIfAborted(signal, "delete session blobs");
-      let deleted = 0;
-      for (const record of [...records.values()]) {
-        if (record.owner === owner && record.requestId === requestId && records.delete(record.id)) deleted++;
-      }
-      return deleted;
+      return deleteWhere(records, (record) => record.owner === owner && record.requestId === requestId);
     },
     async deleteForSession(owner, sessionId, { signal } = {}) {
       assertOwner(owner);
       assertSessionId(sessionId);
       throwIfAborted(signal, "delete session blobs");
-      let deleted = 0;
-      for (const record of [...records.values()]) {
-        if (record.owner === owner && record.sessionId === sessionId && records.delete(record.id)) deleted++;
-      }
-      return deleted;
+      return deleteWhere(records, (record) => record.owner === owner && record.sessionId === sessionId);
     },
     async list(listOptions = {}) {
       const { afterId, limit } = resolveListSessionBlobsOptions(listOptions);

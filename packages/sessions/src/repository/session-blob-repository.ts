@@ -34,6 +34,12 @@ export interface SessionBlobRecord extends SessionArchive {
   createdAt: Date;
   /** When it stops being returned and becomes eligible for `deleteExpired`; null: never. */
   expiresAt: Date | null;
+  /**
+   * Who deleted it before its time ({@link SessionBlobRepository.expireForRequest}): it expired
+   * then, into the trash of stored sessions. Absent on a live record and on one its TTL expired;
+   * a restore, an extension or a new capture of it clears it.
+   */
+  trashedBy?: string;
 }
 
 export interface CreateSessionBlobInput extends SessionArchive {
@@ -179,6 +185,19 @@ export interface SessionBlobRepository {
    * the trash); its live records, a capture stored since, stay. Returns how many were deleted.
    */
   purgeExpired(owner: string, sessionId: string, options?: RepositoryOperationOptions): Promise<number>;
+  /**
+   * Expires the owner's live records of a request now, recording `trashedBy` (who deleted them,
+   * a safe id such as `key:k1`): a deletion through the trash of stored sessions, which
+   * `listByOwner({ expired: true })` lists, `restoreExpired` brings back and `deleteExpired`
+   * purges once their grace is over. Returns how many records changed: 0 when the owner has no
+   * live record of the request.
+   */
+  expireForRequest(
+    owner: string,
+    requestId: string,
+    trashedBy: string,
+    options?: RepositoryOperationOptions,
+  ): Promise<number>;
   /** Deletes every record the owner stored for a request; returns how many were deleted. */
   deleteForRequest(owner: string, requestId: string, options?: RepositoryOperationOptions): Promise<number>;
   /**

@@ -59,6 +59,10 @@ function recaptured<T extends CreateSessionBlobInput>(record: T, note: string): 
 }
 
 const SECOND = 1000;
+const HOUR = 3600 * SECOND;
+const ago = (ms: number) => new Date(Date.now() - ms);
+/** A fresh owner for a test of the trash: what it lists is that test's alone. */
+const ownerOf = () => `user:grace-${randomUUID()}`;
 
 /**
  * The repository of the test running: a fresh one before each test of the enclosing describe
@@ -87,6 +91,8 @@ function repositoryPerTest(options: SessionBlobRepositoryConformanceOptions): Se
     restoreExpired: (owner, sessionId, expiresAt, operation) =>
       now().restoreExpired(owner, sessionId, expiresAt, operation),
     purgeExpired: (owner, sessionId, operation) => now().purgeExpired(owner, sessionId, operation),
+    expireForRequest: (owner, requestId, trashedBy, operation) =>
+      now().expireForRequest(owner, requestId, trashedBy, operation),
     deleteForRequest: (owner, requestId, operation) => now().deleteForRequest(owner, requestId, operation),
     deleteForSession: (owner, sessionId, operation) => now().deleteForSession(owner, sessionId, operation),
     list: (operation) => now().list(operation),
@@ -293,10 +299,6 @@ function itStoresChunkedCaptures(repo: SessionBlobRepository): void {
  * owner, brought back or purged one session at a time.
  */
 function itKeepsExpiredRecordsThroughTheirGrace(repo: SessionBlobRepository): void {
-  const HOUR = 3600 * SECOND;
-  const ago = (ms: number) => new Date(Date.now() - ms);
-  const ownerOf = () => `user:grace-${randomUUID()}`;
-
   it("deleteExpired with graceMs keeps what expired within it and deletes what expired before", async () => {
     const owner = ownerOf();
     const long = await repo.create(input({ owner, expiresAt: ago(2 * HOUR) }));
@@ -388,6 +390,68 @@ function itKeepsExpiredRecordsThroughTheirGrace(repo: SessionBlobRepository): vo
       [sessionId],
     );
     await expectStowageError(repo.purgeExpired(owner, "a/b"), "INVALID_INPUT");
+  });
+}
+
+/** A deletion into the trash of stored sessions: a request's live records expire now, saying who. */
+function itDeletesIntoTheTrash(repo: SessionBlobRepository): void {
+  it("expireForRequest moves an owner's live records of a request to the trash now, saying who; other requests and owners stay", async () => {
+    const owner = ownerOf();
+    const other = `org:grace-${randomUUID()}`;
+    const first = input({ owner, requestId: "req-delete" });
+    const second = input({ owner, requestId: "req-delete" });
+    const kept = input({ owner, requestId: "req-kept" });
+    const oldExpiry = ago(60 * SECOND);
+    const alreadyExpired = input({ owner, requestId: "req-delete", expiresAt: oldExpiry });
+    const othersSameRequest = input({ owner: other, requestId: "req-delete" });
+    for (const data of [first, second, kept, alreadyExpired, othersSameRequest]) await repo.create(data);
+    const before = Date.now();
+    expect(await repo.expireForRequest(owner, "req-delete", "key:k1")).toBe(2);
+    expect(await repo.getLatestForRequest(owner, "req-delete")).toBeNull();
+    expect(await repo.getBySessionId(owner, first.sessionId)).toBeNull();
+    const trashed = (await repo.listByOwner(owner, { expired: true })).sessions;
+    const bySession = new Map(trashed.map((record) => [record.sessionId, record]));
+    for (const data of [first, second]) {
+      const record = bySession.get(data.sessionId);
+      expect(record?.trashedBy).toBe("key:k1");
+      // Expired now: by the database's clock or the process's, within the test's minute.
+      expect(Math.abs((record?.expiresAt?.getTime() ?? 0) - before)).toBeLessThan(60 * SECOND);
+    }
+    // What had expired by its TTL keeps its expiry, and no one deleted it.
+    expect(bySession.get(alreadyExpired.sessionId)?.trashedBy).toBeUndefined();
+    expect(bySession.get(alreadyExpired.sessionId)?.expiresAt?.getTime()).toBe(oldExpiry.getTime());
+    sameBytes((await repo.getLatestForRequest(owner, "req-kept"))?.blob, kept.blob);
+    sameBytes((await repo.getLatestForRequest(other, "req-delete"))?.blob, othersSameRequest.blob);
+    // Nothing live is left to delete; another owner's delete of it changes nothing of this one's.
+    expect(await repo.expireForRequest(owner, "req-delete", "key:k1")).toBe(0);
+    expect(await repo.expireForRequest(`user:nobody-${randomUUID()}`, "req-kept", "key:k1")).toBe(0);
+    // A restore brings it back byte for byte and forgets who deleted it.
+    const later = new Date(Date.now() + 7 * 24 * HOUR);
+    expect(await repo.restoreExpired(owner, first.sessionId, later)).toBe(1);
+    const back = await repo.getBySessionId(owner, first.sessionId);
+    sameBytes(back?.blob, first.blob);
+    expect(back?.trashedBy).toBeUndefined();
+    expect(back?.expiresAt?.getTime()).toBe(later.getTime());
+    // The sweep purges it once its grace is over, as any expired record.
+    await repo.deleteExpired({ graceMs: 0 });
+    expect((await repo.listByOwner(owner, { expired: true })).sessions).toEqual([]);
+    for (const by of ["", "a/b", "../x", "x".repeat(256), 7, null]) {
+      await expectStowageError(repo.expireForRequest(owner, "req-kept", by as string), "INVALID_INPUT");
+    }
+    expect(await repo.getLatestForRequest(owner, "req-kept")).not.toBeNull();
+  });
+
+  it("a new capture of a deleted request and session replaces the trashed record and is live, deleted by no one", async () => {
+    const owner = ownerOf();
+    const data = input({ owner, requestId: "req-again" });
+    await repo.create(data);
+    expect(await repo.expireForRequest(owner, "req-again", "cli")).toBe(1);
+    const again = recaptured(data, "again");
+    await repo.create(again);
+    const record = await repo.getLatestForRequest(owner, "req-again");
+    sameBytes(record?.blob, again.blob);
+    expect(record?.trashedBy).toBeUndefined();
+    expect((await repo.listByOwner(owner, { expired: true })).sessions).toEqual([]);
   });
 }
 
@@ -729,6 +793,15 @@ function describeHostileInput(repo: SessionBlobRepository): void {
         await expectStowageError(repo.getLatestForRequest(OWNER, value as string), "INVALID_INPUT");
         await expectStowageError(repo.getBySessionId(OWNER, value as string), "INVALID_INPUT");
         await expectStowageError(repo.deleteForRequest(OWNER, value as string), "INVALID_INPUT");
+        await expectStowageError(repo.expireForRequest(OWNER, value as string, "cli"), "INVALID_INPUT");
+        await expectStowageError(
+          repo.expireForRequest(value as string, "req-hostile", "cli"),
+          "INVALID_INPUT",
+        );
+        await expectStowageError(
+          repo.expireForRequest(OWNER, "req-hostile", value as string),
+          "INVALID_INPUT",
+        );
         await expectStowageError(repo.deleteForSession(OWNER, value as string), "INVALID_INPUT");
         await expectStowageError(repo.getLatestForRequest(value as string, "req-hostile"), "INVALID_INPUT");
         await expectStowageError(repo.getBySessionId(value as string, data.sessionId), "INVALID_INPUT");
@@ -818,6 +891,7 @@ export function describeSessionBlobRepositoryConformance(
     itExpiresAndDeletes(repo);
     itReportsAndExtendsExpiry(repo);
     itKeepsExpiredRecordsThroughTheirGrace(repo);
+    itDeletesIntoTheTrash(repo);
     itTakesSafeIdsAndTheThreeAgents(repo);
     describeOwnersNeverMeet(repo);
     describeListForGarbageCollection(repo);

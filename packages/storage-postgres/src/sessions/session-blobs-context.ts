@@ -30,5 +30,11 @@ export function toRecord(row: typeof agentSessions.$inferSelect): SessionBlobRec
     storedBytes: row.storedBytes ?? row.blobSizeBytes,
     createdAt: row.createdAt,
     expiresAt: row.expiresAt,
+    ...trashedByOf(row),
   };
+}
+
+/** `trashedBy` as the contract has it: present only when someone deleted the row. */
+export function trashedByOf(row: { trashedBy: string | null }): { trashedBy?: string } {
+  return row.trashedBy === null ? {} : { trashedBy: row.trashedBy };
 }

@@ -12,7 +12,7 @@ import { assertOwner, assertRequestId, resolveListSessionBlobsOptions } from "@s
 import { and, asc, desc, eq, getTableColumns, gt, type SQL } from "drizzle-orm";
 import { runDatabase } from "../run-database.js";
 import { agentSessions } from "../schema.js";
-import { expired, live, type SessionBlobsContext, toRecord } from "./session-blobs-context.js";
+import { expired, live, type SessionBlobsContext, toRecord, trashedByOf } from "./session-blobs-context.js";
 
 /** The latest live record that `where` selects, or null. */
 async function latest(
@@ -102,10 +102,11 @@ export async function listSessionBlobsByOwner(
       .where(and(eq(agentSessions.owner, owner), gt(agentSessions.id, afterId), listExpired ? expired : live))
       .orderBy(asc(agentSessions.id))
       .limit(limit + 1);
-    const sessions = rows.slice(0, limit).map((row) => ({
+    const sessions = rows.slice(0, limit).map(({ trashedBy, ...row }) => ({
       ...row,
       codec: row.codec as SessionCodec,
       storedBytes: row.storedBytes ?? row.blobSizeBytes,
+      ...trashedByOf({ trashedBy }),
     }));
     return rows.length > limit ? { sessions, cursor: String(sessions[limit - 1]!.id) } : { sessions };
   });

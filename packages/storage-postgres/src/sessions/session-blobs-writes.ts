@@ -1,4 +1,4 @@
-import { assertSessionId, throwIfAborted } from "@stowage/core";
+import { assertSafeId, assertSessionId, throwIfAborted } from "@stowage/core";
 import type {
   CreateSessionBlobInput,
   CreateSessionBlobOptions,
@@ -56,6 +56,7 @@ export async function createSessionBlob(
           rawSizeBytes: sql`excluded.raw_size_bytes`,
           storedBytes: sql`excluded.stored_bytes`,
           expiresAt: sql`excluded.expires_at`,
+          trashedBy: null,
           createdAt: sql`now()`,
         },
       })
@@ -147,7 +148,7 @@ export async function setSessionBlobExpiry(
   return runDatabase(`set the expiry of session ${sessionId}`, signal, async () => {
     const rows = await db
       .update(agentSessions)
-      .set({ expiresAt })
+      .set({ expiresAt, trashedBy: null })
       .where(
         and(
           eq(agentSessions.owner, owner),
@@ -155,6 +156,27 @@ export async function setSessionBlobExpiry(
           which === "live" ? live : expired,
         ),
       )
+      .returning({ id: agentSessions.id });
+    return rows.length;
+  });
+}
+
+/** Expires the owner's live rows of a request now (the database's clock), saying who; how many changed. */
+export async function expireSessionBlobsForRequest(
+  { db }: SessionBlobsContext,
+  owner: string,
+  requestId: string,
+  trashedBy: string,
+  { signal }: RepositoryOperationOptions = {},
+): Promise<number> {
+  assertOwner(owner);
+  assertRequestId(requestId);
+  assertSafeId(trashedBy, "trashed by");
+  return runDatabase(`expire session blobs for request ${requestId}`, signal, async () => {
+    const rows = await db
+      .update(agentSessions)
+      .set({ expiresAt: sql`now()`, trashedBy })
+      .where(and(eq(agentSessions.owner, owner), eq(agentSessions.requestId, requestId), live))
       .returning({ id: agentSessions.id });
     return rows.length;
   });

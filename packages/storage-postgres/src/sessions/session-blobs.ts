@@ -13,6 +13,7 @@ import {
   deleteExpiredSessionBlobs,
   deleteSessionBlobsForRequest,
   deleteSessionBlobsOfSession,
+  expireSessionBlobsForRequest,
   setSessionBlobExpiry,
 } from "./session-blobs-writes.js";
 
@@ -42,6 +43,8 @@ export function createPostgresSessionBlobs(options: PostgresSessionBlobsOptions)
       setSessionBlobExpiry(context, owner, sessionId, expiresAt, "expired", op),
     purgeExpired: (owner, sessionId, op) =>
       deleteSessionBlobsOfSession(context, owner, sessionId, "expired", op),
+    expireForRequest: (owner, requestId, trashedBy, op) =>
+      expireSessionBlobsForRequest(context, owner, requestId, trashedBy, op),
     deleteForRequest: (owner, requestId, op) => deleteSessionBlobsForRequest(context, owner, requestId, op),
     deleteForSession: (owner, sessionId, op) =>
       deleteSessionBlobsOfSession(context, owner, sessionId, "all", op),

@@ -43,6 +43,8 @@ describeBackends("postgres session blobs", (backend) => {
         "owner text not null",
         // Added by 0010_session_blob_stored_bytes: what a capture kept as chunks added; null before.
         "stored_bytes integer null",
+        // Added by 0012_session_blob_trashed_by: who deleted the row before its time; null otherwise.
+        "trashed_by text null",
       ]);
       const indexes = rowsOf(
         await db.execute(

@@ -5,7 +5,8 @@ import type { SessionDeletionReport } from "../delete-session.js";
 import type { ExpiredTrash } from "./expired-trash.js";
 import type { TrashedThing } from "./trash-entries.js";
 
-// Stored sessions (captures kept between container runs) reach the trash by expiring: the sweep
+// Stored sessions (captures kept between container runs) reach the trash by expiring (by their TTL,
+// or now, when their owner deletes them: `deleteSessionBlobs`): the sweep
 // deletes a record only `trashDays` after its `expiresAt`, and until then its owner sees it here,
 // one item per session id (every request's expired records of it), and can bring it back or
 // purge it. Nothing is moved: the record stays in its row, hidden from every read by its expiry,
@@ -27,6 +28,8 @@ export interface StoredSessionTrash {
 interface ExpiredCaptures {
   firstExpiry: number;
   lastExpiry: number;
+  /** Who deleted the last to expire (`trashedBy`), or `ttl` when its time ran out. */
+  by: string;
   bytes: number;
 }
 
@@ -47,9 +50,18 @@ async function expiredBySession(
     });
     for (const record of page.sessions) {
       const expiry = record.expiresAt?.getTime() ?? 0;
-      const held = sessions.get(record.sessionId) ?? { firstExpiry: expiry, lastExpiry: expiry, bytes: 0 };
+      const by = record.trashedBy ?? "ttl";
+      const held = sessions.get(record.sessionId) ?? {
+        firstExpiry: expiry,
+        lastExpiry: expiry,
+        by,
+        bytes: 0,
+      };
       held.firstExpiry = Math.min(held.firstExpiry, expiry);
-      held.lastExpiry = Math.max(held.lastExpiry, expiry);
+      if (expiry >= held.lastExpiry) {
+        held.lastExpiry = expiry;
+        held.by = by;
+      }
       held.bytes += record.storedBytes;
       sessions.set(record.sessionId, held);
     }
@@ -61,7 +73,7 @@ async function expiredBySession(
 /**
  * The tenant's expired stored sessions still in their grace period, one item per session id:
  * `trashedAt` when its last record expired, `purgeAfter` when the sweep deletes its first, `by`
- * `ttl`. A session in the trash as a whole holds its stored sessions: they come back or go with it.
+ * who deleted that record (`deleteSessionBlobs`), or `ttl`. A session in the trash as a whole holds its stored sessions: they come back or go with it.
  */
 async function listTrashedStoredSessions(
   trash: StoredSessionTrash | undefined,
@@ -80,7 +92,7 @@ async function listTrashedStoredSessions(
       id: sessionId,
       trashedAt: new Date(held.lastExpiry).toISOString(),
       purgeAfter: new Date(held.firstExpiry + trash.graceMs).toISOString(),
-      by: "ttl",
+      by: held.by,
       bytes: held.bytes,
     }));
 }
@@ -145,7 +157,10 @@ async function purgeStoredSession(
         id: item.id,
         bytes: item.bytes,
         by,
-        reason: `purged from the trash: stored session expired at ${item.trashedAt}`,
+        reason:
+          item.by === "ttl"
+            ? `purged from the trash: stored session expired at ${item.trashedAt}`
+            : `purged from the trash: stored session deleted by ${item.by} at ${item.trashedAt}`,
         report: { records: deleted },
       },
     ],

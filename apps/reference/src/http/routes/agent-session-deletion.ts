@@ -1,20 +1,8 @@
-import { StowageError } from "@stowage/core";
 import { Hono } from "hono";
 import type { Services } from "../../services.js";
 import type { AppEnv } from "../context.js";
 import { DISPATCHER_TOKEN_HEADER, dispatcherTokenOf } from "./dispatcher-token.js";
-
-/** `?trashDays=`: a non-negative number of days, INVALID_INPUT naming what was given otherwise. */
-function trashDaysQuery(raw: string | undefined): number | undefined {
-  if (raw === undefined) return undefined;
-  if (!/^\d+(\.\d+)?$/.test(raw)) {
-    throw new StowageError(
-      "INVALID_INPUT",
-      `trashDays must be a number of days (0 deletes at once), got ${JSON.stringify(raw.slice(0, 64))}`,
-    );
-  }
-  return Number(raw);
-}
+import { trashDaysQuery } from "./trash-days-query.js";
 
 /**
  * `DELETE /agents/sessions/:sessionId[?trashDays=]`: deletes a session of the caller

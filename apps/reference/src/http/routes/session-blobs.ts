@@ -268,26 +268,5 @@ export function sessionBlobRoutes(
     });
   });
 
-  // NOT_FOUND when the caller stored nothing for the request (another principal's look the same).
-  // The request's activity goes with its sessions.
-  app.delete("/requests/:requestId/session-blobs", async (c) => {
-    const requestId = c.req.param("requestId");
-    const tenant = c.get("tenant");
-    const deleted = await tenant.sessionBlobs.deleteForRequest(requestId, { signal: c.req.raw.signal });
-    await tenant.sessionActivity.deleteForRequest(requestId, { signal: c.req.raw.signal });
-    await tenant.deletionAudit.append(
-      [
-        {
-          kind: "sessionBlobs",
-          id: requestId,
-          by: `key:${c.get("keyId")}`,
-          reason: "the request's stored sessions deleted",
-          report: { removed: deleted },
-        },
-      ],
-      { signal: c.req.raw.signal },
-    );
-    return c.json({ deleted });
-  });
   return app;
 }

@@ -1,0 +1,1 @@
+ALTER TABLE "agent_sessions" ADD COLUMN "trashed_by" text;
