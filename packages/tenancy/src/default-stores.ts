@@ -230,6 +230,8 @@ export const DEFAULT_STORES = {
     deleteSession: async (saver, sessionId) => {
       await saver.deleteThread(sessionId);
     },
+    // The thread's records (checkpoints, channel values, writes): what its trash entry counts.
+    sessionPrefixes: (namespace, sessionId) => [`langgraph/${namespace}/${sessionId}/`],
   }),
 
   /** OpenAI Agents SDK sessions: the history of each session, by session id. */
@@ -239,6 +241,7 @@ export const DEFAULT_STORES = {
     // Whether the session had a history. Its roots: refs in items (a tool output's, say).
     deleteSession: (sessions, sessionId, { signal }) =>
       sessions.deleteSession(sessionId, signal ? { signal } : {}),
+    sessionPrefixes: (namespace, sessionId) => [`openai-agents/${namespace}/${sessionId}/`],
   }),
 
   /** Agent session files and their artifacts, below this host's agent-sessions directory. */

@@ -153,3 +153,32 @@ describe("OpenAI Agents sessions in the table", () => {
     expect(await stowage.blobs.has(hash)).toBe(false);
   });
 });
+
+describe("LangGraph and OpenAI Agents records of a session in the trash", () => {
+  it("count in its trash entry's bytes, by the layout the README gives, and come back with a restore", async () => {
+    const { stowage } = deployment();
+    const tenant = stowage.tenant(alice);
+    const sessionId = randomUUID();
+    await tenant.registeredSessions.register(sessionId);
+    await checkpointWithImage(tenant.langgraphCheckpoints, sessionId);
+    await tenant.openaiAgentsSessions.session(sessionId).addItems([user("remember PELICAN-42")]);
+    // Another session's records are not counted in this one's entry.
+    await checkpointWithImage(tenant.langgraphCheckpoints, randomUUID());
+    let expected = 0;
+    for (const prefix of [`langgraph/user/alice/${sessionId}/`, `openai-agents/user/alice/${sessionId}/`]) {
+      const { items } = await stowage.deployment.shared.list({ prefix });
+      expect(items.length).toBeGreaterThan(0);
+      for (const item of items) expected += item.size;
+    }
+    const { trash } = await stowage.deleteSession(alice, sessionId, { trashDays: 7 });
+    expect(trash?.bytes).toBe(expected);
+    expect((await stowage.listTrash(alice)).bytes).toBe(expected);
+    await stowage.restoreFromTrash(alice, "session", sessionId);
+    expect(await tenant.openaiAgentsSessions.session(sessionId).getItems()).toEqual([
+      user("remember PELICAN-42"),
+    ]);
+    expect(
+      (await tenant.langgraphCheckpoints.getTuple(config(sessionId)))?.checkpoint.channel_values.file,
+    ).toEqual(bytes);
+  });
+});

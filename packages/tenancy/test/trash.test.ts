@@ -146,13 +146,15 @@ describe("a session's deletion goes through the trash", () => {
     const { stowage } = process;
     const { sessionId, blobBytes } = await fullSession(process);
     // What the session holds in the shared store, by the layout the README gives: its job's
-    // threads and its hot-state versions.
+    // threads, its hot-state versions, its LangGraph thread and its OpenAI Agents history.
     let sharedBytes = 0;
     for (const prefix of [
       `threads/user/alice/index/${sessionId}/`,
       `threads/user/alice/items/${sessionId}/`,
       `threads/user/alice/full/${sessionId}/`,
       `hot-state/user/alice/${sessionId}/`,
+      `langgraph/user/alice/${sessionId}/`,
+      `openai-agents/user/alice/${sessionId}/`,
     ]) {
       for (const item of (await process.shared.list({ prefix })).items) sharedBytes += item.size;
     }
@@ -161,8 +163,8 @@ describe("a session's deletion goes through the trash", () => {
     const startedAt = Date.now();
     const report = await stowage.deleteSession(alice, sessionId, { by: "key:k1" });
     expect(report.deleted).toEqual({});
-    // 11 bytes of upload, the stored session's blob, its threads and hot state: still counted
-    // against alice's storage.
+    // 11 bytes of upload, the stored session's blob, what it holds in the shared store: still
+    // counted against alice's storage.
     const bytes = 11 + blobBytes + sharedBytes;
     const item = { kind: "session", id: sessionId, by: "key:k1", bytes };
     expect(report.trash).toMatchObject(item);

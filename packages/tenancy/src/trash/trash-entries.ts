@@ -26,7 +26,8 @@ export interface TrashedThing {
   by: string;
   /**
    * Bytes it still holds, counted against its owner's storage until it is purged: its uploads
-   * (still in the quota ledger), its latest stored session, its threads and hot state.
+   * (still in the quota ledger), its latest stored session, its threads and hot state, its LangGraph
+   * thread and its OpenAI Agents history (not its session file).
    */
   bytes: number;
 }
