@@ -23,6 +23,7 @@ import {
   hideTrashedThreads,
   trashCheckOf,
 } from "./trash/hide-trashed.js";
+import { hideTrashedAgentsSessions, hideTrashedCheckpointSaver } from "./trash/hide-trashed-frameworks.js";
 import { trashGraceMsOf } from "./trash/trash.js";
 
 /** A store that needs a part of the deployment it was not given fails at once, naming it. */
@@ -224,8 +225,11 @@ export const DEFAULT_STORES = {
    */
   langgraphCheckpoints: defineStore({
     prefix: "langgraph/",
-    open: ({ deployment, namespace, blobs }) =>
-      createObjectCheckpointSaver({ store: deployment.shared, prefix: `langgraph/${namespace}/`, blobs }),
+    open: ({ deployment, namespace, blobs, registeredSessions }) =>
+      hideTrashedCheckpointSaver(
+        createObjectCheckpointSaver({ store: deployment.shared, prefix: `langgraph/${namespace}/`, blobs }),
+        trashCheckOf(registeredSessions),
+      ),
     // The session's thread, every namespace. Its roots: the refs in every record under the prefix.
     deleteSession: async (saver, sessionId) => {
       await saver.deleteThread(sessionId);
@@ -237,7 +241,11 @@ export const DEFAULT_STORES = {
   /** OpenAI Agents SDK sessions: the history of each session, by session id. */
   openaiAgentsSessions: defineStore({
     prefix: "openai-agents/",
-    open: ({ deployment, namespace }) => bindAgentsSessions(deployment.shared, `openai-agents/${namespace}/`),
+    open: ({ deployment, namespace, registeredSessions }) =>
+      hideTrashedAgentsSessions(
+        bindAgentsSessions(deployment.shared, `openai-agents/${namespace}/`),
+        trashCheckOf(registeredSessions),
+      ),
     // Whether the session had a history. Its roots: refs in items (a tool output's, say).
     deleteSession: (sessions, sessionId, { signal }) =>
       sessions.deleteSession(sessionId, signal ? { signal } : {}),

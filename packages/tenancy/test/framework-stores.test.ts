@@ -182,3 +182,29 @@ describe("LangGraph and OpenAI Agents records of a session in the trash", () => 
     ).toEqual(bytes);
   });
 });
+
+describe("the trash check of the LangGraph saver", () => {
+  it("knows every member of the saver's class: one added later must be sorted into guarded or passed through", () => {
+    const { stowage } = deployment();
+    const saver = stowage.tenant(alice).langgraphCheckpoints;
+    // hide-trashed-frameworks.ts guards get, getTuple, list, put, putWrites and
+    // getDeltaChannelHistory, and passes the rest through.
+    expect(Object.getOwnPropertyNames(Object.getPrototypeOf(saver)).sort()).toEqual(
+      [
+        "constructor",
+        "deleteThread",
+        "get",
+        "getDeltaChannelHistory",
+        "getNextVersion",
+        "getTuple",
+        "list",
+        "put",
+        "putWrites",
+        "toJSON",
+      ].sort(),
+    );
+    // Members not guarded are the saver's own, bound to it.
+    expect(saver.getNextVersion(undefined)).toBe(1);
+    expect(JSON.stringify({ saver })).toBe('{"saver":"[StowageCheckpointSaver]"}');
+  });
+});

@@ -4,6 +4,7 @@
 import { randomUUID } from "node:crypto";
 import { appendFile, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { emptyCheckpoint } from "@langchain/langgraph-checkpoint";
 import { type ObjectStore, type Principal, StowageError, sha256Hex } from "@stowage/core";
 import { expectStowageError } from "@stowage/core/testing";
 import { compressChunks } from "@stowage/sessions";
@@ -22,6 +23,10 @@ const DAY_MS = 24 * 3600 * 1000;
 const OVER_AT_ONCE = 1e-9;
 
 type Process = DeploymentProcess;
+
+/** A LangGraph config naming the session's thread (its id is the session's). */
+const threadConfig = (sessionId: string) => ({ configurable: { thread_id: sessionId, checkpoint_ns: "" } });
+const checkpointMetadata = { source: "loop" as const, step: 0, parents: {} };
 
 /** A process that dies as it writes a session's registration (its mark, or taking it off). */
 const crashesOnRegistrationPut = (store: ObjectStore): ObjectStore => ({
@@ -63,6 +68,18 @@ async function fullSession({ stowage, uploads, uploadStore }: Process, principal
   const files = await tenant.agentSessions.create(sessionId);
   await appendFile(files.sessionFile, '{"type":"user","message":"hello"}\n');
   await tenant.openaiAgentsSessions.session(sessionId).addItems([{ role: "user", content: "hi" }]);
+  const checkpoint = {
+    ...emptyCheckpoint(),
+    channel_values: { plan: "step one" },
+    channel_versions: { plan: 1 },
+  };
+  const saved = await tenant.langgraphCheckpoints.put(
+    threadConfig(sessionId),
+    checkpoint,
+    checkpointMetadata,
+    checkpoint.channel_versions,
+  );
+  await tenant.langgraphCheckpoints.putWrites(saved, [["plan", "step two"]], "task-1");
   // A real upload through a signed URL: 11 bytes in the quota ledger.
   const body = text("hello world");
   const grant = await uploads.requestUpload({
@@ -95,6 +112,7 @@ async function snapshot({ stowage, uploads }: Process, sessionId: string, princi
     activity: await tenant.sessionActivity.read(`req-${sessionId}`),
     sessionFile: await readFile(files.sessionFile, "utf8"),
     agentsItems: await tenant.openaiAgentsSessions.session(sessionId).getItems(),
+    checkpoint: await tenant.langgraphCheckpoints.getTuple(threadConfig(sessionId)),
     uploads: await uploads.listUploads(principal, sessionId),
     usage: await uploads.usage(principal, sessionId),
   };
@@ -135,6 +153,36 @@ async function expectUnreachable({ stowage, uploads }: Process, sessionId: strin
     "SESSION_NOT_FOUND",
   );
   await expectStowageError(uploads.listUploads(principal, sessionId), "NOT_FOUND");
+  const agentsSession = tenant.openaiAgentsSessions.session(sessionId);
+  expect(await agentsSession.getItems()).toEqual([]);
+  await expectStowageError(agentsSession.addItems([{ role: "user", content: "x" }]), "NOT_FOUND");
+  await expectStowageError(agentsSession.popItem(), "NOT_FOUND");
+  await expectStowageError(agentsSession.clearSession(), "NOT_FOUND");
+  const saver = tenant.langgraphCheckpoints;
+  expect(await saver.getTuple(threadConfig(sessionId))).toBeUndefined();
+  expect(await saver.get(threadConfig(sessionId))).toBeUndefined();
+  const listed: string[] = [];
+  for await (const tuple of saver.list({})) listed.push(tuple.config.configurable?.thread_id);
+  for await (const tuple of saver.list(threadConfig(sessionId)))
+    listed.push(tuple.config.configurable?.thread_id);
+  expect(listed).not.toContain(sessionId);
+  await expectStowageError(
+    saver.put(threadConfig(sessionId), emptyCheckpoint(), checkpointMetadata, {}),
+    "NOT_FOUND",
+    "SESSION_NOT_FOUND",
+  );
+  await expectStowageError(
+    saver.putWrites(
+      { configurable: { ...threadConfig(sessionId).configurable, checkpoint_id: "c1" } },
+      [],
+      "t",
+    ),
+    "NOT_FOUND",
+  );
+  await expectStowageError(
+    saver.getDeltaChannelHistory({ config: threadConfig(sessionId), channels: ["plan"] }),
+    "NOT_FOUND",
+  );
   await expectStowageError(tenant.uploads.deleteSession(sessionId), "NOT_FOUND", "SESSION_NOT_FOUND");
   await expectStowageError(tenant.sessionBlobs.deleteForRequest(`req-${sessionId}`), "NOT_FOUND");
   await expectStowageError(tenant.registeredSessions.register(sessionId), "CONFLICT", "SESSION_IN_TRASH");
@@ -213,6 +261,8 @@ describe("a session's deletion goes through the trash", () => {
     expect(await tenant.sessionBlobs.getBySessionId(sessionId)).toBeNull();
     expect(await tenant.threads.thread({ jobId: sessionId, alias: "main" })).toBeNull();
     expect(await tenant.openaiAgentsSessions.session(sessionId).getItems()).toEqual([]);
+    for (const prefix of [`langgraph/user/alice/${sessionId}/`, `openai-agents/user/alice/${sessionId}/`])
+      expect((await process.shared.list({ prefix })).items).toEqual([]);
     await expect(readFile(sessionFile)).rejects.toMatchObject({ code: "ENOENT" });
     // Registered anew (allowed once purged), it has no uploads and its quota holds nothing.
     await tenant.registeredSessions.register(sessionId);

@@ -24,7 +24,7 @@ export function trashCheckOf(registered: RegisteredSessions): TrashCheck {
 const TRASH_CHECKS_AT_ONCE = 8;
 
 /** The listed things whose session is not in the trash, in their order; the checks run side by side. */
-async function withoutTrashed<Thing>(
+export async function withoutTrashed<Thing>(
   listed: readonly Thing[],
   sessionIdOf: (thing: Thing) => string,
   inTrash: TrashCheck,
@@ -40,7 +40,8 @@ async function withoutTrashed<Thing>(
   return listed.filter((_thing, index) => !trashed[index]);
 }
 
-const notFound = (sessionId: string) =>
+/** What reaching a trashed session by a call that cannot answer "none" throws. */
+export const notFound = (sessionId: string) =>
   new StowageError("NOT_FOUND", `no session ${sessionId}`, { reason: "SESSION_NOT_FOUND" });
 
 /** Session files: a trashed session's are not found and not listed. */
