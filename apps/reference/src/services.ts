@@ -14,6 +14,7 @@ import { createPostgresPromptMetricsLog } from "@stowage/storage-postgres/metric
 import { createPostgresSessionBlobs } from "@stowage/storage-postgres/sessions";
 import { createPostgresQuotaLedger } from "@stowage/storage-postgres/uploads";
 import { createStowage, type Stowage, type Tenant } from "@stowage/tenancy";
+import { createSharedStores } from "@stowage/tenancy/shared";
 import { createUploadService, type UploadService } from "@stowage/uploads";
 import type { AppConfig } from "./config.js";
 import { createRateLimits, type RateLimits } from "./http/rate-limit.js";
@@ -47,6 +48,12 @@ export interface Services {
   /** `stowage.apiKeys`, verified keys kept for `config.apiKeyCacheMs`. */
   apiKeys: Stowage["apiKeys"];
   uploads: UploadService;
+  /**
+   * Serves the signed URLs the upload service hands out when they point at this app (mounted at
+   * `/direct`): the fs store's, or, with encryption, those of the sealed uploads' store on every
+   * backend (S3 too: a presigned S3 URL would carry the bytes past the seal).
+   */
+  handleDirectRequest(request: Request): Promise<Response>;
   database: StowageConnection;
   sessionBlobs: SessionBlobRepository;
   notifier: Notifier;
@@ -123,8 +130,18 @@ export async function createServices(config: AppConfig): Promise<Services> {
     const stores = instrumentedStores(await storesFor(config, objects, database), config, metrics);
     const databaseBackend = database.driver === "pg" ? "postgres" : "pglite";
     const notifier = createPostgresNotifier({ connection: database });
+    // Encrypted, uploads are sealed as they pass through this app (the fs store's signed URLs,
+    // whatever the backend); in clear, S3's own presigned URLs take them past it.
+    const uploadStore: ObjectStore & { handleDirectRequest?: FsObjectStore["handleDirectRequest"] } =
+      config.encryption
+        ? objects.directUrlsFor(
+            createSharedStores({ shared: stores.shared, encryption: config.encryption }).sealStore(
+              stores.uploads,
+            ),
+          )
+        : stores.uploads;
     const uploads = createUploadService({
-      store: stores.uploads,
+      store: uploadStore,
       policy: config.uploadPolicy,
       quota: instrumentStore(createPostgresQuotaLedger({ db: database.db }), {
         store: "quota",
@@ -181,6 +198,8 @@ export async function createServices(config: AppConfig): Promise<Services> {
       // Every request verifies its key: a verified one is kept a few seconds (`verified-keys.ts`).
       apiKeys: cacheVerifiedKeys(stowage.apiKeys, config.apiKeyCacheMs),
       uploads,
+      handleDirectRequest: (request) =>
+        (uploadStore.handleDirectRequest ?? objects.handleDirectRequest)(request),
       database,
       // Sealed like the shared store when the deployment is encrypted.
       sessionBlobs: stowage.deployment.sessionBlobs ?? sessionBlobs,

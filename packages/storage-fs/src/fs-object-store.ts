@@ -7,6 +7,7 @@ import {
   StowageError,
 } from "@stowage/core";
 import { createDirectTransfer, type FsDirectUrlOptions } from "./direct/direct-transfer.js";
+import { directUrlsFor, type StoreWithDirectUrls } from "./direct/direct-urls-for.js";
 import { createDirectorySnapshots } from "./directory-snapshot.js";
 import { createDirectorySync } from "./directory-sync.js";
 import type { FsContext } from "./fs-context.js";
@@ -48,6 +49,13 @@ export interface FsObjectStoreWithDirectUrls extends FsObjectStore {
   createUploadUrl: NonNullable<ObjectStore["createUploadUrl"]>;
   createDownloadUrl: NonNullable<ObjectStore["createDownloadUrl"]>;
   handleDirectRequest(request: Request): Promise<Response>;
+  /**
+   * The same signed URLs (this store's `directUrls`: base, secret, checks) for another store:
+   * uploads through them go into `store` and downloads come from it, through this process, e.g.
+   * a sealed store on S3, whose bytes must pass through the app to be sealed. Mount the returned
+   * store's `handleDirectRequest` at `directUrls.baseUrl` in place of this one's.
+   */
+  directUrlsFor(store: ObjectStore): StoreWithDirectUrls;
 }
 
 function contextFrom(options: FsObjectStoreOptions): FsContext {
@@ -130,6 +138,11 @@ export function createFsObjectStore(options: FsObjectStoreOptions): FsObjectStor
     root: paths.rootPath,
     removeStaleTempFiles: (sweep?: { olderThanMs?: number; signal?: AbortSignal }) =>
       removeStaleTempFiles(context, sweep),
-    ...(transfer ? { handleDirectRequest: transfer.handleDirectRequest } : {}),
+    ...(transfer
+      ? {
+          handleDirectRequest: transfer.handleDirectRequest,
+          directUrlsFor: (other: ObjectStore) => directUrlsFor(other, options.directUrls!),
+        }
+      : {}),
   });
 }

@@ -4,6 +4,7 @@ export {
   type FsDirectUrlOptions,
   SHA256_HEADER,
 } from "./direct/direct-transfer.js";
+export type { StoreWithDirectUrls } from "./direct/direct-urls-for.js";
 export {
   createFsObjectStore,
   type FsObjectStore,

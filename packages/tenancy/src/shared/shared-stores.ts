@@ -7,6 +7,7 @@ import {
 } from "@stowage/blob-store";
 import { type ObjectStore, type OperationOptions, type Principal, StowageError } from "@stowage/core";
 import type { KeyRotationReport } from "../encryption/data-keys.js";
+import { createEncryptedObjectStore } from "../encryption/encrypted-object-store.js";
 import { type EncryptionOptions, type SealedShared, sealShared } from "../encryption/encryption-options.js";
 import { createApiKeyRecords } from "./api-key-records.js";
 import { type ApiKeys, createApiKeys } from "./api-keys.js";
@@ -25,6 +26,13 @@ export interface SharedStores {
    * deployment is not encrypted.
    */
   rotateEncryptionKeys(options?: OperationOptions): Promise<KeyRotationReport>;
+  /**
+   * Another store (the uploads' store, say) sealed as {@link shared} is: each object under the
+   * data key of the principal whose namespace its key is in (`<prefix>/<user|org>/<id>/…`), else
+   * the deployment's, with the key records kept in the shared store. `raw` itself when the
+   * deployment is not encrypted. The sealed store offers no signed URLs of its own.
+   */
+  sealStore(raw: ObjectStore): ObjectStore;
   /** API keys: who a request acts as. A key issued by one process is valid in every other. */
   apiKeys: ApiKeys;
   /** Every principal's blobs, stored once. */
@@ -83,6 +91,7 @@ export function sharedStoresOver(raw: ObjectStore, sealed: SealedShared | undefi
       }
       return sealed.rotate(rotateOptions);
     },
+    sealStore: (raw) => (sealed ? createEncryptedObjectStore(raw, sealed.keys) : raw),
     apiKeys: createApiKeys({
       records: createApiKeyRecords({ store: shared, prefix: SHARED_LAYOUT.apiKeys }),
     }),

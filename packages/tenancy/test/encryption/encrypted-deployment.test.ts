@@ -198,6 +198,35 @@ describe("an encrypted deployment", () => {
     const clear = createSharedStores({ shared: createFsObjectStore({ root: join(dir, "shared") }) });
     await expectStowageError(clear.rotateEncryptionKeys(), "INVALID_INPUT");
   });
+
+  it("sealStore seals another store (the uploads') under the principal's data key, readable by the deployment's other views", async () => {
+    const { dir, open } = deployment();
+    const raw = createFsObjectStore({ root: join(dir, "uploads") });
+    const key = "sessions/user/alice/s1/uploads/env.json";
+    // Sealed before the deployment is made (as the app's upload service is), read through it after.
+    const early = createSharedStores({
+      shared: createFsObjectStore({ root: join(dir, "shared") }),
+      encryption: { env: { STOWAGE_ENCRYPTION_KEY: OLD } },
+    }).sealStore(raw);
+    await early.put(key, text(`{"token":"${SECRET}"}`));
+    expect(early.capabilities).toMatchObject({ directUpload: false, directDownload: false });
+    const stored = await readFile(join(dir, "uploads", key));
+    expect(stored.includes(SECRET)).toBe(false);
+    expect(new TextDecoder().decode((await open().sealStore(raw).get(key))!)).toContain(SECRET);
+    expect((await open().sealStore(raw).head(key))?.size).toBe(`{"token":"${SECRET}"}`.length);
+    // Under alice's data key, not the deployment's: her key record is the one written.
+    const records = await readdir(join(dir, "shared", "encryption-keys"), { recursive: true });
+    expect(records.some((path) => path.startsWith(join("user", "alice")))).toBe(true);
+    // With another key-encryption key: refused, never garbage.
+    await expectStowageError(
+      open({ STOWAGE_ENCRYPTION_KEY: NEW }).sealStore(raw).get(key),
+      "FORBIDDEN",
+      "ENCRYPTION_KEY_UNKNOWN",
+    );
+    // Without encryption, the store itself.
+    const clear = createSharedStores({ shared: createFsObjectStore({ root: join(dir, "shared") }) });
+    expect(clear.sealStore(raw)).toBe(raw);
+  });
 });
 
 describe("hostile encryption settings", () => {

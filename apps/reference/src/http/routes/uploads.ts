@@ -36,7 +36,7 @@ async function withRegistrationHint(response: Response): Promise<Response> {
  * file-system backend's signed URLs. Both mounted handlers answer their own errors; those go out
  * without the data directory's path, like every other error of the app.
  */
-export function uploadRoutes(services: Pick<Services, "objects" | "config">) {
+export function uploadRoutes(services: Pick<Services, "handleDirectRequest" | "config">) {
   const app = new Hono<AppEnv>();
   const { dataDir } = services.config;
 
@@ -85,9 +85,8 @@ export function uploadRoutes(services: Pick<Services, "objects" | "config">) {
     withoutDataDir(await withRegistrationHint(await c.get("tenant").uploads.handle(c.req.raw)), dataDir),
   );
 
-  // The file-system backend's signed URLs: the signature is the authorization.
-  app.all("/direct/*", async (c) =>
-    withoutDataDir(await services.objects.handleDirectRequest!(c.req.raw), dataDir),
-  );
+  // Signed URLs served by this app (the file-system backend's, or every backend's when uploads are
+  // sealed): the signature is the authorization.
+  app.all("/direct/*", async (c) => withoutDataDir(await services.handleDirectRequest(c.req.raw), dataDir));
   return app;
 }
