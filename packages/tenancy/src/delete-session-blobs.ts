@@ -1,6 +1,7 @@
 import { type OperationOptions, StowageError } from "@stowage/core";
 import type { TenantBase } from "./create-stowage.js";
 import type { DefaultStores } from "./default-stores.js";
+import { assertDeletedBy } from "./shared/deletion-audit-rows.js";
 import type { OpenedStore } from "./store-definition.js";
 import { trashDaysOf } from "./trash/trash.js";
 
@@ -41,6 +42,7 @@ export async function deleteSessionBlobs(
   options: OperationOptions & { by?: string; trashDays?: number } = {},
 ): Promise<SessionBlobsDeletionReport> {
   const { by = "operator", trashDays, ...operation } = options;
+  assertDeletedBy(by);
   const { sessionBlobs, sessionActivity } = tenant;
   if (!sessionBlobs) throw new StowageError("NOT_FOUND", `no stored session for request ${requestId}`);
   const days = trashDaysOf(trashDays, deploymentTrashDays);

@@ -1,6 +1,6 @@
 import { describeValue, type OperationOptions, StowageError } from "@stowage/core";
 import type { TenantBase } from "./create-stowage.js";
-import { type DeletionAuditInput, reportFields } from "./shared/deletion-audit-rows.js";
+import { assertDeletedBy, type DeletionAuditInput, reportFields } from "./shared/deletion-audit-rows.js";
 import type { SessionTrashMark } from "./shared/registered-sessions.js";
 import type { SessionDeletionContext, StoreTable } from "./store-definition.js";
 import type { TrashedThing } from "./trash/trash-entries.js";
@@ -61,12 +61,7 @@ export async function deleteSessionFrom(
     owner: tenant.owner,
     ...(dispatcherToken === undefined ? {} : { dispatcherToken }),
   };
-  if (typeof by !== "string" || by.length === 0 || by.length > 128) {
-    throw new StowageError(
-      "INVALID_INPUT",
-      `by must be a string of 1 to 128 characters, got ${describeValue(by)}`,
-    );
-  }
+  assertDeletedBy(by);
   const registration = await tenant.registeredSessions.state(sessionId, operation);
   if (registration === null) {
     throw new StowageError("NOT_FOUND", `no session ${sessionId}`, { reason: "SESSION_NOT_FOUND" });

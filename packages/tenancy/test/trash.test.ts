@@ -507,6 +507,25 @@ describe("hostile inputs to the trash", () => {
     });
   }
 
+  it("a `by` that is no safe id (a newline forging an audit line, spaces, empty, 129 characters): INVALID_INPUT, nothing moves", async () => {
+    const { sessionId } = await fullSession(process);
+    const before = await snapshot(process, sessionId);
+    for (const by of ["key:k1\nby: ttl", "an operator", "", "k".repeat(129), 7 as never]) {
+      for (const trashDays of [7, 0]) {
+        await expectStowageError(
+          process.stowage.deleteSession(alice, sessionId, { by, trashDays }),
+          "INVALID_INPUT",
+        );
+      }
+      await expectStowageError(
+        process.stowage.deleteSessionBlobs(alice, `req-${sessionId}`, { by }),
+        "INVALID_INPUT",
+      );
+    }
+    expect(await snapshot(process, sessionId)).toEqual(before);
+    expect((await process.stowage.listTrash(alice)).items.map((item) => item.id)).not.toContain(sessionId);
+  });
+
   it("another principal's trashed session: not listed, not restored, not purged; the owner's stays", async () => {
     const { sessionId } = await fullSession(process, bob);
     await process.stowage.deleteSession(bob, sessionId);

@@ -1,4 +1,4 @@
-import { describeValue, StowageError } from "@stowage/core";
+import { assertSafeId, describeValue, StowageError } from "@stowage/core";
 
 /**
  * One thing a deletion removed: what (`kind`, the store's name in the deployment's table, and
@@ -61,6 +61,15 @@ export function reportFields(report: unknown): Record<string, number | boolean> 
     }
   }
   return Object.keys(kept).length > 0 ? kept : undefined;
+}
+
+/**
+ * Who a deletion is by (`key:<id>`, `cli`, `ttl`…), as every deletion takes it: a safe id of at
+ * most 128 characters (letters, digits, ".", "_", ":", "@", "-"), since it is written into audit
+ * rows and trash listings that people read; INVALID_INPUT otherwise.
+ */
+export function assertDeletedBy(by: unknown): asserts by is string {
+  assertSafeId(by, "by");
 }
 
 /** A row checked field by field, `at` filled in: INVALID_INPUT naming the field otherwise. */

@@ -12,6 +12,7 @@ import {
   type SessionDeletionOptions,
   type SessionDeletionReport,
 } from "../delete-session.js";
+import { assertDeletedBy } from "../shared/deletion-audit-rows.js";
 import { namespaceOf } from "../shared/owner.js";
 import type { SessionTrashMark } from "../shared/registered-sessions.js";
 import type { SessionDeletionContext, StoreTable } from "../store-definition.js";
@@ -82,12 +83,7 @@ export async function moveSessionToTrash(
       { reason: inTrash ? "SESSION_IN_TRASH" : "SESSION_NOT_FOUND" },
     );
   }
-  if (typeof by !== "string" || by.length === 0 || by.length > 128) {
-    throw new StowageError(
-      "INVALID_INPUT",
-      `by must be a string of 1 to 128 characters, got ${describeValue(by)}`,
-    );
-  }
+  assertDeletedBy(by);
   const context: SessionDeletionContext = {
     ...operation,
     principal: tenant.principal,

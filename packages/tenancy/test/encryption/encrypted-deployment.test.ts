@@ -199,6 +199,26 @@ describe("an encrypted deployment", () => {
     await expectStowageError(clear.rotateEncryptionKeys(), "INVALID_INPUT");
   });
 
+  it("a request's stored sessions deleted into the trash come back sealed and readable", async () => {
+    const { open, sessionBlobs } = deployment();
+    const stowage = open();
+    const sessionId = randomUUID();
+    await writeEverywhere(stowage, sessionId);
+    const before = await stowage.tenant(alice).sessionBlobs.getBySessionId(sessionId);
+    const report = await stowage.deleteSessionBlobs(alice, "req-1", { by: "key-k1" });
+    expect(report.trash?.records).toBe(1);
+    expect(await stowage.tenant(alice).sessionBlobs.getBySessionId(sessionId)).toBeNull();
+    const listed = (await stowage.listTrash(alice)).items.filter((item) => item.kind === "storedSession");
+    expect(listed).toEqual([expect.objectContaining({ id: sessionId, by: "key-k1" })]);
+    // Still ciphertext in the repository while in the trash.
+    const { records } = await sessionBlobs.list();
+    expect(records.length).toBe(1);
+    for (const record of records) expect(Buffer.from(record.blob).includes(SECRET)).toBe(false);
+    await open().restoreFromTrash(alice, "storedSession", sessionId);
+    const after = await open().tenant(alice).sessionBlobs.getBySessionId(sessionId);
+    expect(Buffer.from(after!.blob).equals(Buffer.from(before!.blob))).toBe(true);
+  });
+
   it("sealStore seals another store (the uploads') under the principal's data key, readable by the deployment's other views", async () => {
     const { dir, open } = deployment();
     const raw = createFsObjectStore({ root: join(dir, "uploads") });
