@@ -66,4 +66,5 @@ export {
   readStreamToBytes,
 } from "./streams.js";
 export { errnoOf, fromSystemError } from "./system-errors.js";
+export { trashDaysOf } from "./trash-days.js";
 export { compareUtf8 } from "./utf8.js";

@@ -117,8 +117,10 @@ if (!s3) {
 } else {
   const client: S3Client = createS3Client(s3.client);
   const prefix = `bench/session-store/${randomUUID()}`;
+  // Between rounds the bench deletes what it wrote: for good, not into the trash.
   const s3Store = createObjectSessionStore({
     store: createS3ObjectStore({ client, bucket: s3.bucket, prefix: `${prefix}/ours/` }),
+    trashDays: 0,
   });
   const reference = await referenceSource({
     repo: "anthropics/claude-agent-sdk-typescript",

@@ -87,9 +87,11 @@ export async function s3Backend(): Promise<Backend | undefined> {
       const run = `${root}/ours-${randomUUID()}`;
       const parts = objects(`${run}/sessions/`);
       const blobObjects = objects(`${run}/blobs/`);
+      // `remove` deletes for good, not into the trash.
       const store = createObjectSessionStore({
         store: parts,
         blobs: createBlobStore({ store: blobObjects }),
+        trashDays: 0,
       });
       return {
         store,
@@ -143,6 +145,7 @@ export async function postgresBackend(): Promise<Backend | undefined> {
     createPostgresSessionStore(options: {
       db: unknown;
       blobs: ReturnType<typeof createBlobStore>;
+      trashDays: number;
     }): AnyStore & {
       delete(key: SessionKey): Promise<void>;
     };
@@ -179,7 +182,7 @@ export async function postgresBackend(): Promise<Backend | undefined> {
     async ours() {
       const namespace = `bench-${randomUUID()}`;
       const blobs = createBlobStore({ store: createPostgresObjectStore({ db: connection.db, namespace }) });
-      const store = createPostgresSessionStore({ db: connection.db, blobs });
+      const store = createPostgresSessionStore({ db: connection.db, blobs, trashDays: 0 });
       // pg_column_size: what a value takes in its row or TOAST, after PostgreSQL's own compression.
       return {
         store,

@@ -33,7 +33,6 @@ export {
   entryPayloadsFrom,
   loadSummaryFold,
   moveEntryPayloads,
-  parseStoredEntry,
   parseStoredEntryLine,
   parseStoredSummary,
   putBackEntryPayloads,

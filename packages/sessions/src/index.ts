@@ -88,10 +88,13 @@ export {
   type ObjectSessionStore,
   type ObjectSessionStoreOptions,
   type SessionKey,
+  type SessionStoreDeleteOptions,
   type SessionStoreEntry,
   type SessionStorePayloadOptions,
+  type SessionStoreTrash,
   type SessionSummaryEntry,
   type StoreOperationOptions,
+  type TrashedTranscript,
 } from "./session-store/index.js";
 export {
   type FromTransportOptions,

@@ -143,4 +143,17 @@ export const EMBEDDED_MIGRATIONS: readonly EmbeddedMigration[] = [
     bps: true,
     sql: ['ALTER TABLE "agent_sessions" ADD COLUMN "trashed_by" text;'],
   },
+  {
+    tag: "0013_session_store_trash",
+    folderMillis: 1796013822940,
+    hash: "01e1526c603be5b075f9b351b345288e6d0c8debeb7d5501a2c02bdc038d8b86",
+    bps: true,
+    sql: [
+      'CREATE TABLE "session_store_trash" (\n\t"trash_id" text PRIMARY KEY NOT NULL,\n\t"project_key" text COLLATE "C" NOT NULL,\n\t"session_id" text COLLATE "C" NOT NULL,\n\t"subpath" text COLLATE "C" NOT NULL,\n\t"trashed_at" timestamp with time zone NOT NULL,\n\t"purge_after" timestamp with time zone NOT NULL,\n\t"bytes" bigint NOT NULL\n);\n',
+      '\nCREATE TABLE "session_store_trash_entries" (\n\t"trash_id" text NOT NULL,\n\t"id" bigint NOT NULL,\n\t"project_key" text COLLATE "C" NOT NULL,\n\t"session_id" text COLLATE "C" NOT NULL,\n\t"subpath" text COLLATE "C" NOT NULL,\n\t"uuid" text,\n\t"entry" text NOT NULL,\n\tCONSTRAINT "session_store_trash_entries_pkey" PRIMARY KEY("trash_id","id")\n);\n',
+      '\nCREATE TABLE "session_store_trash_keys" (\n\t"trash_id" text NOT NULL,\n\t"project_key" text COLLATE "C" NOT NULL,\n\t"session_id" text COLLATE "C" NOT NULL,\n\t"subpath" text COLLATE "C" NOT NULL,\n\t"mtime" bigint NOT NULL,\n\t"summary" text,\n\tCONSTRAINT "session_store_trash_keys_pkey" PRIMARY KEY("trash_id","subpath")\n);\n',
+      '\nCREATE INDEX "idx_session_store_trash_project" ON "session_store_trash" USING btree ("project_key","trashed_at");',
+      '\nCREATE INDEX "idx_session_store_trash_purge_after" ON "session_store_trash" USING btree ("purge_after");',
+    ],
+  },
 ];

@@ -127,6 +127,69 @@ export const sessionStoreEntries = pgTable(
 );
 
 /**
+ * Claude Agent SDK SessionStore: transcripts a `delete` moved to the trash, one row each, until a
+ * restore moves them back or a purge (`purge_after` passed, or asked for) deletes them. Their key
+ * rows and entries wait in the two tables below, deleted in the same transaction as this row (no
+ * foreign key: drizzle would write it schema-qualified, and a deployment may use its own schema).
+ */
+export const sessionStoreTrash = pgTable(
+  "session_store_trash",
+  {
+    trashId: text("trash_id").primaryKey(),
+    projectKey: textC("project_key").notNull(),
+    sessionId: textC("session_id").notNull(),
+    /** `''` when the main transcript went, its subkeys with it. */
+    subpath: textC("subpath").notNull(),
+    trashedAt: timestamp("trashed_at", { withTimezone: true, mode: "date" }).notNull(),
+    purgeAfter: timestamp("purge_after", { withTimezone: true, mode: "date" }).notNull(),
+    bytes: bigint("bytes", { mode: "number" }).notNull(),
+  },
+  (table) => [
+    index("idx_session_store_trash_project").on(table.projectKey, table.trashedAt),
+    index("idx_session_store_trash_purge_after").on(table.purgeAfter),
+  ],
+);
+
+/** The key rows of a trashed transcript, as they were. */
+export const sessionStoreTrashKeys = pgTable(
+  "session_store_trash_keys",
+  {
+    trashId: text("trash_id").notNull(),
+    projectKey: textC("project_key").notNull(),
+    sessionId: textC("session_id").notNull(),
+    subpath: textC("subpath").notNull(),
+    mtime: bigint("mtime", { mode: "number" }).notNull(),
+    summary: text("summary"),
+  },
+  (table) => [
+    primaryKey({
+      name: "session_store_trash_keys_pkey",
+      columns: [table.trashId, table.subpath],
+    }),
+  ],
+);
+
+/** The entries of a trashed transcript, with their ids (their order) as they were. */
+export const sessionStoreTrashEntries = pgTable(
+  "session_store_trash_entries",
+  {
+    trashId: text("trash_id").notNull(),
+    id: bigint("id", { mode: "number" }).notNull(),
+    projectKey: textC("project_key").notNull(),
+    sessionId: textC("session_id").notNull(),
+    subpath: textC("subpath").notNull(),
+    uuid: text("uuid"),
+    entry: text("entry").notNull(),
+  },
+  (table) => [
+    primaryKey({
+      name: "session_store_trash_entries_pkey",
+      columns: [table.trashId, table.id],
+    }),
+  ],
+);
+
+/**
  * The quota ledger: one row per scope (an upload session's prefix) with the bytes and number of
  * the objects under it. Every change to a scope, its objects or its reservations first locks
  * this row, so changes to one scope are serialized across connections and processes.

@@ -98,8 +98,8 @@ describe.skipIf(!env.ready)(`connectPostgres${env.ready ? "" : ` (skipped: ${env
           sql.raw(`SELECT count(*)::int AS n FROM "${schema}".stowage_migrations`),
         ),
       );
-      // One row per migration in drizzle/meta/_journal.json (0000_initial … 0012_session_blob_trashed_by).
-      expect(applied[0]?.n).toBe(13);
+      // One row per migration in drizzle/meta/_journal.json (0000_initial … 0013_session_store_trash).
+      expect(applied[0]?.n).toBe(14);
       const again = await connectPostgres({ url, schema });
       await again.close();
       const tables = rowsOf(
@@ -120,6 +120,9 @@ describe.skipIf(!env.ready)(`connectPostgres${env.ready ? "" : ` (skipped: ${env
         "rate_limits",
         "session_store_entries",
         "session_store_keys",
+        "session_store_trash",
+        "session_store_trash_entries",
+        "session_store_trash_keys",
         "stowage_migrations",
       ]);
     } finally {

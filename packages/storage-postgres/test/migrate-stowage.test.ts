@@ -17,8 +17,8 @@ import { createPostgresSessionBlobs } from "../src/sessions/session-blobs.js";
 
 const scratch = await tempDirectory("stowage-host-migrations-");
 
-/** Stowage's migrations, by journal time (drizzle/meta/_journal.json: 0000_initial … 0012_session_blob_trashed_by). */
-const STOWAGE_MIGRATIONS = 13;
+/** Stowage's migrations, by journal time (drizzle/meta/_journal.json: 0000_initial … 0013_session_store_trash). */
+const STOWAGE_MIGRATIONS = 14;
 
 // A host application's own drizzle migrations. Their journal times straddle Stowage's (late
 // 2026): drizzle applies only migrations newer than the last row of its table, so with one

@@ -1,9 +1,9 @@
+import { trashDaysOf } from "@stowage/core";
 import type { ExpiredSessionBlob } from "@stowage/sessions";
 import type { UploadService } from "@stowage/uploads";
 import { ownerOf } from "./shared/owner.js";
 import type { Deployment } from "./store-definition.js";
 import type { SweepContext } from "./sweep.js";
-import { trashDaysOf } from "./trash/trash.js";
 
 /** Rows grouped by the owner they go to. */
 function byOwner<Thing>(

@@ -1,5 +1,11 @@
 import type { BlobRootSource, GarbageCollectionReport } from "@stowage/blob-store";
-import { describeValue, type OperationOptions, type Principal, StowageError } from "@stowage/core";
+import {
+  describeValue,
+  type OperationOptions,
+  type Principal,
+  StowageError,
+  trashDaysOf,
+} from "@stowage/core";
 import { type BlobRootsOptions, blobRootsOf } from "./blob-roots.js";
 import { collectAuditedGarbage, type StowageGarbageCollectionOptions } from "./collect-garbage.js";
 import { DEFAULT_STORES, type DefaultStores } from "./default-stores.js";
@@ -25,7 +31,6 @@ import {
   moveSessionToTrash,
   purgeFromTrash,
   restoreFromTrash,
-  trashDaysOf,
   trashGraceMsOf,
 } from "./trash/trash.js";
 import type { TrashedThing } from "./trash/trash-entries.js";

@@ -1,9 +1,8 @@
-import { type OperationOptions, StowageError } from "@stowage/core";
+import { type OperationOptions, StowageError, trashDaysOf } from "@stowage/core";
 import type { TenantBase } from "./create-stowage.js";
 import type { DefaultStores } from "./default-stores.js";
 import { assertDeletedBy } from "./shared/deletion-audit-rows.js";
 import type { OpenedStore } from "./store-definition.js";
-import { trashDaysOf } from "./trash/trash.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 

@@ -1,4 +1,4 @@
-import { describeValue, type OperationOptions, StowageError } from "@stowage/core";
+import { type OperationOptions, StowageError } from "@stowage/core";
 import type { TenantBase } from "./create-stowage.js";
 import { assertDeletedBy, type DeletionAuditInput, reportFields } from "./shared/deletion-audit-rows.js";
 import type { SessionTrashMark } from "./shared/registered-sessions.js";

@@ -17,7 +17,6 @@ export {
 export {
   assertSessionStoreProjectKey,
   describeSessionKey,
-  parseStoredEntry,
   parseStoredSummary,
   type SerializedEntry,
   type StoredSessionKey,
@@ -29,7 +28,10 @@ export { assertAgentSdkInstalled, loadSummaryFold } from "./summary-fold.js";
 export type {
   CompleteSessionStore,
   SessionKey,
+  SessionStoreDeleteOptions,
   SessionStoreEntry,
+  SessionStoreTrash,
   SessionSummaryEntry,
   StoreOperationOptions,
+  TrashedTranscript,
 } from "./types.js";

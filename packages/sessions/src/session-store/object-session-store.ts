@@ -1,4 +1,4 @@
-import { describeValue, keyProblem, type ObjectStore, StowageError } from "@stowage/core";
+import { describeValue, keyProblem, type ObjectStore, StowageError, trashDaysOf } from "@stowage/core";
 import { entryPayloadsFrom, type SessionStorePayloadOptions } from "./entry-payloads.js";
 import { PART_NAME_LENGTH } from "./part-object.js";
 import { appendEntries } from "./session-store-append.js";
@@ -8,8 +8,20 @@ import { deleteTranscript } from "./session-store-delete.js";
 import { MAX_PROJECT_KEY_LENGTH, MAX_SUBPATH_BYTES } from "./session-store-key.js";
 import { listProjectSessions, listProjectSummaries, listTranscriptSubkeys } from "./session-store-list.js";
 import { loadTranscript } from "./session-store-load.js";
+import {
+  listTranscriptTrash,
+  purgeExpiredTranscripts,
+  purgeTranscript,
+  restoreTranscript,
+} from "./session-store-trash.js";
 import { assertAgentSdkInstalled } from "./summary-fold.js";
-import type { CompleteSessionStore, SessionKey, StoreOperationOptions } from "./types.js";
+import type {
+  CompleteSessionStore,
+  SessionKey,
+  SessionStoreDeleteOptions,
+  SessionStoreTrash,
+  StoreOperationOptions,
+} from "./types.js";
 
 /** Longest object key core's ObjectStores take, in UTF-8 bytes (core's key rule). */
 const OBJECT_KEY_BYTES = 1024;
@@ -44,9 +56,16 @@ export interface ObjectSessionStoreOptions extends SessionStorePayloadOptions {
    * one (`0` never does; `compact(key)` always can). Default 0.
    */
   compactAfterParts?: number;
+  /**
+   * Days a `delete` keeps the transcript in the store's trash (`<prefix>/~trash/`), restorable,
+   * before `purgeExpiredTrash` may delete it; `0` deletes at once. Default 7; 0 to 365.
+   */
+  trashDays?: number;
 }
 
-export interface ObjectSessionStore extends CompleteSessionStore {
+export interface ObjectSessionStore extends CompleteSessionStore, SessionStoreTrash {
+  /** Into the trash for `trashDays` (the call's, else the store's); see {@link ObjectSessionStoreOptions.trashDays}. */
+  delete(key: SessionKey, options?: SessionStoreDeleteOptions): Promise<void>;
   /**
    * Merges every part of one transcript into one range part and empties the parts it replaced.
    * Safe while other writers append: it replaces exactly the parts it read.
@@ -90,12 +109,14 @@ export function createObjectSessionStore(options: ObjectSessionStoreOptions): Ob
       `compactAfterParts must be a non-negative integer, got ${describeValue(compactAfterParts)}`,
     );
   }
+  const trashDays = trashDaysOf(options.trashDays);
   const payloads = entryPayloadsFrom(options, "createObjectSessionStore");
   assertAgentSdkInstalled();
   const context: SessionStoreContext = {
     store,
     prefix,
     compactAfterParts,
+    trashDays,
     payloads,
     queues: new Map(),
     states: new Map(),
@@ -108,5 +129,11 @@ export function createObjectSessionStore(options: ObjectSessionStoreOptions): Ob
     delete: (key, operation) => deleteTranscript(context, key, operation),
     listSubkeys: (key, operation) => listTranscriptSubkeys(context, key, operation),
     compact: (key, operation) => compactTranscript(context, key, operation),
+    listTrash: (projectKey, operation) => listTranscriptTrash(context, projectKey, operation),
+    restoreFromTrash: (projectKey, trashId, operation) =>
+      restoreTranscript(context, projectKey, trashId, operation),
+    purgeFromTrash: (projectKey, trashId, operation) =>
+      purgeTranscript(context, projectKey, trashId, operation),
+    purgeExpiredTrash: (operation) => purgeExpiredTranscripts(context, operation),
   };
 }

@@ -45,6 +45,8 @@ export interface SessionStoreContext {
   store: ObjectStore;
   prefix: string;
   compactAfterParts: number;
+  /** Days a `delete` keeps a transcript in the trash when the call does not say (0: none). */
+  trashDays: number;
   /** Where image and document payloads go, when the store was given a blob store. */
   payloads: EntryPayloads | undefined;
   /** The tail of each transcript's queue of operations in this process (see {@link serialize}). */

@@ -50,3 +50,59 @@ export interface CompleteSessionStore {
     options?: StoreOperationOptions,
   ): Promise<string[]>;
 }
+
+/** Options of a Stowage SessionStore's `delete`. */
+export interface SessionStoreDeleteOptions extends StoreOperationOptions {
+  /**
+   * Days the transcript is kept in the store's trash, restorable, before a purge may take it:
+   * default the store's `trashDays` (7); `0` deletes it at once. 0 to 365.
+   */
+  trashDays?: number;
+}
+
+/** A transcript a `delete` moved to its store's trash. */
+export interface TrashedTranscript {
+  /** Names it in the trash of its project (`restoreFromTrash`, `purgeFromTrash`). */
+  trashId: string;
+  projectKey: string;
+  sessionId: string;
+  /** The subagent transcript that was deleted alone; absent when the main one went, its subkeys with it. */
+  subpath?: string;
+  /** ISO 8601 time of the delete. */
+  trashedAt: string;
+  /** ISO 8601 time after which `purgeExpiredTrash` deletes it for good. */
+  purgeAfter: string;
+  /** What it holds in the store, in bytes (what the trash keeps taking). */
+  bytes: number;
+}
+
+/**
+ * The trash of a Stowage SessionStore: what `delete` took, kept where the store keeps it until
+ * its `purgeAfter`, invisible to every read (`load`, listings, summaries, subkeys) meanwhile.
+ */
+export interface SessionStoreTrash {
+  /** The project's transcripts in the trash, oldest delete first. */
+  listTrash(projectKey: string, options?: StoreOperationOptions): Promise<TrashedTranscript[]>;
+  /**
+   * Puts a trashed transcript back exactly (every entry, in order; its subkeys with a main
+   * transcript): NOT_FOUND (`NOT_IN_TRASH`) when the project has no such trash id; CONFLICT
+   * (`TRANSCRIPT_REUSED`) when its key holds entries again (appended since the delete), leaving
+   * both as they are.
+   */
+  restoreFromTrash(
+    projectKey: string,
+    trashId: string,
+    options?: StoreOperationOptions,
+  ): Promise<TrashedTranscript>;
+  /** Deletes a trashed transcript for good now; NOT_FOUND (`NOT_IN_TRASH`) when it is not there. */
+  purgeFromTrash(
+    projectKey: string,
+    trashId: string,
+    options?: StoreOperationOptions,
+  ): Promise<TrashedTranscript>;
+  /**
+   * Deletes for good every trashed transcript of every project whose `purgeAfter` has passed, at
+   * most `limit` (default 1,000) a call; how many it deleted. Safe to run from several processes.
+   */
+  purgeExpiredTrash(options?: StoreOperationOptions & { limit?: number }): Promise<number>;
+}

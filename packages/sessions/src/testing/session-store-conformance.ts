@@ -8,6 +8,7 @@ import type { CompleteSessionStore, SessionKey, SessionStoreEntry } from "../ses
 import { HOSTILE_IDS } from "./hostile-ids.js";
 import { realisticSessionTree } from "./realistic-session.js";
 import { describeImagePayloads } from "./session-store-images.js";
+import { describeSessionStoreTrash, type TrashingSessionStore } from "./session-store-trash-conformance.js";
 import { writeSessionTree } from "./write-session-tree.js";
 
 const { afterEach, beforeEach, describe, expect, it } = await loadVitest("@stowage/sessions/testing");
@@ -28,6 +29,11 @@ export interface SessionStoreConformanceOptions {
    * `listSessions` through the store.
    */
   claudeConfigDir?: string;
+  /**
+   * The store has Stowage's trash (`SessionStoreTrash`: `delete` keeps a transcript 7 days by
+   * default, `listTrash`, `restoreFromTrash`, `purgeFromTrash`, `purgeExpiredTrash`): run its cases.
+   */
+  trash?: boolean;
 }
 
 const entry = (type: string, extra: Record<string, unknown> = {}): SessionStoreEntry => ({ type, ...extra });
@@ -39,7 +45,7 @@ const sub = (subpath: string): SessionKey => ({ ...main, subpath });
  * The store of the test running: a fresh one before each test of the enclosing describe
  * (`createStore`), destroyed after it (`destroyStore`). Every method goes to that store.
  */
-function storePerTest(options: SessionStoreConformanceOptions): CompleteSessionStore {
+function storePerTest(options: SessionStoreConformanceOptions): TrashingSessionStore {
   let current: CompleteSessionStore | undefined;
   beforeEach(async () => {
     current = await options.createStore();
@@ -51,6 +57,8 @@ function storePerTest(options: SessionStoreConformanceOptions): CompleteSessionS
     if (!current) throw new Error("the conformance suite's store exists only while a test runs");
     return current;
   };
+  // Reached only by the trash's cases, which run where `options.trash` says the store has one.
+  const trash = () => now() as unknown as TrashingSessionStore;
   return {
     append: (key, entries, operation) => now().append(key, entries, operation),
     load: (key, operation) => now().load(key, operation),
@@ -58,6 +66,12 @@ function storePerTest(options: SessionStoreConformanceOptions): CompleteSessionS
     listSessionSummaries: (projectKey, operation) => now().listSessionSummaries(projectKey, operation),
     delete: (key, operation) => now().delete(key, operation),
     listSubkeys: (key, operation) => now().listSubkeys(key, operation),
+    listTrash: (projectKey, operation) => trash().listTrash(projectKey, operation),
+    restoreFromTrash: (projectKey, trashId, operation) =>
+      trash().restoreFromTrash(projectKey, trashId, operation),
+    purgeFromTrash: (projectKey, trashId, operation) =>
+      trash().purgeFromTrash(projectKey, trashId, operation),
+    purgeExpiredTrash: (operation) => trash().purgeExpiredTrash(operation),
   };
 }
 
@@ -450,6 +464,7 @@ export function describeSessionStoreConformance(options: SessionStoreConformance
       itKeepsEntriesOnceAndFoldsSummaries(store);
       itRefusesWhatNoBackendStores(store);
       describeImagePayloads(store);
+      if (options.trash) describeSessionStoreTrash(store);
     });
   });
 }

@@ -26,12 +26,14 @@ process.env.CLAUDE_CONFIG_DIR = claudeConfigDir;
 describeSessionStoreConformance({
   name: "object SessionStore on memory",
   claudeConfigDir,
+  trash: true,
   createStore: () => createObjectSessionStore({ store: createMemoryObjectStore(), compactAfterParts: 2 }),
 });
 
 describeSessionStoreConformance({
   name: "object SessionStore on fs",
   claudeConfigDir,
+  trash: true,
   createStore: async () =>
     createObjectSessionStore({
       store: createFsObjectStore({ root: await tempDirectory("stowage-session-store-") }),
@@ -50,6 +52,7 @@ const s3Objects = new WeakMap<object, ObjectStore>();
 describeSessionStoreConformance({
   name: "object SessionStore on S3 (Ceph RGW)",
   claudeConfigDir,
+  trash: true,
   ...(s3.ready ? {} : { skip: s3.reason }),
   createStore: () => {
     const objects = createS3ObjectStore({
@@ -258,19 +261,31 @@ describe("createObjectSessionStore", () => {
       for (const entry of sent) await writer.append(key, [entry]);
       // Every removal is followed by a load of another process, while the other removals run.
       const seen: unknown[] = [];
+      const look = async () =>
+        seen.push(
+          await createObjectSessionStore({ store: objects })
+            .load(key)
+            .catch((err: StowageError) => `${err.code} ${err.reason}`),
+        );
+      // A delete for good removes each object; one into the trash moves it.
       const deleting: ObjectStore = {
         ...objects,
         delete: async (objectKey, options) => {
           await objects.delete(objectKey, options);
-          seen.push(
-            await createObjectSessionStore({ store: objects })
-              .load(key)
-              .catch((err: StowageError) => `${err.code} ${err.reason}`),
-          );
+          await look();
+        },
+        move: async (from, to, options) => {
+          const moved = await objects.move(from, to, options);
+          await look();
+          return moved;
         },
       };
-      await createObjectSessionStore({ store: deleting }).delete(key);
+      await createObjectSessionStore({ store: deleting }).delete(key, { trashDays: 0 });
       expect(seen.length).toBeGreaterThan(20);
+      const intoTheTrash = seen.length;
+      for (const entry of sent) await writer.append(key, [entry]);
+      await createObjectSessionStore({ store: deleting }).delete(key);
+      expect(seen.length - intoTheTrash).toBeGreaterThan(20);
       for (const loaded of seen) {
         if (loaded === null) continue;
         expect(loaded).toEqual(sent.slice(sent.length - (loaded as SessionStoreEntry[]).length));
@@ -287,6 +302,55 @@ describe("createObjectSessionStore", () => {
       // The third single part: a compaction of what this process believes it wrote.
       await a.append(key, [user("after")]);
       expect((await b.load(key))?.map((e) => e.uuid)).toEqual(["after"]);
+    });
+
+    it("the trash across processes: one deletes, another lists and restores, a third reads it whole", async () => {
+      const objects = await createObjects();
+      const sent = Array.from({ length: 6 }, (_, i) => user(`t-${i}`));
+      const a = createObjectSessionStore({ store: objects, compactAfterParts: 3 });
+      for (const entry of sent) await a.append(key, [entry]);
+      await a.append({ ...key, subpath: "subagents/agent-1" }, [user("sub-0")]);
+      await createObjectSessionStore({ store: objects }).delete(key);
+      const b = createObjectSessionStore({ store: objects });
+      const [item] = await b.listTrash(key.projectKey);
+      expect(item).toMatchObject({ sessionId: key.sessionId });
+      expect(await a.load(key)).toBeNull();
+      await b.restoreFromTrash(key.projectKey, item!.trashId);
+      const c = createObjectSessionStore({ store: objects });
+      expect(await c.load(key)).toEqual(sent);
+      expect(await c.load({ ...key, subpath: "subagents/agent-1" })).toEqual([user("sub-0")]);
+      // The first process appends on, after what came back, each uuid once.
+      await a.append(key, [sent[0]!, user("t-6")]);
+      expect((await c.load(key))?.map((e) => e.uuid)).toEqual([...sent.map((e) => e.uuid), "t-6"]);
+    });
+
+    it("a delete cut short while it moves loses nothing: deleting again, then restoring the newer and the older, puts all back", async () => {
+      const objects = await createObjects();
+      const sent = Array.from({ length: 8 }, (_, i) => user(`c-${i}`));
+      for (const entry of sent) await createObjectSessionStore({ store: objects }).append(key, [entry]);
+      let moves = 0;
+      const crashing: ObjectStore = {
+        ...objects,
+        move: async (from, to, options) => {
+          if (++moves > 3) throw new Error("crash");
+          return objects.move(from, to, options);
+        },
+      };
+      await expect(createObjectSessionStore({ store: crashing }).delete(key)).rejects.toThrow();
+      const store = createObjectSessionStore({ store: objects });
+      // What did not move is still there (read or refused, never half given as whole).
+      await store.load(key).then(
+        (loaded) => expect(loaded === null || loaded.length < sent.length).toBe(true),
+        (err: StowageError) => expect(err.code).toBe("INTEGRITY"),
+      );
+      await store.delete(key);
+      expect(await store.load(key)).toBeNull();
+      const [older, newer] = await store.listTrash(key.projectKey);
+      expect(newer).toBeDefined();
+      await store.restoreFromTrash(key.projectKey, newer!.trashId);
+      await store.restoreFromTrash(key.projectKey, older!.trashId);
+      expect(await store.load(key)).toEqual(sent);
+      expect(await store.listTrash(key.projectKey)).toEqual([]);
     });
   });
 
@@ -391,7 +455,8 @@ describe("createObjectSessionStore", () => {
     };
     await createObjectSessionStore({ store: racing }).compact(key);
     expect(deleted).toBe(true);
-    expect(await keysOf(objects)).toEqual([]);
+    // Nothing left where the transcript was; what the delete took is in the trash.
+    expect((await keysOf(objects)).filter((objectKey) => !objectKey.includes("/~trash/"))).toEqual([]);
     expect(await createObjectSessionStore({ store: objects }).load(key)).toBeNull();
   });
 

@@ -53,8 +53,20 @@ describe("garbage collection of blobs with an object SessionStore's parts as a r
     const key = { projectKey: "proj", sessionId };
     expect(JSON.stringify(await store.load(key))).toBe(JSON.stringify(expected));
 
-    // Once the session is deleted its images are garbage.
+    // Deleted, the session waits in the store's trash (under the same prefix): its images stay
+    // roots, and a restore loads it whole.
     await store.delete(key);
+    expect(await store.load(key)).toBeNull();
+    const trashed = await collectGarbage({ blobs, roots, graceMs: 0, timestampSlackMs: 0 });
+    expect(trashed.deleted).toBe(0);
+    expect(trashed.rootRefsBySource).toEqual({ "session store": TURNS });
+    const [item] = await store.listTrash("proj");
+    await store.restoreFromTrash("proj", item!.trashId);
+    expect(JSON.stringify(await store.load(key))).toBe(JSON.stringify(expected));
+
+    // Once it is purged (or deleted with no trash days) its images are garbage.
+    await store.delete(key);
+    await store.purgeFromTrash("proj", (await store.listTrash("proj"))[0]!.trashId);
     const after = await collectGarbage({ blobs, roots, graceMs: 0, timestampSlackMs: 0 });
     expect(after.deleted).toBe(TURNS);
     expect((await blobs.list()).items).toEqual([]);

@@ -8,6 +8,7 @@ import { sessionStoreEntries as entries, sessionStoreKeys as keys } from "../sch
 import { appendAhead } from "./session-store-append-ahead.js";
 import { type BatchParameters, batchRows, type Executor, type KnownHead } from "./session-store-batch.js";
 import { readSummary } from "./session-store-rows.js";
+import { trashTranscriptRows } from "./session-store-trash.js";
 
 /**
  * One statement: upserting the key row locks it until commit (appends to one key run one at a
@@ -109,6 +110,7 @@ function hasRepeatedUuid(uuids: readonly (string | null)[]): boolean {
 export async function deleteTranscript(
   db: StowageDatabase,
   stored: StoredSessionKey,
+  trashDays: number,
   context: string,
   signal: AbortSignal | undefined,
 ): Promise<void> {
@@ -118,8 +120,11 @@ export async function deleteTranscript(
       : sql`project_key = ${stored.projectKey} AND session_id = ${stored.sessionId} AND subpath = ${stored.subpath}`;
   await runDatabase(context, signal, () =>
     db.transaction(async (tx) => {
-      await tx.execute(sql`DELETE FROM ${entries} WHERE ${scope}`);
-      await tx.execute(sql`DELETE FROM ${keys} WHERE ${scope}`);
+      if (trashDays > 0) await trashTranscriptRows(tx, stored, trashDays);
+      else {
+        await tx.execute(sql`DELETE FROM ${entries} WHERE ${scope}`);
+        await tx.execute(sql`DELETE FROM ${keys} WHERE ${scope}`);
+      }
       throwIfAborted(signal, context);
     }),
   );

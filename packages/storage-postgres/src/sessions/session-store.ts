@@ -1,4 +1,11 @@
-import type { CompleteSessionStore, SessionStorePayloadOptions } from "@stowage/sessions";
+import { trashDaysOf } from "@stowage/core";
+import type {
+  CompleteSessionStore,
+  SessionKey,
+  SessionStoreDeleteOptions,
+  SessionStorePayloadOptions,
+  SessionStoreTrash,
+} from "@stowage/sessions";
 import {
   assertAgentSdkInstalled,
   describeSessionKey,
@@ -11,18 +18,32 @@ import {
 import { assertDatabase, type StowageDatabase } from "../database.js";
 import { batchParameters, type KnownHead } from "./session-store-batch.js";
 import { listSessions, listSubkeys, listSummaries, loadEntries } from "./session-store-rows.js";
+import {
+  listTrashRows,
+  purgeExpiredTrashRows,
+  purgeTrashRows,
+  restoreTrashRows,
+} from "./session-store-trash.js";
 import { appendBatch, deleteTranscript } from "./session-store-writes.js";
 
 export interface PostgresSessionStoreOptions extends SessionStorePayloadOptions {
   /** A database with Stowage's tables: `connectPostgres`/`connectEmbedded`'s `db`, or the host's own. */
   db: StowageDatabase;
+  /**
+   * Days a `delete` keeps the transcript's rows in the trash tables, restorable, before
+   * `purgeExpiredTrash` may delete them; `0` deletes at once. Default 7; 0 to 365.
+   */
+  trashDays?: number;
 }
 
 /**
  * A Claude Agent SDK `SessionStore` with every optional method, plus `{ signal }` as a last
- * argument (which the SDK never passes; callers may). Assignable to the SDK's own type.
+ * argument (which the SDK never passes; callers may), and its trash. Assignable to the SDK's own type.
  */
-export type PostgresSessionStore = CompleteSessionStore;
+export interface PostgresSessionStore extends CompleteSessionStore, SessionStoreTrash {
+  /** Into the trash for `trashDays` (the call's, else the store's). */
+  delete(key: SessionKey, options?: SessionStoreDeleteOptions): Promise<void>;
+}
 
 /** Largest batch buffer a store keeps for reuse: a rare huge batch is not held for good. */
 const MAX_SPARE_BYTES = 16 * 1024 * 1024;
@@ -46,6 +67,7 @@ const isViewOf = (view: Buffer, whole: Buffer) =>
 export function createPostgresSessionStore(options: PostgresSessionStoreOptions): PostgresSessionStore {
   const db = assertDatabase(options?.db, "createPostgresSessionStore");
   const payloads = entryPayloadsFrom(options, "createPostgresSessionStore");
+  const storeTrashDays = trashDaysOf(options.trashDays);
   assertAgentSdkInstalled();
   // The buffer of the last batch, reused by the next append that finds it free: a new one of
   // megabytes per batch made V8 run full collections for the external memory alone.
@@ -101,12 +123,24 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
     listSessions: async (projectKey, { signal } = {}) => listSessions(db, projectKey, signal),
     listSessionSummaries: async (projectKey, { signal } = {}) => listSummaries(db, projectKey, signal),
 
-    async delete(key, { signal } = {}) {
+    async delete(key, { signal, trashDays } = {}) {
       const stored = toStoredSessionKey(key);
+      const days = trashDaysOf(trashDays, storeTrashDays);
       if (stored.subpath === "") knownHeads.delete(headOf(stored));
-      await deleteTranscript(db, stored, `session store delete ${describeSessionKey(stored)}`, signal);
+      await deleteTranscript(db, stored, days, `session store delete ${describeSessionKey(stored)}`, signal);
     },
 
     listSubkeys: async (key, { signal } = {}) => listSubkeys(db, toSessionScope(key), signal),
+
+    listTrash: async (projectKey, { signal } = {}) => listTrashRows(db, projectKey, signal),
+    async restoreFromTrash(projectKey, trashId, { signal } = {}) {
+      const restored = await restoreTrashRows(db, projectKey, trashId, signal);
+      // Rows this store did not write: the next append to the key reads its head again.
+      knownHeads.delete(headOf(restored));
+      return restored;
+    },
+    purgeFromTrash: async (projectKey, trashId, { signal } = {}) =>
+      purgeTrashRows(db, projectKey, trashId, signal),
+    purgeExpiredTrash: async ({ signal, limit } = {}) => purgeExpiredTrashRows(db, limit, signal),
   };
 }

@@ -46,7 +46,9 @@ describeBackends("scanSessionStoreForBlobRefs", (backend) => {
   const db = () => backend.connection().db;
 
   it("yields every blob a later load reads: deleting all else from the blob store loses nothing", async () => {
-    await db().execute(sql`TRUNCATE session_store_entries, session_store_keys`);
+    await db().execute(
+      sql`TRUNCATE session_store_entries, session_store_keys, session_store_trash, session_store_trash_keys, session_store_trash_entries`,
+    );
     const random = seededRandom(5);
     const blobs = memoryContentStore();
     const store = createPostgresSessionStore({ db: db(), blobs });
@@ -71,8 +73,14 @@ describeBackends("scanSessionStoreForBlobRefs", (backend) => {
     expect(blobs.blobs.has(orphan.hash)).toBe(false);
     expect((await store.load(big))?.slice(1)).toEqual(bigEntries.map(({ entry }) => entry));
     expect(await store.load(small)).toEqual(smallEntries.map(({ entry }) => entry));
-    // A deleted session's images are roots no more.
+    // A deleted session's images stay roots while it is in the trash (a restore loads them),
+    // and are roots no more once it is purged.
+    const everything = new Set([...bigEntries, ...smallEntries].map(({ sha256 }) => sha256));
     await store.delete({ projectKey: small.projectKey, sessionId: small.sessionId });
+    expect(await store.load(small)).toBeNull();
+    expect(await collect(scanSessionStoreForBlobRefs(db()))).toEqual(everything);
+    const [trashed] = await store.listTrash(small.projectKey);
+    await store.purgeFromTrash(small.projectKey, trashed!.trashId);
     expect(await collect(scanSessionStoreForBlobRefs(db()))).toEqual(
       new Set(bigEntries.map(({ sha256 }) => sha256)),
     );

@@ -44,7 +44,10 @@ const real = realTranscripts("postgres SessionStore real transcripts with images
 
 describeBackends("postgres SessionStore with a blob store", (backend) => {
   const db = () => backend.connection().db;
-  const truncate = () => db().execute(sql`TRUNCATE session_store_entries, session_store_keys`);
+  const truncate = () =>
+    db().execute(
+      sql`TRUNCATE session_store_entries, session_store_keys, session_store_trash, session_store_trash_keys, session_store_trash_entries`,
+    );
 
   // Tests of this file run one after another; each conformance test starts from empty tables.
   describeSessionStoreConformance({

@@ -42,8 +42,13 @@ describeBackends("postgres SessionStore", (backend) => {
   describeSessionStoreConformance({
     name: `postgres SessionStore (${backend.name})`,
     claudeConfigDir,
+    trash: true,
     createStore: async () => {
-      await backend.connection().db.execute(sql`TRUNCATE session_store_entries, session_store_keys`);
+      await backend
+        .connection()
+        .db.execute(
+          sql`TRUNCATE session_store_entries, session_store_keys, session_store_trash, session_store_trash_keys, session_store_trash_entries`,
+        );
       return store();
     },
   });
@@ -51,7 +56,18 @@ describeBackends("postgres SessionStore", (backend) => {
   it("type-checks as the SDK's own SessionStore type", () => {
     const asSdkType: SessionStore = store();
     expect(Object.keys(asSdkType).sort()).toEqual(
-      ["append", "delete", "listSessionSummaries", "listSessions", "listSubkeys", "load"].sort(),
+      [
+        "append",
+        "delete",
+        "listSessionSummaries",
+        "listSessions",
+        "listSubkeys",
+        "load",
+        "listTrash",
+        "restoreFromTrash",
+        "purgeFromTrash",
+        "purgeExpiredTrash",
+      ].sort(),
     );
   });
 

@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import {
   assertSessionId,
-  describeValue,
   type ObjectStore,
   type OperationOptions,
   StowageError,
+  trashDaysOf,
 } from "@stowage/core";
 import type { TenantBase } from "../create-stowage.js";
 import {
@@ -28,32 +28,13 @@ import {
   writeEntry,
 } from "./trash-entries.js";
 
-/**
- * Days a deleted session stays in the trash when neither the call nor the deployment says:
- * long enough to notice a deletion over a week-end and a holiday.
- */
-const DEFAULT_TRASH_DAYS = 7;
 const DAY_MS = 24 * 60 * 60 * 1000;
-/** The most days a session may be kept in the trash: the deletion audit (400 days) outlives it. */
-const MAX_TRASH_DAYS = 365;
 
 type TrashTenant = TenantBase & Record<string, unknown>;
 
 /** How long an expired stored session stays in its owner's trash: the deployment's trash days. */
 export const trashGraceMsOf = (deploymentDays: number | undefined) =>
   Math.round(trashDaysOf(undefined, deploymentDays) * DAY_MS);
-
-/** The trash days a deletion goes by: the call's, else the deployment's, else 7; INVALID_INPUT otherwise. */
-export function trashDaysOf(given: number | undefined, deploymentDays: number | undefined): number {
-  const days = given ?? deploymentDays ?? DEFAULT_TRASH_DAYS;
-  if (typeof days !== "number" || !Number.isFinite(days) || days < 0 || days > MAX_TRASH_DAYS) {
-    throw new StowageError(
-      "INVALID_INPUT",
-      `trashDays must be a number of days from 0 (delete now) to ${MAX_TRASH_DAYS}, got ${describeValue(days)}`,
-    );
-  }
-  return days;
-}
 
 /**
  * Moves a registered session to its owner's trash: every store may refuse first (hot state: a
