@@ -264,6 +264,28 @@ async function overtaken(
  * so a URL it did not revoke has a record the deletion found (and deleted), and one it did is
  * refused here (CONFLICT `UPLOADS_REVOKED`) and its reservation given back.
  */
+/**
+ * CONFLICT (`UPLOAD_IN_TRASH`) when `key` holds an upload past retention: it waits in its owner's
+ * trash, and an upload under its name would overwrite it, losing it silently. Where uploads are
+ * kept (no retention) nothing is in a trash and nothing is read.
+ */
+async function refuseOverTrashedUpload(
+  ctx: ServiceContext,
+  key: string,
+  sessionId: string,
+  filename: string,
+  signal?: AbortSignal,
+): Promise<void> {
+  if (ctx.retentionDays === undefined) return;
+  const info = await ctx.store.head(key, withSignal(signal));
+  if (!info || !isExpiredUpload(ctx, info.lastModified, ctx.now())) return;
+  throw new StowageError(
+    "CONFLICT",
+    `upload ${describeValue(filename)} of session ${describeValue(sessionId)} is in its owner's trash (past the deployment's retention); restore or purge it first, or upload under another name`,
+    { reason: "UPLOAD_IN_TRASH", details: { filename } },
+  );
+}
+
 async function grantUpload(ctx: ServiceContext, request: UploadRequest, signal?: AbortSignal) {
   if (typeof request !== "object" || request === null) {
     throw new StowageError(
@@ -276,6 +298,7 @@ async function grantUpload(ctx: ServiceContext, request: UploadRequest, signal?:
   if (request.sha256 !== undefined) assertSha256Hex(request.sha256);
   const owner = await authorize(ctx, request.principal, request.sessionId, signal);
   const location = locate(owner, request.sessionId, file.filename);
+  await refuseOverTrashedUpload(ctx, location.key, request.sessionId, file.filename, signal);
   const revocations = await ctx.quota.revocations(location.scope, withSignal(signal));
   const reservation = await ctx.quota.reserve(
     {

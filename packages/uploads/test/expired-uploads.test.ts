@@ -104,6 +104,31 @@ describe("uploads past retention", () => {
     expect(await uploads.listExpiredUploads(alice)).toEqual([]);
   });
 
+  it("are not overwritten by an upload of the same name: CONFLICT until restored or purged", async () => {
+    const { store, uploads, put } = await retained();
+    const key = keyOf("alice", "s1", "old.png");
+    await put(key, "forty days old", 40);
+    const request = {
+      principal: alice,
+      sessionId: "s1",
+      filename: "old.png",
+      contentType: "image/png",
+      fileSize: 3,
+    };
+    await expect(uploads.requestUpload(request)).rejects.toMatchObject({
+      code: "CONFLICT",
+      reason: "UPLOAD_IN_TRASH",
+      details: { filename: "old.png" },
+    });
+    expect(await store.get(key)).toEqual(bytes("forty days old"));
+    // Bob's session of the same id and name is his own: nothing of alice's is in his way.
+    await expect(uploads.requestUpload({ ...request, principal: bob })).resolves.toHaveProperty("url");
+    // Another name, or the same name once restored (live again, so an upload replaces it as ever).
+    await expect(uploads.requestUpload({ ...request, filename: "other.png" })).resolves.toHaveProperty("url");
+    expect(await uploads.restoreExpiredUpload(alice, "s1", "old.png")).toBe(true);
+    await expect(uploads.requestUpload(request)).resolves.toHaveProperty("url");
+  });
+
   it("go at once with a purge, the ledger following; a missing one is null", async () => {
     const { store, uploads, put } = await retained();
     const key = keyOf("alice", "s1", "old.png");
