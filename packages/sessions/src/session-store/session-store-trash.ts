@@ -21,6 +21,8 @@ import type { StoreOperationOptions, TrashedTranscript } from "./types.js";
 const TRASH_SEGMENT = "~trash";
 const DAY_MS = 24 * 60 * 60 * 1000;
 const MANIFEST_SUFFIX = ".json";
+/** Beside a manifest while a restore moves its objects back: a restore cut short is finished, never purged. */
+const RESTORING_SUFFIX = ".restoring";
 const DEFAULT_PURGE_LIMIT = 1000;
 
 /** What a manifest holds: the transcript's key, times, and each moved object's key below the session's directory. */
@@ -43,6 +45,8 @@ const projectTrash = (context: SessionStoreContext, projectKey: string) =>
   `${context.prefix}/${TRASH_SEGMENT}/${projectKey}/`;
 const manifestKey = (context: SessionStoreContext, projectKey: string, trashId: string) =>
   `${projectTrash(context, projectKey)}${trashId}${MANIFEST_SUFFIX}`;
+const restoringKey = (context: SessionStoreContext, projectKey: string, trashId: string) =>
+  `${projectTrash(context, projectKey)}${trashId}${RESTORING_SUFFIX}`;
 const movedKey = (context: SessionStoreContext, projectKey: string, trashId: string, index: number) =>
   `${projectTrash(context, projectKey)}${trashId}/${index}`;
 
@@ -204,6 +208,9 @@ export async function restoreTranscript(
         );
       }
     }
+    // From here the transcript is half back if this is cut short: the mark says so, and a purge
+    // then refuses (a sweep finishes the restore) instead of deleting the half still here.
+    await store.put(restoringKey(context, projectKey, trashId), new Uint8Array(0), { signal });
     await mapConcurrent(
       moved,
       READ_CONCURRENCY,
@@ -219,9 +226,18 @@ export async function restoreTranscript(
     );
     forget(context, base);
     await store.delete(manifestKey(context, projectKey, trashId), { signal });
+    await store.delete(restoringKey(context, projectKey, trashId), { signal });
     return asTrashed(trashId, manifest);
   });
 }
+
+/** Whether a restore of the entry began and did not finish (its objects are partly back). */
+const restoreUnfinished = async (
+  context: SessionStoreContext,
+  projectKey: string,
+  trashId: string,
+  signal: AbortSignal | undefined,
+) => (await context.store.head(restoringKey(context, projectKey, trashId), { signal })) !== null;
 
 async function purge(
   context: SessionStoreContext,
@@ -230,6 +246,13 @@ async function purge(
   manifest: TrashManifest,
   signal: AbortSignal | undefined,
 ): Promise<TrashedTranscript> {
+  if (await restoreUnfinished(context, projectKey, trashId, signal)) {
+    throw new StowageError(
+      "CONFLICT",
+      `a restore of ${trashId} in project ${projectKey} was cut short, part of it is back: restore it again to finish`,
+      { reason: "RESTORE_UNFINISHED" },
+    );
+  }
   await mapConcurrent(
     manifest.objects,
     READ_CONCURRENCY,
@@ -299,6 +322,11 @@ export async function purgeExpiredTranscripts(
     if (purged >= limit) break;
     throwIfAborted(signal, "session store trash purge");
     if (Date.parse(manifest.purgeAfter) > now) continue;
+    // A restore cut short is finished, not purged: part of the transcript is live again.
+    if (await restoreUnfinished(context, projectKey, trashId, signal)) {
+      await restoreTranscript(context, projectKey, trashId, { signal });
+      continue;
+    }
     await purge(context, projectKey, trashId, manifest, signal);
     purged++;
   }

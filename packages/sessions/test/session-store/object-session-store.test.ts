@@ -324,6 +324,36 @@ describe("createObjectSessionStore", () => {
       expect((await c.load(key))?.map((e) => e.uuid)).toEqual([...sent.map((e) => e.uuid), "t-6"]);
     });
 
+    it("a restore cut short while it moves back: a purge refuses, the sweep finishes the restore", async () => {
+      const objects = await createObjects();
+      const sent = Array.from({ length: 8 }, (_, i) => user(`r-${i}`));
+      for (const entry of sent) await createObjectSessionStore({ store: objects }).append(key, [entry]);
+      const store = createObjectSessionStore({ store: objects });
+      // Trash days over at once: the next sweep finds the entry due.
+      await store.delete(key, { trashDays: 1e-9 });
+      const [item] = await store.listTrash(key.projectKey);
+      let moves = 0;
+      const crashing: ObjectStore = {
+        ...objects,
+        move: async (from, to, options) => {
+          if (++moves > 3) throw new Error("crash");
+          return objects.move(from, to, options);
+        },
+      };
+      await expect(
+        createObjectSessionStore({ store: crashing }).restoreFromTrash(key.projectKey, item!.trashId),
+      ).rejects.toThrow();
+      await expectStowageError(
+        store.purgeFromTrash(key.projectKey, item!.trashId),
+        "CONFLICT",
+        "RESTORE_UNFINISHED",
+      );
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      expect(await store.purgeExpiredTrash()).toBe(0);
+      expect(await store.load(key)).toEqual(sent);
+      expect(await store.listTrash(key.projectKey)).toEqual([]);
+    });
+
     it("a delete cut short while it moves loses nothing: deleting again, then restoring the newer and the older, puts all back", async () => {
       const objects = await createObjects();
       const sent = Array.from({ length: 8 }, (_, i) => user(`c-${i}`));
