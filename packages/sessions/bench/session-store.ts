@@ -193,6 +193,42 @@ if (!s3) {
   }
 }
 
+/**
+ * What the trash costs a delete: a transcript of 500 parts (5,000 entries in batches of 10) written
+ * before each run, then deleted into the trash (a manifest, then a move of each part) against
+ * deleted at once (a delete of each part), on the same store. Both delete from the same layout, so
+ * the ratio is the move's price over a delete's.
+ */
+function deleteCases(name: string, objects: () => Parameters<typeof createObjectSessionStore>[0]["store"]) {
+  const store = createObjectSessionStore({ store: objects() });
+  const batched = Array.from({ length: 500 }, (_, i) => entries.slice(i * 10, (i + 1) * 10));
+  let key = newKey();
+  cases.push({
+    prepare: async () => {
+      key = await appendAll(store, batched);
+    },
+    warmup: false,
+    name: `object SessionStore on ${name}: delete of a transcript of 500 parts into the trash vs deleted at once`,
+    target: { kind: "speed", min: 0 },
+    units: { count: 500, label: "ops" },
+    rounds: 3,
+    ours: () => store.delete(key),
+    baseline: () => store.delete(key, { trashDays: 0 }),
+  });
+}
+deleteCases("fs", () => createFsObjectStore({ root: join(root, "delete") }));
+if (s3) {
+  const client = createS3Client(s3.client);
+  const prefix = `bench/session-store-delete/${randomUUID()}/`;
+  deleteCases("RGW", () => createS3ObjectStore({ client, bucket: s3.bucket, prefix }));
+  cleanups.push(async () => {
+    const objects = createS3ObjectStore({ client, bucket: s3.bucket, prefix });
+    const keys: string[] = [];
+    for await (const item of objects.iterate()) keys.push(item.key);
+    await mapConcurrent(keys, 16, (objectKey) => objects.delete(objectKey));
+  });
+}
+
 try {
   await runBenchmarks("@stowage/sessions SessionStore", cases);
 } finally {
