@@ -213,6 +213,12 @@ describe("stowage blob", () => {
     const gc = await stowage("blob", "gc", "--grace-hours", "0", "--json");
     expect(JSON.parse(gc), gc).toMatchObject({ deleted: 1, scanned: 2, staleOwnerMarks: 0 });
     await expectStowageError(stowage("blob", "get", orphanRef!, "--out", "gone"), "NOT_FOUND");
+    // It waits in the blob trash (the deployment's 7 trash days): restored, it reads again.
+    expect(JSON.parse(gc)).toMatchObject({ trashed: 1 });
+    expect(await stowage("blob", "restore", orphanRef!)).toContain(`restored ${orphanRef}`);
+    await stowage("blob", "get", orphanRef!, "--out", "back");
+    await expectStowageError(stowage("blob", "restore", orphanRef!), "NOT_FOUND", "NOT_IN_TRASH");
+    await expectStowageError(stowage("blob", "restore", "../../etc/passwd"), "INVALID_INPUT");
     await expectStowageError(stowage("blob", "gc", "--grace-hours", "-1"), "INVALID_INPUT");
   });
 

@@ -11,6 +11,11 @@ export const STAGING_SEGMENT = ".staging";
 /** Sub-prefix where garbage collection moves a candidate aside before it decides to delete it. */
 export const GC_ASIDE_SEGMENT = ".gc";
 /**
+ * Sub-prefix where a collection given `trashMs` keeps what it took (`<prefix>.gc-trash/<hash>`,
+ * stamped when it went there) until a later collection purges it; `restoreCollected` brings one back.
+ */
+export const GC_TRASH_SEGMENT = ".gc-trash";
+/**
  * Sub-prefix of the empty objects a `put` writes on stores whose `move` restamps (S3): one per
  * hash, rewritten by every put, so that a collection sees a put its timestamps cannot show.
  */
@@ -43,6 +48,7 @@ export function createBlobKeys(layout: BlobLayout, prefix: string) {
     },
     stagingPrefix: `${prefix}${STAGING_SEGMENT}/`,
     asidePrefix: `${prefix}${GC_ASIDE_SEGMENT}/`,
+    trashPrefix: `${prefix}${GC_TRASH_SEGMENT}/`,
     touchRecordPrefix: `${prefix}${TOUCH_RECORD_SEGMENT}/`,
   };
 }

@@ -100,6 +100,13 @@ export interface BlobStore extends ContentStore {
   verify(hashOrRef: string, options?: OperationOptions): Promise<{ hash: string; size: number }>;
   /** The URI of a blob's object (`file://…`, `s3://…`) where the ObjectStore has one; else undefined. */
   uriFor(hashOrRef: string): string | undefined;
+  /**
+   * Brings back a blob a collection with `trashMs` took, while its trash keeps it: true when the
+   * blob is stored again (also when a writer stored the same bytes meanwhile), false when the
+   * trash has no such blob (never taken, purged). Stamped now, so the next collection's grace
+   * period keeps it while whatever should reference it is put right.
+   */
+  restoreCollected(hashOrRef: string, options?: OperationOptions): Promise<boolean>;
 }
 
 /** A content-addressed blob store over any ObjectStore. */
@@ -168,6 +175,20 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
       }
     },
     verify: (hashOrRef: string, opts?: OperationOptions) => verifyBlob(context, hashOrRef, opts),
+    async restoreCollected(hashOrRef: string, opts: OperationOptions = {}) {
+      const hash = toBlobHash(hashOrRef);
+      const trashed = keys.trashPrefix + hash;
+      try {
+        await objects.move(trashed, keys.keyFor(hash), { ifNoneMatch: "*", ...opts });
+      } catch (err) {
+        if (StowageError.is(err, "NOT_FOUND")) return false;
+        if (!StowageError.is(err, "ALREADY_EXISTS")) throw err;
+        // Stored again meanwhile: the bytes are the same (content-addressed), the copy goes.
+        await objects.delete(trashed, opts);
+      }
+      await objects.touch(keys.keyFor(hash), opts);
+      return true;
+    },
     uriFor(hashOrRef: string) {
       // Validated first: `objects.uriFor?.(…)` would skip its argument on a store without URIs.
       const key = keyFor(hashOrRef);

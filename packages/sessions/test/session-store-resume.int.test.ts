@@ -10,7 +10,7 @@ import {
   startAnthropicMock,
 } from "@stowage/agent-clis";
 import { createS3Client, createS3ObjectStore } from "@stowage/storage-s3";
-import { s3TestEnv, tempDirectory } from "@stowage/test-support";
+import { s3ClientOptions, s3TestEnv, tempDirectory } from "@stowage/test-support";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { sanitizeProjectPath } from "../src/claude/project-key.js";
 import { createObjectSessionStore } from "../src/index.js";
@@ -37,12 +37,7 @@ describe.skipIf(!cli.ready || !s3.ready)(
     it("the resumed request carries the conversation the store held", async () => {
       if (!cli.ready) return;
       const sdk = await import("@anthropic-ai/claude-agent-sdk");
-      const client = createS3Client({
-        endpoint: s3.values.S3_ENDPOINT!,
-        region: process.env.S3_REGION || "us-east-1",
-        accessKeyId: s3.values.S3_ACCESS_KEY_ID!,
-        secretAccessKey: s3.values.S3_SECRET_ACCESS_KEY!,
-      });
+      const client = createS3Client(s3ClientOptions(s3));
       const sessionStore = createObjectSessionStore({
         store: createS3ObjectStore({
           client,

@@ -324,6 +324,7 @@ export function createStowage<Stores extends StoreTable = DefaultStores>(
           ...(otherAgentSessionsDirs === undefined ? {} : { otherAgentSessionsDirs }),
         }),
         gcOptions,
+        trashGraceMsOf(deployment.trashDays),
       ),
     // A table given may lack the stores that hold expiring things: both look before they read.
     expiring: (principal, withinMs, operation = {}) =>

@@ -375,4 +375,47 @@ describe("what deletions leave in the audit", () => {
       expect.objectContaining({ kind: "blobs", id: nobody.hash, bytes: 23, by: "gc" }),
     ]);
   });
+
+  it("garbage collection with the deployment's trash: taken blobs wait there with their owners, come back, and are purged audited", async () => {
+    const dir = join(base, randomUUID());
+    // Another process of the deployment keeps taken blobs its 7 trash days.
+    const keeping = processIn(dir, {}).stowage;
+    const both = await keeping.ownedBlobs(alice).put(text("stored by two"));
+    await keeping.ownedBlobs(bob).put(text("stored by two"));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const report = await keeping.collectGarbage({ graceMs: 0, timestampSlackMs: 0 });
+    expect(report).toMatchObject({ deleted: 1, trashed: 1 });
+    expect(await keeping.ownedBlobs(alice).has(both.hash)).toBe(false);
+    for (const principal of [alice, bob]) {
+      expect((await keeping.tenant(principal).deletionAudit.list()).rows).toEqual([
+        expect.objectContaining({
+          kind: "blobs",
+          id: both.hash,
+          bytes: 13,
+          by: "gc",
+          reason: expect.stringMatching(/^moved to the blob trash until /),
+        }),
+      ]);
+    }
+    // Its owners' marks stayed: restored, both read it again.
+    expect(await keeping.blobs.restoreCollected(both.hash)).toBe(true);
+    expect(await keeping.ownedBlobs(alice).get(both.hash)).toEqual(text("stored by two"));
+    expect(await keeping.ownedBlobs(bob).has(both.hash)).toBe(true);
+
+    // Taken again; a process whose trash days are 0 purges it, audited for both.
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await keeping.collectGarbage({ graceMs: 0, timestampSlackMs: 0, trashMs: 7 * DAY_MS });
+    const { stowage } = processOn(dir);
+    expect(await stowage.collectGarbage({ graceMs: 0, timestampSlackMs: 0 })).toMatchObject({ purged: 1 });
+    expect(await stowage.blobs.restoreCollected(both.hash)).toBe(false);
+    for (const principal of [alice, bob]) {
+      expect((await stowage.tenant(principal).deletionAudit.list()).rows.at(-1)).toMatchObject({
+        kind: "blobs",
+        id: both.hash,
+        by: "gc",
+        reason: expect.stringContaining("purged from the blob trash"),
+      });
+      expect(await stowage.ownedBlobs(principal).has(both.hash)).toBe(false);
+    }
+  });
 });

@@ -25,5 +25,5 @@ export {
 } from "./real-transcripts.js";
 export { installedPackages, recordResolvedModules } from "./resolved-modules.js";
 export { type ChildOptions, type ChildResult, runChild, spawnChild } from "./run-child.js";
-export { s3TestEnv } from "./s3-test-env.js";
+export { s3ClientOptions, s3TestEnv } from "./s3-test-env.js";
 export { tempDirectory } from "./temp-directory.js";

@@ -10,3 +10,16 @@ const S3_TEST_VARIABLES = ["S3_ENDPOINT", "S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_
 export function s3TestEnv(what: string): IntegrationEnv {
   return integrationEnv(`${what} (S3, Ceph RGW)`, S3_TEST_VARIABLES);
 }
+
+/**
+ * The options of `createS3Client` (`@stowage/storage-s3`) for the real S3 server a ready
+ * {@link s3TestEnv} names; `S3_REGION` when set, else `us-east-1`.
+ */
+export function s3ClientOptions(env: IntegrationEnv) {
+  return {
+    endpoint: env.values.S3_ENDPOINT!,
+    region: process.env.S3_REGION || "us-east-1",
+    accessKeyId: env.values.S3_ACCESS_KEY_ID!,
+    secretAccessKey: env.values.S3_SECRET_ACCESS_KEY!,
+  };
+}

@@ -134,6 +134,35 @@ function verifyCommand(context: CommandContext): Command {
     });
 }
 
+function restoreCommand(context: CommandContext): Command {
+  return new Command("restore")
+    .description(
+      "Bring back blobs garbage collection moved to the blob trash (kept STOWAGE_TRASH_DAYS, see `stowage audit`)",
+    )
+    .argument("<hash-or-ref...>", "blobs to bring back")
+    .addOption(jsonOption())
+    .action(async (given: string[], options: { json?: boolean }) => {
+      await withStoredData(context, async ({ blobs }) => {
+        const restored: string[] = [];
+        const missing: string[] = [];
+        for (const id of given) ((await blobs.restoreCollected(id)) ? restored : missing).push(id);
+        printResult(context, options.json, { restored, missing }, () => [
+          ...restored.map((id) => `restored ${id}`),
+          ...missing.map((id) => `not in the blob trash: ${id}`),
+        ]);
+        if (missing.length > 0) {
+          throw new StowageError(
+            "NOT_FOUND",
+            `${missing.length} blob(s) not in the blob trash (purged, or never taken)`,
+            {
+              reason: "NOT_IN_TRASH",
+            },
+          );
+        }
+      });
+    });
+}
+
 /** A collection's steps on one progress line: roots read, blobs scanned, then candidates decided. */
 function gcProgress(progress: CountProgress): (step: GarbageCollectionProgress) => void {
   return ({ step, done, total }) => {
@@ -188,7 +217,9 @@ function gcCommand(context: CommandContext): Command {
         printResult(context, options.json, report, () => [
           `${report.dryRun ? "would delete" : "deleted"} ${report.deleted} of ${report.scanned} blobs ` +
             `(${report.deletedBytes} bytes); ${report.referenced} referenced, ${report.young} within the grace period; ` +
-            `${report.staleOwnerMarks} owners' marks of blobs that are gone ${report.dryRun ? "to remove" : "removed"}`,
+            `${report.staleOwnerMarks} owners' marks of blobs that are gone ${report.dryRun ? "to remove" : "removed"}; ` +
+            `blob trash: ${report.trashed} ${report.dryRun ? "to move there" : "moved there"}, ` +
+            `${report.purged} ${report.dryRun ? "to purge" : "purged"}, ${report.restoredFromTrash} named again ${report.dryRun ? "to bring back" : "brought back"}`,
         ]);
       });
     });
@@ -200,5 +231,6 @@ export function blobCommand(context: CommandContext): Command {
     .addCommand(putCommand(context))
     .addCommand(getCommand(context))
     .addCommand(verifyCommand(context))
-    .addCommand(gcCommand(context));
+    .addCommand(gcCommand(context))
+    .addCommand(restoreCommand(context));
 }

@@ -1,5 +1,5 @@
 import { describeValue, StowageError } from "@stowage/core";
-import { GC_ASIDE_SEGMENT, STAGING_SEGMENT, TOUCH_RECORD_SEGMENT } from "../blob-layout.js";
+import { GC_ASIDE_SEGMENT, GC_TRASH_SEGMENT, STAGING_SEGMENT, TOUCH_RECORD_SEGMENT } from "../blob-layout.js";
 import type { BlobStore } from "../blob-store.js";
 import { isOwnedBlobStore } from "../owned-blob-store.js";
 import {
@@ -11,6 +11,7 @@ import {
   recoverAside,
   removeStaleStaging,
   removeStaleTouchRecords,
+  sortCollectedTrash,
 } from "./gc-steps.js";
 import { type OwnerMarksLocation, ownerMarksLocations, removeStaleOwnerMarks } from "./owner-marks.js";
 import { type BlobRootsOption, readRoots, rootSources } from "./root-sources.js";
@@ -51,6 +52,14 @@ export interface CollectGarbageOptions {
    * are removed, so that a mark never outlives its bytes. Default: none looked at.
    */
   ownerMarks?: readonly OwnerMarksLocation[];
+  /**
+   * How long a blob this run takes is kept in the blob store's trash (`<prefix>.gc-trash/<hash>`),
+   * where `blobs.restoreCollected(hash)` brings it back, before a later run deletes it for good.
+   * Default 0: deleted at once (and a run with 0 empties the trash). A blob in the trash that a
+   * root references again is put back by the next run: a root source that missed a ref, once
+   * fixed, costs nothing.
+   */
+  trashMs?: number;
   /** Report what would be deleted without deleting (or moving) anything. Default false. */
   dryRun?: boolean;
   /** Called as the run goes (a progress bar): each blob scanned, each candidate decided. */
@@ -60,6 +69,13 @@ export interface CollectGarbageOptions {
    * audit of deletions records. Owners are told apart by {@link onOwnerMarkRemoved}.
    */
   onBlobDeleted?: (blob: { hash: string; size: number }) => void;
+  /** Called once per blob a run purged from the trash, after its delete (never in a dry run). */
+  onBlobPurged?: (blob: { hash: string; size: number }) => void;
+  /**
+   * Called once per owner's mark of a blob this run moved to the trash (`trashMs`): the mark stays
+   * while the blob is there, so that a restore gives it back to its owners.
+   */
+  onOwnerOfTrashed?: (mark: { owner: string; hash: string }) => void;
   /** Called once per owner's mark removed because its blob is gone (never in a dry run). */
   onOwnerMarkRemoved?: (mark: { owner: string; hash: string }) => void;
   signal?: AbortSignal;
@@ -85,9 +101,16 @@ export interface GarbageCollectionReport {
   referenced: number;
   /** Unreferenced blobs kept because they are younger than the grace period. */
   young: number;
-  /** Blobs deleted (or, in a dry run, that would be). */
+  /** Blobs taken from the store: deleted, or moved to the trash with `trashMs` (in a dry run: that would be). */
   deleted: number;
   deletedBytes: number;
+  /** Of those, how many went to the trash (`trashMs`), not deleted. */
+  trashed: number;
+  /** Blobs in the trash past `trashMs`, deleted for good (in a dry run: that would be). */
+  purged: number;
+  purgedBytes: number;
+  /** Blobs in the trash that a root references again, put back in the store (in a dry run: that would be). */
+  restoredFromTrash: number;
   /** Candidates moved aside and then put back: a writer touched them, or a root referenced them by the second reading. */
   restored: number;
   /** Blobs a collection that stopped half-way had left aside, put back at the start of this run. */
@@ -135,7 +158,7 @@ function openRun(options: CollectGarbageOptions): GcRun {
       `onProgress must be a function, got ${describeValue(onProgress)}`,
     );
   }
-  for (const name of ["onBlobDeleted", "onOwnerMarkRemoved"] as const) {
+  for (const name of ["onBlobDeleted", "onBlobPurged", "onOwnerOfTrashed", "onOwnerMarkRemoved"] as const) {
     if (options[name] !== undefined && typeof options[name] !== "function") {
       throw new StowageError(
         "INVALID_INPUT",
@@ -146,6 +169,7 @@ function openRun(options: CollectGarbageOptions): GcRun {
   const graceMs = nonNegative(options.graceMs, "graceMs", DEFAULT_GC_GRACE_MS);
   const slackMs = nonNegative(options.timestampSlackMs, "timestampSlackMs", DEFAULT_TIMESTAMP_SLACK_MS);
   const stagingGraceMs = nonNegative(options.stagingGraceMs, "stagingGraceMs", DEFAULT_STAGING_GRACE_MS);
+  const trashMs = nonNegative(options.trashMs, "trashMs", 0);
   const started = Date.now();
   // Anything stamped at or after this is young: written during the run or within the grace period.
   const youngSince = started - graceMs - slackMs;
@@ -156,6 +180,8 @@ function openRun(options: CollectGarbageOptions): GcRun {
     signal,
     sources: rootSources(options.roots),
     asidePrefix: `${blobs.prefix}${GC_ASIDE_SEGMENT}/`,
+    trashPrefix: `${blobs.prefix}${GC_TRASH_SEGMENT}/`,
+    trashMs,
     touchRecordPrefix: `${blobs.prefix}${TOUCH_RECORD_SEGMENT}/`,
     stagingPrefix: `${blobs.prefix}${STAGING_SEGMENT}/`,
     started,
@@ -167,6 +193,8 @@ function openRun(options: CollectGarbageOptions): GcRun {
     ownerMarks: ownerMarksLocations(options.ownerMarks, blobs),
     deletedHashes: new Set(),
     onBlobDeleted: options.onBlobDeleted ?? (() => {}),
+    onBlobPurged: options.onBlobPurged ?? (() => {}),
+    onOwnerOfTrashed: options.onOwnerOfTrashed ?? (() => {}),
     onOwnerMarkRemoved: options.onOwnerMarkRemoved ?? (() => {}),
     progress: onProgress
       ? (step, done, total) => onProgress(total === undefined ? { step, done } : { step, done, total })
@@ -178,6 +206,10 @@ function openRun(options: CollectGarbageOptions): GcRun {
       young: 0,
       deleted: 0,
       deletedBytes: 0,
+      trashed: 0,
+      purged: 0,
+      purgedBytes: 0,
+      restoredFromTrash: 0,
       restored: 0,
       recovered: 0,
       staleStaging: 0,
@@ -204,8 +236,11 @@ function openRun(options: CollectGarbageOptions): GcRun {
  *    stored it during the run: on stores that declare `capabilities.moveKeepsLastModified`, its
  *    timestamp changed (a writer touched it before the move); on the others (S3), its touch record
  *    is young (`put` writes one after its write or its comparison, then checks the blob is still
- *    in place). Only the others are deleted, with their records. Anything not yet decided when
- *    the run fails is put back.
+ *    in place). Only the others are deleted, with their records, or with `trashMs` moved to the
+ *    trash. Anything not yet decided when the run fails is put back.
+ *
+ * After step 2, the trash is sorted: what a root references again is put back, what it has kept
+ * longer than `trashMs` is deleted for good.
  *
  * Then abandoned staging objects, touch records and owners' marks (`ownerMarks`) of blobs that
  * are gone are removed.
@@ -220,6 +255,7 @@ export async function collectGarbage(options: CollectGarbageOptions): Promise<Ga
   report.rootRefs = first.hashes.size;
   run.progress("roots", first.hashes.size);
   report.rootRefsBySource = first.bySource;
+  await sortCollectedTrash(run, first.hashes);
 
   const touchRecords = await listTouchRecords(run);
   const { candidates, scanned } = await chooseCandidates(run, first.hashes, touchRecords);

@@ -17,6 +17,9 @@ export interface GcRun {
   signal: AbortSignal | undefined;
   sources: BlobRootSource[];
   asidePrefix: string;
+  /** Where taken blobs wait, with `trashMs` (see `CollectGarbageOptions.trashMs`). */
+  trashPrefix: string;
+  trashMs: number;
   touchRecordPrefix: string;
   stagingPrefix: string;
   /** When the run started (ms since the epoch). */
@@ -33,6 +36,10 @@ export interface GcRun {
   deletedHashes: Set<string>;
   /** The caller's `onBlobDeleted`, or nothing. */
   onBlobDeleted(blob: { hash: string; size: number }): void;
+  /** The caller's `onOwnerOfTrashed`, or nothing. */
+  onOwnerOfTrashed(mark: { owner: string; hash: string }): void;
+  /** The caller's `onBlobPurged`, or nothing. */
+  onBlobPurged(blob: { hash: string; size: number }): void;
   /** The caller's `onOwnerMarkRemoved`, or nothing. */
   onOwnerMarkRemoved(mark: { owner: string; hash: string }): void;
   report: GarbageCollectionReport;
@@ -171,7 +178,15 @@ async function decide(run: GcRun, entry: AsideBlob, second: Roots): Promise<void
     report.restored++;
     return;
   }
-  await objects.delete(entry.asideKey, { signal });
+  if (run.trashMs > 0) {
+    // Into the trash, stamped now (a move may keep the blob's own time): its stay counts from here.
+    const trashKey = run.trashPrefix + entry.blob.hash;
+    await objects.move(entry.asideKey, trashKey, { signal });
+    await objects.touch(trashKey, { signal });
+    report.trashed++;
+  } else {
+    await objects.delete(entry.asideKey, { signal });
+  }
   // A put racing this delete writes the blob anew (a fresh timestamp), so its record may go with
   // the old copy.
   if (!run.keepsTimestamps) await objects.delete(run.touchRecordPrefix + entry.blob.hash, { signal });
@@ -205,6 +220,33 @@ export async function collectCandidates(
       if (!entry.decided) await putBack(run, entry.asideKey, entry.key).catch(() => {});
     }
     throw err;
+  }
+}
+
+/**
+ * The trash's blobs: one a root references again comes back (a root source fixed since the run
+ * that took it); one kept longer than `trashMs` (any, where it is 0) is deleted for good. A dry run
+ * counts both. Stamped when they went there (`decide`), so a blob's own age does not count.
+ */
+export async function sortCollectedTrash(run: GcRun, referenced: ReadonlySet<string>): Promise<void> {
+  const { blobs, objects, signal, report } = run;
+  const due = run.started - run.trashMs;
+  for await (const item of objects.iterate({ prefix: run.trashPrefix, signal })) {
+    const hash = item.key.slice(run.trashPrefix.length);
+    if (!isSha256Hex(hash)) continue;
+    throwIfAborted(signal, "collectGarbage");
+    if (referenced.has(hash)) {
+      if (!run.dryRun) await blobs.restoreCollected(hash, { signal });
+      report.restoredFromTrash++;
+      continue;
+    }
+    if (run.trashMs > 0 && item.lastModified.getTime() > due) continue;
+    if (!run.dryRun) {
+      await objects.delete(item.key, { signal });
+      run.onBlobPurged({ hash, size: item.size });
+    }
+    report.purged++;
+    report.purgedBytes += item.size;
   }
 }
 

@@ -73,22 +73,33 @@ function markedHash(key: string, prefix: string): string | null {
  * reaches. `scanned`: the blobs the run found; those it did not delete keep their marks unlooked at.
  */
 export async function removeStaleOwnerMarks(run: GcRun, scanned: ReadonlySet<string>): Promise<void> {
-  const { blobs, signal, report } = run;
-  const gone = async (hash: string) => !(await blobs.has(hash, { signal }));
+  const { blobs, objects, signal, report } = run;
+  const inTrash = async (hash: string) =>
+    run.trashMs > 0 && (await objects.head(run.trashPrefix + hash, { signal })) !== null;
+  // A blob in the trash keeps its owners' marks: restored, it is theirs again; purged, a later run
+  // finds it gone and removes them.
+  const gone = async (hash: string) => !(await blobs.has(hash, { signal })) && !(await inTrash(hash));
   for (const { store, prefix } of run.ownerMarks) {
     for await (const item of store.iterate({ prefix, signal })) {
       const hash = markedHash(item.key, prefix);
       if (hash === null || (scanned.has(hash) && !run.deletedHashes.has(hash))) continue;
       throwIfAborted(signal, "collectGarbage");
+      const owner = item.key.slice(prefix.length, -hash.length - 1);
       if (run.dryRun) {
+        // What would go to the trash keeps its marks.
+        if (run.trashMs > 0 && run.deletedHashes.has(hash)) continue;
         if (run.deletedHashes.has(hash) || (await gone(hash))) report.staleOwnerMarks++;
+        continue;
+      }
+      if (run.deletedHashes.has(hash) && (await inTrash(hash))) {
+        run.onOwnerOfTrashed({ owner, hash });
         continue;
       }
       if (!(await gone(hash))) continue;
       await store.delete(item.key, { signal });
       if (await gone(hash)) {
         report.staleOwnerMarks++;
-        run.onOwnerMarkRemoved({ owner: item.key.slice(prefix.length, -hash.length - 1), hash });
+        run.onOwnerMarkRemoved({ owner, hash });
         continue;
       }
       await store.put(item.key, EMPTY, { ifNoneMatch: "*", signal }).catch((err: unknown) => {

@@ -8,7 +8,7 @@ import { createBlobStore } from "@stowage/blob-store";
 import type { ObjectStore } from "@stowage/core";
 import { createFsObjectStore } from "@stowage/storage-fs";
 import { createS3Client, createS3ObjectStore } from "@stowage/storage-s3";
-import { s3TestEnv, tempDirectory } from "@stowage/test-support";
+import { s3ClientOptions, s3TestEnv, tempDirectory } from "@stowage/test-support";
 import { beforeAll, describe, expect, it } from "vitest";
 import { captureSession } from "../../src/archive/capture-session.js";
 import { restoreSession } from "../../src/archive/restore-session.js";
@@ -27,12 +27,7 @@ const backends: { name: string; skip?: string; objects: () => ObjectStore }[] = 
     ...(s3.ready ? {} : { skip: s3.reason }),
     objects: () =>
       createS3ObjectStore({
-        client: createS3Client({
-          endpoint: s3.values.S3_ENDPOINT!,
-          region: process.env.S3_REGION || "us-east-1",
-          accessKeyId: s3.values.S3_ACCESS_KEY_ID!,
-          secretAccessKey: s3.values.S3_SECRET_ACCESS_KEY!,
-        }),
+        client: createS3Client(s3ClientOptions(s3)),
         bucket: s3.values.S3_BUCKET!,
         prefix: `test/chunked-captures/${randomUUID()}/`,
       }),

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { createMemoryObjectStore, type ObjectStore } from "@stowage/core";
 import { createFsObjectStore } from "@stowage/storage-fs";
 import { createS3Client, createS3ObjectStore } from "@stowage/storage-s3";
-import { s3TestEnv, tempDirectory } from "@stowage/test-support";
+import { s3ClientOptions, s3TestEnv, tempDirectory } from "@stowage/test-support";
 import * as vitest from "vitest";
 import { createObjectCheckpointSaver } from "../../src/langgraph/create-object-checkpoint-saver.js";
 import type { StowageCheckpointSaver } from "../../src/langgraph/index.js";
@@ -31,12 +31,7 @@ if (s3.ready) {
     checkpointerName: "@stowage/sessions/langgraph on S3 (Ceph RGW)",
     createCheckpointer: () => {
       const store = createS3ObjectStore({
-        client: createS3Client({
-          endpoint: s3.values.S3_ENDPOINT!,
-          region: process.env.S3_REGION || "us-east-1",
-          accessKeyId: s3.values.S3_ACCESS_KEY_ID!,
-          secretAccessKey: s3.values.S3_SECRET_ACCESS_KEY!,
-        }),
+        client: createS3Client(s3ClientOptions(s3)),
         bucket: s3.values.S3_BUCKET!,
         prefix: `test/langgraph/${randomUUID()}/`,
       });

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { createMemoryObjectStore, type ObjectStore } from "@stowage/core";
 import { createFsObjectStore } from "@stowage/storage-fs";
 import { createS3Client, createS3ObjectStore } from "@stowage/storage-s3";
-import { s3TestEnv, tempDirectory } from "@stowage/test-support";
+import { s3ClientOptions, s3TestEnv, tempDirectory } from "@stowage/test-support";
 import { createObjectAgentsSession } from "../../src/openai-agents/create-object-agents-session.js";
 import { describeAgentsSessionConformance } from "../../src/testing/agents-session-conformance.js";
 
@@ -30,12 +30,7 @@ describeAgentsSessionConformance({
     createObjectAgentsSession({
       sessionId,
       store: createS3ObjectStore({
-        client: createS3Client({
-          endpoint: s3.values.S3_ENDPOINT!,
-          region: process.env.S3_REGION || "us-east-1",
-          accessKeyId: s3.values.S3_ACCESS_KEY_ID!,
-          secretAccessKey: s3.values.S3_SECRET_ACCESS_KEY!,
-        }),
+        client: createS3Client(s3ClientOptions(s3)),
         bucket: s3.values.S3_BUCKET!,
         prefix: `test/agents-session/${run}/`,
       }),

@@ -11,7 +11,7 @@ import {
 import { expectStowageError } from "@stowage/core/testing";
 import { createFsObjectStore } from "@stowage/storage-fs";
 import { createS3Client, createS3ObjectStore } from "@stowage/storage-s3";
-import { runChild, s3TestEnv, tempDirectory } from "@stowage/test-support";
+import { runChild, s3ClientOptions, s3TestEnv, tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
 import { createObjectSessionStore } from "../../src/session-store/object-session-store.js";
 import { partName } from "../../src/session-store/part-object.js";
@@ -41,13 +41,7 @@ describeSessionStoreConformance({
 });
 
 const s3 = s3TestEnv("object SessionStore");
-const s3Client = () =>
-  createS3Client({
-    endpoint: s3.values.S3_ENDPOINT!,
-    region: process.env.S3_REGION || "us-east-1",
-    accessKeyId: s3.values.S3_ACCESS_KEY_ID!,
-    secretAccessKey: s3.values.S3_SECRET_ACCESS_KEY!,
-  });
+const s3Client = () => createS3Client(s3ClientOptions(s3));
 const s3Objects = new WeakMap<object, ObjectStore>();
 describeSessionStoreConformance({
   name: "object SessionStore on S3 (Ceph RGW)",

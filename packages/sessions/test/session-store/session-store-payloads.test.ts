@@ -8,6 +8,7 @@ import { createS3Client, createS3ObjectStore } from "@stowage/storage-s3";
 import {
   realTranscripts,
   realTranscriptsWithImages,
+  s3ClientOptions,
   s3TestEnv,
   screenshotPng,
   tempDirectory,
@@ -78,12 +79,7 @@ const s3 = s3TestEnv("object SessionStore with a blob store");
 const s3Objects = new WeakMap<object, ObjectStore>();
 const s3ObjectsFor = (prefix: string) =>
   createS3ObjectStore({
-    client: createS3Client({
-      endpoint: s3.values.S3_ENDPOINT!,
-      region: process.env.S3_REGION || "us-east-1",
-      accessKeyId: s3.values.S3_ACCESS_KEY_ID!,
-      secretAccessKey: s3.values.S3_SECRET_ACCESS_KEY!,
-    }),
+    client: createS3Client(s3ClientOptions(s3)),
     bucket: s3.values.S3_BUCKET!,
     prefix,
   });
