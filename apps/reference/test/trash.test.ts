@@ -513,3 +513,49 @@ async function findFiles(root: string, suffix: string): Promise<string[]> {
     .map((entry) => join(entry.parentPath, entry.name))
     .filter((path) => path.endsWith(`/${suffix}`));
 }
+
+describe("blobs garbage collection took, in the trash", () => {
+  it("are listed for whoever stored them, restored through /trash, and bob's own claim alone goes with his purge", async () => {
+    const app = await startTestApp({ STOWAGE_TRASH_DAYS: "7" });
+    try {
+      const alice = await app.keyFor({ kind: "user", id: "alice" });
+      const bob = await app.keyFor({ kind: "user", id: "bob" });
+      const carol = await app.keyFor({ kind: "user", id: "carol" });
+      const content = "a screenshot nothing names any more";
+      const { hash } = await json<{ hash: string }>(await app.call("/blobs", { key: alice, body: content }));
+      await json(await app.call("/blobs", { key: bob, body: content }));
+      await new Promise((resolve) => setTimeout(resolve, 1200));
+      expect(
+        await app.server.services.stowage.collectGarbage({ graceMs: 0, singleHost: true }),
+      ).toMatchObject({
+        trashed: 1,
+      });
+      expect((await app.call(`/blobs/${hash}`, { key: alice })).status).toBe(404);
+      for (const key of [alice, bob]) {
+        expect((await json<{ items: Trashed[] }>(await app.call("/trash", { key }))).items).toEqual([
+          expect.objectContaining({ kind: "blob", id: hash, by: "gc", bytes: content.length }),
+        ]);
+      }
+      expect((await json<{ items: Trashed[] }>(await app.call("/trash", { key: carol }))).items).toEqual([]);
+      expect((await app.call(`/trash/blob/${hash}/restore`, { key: carol, method: "POST" })).status).toBe(
+        404,
+      );
+      expect((await app.call(`/trash/blob/..%2Fx/restore`, { key: alice, method: "POST" })).status).toBe(400);
+
+      await json(await app.call(`/trash/blob/${hash}/restore`, { key: alice, method: "POST" }));
+      expect(await (await app.call(`/blobs/${hash}`, { key: bob })).text()).toBe(content);
+      expect((await json<{ items: Trashed[] }>(await app.call("/trash", { key: alice }))).items).toEqual([]);
+
+      // Taken again; bob gives his claim up, alice's stays listed.
+      await new Promise((resolve) => setTimeout(resolve, 1200));
+      await app.server.services.stowage.collectGarbage({ graceMs: 0, singleHost: true });
+      await json(await app.call(`/trash/blob/${hash}`, { key: bob, method: "DELETE" }));
+      expect((await json<{ items: Trashed[] }>(await app.call("/trash", { key: bob }))).items).toEqual([]);
+      expect((await json<{ items: Trashed[] }>(await app.call("/trash", { key: alice }))).items).toEqual([
+        expect.objectContaining({ kind: "blob", id: hash }),
+      ]);
+    } finally {
+      await app.close();
+    }
+  });
+});

@@ -68,6 +68,8 @@ export interface BlobStore extends ContentStore {
   readonly logger: Logger;
   /** The underlying ObjectStore. */
   readonly objects: ObjectStore;
+  /** Where collections given `trashMs` keep what they take: `<prefix>.gc-trash/`, one object per hash. */
+  readonly trashPrefix: string;
   /** The object key a blob is stored under. */
   keyFor(hashOrRef: string): string;
   /**
@@ -135,6 +137,7 @@ export function createBlobStore(options: BlobStoreOptions): BlobStore {
     prefix,
     logger,
     objects,
+    trashPrefix: keys.trashPrefix,
     keyFor,
     async put(body: Uint8Array | ReadableStream<Uint8Array>, opts: OperationOptions = {}) {
       if (body instanceof Uint8Array) return putBytes(context, body, opts.signal);

@@ -13,7 +13,10 @@ import type { BlobInfo, BlobStore } from "./blob-store.js";
  * One owner's view of a shared blob store: a `BlobStore` without what reaches every owner's bytes
  * (`objects`, `keyFor`) or says where they are kept (`layout`, `prefix`).
  */
-export type OwnedBlobStore = Omit<BlobStore, "objects" | "keyFor" | "layout" | "prefix" | "restoreCollected">;
+export type OwnedBlobStore = Omit<
+  BlobStore,
+  "objects" | "keyFor" | "layout" | "prefix" | "trashPrefix" | "restoreCollected"
+>;
 
 /** Marks a view (across duplicated package copies) so that `collectGarbage` can refuse one by name. */
 const OWNED_VIEW = Symbol.for("@stowage/blob-store.ownedView");

@@ -23,6 +23,7 @@ import { SHARED_LAYOUT } from "./shared/shared-layout.js";
 import { type SharedStores, sealSharedStore, sharedStoresOver } from "./shared/shared-stores.js";
 import type { Deployment, OpenedStore, StoreTable } from "./store-definition.js";
 import { AUDIT_PRUNE_INTERVAL_MS, type SweepReport, sweepStores } from "./sweep.js";
+import { blobTrash } from "./trash/blob-trash.js";
 import type { ExpiredTrash } from "./trash/expired-trash.js";
 import { storedSessionTrash } from "./trash/stored-session-trash.js";
 import { sweepTrash } from "./trash/sweep-trash.js";
@@ -250,6 +251,8 @@ export function createStowage<Stores extends StoreTable = DefaultStores>(
   // table stores them.
   const graceMs = trashGraceMsOf(deployment.trashDays);
   const expiredTrashes = new Map<string, ExpiredTrash>([
+    // Blobs a collection took: in every deployment, whatever its table.
+    ["blob", blobTrash(shared, graceMs)],
     [
       "storedSession",
       storedSessionTrash(

@@ -397,25 +397,50 @@ describe("what deletions leave in the audit", () => {
         }),
       ]);
     }
-    // Its owners' marks stayed: restored, both read it again.
-    expect(await keeping.blobs.restoreCollected(both.hash)).toBe(true);
+    // In each owner's trash (kind blob), nobody else's; a carol who never stored it cannot reach it.
+    const carol = { kind: "user", id: "carol" } as const;
+    for (const principal of [alice, bob]) {
+      expect((await keeping.listTrash(principal)).items).toEqual([
+        expect.objectContaining({ kind: "blob", id: both.hash, by: "gc", bytes: 13 }),
+      ]);
+    }
+    expect((await keeping.listTrash(carol)).items).toEqual([]);
+    await expectStowageError(keeping.restoreFromTrash(carol, "blob", both.hash), "NOT_FOUND", "NOT_IN_TRASH");
+    await expectStowageError(keeping.purgeFromTrash(carol, "blob", both.hash), "NOT_FOUND", "NOT_IN_TRASH");
+    for (const hostile of ["../x", both.hash.toUpperCase(), "", `${both.hash}/..`]) {
+      await expectStowageError(keeping.restoreFromTrash(alice, "blob", hostile), "INVALID_INPUT");
+    }
+    // Its owners' marks stayed: restored by one, both read it again.
+    const item = await keeping.restoreFromTrash(alice, "blob", both.hash);
+    expect(item).toMatchObject({ kind: "blob", id: both.hash });
     expect(await keeping.ownedBlobs(alice).get(both.hash)).toEqual(text("stored by two"));
     expect(await keeping.ownedBlobs(bob).has(both.hash)).toBe(true);
+    expect((await keeping.listTrash(bob)).items).toEqual([]);
 
-    // Taken again; a process whose trash days are 0 purges it, audited for both.
+    // Taken again: bob gives his claim up (his mark goes, audited by him); alice's stays.
     await new Promise((resolve) => setTimeout(resolve, 5));
     await keeping.collectGarbage({ graceMs: 0, timestampSlackMs: 0, trashMs: 7 * DAY_MS });
+    await keeping.purgeFromTrash(bob, "blob", both.hash, { by: "key:bob1" });
+    expect((await keeping.listTrash(bob)).items).toEqual([]);
+    expect((await keeping.tenant(bob).deletionAudit.list()).rows.at(-1)).toMatchObject({
+      kind: "blobs",
+      id: both.hash,
+      by: "key:bob1",
+      reason: expect.stringContaining("purged from the trash by its owner"),
+    });
+    expect((await keeping.listTrash(alice)).items.map((thing) => thing.id)).toEqual([both.hash]);
+    // A process whose trash days are 0 purges it, audited for alice, the owner left.
     const { stowage } = processOn(dir);
     expect(await stowage.collectGarbage({ graceMs: 0, timestampSlackMs: 0 })).toMatchObject({ purged: 1 });
     expect(await stowage.blobs.restoreCollected(both.hash)).toBe(false);
-    for (const principal of [alice, bob]) {
-      expect((await stowage.tenant(principal).deletionAudit.list()).rows.at(-1)).toMatchObject({
-        kind: "blobs",
-        id: both.hash,
-        by: "gc",
-        reason: expect.stringContaining("purged from the blob trash"),
-      });
+    expect((await stowage.tenant(alice).deletionAudit.list()).rows.at(-1)).toMatchObject({
+      kind: "blobs",
+      id: both.hash,
+      by: "gc",
+      reason: expect.stringContaining("purged from the blob trash"),
+    });
+    for (const principal of [alice, bob])
       expect(await stowage.ownedBlobs(principal).has(both.hash)).toBe(false);
-    }
+    expect((await stowage.listTrash(alice)).items).toEqual([]);
   });
 });

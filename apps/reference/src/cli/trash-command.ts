@@ -18,11 +18,11 @@ function onOneThing(name: string, description: string) {
   return addPrincipalOptions(
     new Command(name)
       .description(description)
-      .argument("<id>", "the session id (of an upload: <sessionId>/<filename>)"),
+      .argument("<id>", "the session id (of an upload: <sessionId>/<filename>; of a blob: its SHA-256)"),
   )
     .option(
       "--kind <kind>",
-      "what the id names: session (a deleted session), storedSession (an expired stored session) or upload (<sessionId>/<filename>, an upload past retention)",
+      "what the id names: session (a deleted session), storedSession (an expired stored session), upload (<sessionId>/<filename>, an upload past retention) or blob (a blob garbage collection took; purge gives up your claim to it)",
       "session",
     )
     .addOption(jsonOption());

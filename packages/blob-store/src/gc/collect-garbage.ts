@@ -1,5 +1,5 @@
 import { describeValue, StowageError } from "@stowage/core";
-import { GC_ASIDE_SEGMENT, GC_TRASH_SEGMENT, STAGING_SEGMENT, TOUCH_RECORD_SEGMENT } from "../blob-layout.js";
+import { GC_ASIDE_SEGMENT, STAGING_SEGMENT, TOUCH_RECORD_SEGMENT } from "../blob-layout.js";
 import type { BlobStore } from "../blob-store.js";
 import { isOwnedBlobStore } from "../owned-blob-store.js";
 import {
@@ -180,7 +180,7 @@ function openRun(options: CollectGarbageOptions): GcRun {
     signal,
     sources: rootSources(options.roots),
     asidePrefix: `${blobs.prefix}${GC_ASIDE_SEGMENT}/`,
-    trashPrefix: `${blobs.prefix}${GC_TRASH_SEGMENT}/`,
+    trashPrefix: blobs.trashPrefix,
     trashMs,
     touchRecordPrefix: `${blobs.prefix}${TOUCH_RECORD_SEGMENT}/`,
     stagingPrefix: `${blobs.prefix}${STAGING_SEGMENT}/`,

@@ -5,7 +5,7 @@ import { SHARED_LAYOUT } from "../shared/shared-layout.js";
  * What can be in a trash, by kind: a deleted `session` (every store of it), and a `storedSession`
  * that expired (every request's capture of one session id). See the package README's table.
  */
-export type TrashKind = "session" | "storedSession" | "upload";
+export type TrashKind = "session" | "storedSession" | "upload" | "blob";
 
 /** One thing in a principal's trash, as listed. */
 export interface TrashedThing {
@@ -155,10 +155,10 @@ export async function removeEntry(store: ObjectStore, entryKey: string, options:
 
 /** INVALID_INPUT unless `kind` is one the trash holds. */
 export function assertTrashKind(kind: unknown): asserts kind is TrashKind {
-  if (kind !== "session" && kind !== "storedSession" && kind !== "upload") {
+  if (kind !== "session" && kind !== "storedSession" && kind !== "upload" && kind !== "blob") {
     throw new StowageError(
       "INVALID_INPUT",
-      `trash kind must be session, storedSession or upload, got ${describeValue(kind)}`,
+      `trash kind must be session, storedSession, upload or blob, got ${describeValue(kind)}`,
       { reason: "UNKNOWN_KIND" },
     );
   }
