@@ -179,10 +179,11 @@ async function decide(run: GcRun, entry: AsideBlob, second: Roots): Promise<void
     return;
   }
   if (run.trashMs > 0) {
-    // Into the trash, stamped now (a move may keep the blob's own time): its stay counts from here.
-    const trashKey = run.trashPrefix + entry.blob.hash;
-    await objects.move(entry.asideKey, trashKey, { signal });
-    await objects.touch(trashKey, { signal });
+    // Into the trash, its stay counted from now: stamped before the move (a move that keeps the
+    // time keeps this one, one that restamps stamps it again), so no crash leaves it in the trash
+    // with the blob's own older time; a crash before the move leaves it aside, put back next run.
+    await objects.touch(entry.asideKey, { signal });
+    await objects.move(entry.asideKey, run.trashPrefix + entry.blob.hash, { signal });
     report.trashed++;
   } else {
     await objects.delete(entry.asideKey, { signal });
