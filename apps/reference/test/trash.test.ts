@@ -559,3 +559,55 @@ describe("blobs garbage collection took, in the trash", () => {
     }
   });
 });
+
+describe("a session's uploads deleted into the trash", () => {
+  it("DELETE …/uploads moves them there: listed by who deleted them, restored, purged; other days 400, bob 404", async () => {
+    const app = await startTestApp({ STOWAGE_TRASH_DAYS: "7" });
+    try {
+      const alice = await app.keyFor({ kind: "user", id: "alice" });
+      const bob = await app.keyFor({ kind: "user", id: "bob" });
+      const { sessionId } = await fullSession(app, alice);
+      const uploads = `/agents/sessions/${sessionId}/uploads`;
+      const artifacts = `/agents/${sessionId}/artifacts`;
+      const listedNames = async () =>
+        (
+          await json<{ artifacts: { filename: string }[] }>(await app.call(artifacts, { key: alice }))
+        ).artifacts.map((artifact) => artifact.filename);
+      expect((await app.call(uploads, { key: bob, method: "DELETE" })).status).toBe(404);
+      expect((await app.call(`${uploads}?trashDays=3`, { key: alice, method: "DELETE" })).status).toBe(400);
+      expect(await listedNames()).toEqual(["notes.txt"]);
+
+      const report = await json<{ trash: { uploads: number; bytes: number; purgeAfter: string } }>(
+        await app.call(uploads, { key: alice, method: "DELETE" }),
+      );
+      expect(report.trash).toMatchObject({ uploads: 1, bytes: 11 });
+      expect(await listedNames()).toEqual([]);
+      const { items } = await json<{ items: Trashed[] }>(await app.call("/trash", { key: alice }));
+      expect(items.filter((item) => item.kind === "upload")).toEqual([
+        expect.objectContaining({
+          id: `${sessionId}/notes.txt`,
+          by: expect.stringMatching(/^key:/),
+          bytes: 11,
+        }),
+      ]);
+      const one = `/trash/upload/${encodeURIComponent(`${sessionId}/notes.txt`)}`;
+      expect((await app.call(`${one}/restore`, { key: bob, method: "POST" })).status).toBe(404);
+      await json(await app.call(`${one}/restore`, { key: alice, method: "POST" }));
+      expect(await listedNames()).toEqual(["notes.txt"]);
+
+      await json(await app.call(uploads, { key: alice, method: "DELETE" }));
+      await json(await app.call(one, { key: alice, method: "DELETE" }));
+      expect((await json<{ items: Trashed[] }>(await app.call("/trash", { key: alice }))).items).toEqual([]);
+      const { rows } = await json<{ rows: { kind: string; id: string; reason: string }[] }>(
+        await app.call("/audit", { key: alice }),
+      );
+      expect(rows.filter((row) => row.kind === "uploads").map((row) => row.reason)).toEqual([
+        expect.stringContaining("moved to the trash"),
+        expect.stringContaining("moved to the trash"),
+        expect.stringContaining("its session's uploads deleted by key:"),
+      ]);
+    } finally {
+      await app.close();
+    }
+  });
+});

@@ -1,6 +1,6 @@
 import { trashDaysOf } from "@stowage/core";
 import type { ExpiredSessionBlob } from "@stowage/sessions";
-import type { UploadService } from "@stowage/uploads";
+import type { SweptUpload, UploadService } from "@stowage/uploads";
 import { ownerOf } from "./shared/owner.js";
 import type { Deployment } from "./store-definition.js";
 import type { SweepContext } from "./sweep.js";
@@ -16,6 +16,27 @@ function byOwner<Thing>(
     groups.set(owner, [...(groups.get(owner) ?? []), thing]);
   }
   return groups;
+}
+
+/** Uploads a sweep deleted, each to its owner's audit, `by` whom and why (per upload). */
+async function auditSweptUploads(
+  gone: readonly SweptUpload[],
+  audit: SweepContext["audit"],
+  by: string,
+  reason: (upload: SweptUpload) => string,
+): Promise<void> {
+  for (const [owner, owned] of byOwner(gone, (upload) => ownerOf(upload.principal))) {
+    await audit(
+      owner,
+      owned.map((upload) => ({
+        kind: "uploads",
+        id: `${upload.sessionId}/${upload.filename}`,
+        bytes: upload.size,
+        by,
+        reason: reason(upload),
+      })),
+    );
+  }
 }
 
 /** One batch of expired stored sessions, each to its owner's audit (`ttl`). */
@@ -61,27 +82,34 @@ export async function sweepUploads(
       })),
     );
   }
-  const retentionDays = deployment.uploadRetentionDays;
-  if (retentionDays === undefined) return revoked.removed;
-  // An upload past retention waits in its owner's trash for the deployment's trash days first.
+  // Uploads deleted into the trash with their session's (`deleteSessionUploads`), once their stay
+  // there is over; each session's in its owner's audit, by who deleted them.
   const trashDays = trashDaysOf(undefined, deployment.trashDays);
+  const trashed = await uploads.sweepTrashedUploads({
+    graceMs: trashDays * 24 * 60 * 60 * 1000,
+    ...io,
+    onSwept: (gone, by) =>
+      auditSweptUploads(
+        gone,
+        audit,
+        by,
+        () => `purged from the trash: its session's uploads were deleted ${trashDays} days before`,
+      ),
+  });
+  const retentionDays = deployment.uploadRetentionDays;
+  if (retentionDays === undefined) return revoked.removed + trashed;
+  // An upload past retention waits in its owner's trash for the deployment's trash days first.
   const swept = await uploads.sweepUploads({
     olderThanDays: retentionDays + trashDays,
     ...io,
-    onSwept: async (gone) => {
-      for (const [owner, owned] of byOwner(gone, (upload) => ownerOf(upload.principal))) {
-        await audit(
-          owner,
-          owned.map((upload) => ({
-            kind: "uploads",
-            id: `${upload.sessionId}/${upload.filename}`,
-            bytes: upload.size,
-            by: "retention",
-            reason: `last modified ${upload.lastModified.toISOString()}, past the retention of ${retentionDays} days and ${trashDays} days in the trash`,
-          })),
-        );
-      }
-    },
+    onSwept: (gone) =>
+      auditSweptUploads(
+        gone,
+        audit,
+        "retention",
+        (upload) =>
+          `last modified ${upload.lastModified.toISOString()}, past the retention of ${retentionDays} days and ${trashDays} days in the trash`,
+      ),
   });
-  return revoked.removed + swept.uploads.length;
+  return revoked.removed + trashed + swept.uploads.length;
 }

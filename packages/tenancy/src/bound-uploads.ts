@@ -1,5 +1,10 @@
 import { type OperationOptions, type Principal, StowageError } from "@stowage/core";
-import { handleUploadRequest, type SessionDeletion, type UploadService } from "@stowage/uploads";
+import {
+  handleUploadRequest,
+  type SessionDeletion,
+  type TrashedSessionUploads,
+  type UploadService,
+} from "@stowage/uploads";
 import type { RegisteredSessions } from "./shared/registered-sessions.js";
 
 /** One principal's uploads: the upload service with the principal filled in. */
@@ -15,6 +20,11 @@ export interface TenantUploads {
    * or is in the trash.
    */
   deleteSession(sessionId: string, options?: OperationOptions): Promise<SessionDeletion>;
+  /**
+   * Deletes the session's uploads into the trash (the service's `trashSessionUploads`), `by` whom;
+   * NOT_FOUND (`SESSION_NOT_FOUND`) as `deleteSession`.
+   */
+  trash(sessionId: string, by: string, options?: OperationOptions): Promise<TrashedSessionUploads>;
   /** Bytes of the session's uploads (what its quota counts), while it is registered. */
   bytes(sessionId: string, options?: OperationOptions): Promise<number>;
 }
@@ -35,6 +45,13 @@ export function bindUploads(
         throw new StowageError("NOT_FOUND", `no session ${sessionId}`, { reason: "SESSION_NOT_FOUND" });
       }
       return service.deleteSessionUploads(principal, sessionId, options);
+    },
+    async trash(sessionId, by, options = {}) {
+      const state = await registeredSessions.state(sessionId, options);
+      if (state === null || state === "trashed") {
+        throw new StowageError("NOT_FOUND", `no session ${sessionId}`, { reason: "SESSION_NOT_FOUND" });
+      }
+      return service.trashSessionUploads(principal, sessionId, { ...options, by });
     },
     async bytes(sessionId, options = {}) {
       const uploads = await service.listUploads(principal, sessionId, options);

@@ -15,6 +15,7 @@ import {
   type SessionDeletionReport,
 } from "./delete-session.js";
 import { deleteSessionBlobs, type SessionBlobsDeletionReport } from "./delete-session-blobs.js";
+import { deleteSessionUploads, type SessionUploadsDeletionReport } from "./delete-session-uploads.js";
 import type { EncryptionOptions } from "./encryption/encryption-options.js";
 import { sealSessionBlobs } from "./encryption/sealed-session-blobs.js";
 import { type ExpiringThing, extendExpiry, listExpiring } from "./expiring.js";
@@ -105,6 +106,16 @@ export interface Stowage<Stores extends StoreTable = DefaultStores> extends Shar
     requestId: string,
     options?: OperationOptions & { by?: string; trashDays?: number },
   ): Promise<SessionBlobsDeletionReport>;
+  /**
+   * Deletes the uploads of one of `principal`'s sessions: by default into the trash (each an
+   * `upload` there, `by` who deleted them, until the uploads sweep purges them `trashDays` later);
+   * with `trashDays: 0`, now, its URLs revoked. See `delete-session-uploads.ts`.
+   */
+  deleteSessionUploads(
+    principal: Principal,
+    sessionId: string,
+    options?: OperationOptions & { by?: string; trashDays?: number },
+  ): Promise<SessionUploadsDeletionReport>;
   /** What is in `principal`'s trash, soonest purged first, and the bytes it holds (counted in its storage). */
   listTrash(
     principal: Principal,
@@ -264,7 +275,7 @@ export function createStowage<Stores extends StoreTable = DefaultStores>(
     [
       "upload",
       uploadTrash(
-        "uploads" in stores && deployment.uploads && deployment.uploadRetentionDays !== undefined
+        "uploads" in stores && deployment.uploads
           ? { uploads: deployment.uploads, retentionDays: deployment.uploadRetentionDays, graceMs }
           : undefined,
       ),
@@ -306,6 +317,8 @@ export function createStowage<Stores extends StoreTable = DefaultStores>(
     },
     deleteSessionBlobs: (principal, requestId, deletionOptions = {}) =>
       deleteSessionBlobs(tenant(principal) as never, deployment.trashDays, requestId, deletionOptions),
+    deleteSessionUploads: (principal, sessionId, deletionOptions = {}) =>
+      deleteSessionUploads(tenant(principal) as never, deployment.trashDays, sessionId, deletionOptions),
     listTrash: async (principal, operation = {}) => {
       const expired = await Promise.all(
         [...expiredTrashes.values()].map((trash) => trash.list(tenant(principal), operation)),

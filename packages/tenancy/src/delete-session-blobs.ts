@@ -1,8 +1,9 @@
-import { type OperationOptions, StowageError, trashDaysOf } from "@stowage/core";
+import { type OperationOptions, StowageError } from "@stowage/core";
 import type { TenantBase } from "./create-stowage.js";
 import type { DefaultStores } from "./default-stores.js";
 import { assertDeletedBy } from "./shared/deletion-audit-rows.js";
 import type { OpenedStore } from "./store-definition.js";
+import { fixedTrashDaysOf } from "./trash/trash.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -44,15 +45,7 @@ export async function deleteSessionBlobs(
   assertDeletedBy(by);
   const { sessionBlobs, sessionActivity } = tenant;
   if (!sessionBlobs) throw new StowageError("NOT_FOUND", `no stored session for request ${requestId}`);
-  const days = trashDaysOf(trashDays, deploymentTrashDays);
-  const deploymentDays = trashDaysOf(undefined, deploymentTrashDays);
-  if (days !== 0 && days !== deploymentDays) {
-    throw new StowageError(
-      "INVALID_INPUT",
-      `stored sessions wait in the trash for the deployment's ${deploymentDays} days; trashDays may be 0 (delete now) or ${deploymentDays}, got ${days}`,
-      { reason: "TRASH_DAYS_FIXED" },
-    );
-  }
+  const days = fixedTrashDaysOf(trashDays, deploymentTrashDays, "stored sessions");
   if (days === 0) {
     const deleted = await sessionBlobs.deleteForRequest(requestId, operation);
     await sessionActivity?.deleteForRequest(requestId, operation);

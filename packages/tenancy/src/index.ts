@@ -13,6 +13,7 @@ export {
 export { DEFAULT_STORES, type DefaultStores } from "./default-stores.js";
 export type { SessionDeletionOptions, SessionDeletionReport } from "./delete-session.js";
 export type { SessionBlobsDeletionReport } from "./delete-session-blobs.js";
+export type { SessionUploadsDeletionReport } from "./delete-session-uploads.js";
 export type { KeyRotationReport } from "./encryption/data-keys.js";
 export type { EncryptionOptions } from "./encryption/encryption-options.js";
 export type { KeyProvider, KeyWrapContext, WrappedDataKey } from "./encryption/key-provider.js";

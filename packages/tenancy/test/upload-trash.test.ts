@@ -190,3 +190,37 @@ describe("the trash of uploads past retention", () => {
     );
   });
 });
+
+describe("a session's uploads deleted into the trash (deleteSessionUploads)", () => {
+  it("wait there by who deleted them, with no retention too; the sweep purges them after the trash days, audited", async () => {
+    // No retention; trash days over at once, so the next sweep finds them due.
+    const deployment = processOn(join(base, randomUUID()), { trashDays: 1e-9 });
+    const { stowage, uploads, uploadStore } = deployment;
+    const sessionId = randomUUID();
+    const key = await uploadAged(deployment, alice, sessionId, "shot.png", "a screenshot", 1);
+    await expectStowageError(
+      stowage.deleteSessionUploads(alice, sessionId, { by: "key:k1", trashDays: 3 }),
+      "INVALID_INPUT",
+      "TRASH_DAYS_FIXED",
+    );
+    await expectStowageError(stowage.deleteSessionUploads(bob, sessionId, { by: "key:k2" }), "NOT_FOUND");
+    await expectStowageError(stowage.deleteSessionUploads(alice, sessionId, { by: "a\nb" }), "INVALID_INPUT");
+    const report = await stowage.deleteSessionUploads(alice, sessionId, { by: "key:k1" });
+    expect(report.trash).toMatchObject({ uploads: 1, bytes: 12 });
+    expect(await uploads.listUploads(alice, sessionId)).toEqual([]);
+    expect((await stowage.listTrash(alice)).items).toEqual([
+      expect.objectContaining({ kind: "upload", id: `${sessionId}/shot.png`, by: "key:k1", bytes: 12 }),
+    ]);
+    expect((await stowage.listTrash(bob)).items).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect((await stowage.sweep()).uploads).toMatchObject({ removed: 1 });
+    expect(await uploadStore.head(key)).toBeNull();
+    expect((await stowage.listTrash(alice)).items).toEqual([]);
+    expect(
+      (await stowage.tenant(alice).deletionAudit.list()).rows.map((row) => [row.by, row.reason]),
+    ).toEqual([
+      ["key:k1", expect.stringContaining("moved to the trash")],
+      ["key:k1", expect.stringContaining("purged from the trash: its session's uploads were deleted")],
+    ]);
+  });
+});

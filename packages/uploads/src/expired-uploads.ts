@@ -9,7 +9,7 @@ import {
 } from "@stowage/core";
 import type { QuotaLedger } from "./quota-ledger.js";
 import { assertUploadFilename } from "./upload-filename.js";
-import { sessionKeyParts, sessionPrefix, uploadKey } from "./upload-keys.js";
+import { sessionKeyParts, sessionPrefix, uploadKey, uploadsTrashMarkKey } from "./upload-keys.js";
 
 // An upload past the deployment's retention is not deleted when it expires: from its expiry
 // (last change + `retentionDays`) the service leaves it out of every listing and refuses its
@@ -19,14 +19,58 @@ import { sessionKeyParts, sessionPrefix, uploadKey } from "./upload-keys.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-/** One upload past retention, not yet swept. */
+/**
+ * A session's uploads deleted into the trash (`trashSessionUploads`): every upload last changed by
+ * `at` expired then, `by` whom. Uploads made after it are not touched by it.
+ */
+export interface UploadsTrashMark {
+  at: Date;
+  by: string;
+}
+
+/** The session's mark, if its uploads were deleted into the trash (a damaged mark reads as none). */
+export async function readUploadsTrashMark(
+  store: ObjectStore,
+  owner: Principal,
+  sessionId: string,
+  signal?: AbortSignal,
+): Promise<UploadsTrashMark | undefined> {
+  const bytes = await store.get(uploadsTrashMarkKey(owner, sessionId), withSignal(signal));
+  if (!bytes) return undefined;
+  try {
+    const { at, by } = JSON.parse(new TextDecoder().decode(bytes)) as { at?: unknown; by?: unknown };
+    const time = typeof at === "string" ? new Date(at) : undefined;
+    return time && !Number.isNaN(time.getTime()) && typeof by === "string" ? { at: time, by } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Writes the session's mark: its uploads as they are now are in the trash from `at`. */
+export async function writeUploadsTrashMark(
+  store: ObjectStore,
+  owner: Principal,
+  sessionId: string,
+  mark: UploadsTrashMark,
+  signal?: AbortSignal,
+): Promise<void> {
+  const body = new TextEncoder().encode(JSON.stringify({ at: mark.at.toISOString(), by: mark.by }));
+  await store.put(uploadsTrashMarkKey(owner, sessionId), body, {
+    contentType: "application/json",
+    ...withSignal(signal),
+  });
+}
+
+/** One upload past retention, or deleted into the trash with its session's uploads, not yet swept. */
 export interface ExpiredUpload {
   sessionId: string;
   filename: string;
   size: number;
   lastModified: Date;
-  /** When it expired: `lastModified` + the service's `retentionDays`. */
+  /** When it expired: `lastModified` + the service's `retentionDays`, or when its session's uploads were deleted. */
   expiresAt: Date;
+  /** Who deleted the session's uploads, when that (not retention) is why it expired. */
+  deletedBy?: string;
 }
 
 /** Options of `listExpiredUploads`: one session's, or one upload's (`sessionId` and `filename`). */
@@ -43,14 +87,34 @@ export interface ExpiryContext {
   retentionDays: number | undefined;
 }
 
-/** When an upload last changed at `lastModified` expires; undefined where uploads are kept. */
-export function uploadExpiry(retentionDays: number | undefined, lastModified: Date): Date | undefined {
-  return retentionDays === undefined ? undefined : new Date(lastModified.getTime() + retentionDays * DAY_MS);
+/** Whether the session's mark takes an upload last changed at `lastModified` (made by then). */
+const markTakes = (mark: UploadsTrashMark | undefined, lastModified: Date): mark is UploadsTrashMark =>
+  mark !== undefined && lastModified.getTime() <= mark.at.getTime();
+
+/**
+ * When an upload last changed at `lastModified` expires: its retention's end, or, when its
+ * session's uploads were deleted into the trash since it was made, that moment (whichever is
+ * first); undefined where uploads are kept and nothing deleted it.
+ */
+export function uploadExpiry(
+  retentionDays: number | undefined,
+  lastModified: Date,
+  mark?: UploadsTrashMark,
+): Date | undefined {
+  const retained =
+    retentionDays === undefined ? undefined : new Date(lastModified.getTime() + retentionDays * DAY_MS);
+  if (!markTakes(mark, lastModified)) return retained;
+  return retained !== undefined && retained.getTime() < mark.at.getTime() ? retained : mark.at;
 }
 
-/** Whether an upload last changed at `lastModified` is past retention at `now` (ms). */
-export function isExpiredUpload(ctx: Pick<ExpiryContext, "retentionDays">, lastModified: Date, now: number) {
-  const expiry = uploadExpiry(ctx.retentionDays, lastModified);
+/** Whether an upload last changed at `lastModified` is past retention (or deleted into the trash) at `now` (ms). */
+export function isExpiredUpload(
+  ctx: Pick<ExpiryContext, "retentionDays">,
+  lastModified: Date,
+  now: number,
+  mark?: UploadsTrashMark,
+) {
+  const expiry = uploadExpiry(ctx.retentionDays, lastModified, mark);
   return expiry !== undefined && expiry.getTime() <= now;
 }
 
@@ -60,11 +124,16 @@ export function expiredUpload(
   filename: string,
   sessionId: string,
   lastModified: Date,
+  mark?: UploadsTrashMark,
 ): StowageError {
-  const expiresAt = uploadExpiry(ctx.retentionDays, lastModified) ?? lastModified;
+  const expiresAt = uploadExpiry(ctx.retentionDays, lastModified, mark) ?? lastModified;
+  const why =
+    markTakes(mark, lastModified) && expiresAt.getTime() === mark.at.getTime()
+      ? `the session's uploads were deleted by ${mark.by}`
+      : "the deployment's retention";
   return new StowageError(
     "NOT_FOUND",
-    `upload ${describeValue(filename)} of session ${describeValue(sessionId)} expired at ${expiresAt.toISOString()} (the deployment's retention); its owner can restore it until the sweep deletes it`,
+    `upload ${describeValue(filename)} of session ${describeValue(sessionId)} expired at ${expiresAt.toISOString()} (${why}); its owner can restore it until the sweep deletes it`,
     { reason: "UPLOAD_EXPIRED", details: { filename, expiresAt: expiresAt.toISOString() } },
   );
 }
@@ -73,13 +142,16 @@ const withSignal = (signal: AbortSignal | undefined) => (signal ? { signal } : {
 
 /** An expired upload as listed, from its key's parts and what the store says of it. */
 function expiredOf(
-  retentionDays: number,
+  retentionDays: number | undefined,
   sessionId: string,
   filename: string,
   info: { size: number; lastModified: Date },
+  mark: UploadsTrashMark | undefined,
 ): ExpiredUpload {
   const { size, lastModified } = info;
-  return { sessionId, filename, size, lastModified, expiresAt: uploadExpiry(retentionDays, lastModified)! };
+  const expiresAt = uploadExpiry(retentionDays, lastModified, mark)!;
+  const byMark = markTakes(mark, lastModified) && expiresAt.getTime() === mark.at.getTime();
+  return { sessionId, filename, size, lastModified, expiresAt, ...(byMark ? { deletedBy: mark.by } : {}) };
 }
 
 /**
@@ -100,13 +172,19 @@ export async function listExpiredUploads(
     assertUploadFilename(filename);
   }
   const { retentionDays } = ctx;
-  if (retentionDays === undefined) return [];
   const now = ctx.now();
   const owner: Principal = { kind: principal.kind, id: principal.id };
+  // Each session's mark, read once.
+  const marks = new Map<string, Promise<UploadsTrashMark | undefined>>();
+  const markOf = (id: string) => {
+    if (!marks.has(id)) marks.set(id, readUploadsTrashMark(ctx.store, owner, id, signal));
+    return marks.get(id)!;
+  };
   if (sessionId !== undefined && filename !== undefined) {
+    const mark = await markOf(sessionId);
     const info = await ctx.store.head(uploadKey(owner, sessionId, filename), withSignal(signal));
-    return info && isExpiredUpload(ctx, info.lastModified, now)
-      ? [expiredOf(retentionDays, sessionId, filename, info)]
+    return info && isExpiredUpload(ctx, info.lastModified, now, mark)
+      ? [expiredOf(retentionDays, sessionId, filename, info, mark)]
       : [];
   }
   const expired: ExpiredUpload[] = [];
@@ -114,8 +192,10 @@ export async function listExpiredUploads(
     sessionId === undefined ? `sessions/${owner.kind}/${owner.id}/` : sessionPrefix(owner, sessionId);
   for await (const item of ctx.store.iterate({ prefix, ...withSignal(signal) })) {
     const parts = sessionKeyParts(item.key);
-    if (parts?.place.folder !== "uploads" || !isExpiredUpload(ctx, item.lastModified, now)) continue;
-    expired.push(expiredOf(retentionDays, parts.sessionId, parts.place.filename, item));
+    if (parts?.place.folder !== "uploads") continue;
+    const mark = await markOf(parts.sessionId);
+    if (!isExpiredUpload(ctx, item.lastModified, now, mark)) continue;
+    expired.push(expiredOf(retentionDays, parts.sessionId, parts.place.filename, item, mark));
   }
   return expired;
 }
@@ -133,8 +213,9 @@ async function currentlyExpired(
   assertUploadFilename(filename);
   const owner: Principal = { kind: principal.kind, id: principal.id };
   const key = uploadKey(owner, sessionId, filename);
+  const mark = await readUploadsTrashMark(ctx.store, owner, sessionId, signal);
   const info = await ctx.store.head(key, withSignal(signal));
-  const expired = info !== null && isExpiredUpload(ctx, info.lastModified, ctx.now());
+  const expired = info !== null && isExpiredUpload(ctx, info.lastModified, ctx.now(), mark);
   return { owner, key, info: expired ? info : null };
 }
 

@@ -54,3 +54,4 @@ export type {
   UploadService,
 } from "./upload-service-types.js";
 export type { DirectUploadGrant } from "./upload-verification.js";
+export type { TrashedSessionUploads } from "./uploads-trash.js";

@@ -57,3 +57,13 @@ export function sessionKeyParts(
   }
   return { owner, sessionId, scope, place: { folder: "other" } };
 }
+
+/**
+ * Where a session's "uploads deleted into the trash" mark is kept: outside `sessions/`, so that no
+ * session listing, quota or sweep of the session's tree counts or removes it.
+ */
+export function uploadsTrashMarkKey(owner: Principal, sessionId: string): string {
+  assertPrincipal(owner, "session owner");
+  assertSafeId(sessionId, "sessionId");
+  return `upload-trash/${owner.kind}/${owner.id}/${sessionId}.json`;
+}

@@ -3,8 +3,14 @@ import type { ExpiredUpload, ExpiredUploadsOptions } from "./expired-uploads.js"
 import type { QuotaUsage } from "./quota-ledger.js";
 import type { RevokedGrantsSweep } from "./revoked-grants.js";
 import type { UploadPolicy } from "./upload-policy.js";
-import type { SessionDeletion, SweepUploadsOptions, SweepUploadsResult } from "./upload-retention.js";
+import type {
+  SessionDeletion,
+  SweepUploadsOptions,
+  SweepUploadsResult,
+  SweptUpload,
+} from "./upload-retention.js";
 import type { DirectUploadGrant } from "./upload-verification.js";
+import type { TrashedSessionUploads } from "./uploads-trash.js";
 
 // The upload service as its callers see it. Both the service (`upload-service.ts`) and the HTTP
 // handler over it (`upload-handler.ts`) import these; neither imports the other.
@@ -164,6 +170,29 @@ export interface UploadService {
    * retention: until it runs, such bytes sit in the store, counted by no quota, listed nowhere.
    */
   sweepRevokedUploads(options?: OperationOptions): Promise<RevokedGrantsSweep>;
+  /**
+   * Deletes the session's uploads into the trash: every upload last changed by now is expired
+   * from now, `by` whom (neither listed nor served, still counted; `listExpiredUploads` gives
+   * them with `deletedBy`, `restoreExpiredUpload` brings one back, `purgeExpiredUpload` deletes
+   * one, `sweepTrashedUploads` deletes them after their stay). Nothing moves, and uploads made
+   * afterwards are not touched. NOT_FOUND (`SESSION_NOT_FOUND`) as every call naming a session.
+   */
+  trashSessionUploads(
+    principal: Principal,
+    sessionId: string,
+    options?: OperationOptions & { by?: string },
+  ): Promise<TrashedSessionUploads>;
+  /**
+   * Deletes the uploads each `trashSessionUploads` took once `graceMs` has passed since, the ledger
+   * following, then its mark; `onSwept(uploads, by)` is told each session's (for an audit). How
+   * many uploads went.
+   */
+  sweepTrashedUploads(
+    options: OperationOptions & {
+      graceMs: number;
+      onSwept?: (uploads: readonly SweptUpload[], by: string) => void | Promise<void>;
+    },
+  ): Promise<number>;
   /**
    * Whether an upload through a signed URL may be stored: resolves when the URL is one the service
    * handed out and has not revoked, and `sessionExists` still says yes for its session (a session

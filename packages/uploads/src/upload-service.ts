@@ -18,6 +18,7 @@ import {
   isExpiredUpload,
   listExpiredUploads,
   purgeExpiredUpload,
+  readUploadsTrashMark,
   restoreExpiredUpload,
   uploadExpiry,
 } from "./expired-uploads.js";
@@ -26,7 +27,13 @@ import { createMemoryQuotaLedger } from "./memory-quota-ledger.js";
 import { type QuotaLedger, type QuotaUsageSource, usageSourceFromStore } from "./quota-ledger.js";
 import { sweepRevokedGrants } from "./revoked-grants.js";
 import { assertUploadFilename } from "./upload-filename.js";
-import { sessionKeyParts, sessionPrefix, uploadKey, uploadRecordsPrefix } from "./upload-keys.js";
+import {
+  sessionKeyParts,
+  sessionPrefix,
+  uploadKey,
+  uploadRecordsPrefix,
+  uploadsTrashMarkKey,
+} from "./upload-keys.js";
 import { checkUpload, DEFAULT_UPLOAD_POLICY, type UploadPolicy } from "./upload-policy.js";
 import { createUploadRetention } from "./upload-retention.js";
 import type {
@@ -43,6 +50,7 @@ import {
   type UploadVerdict,
   type UploadVerifier,
 } from "./upload-verification.js";
+import { sweepTrashedUploads, trashSessionUploads } from "./uploads-trash.js";
 
 /** Lifetime of an upload URL unless set: 15 minutes, as the design document says. */
 const DEFAULT_UPLOAD_URL_SECONDS = 900;
@@ -265,23 +273,26 @@ async function overtaken(
  * refused here (CONFLICT `UPLOADS_REVOKED`) and its reservation given back.
  */
 /**
- * CONFLICT (`UPLOAD_IN_TRASH`) when `key` holds an upload past retention: it waits in its owner's
- * trash, and an upload under its name would overwrite it, losing it silently. Where uploads are
- * kept (no retention) nothing is in a trash and nothing is read.
+ * CONFLICT (`UPLOAD_IN_TRASH`) when `key` holds an upload past retention or deleted with its
+ * session's uploads: it waits in its owner's trash, and an upload under its name would overwrite
+ * it, losing it silently.
  */
 async function refuseOverTrashedUpload(
   ctx: ServiceContext,
+  owner: Principal,
   key: string,
   sessionId: string,
   filename: string,
   signal?: AbortSignal,
 ): Promise<void> {
-  if (ctx.retentionDays === undefined) return;
-  const info = await ctx.store.head(key, withSignal(signal));
-  if (!info || !isExpiredUpload(ctx, info.lastModified, ctx.now())) return;
+  const [info, mark] = await Promise.all([
+    ctx.store.head(key, withSignal(signal)),
+    readUploadsTrashMark(ctx.store, owner, sessionId, signal),
+  ]);
+  if (!info || !isExpiredUpload(ctx, info.lastModified, ctx.now(), mark)) return;
   throw new StowageError(
     "CONFLICT",
-    `upload ${describeValue(filename)} of session ${describeValue(sessionId)} is in its owner's trash (past the deployment's retention); restore or purge it first, or upload under another name`,
+    `upload ${describeValue(filename)} of session ${describeValue(sessionId)} is in its owner's trash (past the deployment's retention, or deleted with the session's uploads); restore or purge it first, or upload under another name`,
     { reason: "UPLOAD_IN_TRASH", details: { filename } },
   );
 }
@@ -298,7 +309,7 @@ async function grantUpload(ctx: ServiceContext, request: UploadRequest, signal?:
   if (request.sha256 !== undefined) assertSha256Hex(request.sha256);
   const owner = await authorize(ctx, request.principal, request.sessionId, signal);
   const location = locate(owner, request.sessionId, file.filename);
-  await refuseOverTrashedUpload(ctx, location.key, request.sessionId, file.filename, signal);
+  await refuseOverTrashedUpload(ctx, owner, location.key, request.sessionId, file.filename, signal);
   const revocations = await ctx.quota.revocations(location.scope, withSignal(signal));
   const reservation = await ctx.quota.reserve(
     {
@@ -479,8 +490,9 @@ async function listSessionUploads(
   // they wait for their owner's restore or the sweep (`listExpiredUploads`).
   await ctx.quota.reconcile(scope, { objects: counted, listedAt }, withSignal(signal));
   const now = ctx.now();
+  const mark = await readUploadsTrashMark(ctx.store, owner, sessionId, signal);
   return [...listed]
-    .filter(([, object]) => !isExpiredUpload(ctx, object.lastModified, now))
+    .filter(([, object]) => !isExpiredUpload(ctx, object.lastModified, now, mark))
     .sort(([a], [b]) => compareUtf8(a, b))
     .map(([filename, object]) => infoOf(ctx, filename, object));
 }
@@ -508,8 +520,9 @@ async function signDownload(
     throw revokedUpload(filename, sessionId);
   }
   const info = verifiedObject(verdict, filename, sessionId);
-  if (isExpiredUpload(ctx, info.lastModified, ctx.now())) {
-    throw expiredUpload(ctx, filename, sessionId, info.lastModified);
+  const mark = await readUploadsTrashMark(ctx.store, owner, sessionId, signal);
+  if (isExpiredUpload(ctx, info.lastModified, ctx.now(), mark)) {
+    throw expiredUpload(ctx, filename, sessionId, info.lastModified, mark);
   }
   const key =
     verdict.state === "verified"
@@ -557,11 +570,14 @@ async function checkDownload(ctx: ServiceContext, download: { key: string }, sig
       reason: "SESSION_NOT_FOUND",
     });
   }
-  if (ctx.retentionDays === undefined || parts.place.folder !== "uploads") return;
-  // A URL signed before its upload expired serves nothing once it has.
-  const info = await ctx.store.head(download.key, withSignal(signal));
-  if (info && isExpiredUpload(ctx, info.lastModified, ctx.now())) {
-    throw expiredUpload(ctx, parts.place.filename, parts.sessionId, info.lastModified);
+  if (parts.place.folder !== "uploads") return;
+  // A URL signed before its upload expired (or went to the trash) serves nothing once it has.
+  const [info, mark] = await Promise.all([
+    ctx.store.head(download.key, withSignal(signal)),
+    readUploadsTrashMark(ctx.store, parts.owner, parts.sessionId, signal),
+  ]);
+  if (info && isExpiredUpload(ctx, info.lastModified, ctx.now(), mark)) {
+    throw expiredUpload(ctx, parts.place.filename, parts.sessionId, info.lastModified, mark);
   }
 }
 
@@ -638,8 +654,19 @@ export function createUploadService(options: UploadServiceOptions): UploadServic
 
     async deleteSessionUploads(principal, sessionId, options = {}) {
       assertPrincipal(principal);
-      return retention.deleteSession({ kind: principal.kind, id: principal.id }, sessionId, options);
+      const owner: Principal = { kind: principal.kind, id: principal.id };
+      const deleted = await retention.deleteSession(owner, sessionId, options);
+      // What was in the trash went with the rest: its mark has nothing left to say.
+      await store.delete(uploadsTrashMarkKey(owner, sessionId), withSignal(options.signal));
+      return deleted;
     },
+
+    async trashSessionUploads(principal, sessionId, { by, signal } = {}) {
+      const owner = await authorize(ctx, principal, sessionId, signal);
+      return trashSessionUploads(ctx, owner, sessionId, by ?? "operator", withSignal(signal));
+    },
+
+    sweepTrashedUploads: (sweepOptions) => sweepTrashedUploads(ctx, sweepOptions),
 
     sweepUploads: (sweepOptions) => retention.sweep(sweepOptions),
 

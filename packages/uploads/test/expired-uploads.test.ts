@@ -186,3 +186,103 @@ describe("uploads past retention", () => {
     });
   });
 });
+
+describe("a session's uploads deleted into the trash", () => {
+  it.each([
+    ["with a retention", 30],
+    ["where uploads are kept", undefined],
+  ])(
+    "%s: hidden, counted, listed with who deleted them, restored one by one, swept after their stay",
+    async (_name, retentionDays) => {
+      const { store, uploads: retainedUploads, put } = await retained();
+      const uploads =
+        retentionDays === undefined
+          ? createUploadService({
+              store,
+              sessionExists: (principal, id) =>
+                ["s1", "s2"].includes(id) && ["alice", "bob"].includes(principal.id),
+            })
+          : retainedUploads;
+      await put(keyOf("alice", "s1", "a.png"), "first", 2);
+      await put(keyOf("alice", "s1", "b.png"), "second!", 1);
+      await put(keyOf("bob", "s1", "bobs.png"), "bob's", 1);
+      expect(await uploads.trashSessionUploads(alice, "s1", { by: "key:k1" })).toMatchObject({
+        uploads: 2,
+        bytes: 12,
+      });
+      expect(await uploads.listUploads(alice, "s1")).toEqual([]);
+      await expect(uploads.requestDownload(alice, "s1", "a.png")).rejects.toMatchObject({
+        reason: "UPLOAD_EXPIRED",
+      });
+      await expect(uploads.checkDirectDownload({ key: keyOf("alice", "s1", "b.png") })).rejects.toMatchObject(
+        {
+          reason: "UPLOAD_EXPIRED",
+        },
+      );
+      expect(await uploads.usage(alice, "s1")).toMatchObject({ usedBytes: 12, objects: 2 });
+      const expired = await uploads.listExpiredUploads(alice);
+      expect(expired.map(({ filename, deletedBy }) => [filename, deletedBy])).toEqual([
+        ["a.png", "key:k1"],
+        ["b.png", "key:k1"],
+      ]);
+      // Bob's session of the same id is his own.
+      expect((await uploads.listUploads(bob, "s1")).map((upload) => upload.filename)).toEqual(["bobs.png"]);
+      // Not overwritten by an upload of its name; one of another name, made after, is live.
+      const request = {
+        principal: alice,
+        sessionId: "s1",
+        filename: "a.png",
+        contentType: "image/png",
+        fileSize: 3,
+      };
+      await expect(uploads.requestUpload(request)).rejects.toMatchObject({ reason: "UPLOAD_IN_TRASH" });
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      await store.put(keyOf("alice", "s1", "c.png"), bytes("later"));
+      expect((await uploads.listUploads(alice, "s1")).map((upload) => upload.filename)).toEqual(["c.png"]);
+
+      expect(await uploads.restoreExpiredUpload(alice, "s1", "a.png")).toBe(true);
+      expect((await uploads.listUploads(alice, "s1")).map((upload) => upload.filename)).toEqual([
+        "a.png",
+        "c.png",
+      ]);
+      const swept: string[] = [];
+      expect(
+        await uploads.sweepTrashedUploads({
+          graceMs: 60_000,
+          onSwept: (gone, by) => {
+            swept.push(...gone.map((upload) => `${upload.filename} by ${by}`));
+          },
+        }),
+      ).toBe(0);
+      expect(
+        await uploads.sweepTrashedUploads({
+          graceMs: 0,
+          onSwept: (gone, by) => {
+            swept.push(...gone.map((upload) => `${upload.filename} by ${by}`));
+          },
+        }),
+      ).toBe(1);
+      expect(swept).toEqual(["b.png by key:k1"]);
+      expect(await store.head(keyOf("alice", "s1", "b.png"))).toBeNull();
+      expect(await uploads.usage(alice, "s1")).toMatchObject({ usedBytes: 10, objects: 2 });
+      expect(await uploads.listExpiredUploads(alice)).toEqual([]);
+      expect((await uploads.listUploads(alice, "s1")).map((upload) => upload.filename)).toEqual([
+        "a.png",
+        "c.png",
+      ]);
+    },
+  );
+
+  it("refuses an unknown session and a bad by, marking nothing", async () => {
+    const { uploads, put } = await retained();
+    await put(keyOf("alice", "s1", "a.png"), "first", 1);
+    await expect(uploads.trashSessionUploads(alice, "nope")).rejects.toMatchObject({ code: "NOT_FOUND" });
+    await expect(uploads.trashSessionUploads(bob, "s3")).rejects.toMatchObject({ code: "NOT_FOUND" });
+    for (const by of ["", "x".repeat(129), 7 as never]) {
+      await expect(uploads.trashSessionUploads(alice, "s1", { by })).rejects.toMatchObject({
+        code: "INVALID_INPUT",
+      });
+    }
+    expect((await uploads.listUploads(alice, "s1")).map((upload) => upload.filename)).toEqual(["a.png"]);
+  });
+});

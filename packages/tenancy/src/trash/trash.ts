@@ -32,6 +32,28 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 
 type TrashTenant = TenantBase & Record<string, unknown>;
 
+/**
+ * The trash days of a deletion whose things wait in the trash for the deployment's days (what
+ * expires there, swept by the store's own sweep): 0 (delete now) or the deployment's; any other
+ * is INVALID_INPUT (`TRASH_DAYS_FIXED`). `what` names them in the message.
+ */
+export function fixedTrashDaysOf(
+  given: number | undefined,
+  deploymentDays: number | undefined,
+  what: string,
+) {
+  const days = trashDaysOf(given, deploymentDays);
+  const fixed = trashDaysOf(undefined, deploymentDays);
+  if (days !== 0 && days !== fixed) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `${what} wait in the trash for the deployment's ${fixed} days; trashDays may be 0 (delete now) or ${fixed}, got ${days}`,
+      { reason: "TRASH_DAYS_FIXED" },
+    );
+  }
+  return days;
+}
+
 /** How long an expired stored session stays in its owner's trash: the deployment's trash days. */
 export const trashGraceMsOf = (deploymentDays: number | undefined) =>
   Math.round(trashDaysOf(undefined, deploymentDays) * DAY_MS);

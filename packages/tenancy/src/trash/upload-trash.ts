@@ -17,10 +17,10 @@ import type { TrashedThing } from "./trash-entries.js";
 // the deletion audit gives uploads), and can bring one back (its retention starts again) or purge
 // it. They stay counted in the quota ledger meanwhile.
 
-/** The deployment's upload service (with its retention) and how long an expired upload stays in the trash. */
+/** The deployment's upload service (with its retention, if any) and how long an expired upload stays in the trash. */
 export interface UploadTrash {
   uploads: UploadService;
-  retentionDays: number;
+  retentionDays: number | undefined;
   graceMs: number;
 }
 
@@ -67,7 +67,8 @@ function trashedUpload(upload: ExpiredUpload, graceMs: number): TrashedThing {
     id: `${upload.sessionId}/${upload.filename}`,
     trashedAt: upload.expiresAt.toISOString(),
     purgeAfter: new Date(upload.expiresAt.getTime() + graceMs).toISOString(),
-    by: "retention",
+    // Deleted with its session's uploads (`deleteSessionUploads`), or past retention.
+    by: upload.deletedBy ?? "retention",
     bytes: upload.size,
   };
 }
@@ -140,9 +141,13 @@ async function purgeTrashedUpload(
   options: OperationOptions & { by?: string },
 ): Promise<SessionDeletionReport> {
   const { by = "operator", ...operation } = options;
-  const { sessionId, filename, trash } = await trashedUploadOf(uploadTrash, tenant, id, operation);
+  const { item, sessionId, filename, trash } = await trashedUploadOf(uploadTrash, tenant, id, operation);
   const bytes = await trash.uploads.purgeExpiredUpload(tenant.principal, sessionId, filename, operation);
   if (bytes === null) throw notInTrash(id as string);
+  const why =
+    item.by === "retention"
+      ? `past the retention of ${trash.retentionDays} days`
+      : `its session's uploads deleted by ${item.by}`;
   await tenant.deletionAudit.append(
     [
       {
@@ -150,7 +155,7 @@ async function purgeTrashedUpload(
         id: `${sessionId}/${filename}`,
         bytes,
         by,
-        reason: `purged from the trash: past the retention of ${trash.retentionDays} days`,
+        reason: `purged from the trash: ${why}`,
       },
     ],
     operation,

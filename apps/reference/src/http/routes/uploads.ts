@@ -3,6 +3,7 @@ import { Hono } from "hono";
 import type { Services } from "../../services.js";
 import { type AppEnv, jsonBody } from "../context.js";
 import { withoutDataDir } from "../errors.js";
+import { trashDaysQuery } from "./trash-days-query.js";
 
 /** How a caller registers a session for uploads, for the refusal of an unregistered one. */
 const REGISTER_HINT =
@@ -36,7 +37,7 @@ async function withRegistrationHint(response: Response): Promise<Response> {
  * file-system backend's signed URLs. Both mounted handlers answer their own errors; those go out
  * without the data directory's path, like every other error of the app.
  */
-export function uploadRoutes(services: Pick<Services, "handleDirectRequest" | "config">) {
+export function uploadRoutes(services: Pick<Services, "handleDirectRequest" | "config" | "stowage">) {
   const app = new Hono<AppEnv>();
   const { dataDir } = services.config;
 
@@ -55,29 +56,24 @@ export function uploadRoutes(services: Pick<Services, "handleDirectRequest" | "c
     return c.json({ sessionId, owner: principal }, created ? 201 : 200);
   });
 
-  // Deleting a session's uploads (the layout exists for "simple recursive deletion"); another
-  // principal's session is NOT_FOUND. What went is recorded in the caller's deletion audit.
+  // `DELETE /agents/sessions/:sessionId/uploads[?trashDays=]` (`stowage.deleteSessionUploads`): by
+  // default into the caller's trash, each upload an `upload` there (`by` the caller's key) until
+  // the sweep purges it the deployment's `STOWAGE_TRASH_DAYS` later: `{ sessionId, trash: { uploads,
+  // bytes, purgeAfter } }`; with `trashDays=0` (or the deployment's 0) deleted now, its URLs
+  // revoked: `{ sessionId, deletedObjects, deletedBytes }`. Another trash time is 400
+  // (`TRASH_DAYS_FIXED`); another principal's session is 404. One deletion-audit row either way.
   app.delete("/agents/sessions/:sessionId/uploads", async (c) => {
-    const sessionId = c.req.param("sessionId");
-    const tenant = c.get("tenant");
-    const signal = c.req.raw.signal;
-    const deleted = await tenant.uploads.deleteSession(sessionId, { signal });
-    if (deleted.deletedObjects > 0) {
-      await tenant.deletionAudit.append(
-        [
-          {
-            kind: "uploads",
-            id: sessionId,
-            bytes: deleted.deletedBytes,
-            by: `key:${c.get("keyId")}`,
-            reason: "the session's uploads deleted",
-            report: { deletedObjects: deleted.deletedObjects, deletedBytes: deleted.deletedBytes },
-          },
-        ],
-        { signal },
-      );
-    }
-    return c.json(deleted);
+    const trashDays = trashDaysQuery(c.req.query("trashDays"));
+    const { sessionId, deleted, trash } = await services.stowage.deleteSessionUploads(
+      c.get("principal"),
+      c.req.param("sessionId"),
+      {
+        signal: c.req.raw.signal,
+        by: `key:${c.get("keyId")}`,
+        ...(trashDays === undefined ? {} : { trashDays }),
+      },
+    );
+    return c.json(deleted ? { sessionId, ...deleted } : { sessionId, trash });
   });
 
   // The documented upload API: one handler, the same one the package's tests mount.
