@@ -31,6 +31,16 @@ function served(checkUpload?: () => Promise<void>) {
 const put = (url: string, headers: Record<string, string>, body: Uint8Array) =>
   new Request(url, { method: "PUT", headers, body, duplex: "half" } as RequestInit);
 
+/** A URL to upload `bytes` as a PNG to `key`, its SHA-256 bound. */
+const signPng = (store: ReturnType<typeof served>["store"], key: string) =>
+  store.createUploadUrl({
+    key,
+    contentType: "image/png",
+    contentLength: bytes.byteLength,
+    sha256,
+    expiresInSeconds: 60,
+  });
+
 describe("an fs store's signed URLs for another store", () => {
   it("puts an upload into that store, serves its download, and writes nothing under the fs root", async () => {
     const { store, other } = served();
@@ -40,13 +50,7 @@ describe("an fs store's signed URLs for another store", () => {
       directUploadVerifiesSha256: true,
     });
     const key = "sessions/user/alice/s1/artifacts/a.png";
-    const signed = await store.createUploadUrl({
-      key,
-      contentType: "image/png",
-      contentLength: bytes.byteLength,
-      sha256,
-      expiresInSeconds: 60,
-    });
+    const signed = await signPng(store, key);
     expect(signed.url.startsWith(`${baseUrl}/`)).toBe(true);
     const response = await store.handleDirectRequest(put(signed.url, signed.headers, bytes));
     expect(response.status).toBe(200);
@@ -63,13 +67,7 @@ describe("an fs store's signed URLs for another store", () => {
     });
     const { store, other } = served();
     const key = "sessions/user/alice/s1/artifacts/b.png";
-    const signed = await store.createUploadUrl({
-      key,
-      contentType: "image/png",
-      contentLength: bytes.byteLength,
-      sha256,
-      expiresInSeconds: 60,
-    });
+    const signed = await signPng(store, key);
     const otherBytes = bytes.map((b) => b ^ 1);
     const cases: [string, Request, number][] = [
       ["other bytes of the signed length", put(signed.url, signed.headers, otherBytes), 422],

@@ -72,6 +72,18 @@ const user = (uuid: string, extra: Record<string, unknown> = {}): SessionStoreEn
 });
 const key = { projectKey: "-workspace-app", sessionId: "s1" };
 
+/** `objects`, as a process that dies at its move after `moves` of them (a delete or restore cut short). */
+function crashingAfterMoves(objects: ObjectStore, moves: number): ObjectStore {
+  let done = 0;
+  return {
+    ...objects,
+    move: async (from, to, options) => {
+      if (++done > moves) throw new Error("crash");
+      return objects.move(from, to, options);
+    },
+  };
+}
+
 async function keysOf(store: ObjectStore): Promise<string[]> {
   const keys: string[] = [];
   for await (const item of store.iterate()) keys.push(item.key);
@@ -326,14 +338,7 @@ describe("createObjectSessionStore", () => {
       // Trash days over at once: the next sweep finds the entry due.
       await store.delete(key, { trashDays: 1e-9 });
       const [item] = await store.listTrash(key.projectKey);
-      let moves = 0;
-      const crashing: ObjectStore = {
-        ...objects,
-        move: async (from, to, options) => {
-          if (++moves > 3) throw new Error("crash");
-          return objects.move(from, to, options);
-        },
-      };
+      const crashing = crashingAfterMoves(objects, 3);
       await expect(
         createObjectSessionStore({ store: crashing }).restoreFromTrash(key.projectKey, item!.trashId),
       ).rejects.toThrow();
@@ -352,14 +357,7 @@ describe("createObjectSessionStore", () => {
       const objects = await createObjects();
       const sent = Array.from({ length: 8 }, (_, i) => user(`c-${i}`));
       for (const entry of sent) await createObjectSessionStore({ store: objects }).append(key, [entry]);
-      let moves = 0;
-      const crashing: ObjectStore = {
-        ...objects,
-        move: async (from, to, options) => {
-          if (++moves > 3) throw new Error("crash");
-          return objects.move(from, to, options);
-        },
-      };
+      const crashing = crashingAfterMoves(objects, 3);
       await expect(createObjectSessionStore({ store: crashing }).delete(key)).rejects.toThrow();
       const store = createObjectSessionStore({ store: objects });
       // What did not move is still there (read or refused, never half given as whole).
