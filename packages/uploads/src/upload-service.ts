@@ -556,6 +556,15 @@ async function checkGrant(ctx: ServiceContext, upload: DirectUploadGrant, signal
       { reason: "UPLOAD_REVOKED", details: { key: upload?.key } },
     );
   }
+  // A URL handed out before its name's upload went to the trash must not overwrite it there.
+  await refuseOverTrashedUpload(
+    ctx,
+    parts.owner,
+    upload.key,
+    parts.sessionId,
+    (parts.place as { filename: string }).filename,
+    signal,
+  );
 }
 
 /**

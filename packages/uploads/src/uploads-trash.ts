@@ -1,11 +1,9 @@
 import {
   assertPrincipal,
   assertSafeId,
-  describeValue,
   type ObjectStore,
   type OperationOptions,
   type Principal,
-  StowageError,
   throwIfAborted,
 } from "@stowage/core";
 import { readUploadsTrashMark, writeUploadsTrashMark } from "./expired-uploads.js";
@@ -46,9 +44,8 @@ export async function trashSessionUploads(
   by: string,
   { signal }: OperationOptions = {},
 ): Promise<TrashedSessionUploads> {
-  if (typeof by !== "string" || by.length === 0 || by.length > 128) {
-    throw new StowageError("INVALID_INPUT", `by must be 1 to 128 characters, got ${describeValue(by)}`);
-  }
+  // One rule for who deleted something, as every deletion of a deployment checks it.
+  assertSafeId(by, "by");
   const trashedAt = new Date(ctx.now());
   await writeUploadsTrashMark(ctx.store, owner, sessionId, { at: trashedAt, by }, signal);
   let uploads = 0;

@@ -273,6 +273,36 @@ describe("a session's uploads deleted into the trash", () => {
     },
   );
 
+  it("a URL handed out before the deletion cannot overwrite an upload now in the trash; a new name it can", async () => {
+    let service: ReturnType<typeof createUploadService> | undefined;
+    const store = createFsObjectStore({
+      root: await tempDirectory("stowage-trashed-overwrite-"),
+      directUrls: {
+        baseUrl: `${server.url}direct`,
+        secret: "a test secret of at least 32 bytes!",
+        checkUpload: (upload, options) => service!.checkDirectUpload(upload, options),
+      },
+    });
+    handle = (request) => store.handleDirectRequest!(request);
+    service = createUploadService({
+      store,
+      sessionExists: async (principal, id) => principal.id === "alice" && id === "s1",
+    });
+    await store.put(keyOf("alice", "s1", "a.png"), bytes("kept"));
+    const request = { principal: alice, sessionId: "s1", contentType: "image/png", fileSize: 3 };
+    const over = await service.requestUpload({ ...request, filename: "a.png" });
+    const fresh = await service.requestUpload({ ...request, filename: "b.png" });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await service.trashSessionUploads(alice, "s1", { by: "key:k1" });
+    const put = (grant: { url: string; headers: Record<string, string> }) =>
+      fetch(grant.url, { method: "PUT", headers: grant.headers, body: bytes("new") });
+    const refused = await put(over);
+    expect(refused.status).toBe(409);
+    expect(await refused.json()).toMatchObject({ reason: "UPLOAD_IN_TRASH" });
+    expect(await store.get(keyOf("alice", "s1", "a.png"))).toEqual(bytes("kept"));
+    expect((await put(fresh)).status).toBe(200);
+  });
+
   it("refuses an unknown session and a bad by, marking nothing", async () => {
     const { uploads, put } = await retained();
     await put(keyOf("alice", "s1", "a.png"), "first", 1);
