@@ -102,6 +102,7 @@ describe("the app's garbage-collection roots", () => {
       // Every row of the deployment's table that can hold a ref is read (the LangGraph and OpenAI
       // Agents rows' own keep-what-is-referenced tests are tenancy's).
       [
+        "agentSdkSessions",
         "agentSessions",
         "registry",
         "hotState",

@@ -127,6 +127,9 @@ describe.each(backends)("encryption at rest on %s", (_name, ready, open) => {
         .dispatcherFor(sessionId)
         .write({ session_id: sessionId, objective: secret }, { expectedVersion: 0 });
       await tenant.openaiAgentsSessions.session(sessionId).addItems([{ role: "user", content: secret }]);
+      await tenant.agentSdkSessions.append({ projectKey: "-app", sessionId }, [
+        { type: "user", uuid: sessionId, message: { role: "user", content: secret } },
+      ]);
       const archive = text("{}\n");
       await tenant.sessionBlobs.create({
         requestId: "req-1",
@@ -160,6 +163,9 @@ describe.each(backends)("encryption at rest on %s", (_name, ready, open) => {
       expect((await again.hotState.reader.latest(sessionId))?.json).toContain(secret);
       expect(await again.openaiAgentsSessions.session(sessionId).getItems()).toEqual([
         { role: "user", content: secret },
+      ]);
+      expect(await again.agentSdkSessions.load({ projectKey: "-app", sessionId })).toEqual([
+        { type: "user", uuid: sessionId, message: { role: "user", content: secret } },
       ]);
       expect((await again.sessionBlobs.getBySessionId(sessionId))?.rawSizeBytes).toBe(archive.byteLength);
 

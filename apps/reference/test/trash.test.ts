@@ -611,3 +611,53 @@ describe("a session's uploads deleted into the trash", () => {
     }
   });
 });
+
+describe("Agent SDK transcripts in the trash", () => {
+  it("what the SDK deletes through the deployment's SessionStore is listed, restored and purged through /trash; bob can do neither", async () => {
+    const app = await startTestApp({ STOWAGE_TRASH_DAYS: "7" });
+    try {
+      const alice = await app.keyFor({ kind: "user", id: "alice" });
+      const bob = await app.keyFor({ kind: "user", id: "bob" });
+      // The SDK runs in the embedding process, on the tenant's store (as `sessionStore`).
+      const transcripts = app.server.services.stowage.tenant({ kind: "user", id: "alice" }).agentSdkSessions;
+      const key = { projectKey: "-workspace-app", sessionId: randomUUID() };
+      const entries = [{ type: "user", uuid: randomUUID(), message: { role: "user", content: "hello" } }];
+      await transcripts.append(key, entries);
+      await transcripts.delete(key);
+      const { items } = await json<{ items: Trashed[] }>(await app.call("/trash", { key: alice }));
+      const [item] = items.filter((thing) => thing.kind === "transcript");
+      expect(item).toMatchObject({ id: expect.stringMatching(/^-workspace-app\//), by: "agent-sdk" });
+      expect(item!.bytes).toBeGreaterThan(0);
+      expect((await json<{ items: Trashed[] }>(await app.call("/trash", { key: bob }))).items).toEqual([]);
+      const one = `/trash/transcript/${encodeURIComponent(item!.id)}`;
+      expect((await app.call(`${one}/restore`, { key: bob, method: "POST" })).status).toBe(404);
+      expect(
+        (await app.call(`/trash/transcript/no-slash/restore`, { key: alice, method: "POST" })).status,
+      ).toBe(400);
+      await json(await app.call(`${one}/restore`, { key: alice, method: "POST" }));
+      expect(await transcripts.load(key)).toEqual(entries);
+
+      await transcripts.delete(key);
+      const [again] = (await json<{ items: Trashed[] }>(await app.call("/trash", { key: alice }))).items;
+      const purge = `/trash/transcript/${encodeURIComponent(again!.id)}`;
+      expect((await app.call(purge, { key: bob, method: "DELETE" })).status).toBe(404);
+      expect(await json(await app.call(purge, { key: alice, method: "DELETE" }))).toEqual({
+        sessionId: key.sessionId,
+        agentSdkSessions: { transcripts: 1, deletedBytes: again!.bytes },
+      });
+      expect(await transcripts.load(key)).toBeNull();
+      const { rows } = await json<{ rows: { kind: string; by: string; reason: string }[] }>(
+        await app.call("/audit", { key: alice }),
+      );
+      expect(
+        rows.filter((row) => row.kind === "agentSdkSessions").map((row) => [row.by, row.reason]),
+      ).toEqual([
+        ["agent-sdk", "moved to the trash for 7 days"],
+        ["agent-sdk", "moved to the trash for 7 days"],
+        [expect.stringMatching(/^key:/), expect.stringMatching(/^purged from the trash: asked by key:/)],
+      ]);
+    } finally {
+      await app.close();
+    }
+  });
+});

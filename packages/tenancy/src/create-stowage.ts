@@ -28,6 +28,7 @@ import { blobTrash } from "./trash/blob-trash.js";
 import type { ExpiredTrash } from "./trash/expired-trash.js";
 import { storedSessionTrash } from "./trash/stored-session-trash.js";
 import { sweepTrash } from "./trash/sweep-trash.js";
+import { transcriptTrash } from "./trash/transcript-trash.js";
 import {
   listTrash,
   moveSessionToTrash,
@@ -280,6 +281,8 @@ export function createStowage<Stores extends StoreTable = DefaultStores>(
           : undefined,
       ),
     ],
+    // What the Agent SDK deleted from the principal's SessionStore: in that store's own trash.
+    ["transcript", transcriptTrash("agentSdkSessions" in stores)],
   ]);
   const tenants = new Map<string, Tenant<Stores>>();
   let auditsPrunedAt = Number.NEGATIVE_INFINITY;

@@ -9,6 +9,7 @@ import {
 import { decompressBounded, iterateSessionBlobs, type SessionBlobRepository } from "@stowage/sessions";
 import { createObjectCheckpointSaver } from "@stowage/sessions/langgraph";
 import { createThreadFeeds } from "@stowage/thread-items";
+import { AGENT_SDK_PREFIX, openAgentSdkSessions, sweepAgentSdkTrash } from "./agent-sdk-sessions.js";
 import { auditExpiredSessionBlobs, sweepUploads } from "./audited-sweeps.js";
 import { bindAgentsSessions } from "./bound-agents-sessions.js";
 import { bindSessionBlobs } from "./bound-session-blobs.js";
@@ -67,7 +68,7 @@ const UPLOADS_PREFIX = "sessions/";
  * deletion goes through them: hot state first (a claimed session is deleted only by its
  * dispatcher, before anything else changes), then its uploads (their URLs revoked), threads,
  * prompt metrics, stored sessions, their capture/restore activity, LangGraph checkpoints, OpenAI
- * Agents sessions and session files. Pass `{ ...DEFAULT_STORES, mine }` to `createStowage` to add a store: it is then opened
+ * Agents sessions, Agent SDK transcripts and session files. Pass `{ ...DEFAULT_STORES, mine }` to `createStowage` to add a store: it is then opened
  * for every principal, deleted with every session and read as a root by garbage collection, with
  * no other change.
  */
@@ -250,6 +251,23 @@ export const DEFAULT_STORES = {
     deleteSession: (sessions, sessionId, { signal }) =>
       sessions.deleteSession(sessionId, signal ? { signal } : {}),
     sessionPrefixes: (namespace, sessionId) => [`openai-agents/${namespace}/${sessionId}/`],
+  }),
+
+  /**
+   * The Claude Agent SDK's `SessionStore` (pass it as the SDK's `sessionStore`): the principal's
+   * transcripts, images and documents in its blobs; `delete` goes to the principal's trash (kind
+   * `transcript`) for the deployment's trash days. A deployment session's transcripts are those
+   * whose SDK session id is its id: hidden while it is in the trash, deleted with it.
+   */
+  agentSdkSessions: defineStore({
+    prefix: AGENT_SDK_PREFIX,
+    open: (context) => openAgentSdkSessions(context, trashCheckOf(context.registeredSessions)),
+    trashBytes: (sessions, sessionId, { signal }) =>
+      sessions.sessionBytes(sessionId, signal ? { signal } : {}),
+    deleteSession: (sessions, sessionId, { signal }) =>
+      sessions.purgeSession(sessionId, signal ? { signal } : {}),
+    // Roots: the refs under the prefix, the trash's moved parts included (a restore reads them).
+    sweep: (deployment, context) => sweepAgentSdkTrash(deployment.shared, deployment.trashDays, context),
   }),
 
   /** Agent session files and their artifacts, below this host's agent-sessions directory. */

@@ -3,6 +3,7 @@ import type { Notifier, ObjectStore, OperationOptions, Principal } from "@stowag
 import type { HotStateStoreEnvOptions, PromptMetricsLog } from "@stowage/hot-state";
 import type { SessionBlobRepository } from "@stowage/sessions";
 import type { UploadService } from "@stowage/uploads";
+import type { DeletionAudit } from "./shared/deletion-audit.js";
 import type { RegisteredSessions } from "./shared/registered-sessions.js";
 import type { SweepContext } from "./sweep.js";
 
@@ -50,6 +51,8 @@ export interface StoreContext {
   blobs: OwnedBlobStore;
   /** The session ids registered in the principal's namespace. */
   registeredSessions: RegisteredSessions;
+  /** The principal's deletion audit, for a store that deletes outside a session's deletion. */
+  deletionAudit: DeletionAudit;
 }
 
 /** What a store's deletion of one session gets: the principal's store, and who asked. */

@@ -163,6 +163,13 @@ describe("deleteSession", () => {
           at,
         });
         await tenant.agentSessions.create(id);
+        // Its Agent SDK transcript (the SDK session id is the session's), with a subagent's.
+        await tenant.agentSdkSessions.append({ projectKey: "-app", sessionId: id }, [
+          { type: "user", uuid: id },
+        ]);
+        await tenant.agentSdkSessions.append({ projectKey: "-app", sessionId: id, subpath: "subagents/a" }, [
+          { type: "user" },
+        ]);
         await uploadStore.put(`sessions/${principal.kind}/${principal.id}/${id}/session.json`, text("{}"));
       }
     }
@@ -178,14 +185,22 @@ describe("deleteSession", () => {
         sessionActivity: 2,
         langgraphCheckpoints: undefined,
         openaiAgentsSessions: false,
+        agentSdkSessions: { transcripts: 1, deletedBytes: expect.any(Number) },
         agentSessions: true,
       },
     });
+    expect(report.deleted.agentSdkSessions).toMatchObject({ deletedBytes: expect.toSatisfy((n) => n > 0) });
     const tenant = stowage.tenant(alice);
     expect(await tenant.registeredSessions.state(sessionId)).toBeNull();
     expect(await tenant.hotState.reader.latest(sessionId)).toBeNull();
     expect(await tenant.sessionBlobs.getBySessionId(sessionId)).toBeNull();
     expect((await tenant.agentSessions.list()).map((s) => s.sessionId)).toEqual([other]);
+    expect(await tenant.agentSdkSessions.load({ projectKey: "-app", sessionId })).toBeNull();
+    expect(await tenant.agentSdkSessions.listSubkeys({ projectKey: "-app", sessionId })).toEqual([]);
+    expect((await tenant.agentSdkSessions.listSessions("-app")).map((s) => s.sessionId)).toEqual([other]);
+    expect(await stowage.tenant(bob).agentSdkSessions.load({ projectKey: "-app", sessionId })).toHaveLength(
+      1,
+    );
     // The other session, and bob's session of the same id, are untouched.
     expect(await tenant.hotState.reader.latest(other)).not.toBeNull();
     expect(await stowage.tenant(bob).hotState.reader.latest(sessionId)).not.toBeNull();
@@ -244,6 +259,7 @@ describe("blobRoots", () => {
       "sessionBlobs",
       "langgraphCheckpoints",
       "openaiAgentsSessions",
+      "agentSdkSessions",
       "agentSessions",
     ]);
   });
@@ -252,8 +268,8 @@ describe("blobRoots", () => {
     const { options } = deploymentOn(join(base, randomUUID()));
     const stowage = createStowage({ ...options, sharedAcrossHosts: true });
     expect(() => stowage.blobRoots()).toThrowError(expect.objectContaining({ reason: "ROOTS_NOT_SHARED" }));
-    expect(stowage.blobRoots({ singleHost: true })).toHaveLength(8);
-    expect(stowage.blobRoots({ otherAgentSessionsDirs: ["/mnt/host-2/agent-sessions"] })).toHaveLength(8);
+    expect(stowage.blobRoots({ singleHost: true })).toHaveLength(9);
+    expect(stowage.blobRoots({ otherAgentSessionsDirs: ["/mnt/host-2/agent-sessions"] })).toHaveLength(9);
   });
 });
 
@@ -265,10 +281,16 @@ describe("sweep", () => {
     expect(await stowage.sweep()).toEqual({
       uploads: run,
       sessionBlobs: run,
+      agentSdkSessions: run,
       trash: run,
       deletionAudit: run,
     });
-    expect(await stowage.sweep()).toEqual({ uploads: run, sessionBlobs: run, trash: run });
+    expect(await stowage.sweep()).toEqual({
+      uploads: run,
+      sessionBlobs: run,
+      agentSdkSessions: run,
+      trash: run,
+    });
   });
 });
 
@@ -294,6 +316,7 @@ describe("a deployment without a part a store needs", () => {
       sessionActivity: 0,
       langgraphCheckpoints: undefined,
       openaiAgentsSessions: false,
+      agentSdkSessions: { transcripts: 0, deletedBytes: 0 },
       agentSessions: false,
     });
   });

@@ -24,6 +24,8 @@ const OVER_AT_ONCE = 1e-9;
 
 type Process = DeploymentProcess;
 
+/** The Agent SDK's key of the session's transcript (its SDK session id is the session's). */
+const sdkKey = (sessionId: string, projectKey = "-workspace-app") => ({ projectKey, sessionId });
 /** A LangGraph config naming the session's thread (its id is the session's). */
 const threadConfig = (sessionId: string) => ({ configurable: { thread_id: sessionId, checkpoint_ns: "" } });
 const checkpointMetadata = { source: "loop" as const, step: 0, parents: {} };
@@ -80,6 +82,12 @@ async function fullSession({ stowage, uploads, uploadStore }: Process, principal
     checkpoint.channel_versions,
   );
   await tenant.langgraphCheckpoints.putWrites(saved, [["plan", "step two"]], "task-1");
+  // The Agent SDK's transcript of the session (its SDK session id is the session's), in two projects.
+  for (const projectKey of ["-workspace-app", "-workspace-lib"]) {
+    await tenant.agentSdkSessions.append(sdkKey(sessionId, projectKey), [
+      { type: "user", uuid: randomUUID(), message: { role: "user", content: "hello" } },
+    ]);
+  }
   // A real upload through a signed URL: 11 bytes in the quota ledger.
   const body = text("hello world");
   const grant = await uploads.requestUpload({
@@ -113,6 +121,8 @@ async function snapshot({ stowage, uploads }: Process, sessionId: string, princi
     sessionFile: await readFile(files.sessionFile, "utf8"),
     agentsItems: await tenant.openaiAgentsSessions.session(sessionId).getItems(),
     checkpoint: await tenant.langgraphCheckpoints.getTuple(threadConfig(sessionId)),
+    transcript: await tenant.agentSdkSessions.load(sdkKey(sessionId)),
+    otherProjectTranscript: await tenant.agentSdkSessions.load(sdkKey(sessionId, "-workspace-lib")),
     uploads: await uploads.listUploads(principal, sessionId),
     usage: await uploads.usage(principal, sessionId),
   };
@@ -183,6 +193,22 @@ async function expectUnreachable({ stowage, uploads }: Process, sessionId: strin
     saver.getDeltaChannelHistory({ config: threadConfig(sessionId), channels: ["plan"] }),
     "NOT_FOUND",
   );
+  const transcripts = tenant.agentSdkSessions;
+  expect(await transcripts.load(sdkKey(sessionId))).toBeNull();
+  expect(await transcripts.listSubkeys(sdkKey(sessionId))).toEqual([]);
+  expect(
+    (await transcripts.listSessions("-workspace-app")).map((s: { sessionId: string }) => s.sessionId),
+  ).not.toContain(sessionId);
+  expect(
+    (await transcripts.listSessionSummaries("-workspace-app")).map((s: { sessionId: string }) => s.sessionId),
+  ).not.toContain(sessionId);
+  await expectStowageError(
+    transcripts.append(sdkKey(sessionId), [{ type: "user" }]),
+    "NOT_FOUND",
+    "SESSION_NOT_FOUND",
+  );
+  await expectStowageError(transcripts.delete(sdkKey(sessionId)), "NOT_FOUND", "SESSION_NOT_FOUND");
+  await expectStowageError(transcripts.compact(sdkKey(sessionId)), "NOT_FOUND", "SESSION_NOT_FOUND");
   await expectStowageError(tenant.uploads.deleteSession(sessionId), "NOT_FOUND", "SESSION_NOT_FOUND");
   await expectStowageError(tenant.sessionBlobs.deleteForRequest(`req-${sessionId}`), "NOT_FOUND");
   await expectStowageError(tenant.registeredSessions.register(sessionId), "CONFLICT", "SESSION_IN_TRASH");
@@ -194,7 +220,8 @@ describe("a session's deletion goes through the trash", () => {
     const { stowage } = process;
     const { sessionId, blobBytes } = await fullSession(process);
     // What the session holds in the shared store, by the layout the README gives: its job's
-    // threads, its hot-state versions, its LangGraph thread and its OpenAI Agents history.
+    // threads, its hot-state versions, its LangGraph thread, its OpenAI Agents history and its
+    // Agent SDK transcripts.
     let sharedBytes = 0;
     for (const prefix of [
       `threads/user/alice/index/${sessionId}/`,
@@ -203,6 +230,8 @@ describe("a session's deletion goes through the trash", () => {
       `hot-state/user/alice/${sessionId}/`,
       `langgraph/user/alice/${sessionId}/`,
       `openai-agents/user/alice/${sessionId}/`,
+      `agent-sdk/user/alice/-workspace-app/${sessionId}/`,
+      `agent-sdk/user/alice/-workspace-lib/${sessionId}/`,
     ]) {
       for (const item of (await process.shared.list({ prefix })).items) sharedBytes += item.size;
     }
@@ -261,7 +290,12 @@ describe("a session's deletion goes through the trash", () => {
     expect(await tenant.sessionBlobs.getBySessionId(sessionId)).toBeNull();
     expect(await tenant.threads.thread({ jobId: sessionId, alias: "main" })).toBeNull();
     expect(await tenant.openaiAgentsSessions.session(sessionId).getItems()).toEqual([]);
-    for (const prefix of [`langgraph/user/alice/${sessionId}/`, `openai-agents/user/alice/${sessionId}/`])
+    for (const prefix of [
+      `langgraph/user/alice/${sessionId}/`,
+      `openai-agents/user/alice/${sessionId}/`,
+      `agent-sdk/user/alice/-workspace-app/${sessionId}/`,
+      `agent-sdk/user/alice/-workspace-lib/${sessionId}/`,
+    ])
       expect((await process.shared.list({ prefix })).items).toEqual([]);
     await expect(readFile(sessionFile)).rejects.toMatchObject({ code: "ENOENT" });
     // Registered anew (allowed once purged), it has no uploads and its quota holds nothing.
@@ -274,6 +308,7 @@ describe("a session's deletion goes through the trash", () => {
     expect(rows[0]!.reason).toMatch(/^session purged from the trash \(deleted by key:k1 at /);
     expect(rows.map((row) => row.kind).sort()).toEqual(
       [
+        "agentSdkSessions",
         "agentSessions",
         "openaiAgentsSessions",
         "session",

@@ -18,11 +18,14 @@ function onOneThing(name: string, description: string) {
   return addPrincipalOptions(
     new Command(name)
       .description(description)
-      .argument("<id>", "the session id (of an upload: <sessionId>/<filename>; of a blob: its SHA-256)"),
+      .argument(
+        "<id>",
+        "the session id (of an upload: <sessionId>/<filename>; of a blob: its SHA-256; of a transcript: <projectKey>/<trashId>)",
+      ),
   )
     .option(
       "--kind <kind>",
-      "what the id names: session (a deleted session), storedSession (an expired stored session), upload (<sessionId>/<filename>, an upload past retention) or blob (a blob garbage collection took; purge gives up your claim to it)",
+      "what the id names: session (a deleted session), storedSession (an expired stored session), upload (<sessionId>/<filename>, an upload past retention), blob (a blob garbage collection took; purge gives up your claim to it) or transcript (<projectKey>/<trashId>, what the Agent SDK deleted from your SessionStore)",
       "session",
     )
     .addOption(jsonOption());

@@ -2,17 +2,19 @@ import { describeValue, type ObjectStore, type OperationOptions, StowageError } 
 import { SHARED_LAYOUT } from "../shared/shared-layout.js";
 
 /**
- * What can be in a trash, by kind: a deleted `session` (every store of it), and a `storedSession`
- * that expired (every request's capture of one session id). See the package README's table.
+ * What can be in a trash, by kind: a deleted `session` (every store of it), a `storedSession`
+ * that expired (every request's capture of one session id), an `upload`, a `blob` garbage
+ * collection took, and an Agent SDK `transcript`. See the package README's table.
  */
-export type TrashKind = "session" | "storedSession" | "upload" | "blob";
+export type TrashKind = "session" | "storedSession" | "upload" | "blob" | "transcript";
 
 /** One thing in a principal's trash, as listed. */
 export interface TrashedThing {
   kind: TrashKind;
   /**
    * The session id (of a `storedSession`: the id its captures were stored under; of an `upload`:
-   * `<sessionId>/<filename>`).
+   * `<sessionId>/<filename>`; of a `blob`: its SHA-256; of a `transcript`, an Agent SDK
+   * SessionStore's: `<projectKey>/<trashId>`).
    */
   id: string;
   /** ISO 8601 time it was deleted (went to the trash). */
@@ -153,12 +155,14 @@ export async function removeEntry(store: ObjectStore, entryKey: string, options:
   await store.delete(decisionKeyOf(entryKey), options);
 }
 
+const TRASH_KINDS: readonly TrashKind[] = ["session", "storedSession", "upload", "blob", "transcript"];
+
 /** INVALID_INPUT unless `kind` is one the trash holds. */
 export function assertTrashKind(kind: unknown): asserts kind is TrashKind {
-  if (kind !== "session" && kind !== "storedSession" && kind !== "upload" && kind !== "blob") {
+  if (!TRASH_KINDS.includes(kind as TrashKind)) {
     throw new StowageError(
       "INVALID_INPUT",
-      `trash kind must be session, storedSession, upload or blob, got ${describeValue(kind)}`,
+      `trash kind must be session, storedSession, upload, blob or transcript, got ${describeValue(kind)}`,
       { reason: "UNKNOWN_KIND" },
     );
   }
