@@ -8,7 +8,7 @@ import { mkdirSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { collectGarbage } from "@stowage/blob-store";
-import { createMemoryNotifier, type Principal } from "@stowage/core";
+import { createMemoryNotifier, type ObjectStore, type Principal } from "@stowage/core";
 import { expectStowageError } from "@stowage/core/testing";
 import type { SessionStoreEntry } from "@stowage/sessions";
 import { describeSessionStoreConformance } from "@stowage/sessions/testing";
@@ -30,9 +30,9 @@ const { uploads: _u, sessionBlobs: _s, promptMetrics: _p, ...stores } = DEFAULT_
 function deployment(options: { sealed?: boolean; trashDays?: number } = {}) {
   const dir = join(base, randomUUID());
   mkdirSync(join(dir, "agent-sessions"), { recursive: true });
-  const open = () =>
+  const open = (wrap: (store: ObjectStore) => ObjectStore = (store) => store) =>
     createStowage({
-      shared: createFsObjectStore({ root: join(dir, "shared") }),
+      shared: wrap(createFsObjectStore({ root: join(dir, "shared") })),
       notifier: createMemoryNotifier(),
       agentSessionsDir: join(dir, "agent-sessions"),
       stores,
@@ -221,6 +221,40 @@ describe("the principal's trash holds what the Agent SDK deleted", () => {
     expect(item).toMatchObject({ kind: "transcript", by: "agent-sdk" });
     await other.restoreFromTrash(alice, "transcript", item!.id);
     expect(await stowage.tenant(alice).agentSdkSessions.load(key)).toEqual(before);
+  });
+
+  it("a process that dies while it moves a transcript to the trash loses nothing: another lists, deletes again, restores all, and its sweep purges both", async () => {
+    const { stowage, open } = deployment({ trashDays: 1 });
+    const sent = Array.from({ length: 8 }, (_, i) => ({ type: "user", uuid: randomUUID(), n: i }));
+    for (const entry of sent) await stowage.tenant(alice).agentSdkSessions.append(key, [entry]);
+    let moves = 0;
+    const dying = open((store) => ({
+      ...store,
+      move: async (from, to, options) => {
+        if (++moves > 3) throw new Error("the process died");
+        return store.move(from, to, options);
+      },
+    }));
+    await expect(dying.tenant(alice).agentSdkSessions.delete(key)).rejects.toThrow("the process died");
+    const other = open();
+    const transcripts = other.tenant(alice).agentSdkSessions;
+    // What moved is listed in alice's trash; what did not is deleted again.
+    expect((await other.listTrash(alice)).items).toMatchObject([{ kind: "transcript", by: "agent-sdk" }]);
+    await transcripts.delete(key);
+    expect(await transcripts.load(key)).toBeNull();
+    const [older, newer] = (await other.listTrash(alice)).items;
+    await other.restoreFromTrash(alice, "transcript", newer!.id);
+    await other.restoreFromTrash(alice, "transcript", older!.id);
+    expect(await transcripts.load(key)).toEqual(sent);
+
+    // Both halves in the trash again, and purged by the sweep once their day is over: nothing left.
+    await transcripts.delete(key);
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(Date.now() + DAY_MS + 60_000);
+    expect((await open().sweep()).agentSdkSessions).toMatchObject({ removed: 1 });
+    expect(await other.listTrash(alice)).toEqual({ items: [], bytes: 0 });
+    const left = await other.shared.list({ prefix: "agent-sdk/user/alice/" });
+    expect(left.items).toEqual([]);
   });
 
   it("keeps the images of a transcript in the trash through garbage collection, and lets them go once purged", async () => {
