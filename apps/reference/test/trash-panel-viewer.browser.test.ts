@@ -210,11 +210,7 @@ describe.skipIf(!browserReady.ready)("the viewer's trash panel for uploads and b
     expect(pageErrors).toEqual([]);
   });
 
-  // The panel has no Purge button (life-panels.js: "purging is left to the API and the CLI"), so
-  // what the panel shows of a purge is checked: purged through the API, gone from it.
-  it.todo("purges each with a Purge button of the panel");
-
-  it("purged, each leaves the panel for good: the upload and the blob are gone", async () => {
+  it("purges each with the panel's Purge button, asked twice: each leaves the panel for good, the upload and the blob gone", async () => {
     await deleteUploads();
     await collect();
     await openPanel(aliceKey);
@@ -224,8 +220,16 @@ describe.skipIf(!browserReady.ready)("the viewer's trash panel for uploads and b
     for (const [kind, id] of [
       ["upload", uploadId],
       ["blob", SCREENSHOT_SHA256],
-    ]) {
-      await call(aliceKey, `/trash/${kind}/${encodeURIComponent(id!)}`, { method: "DELETE" });
+    ] as const) {
+      const purged = row(kind, id);
+      const button = purged.locator("button.purge");
+      // The first click only asks; nothing is purged until the second.
+      await button.click();
+      expect(await button.textContent()).toBe("Purge for good?");
+      expect((await listed(aliceKey)).items.map((item) => item.id)).toContain(id);
+      await button.click();
+      await expect.poll(() => purged.locator(".status").textContent(), WAIT).toBe("purged");
+      expect(await purged.locator("button").count()).toBe(0);
     }
     await openPanel(aliceKey);
     await page.locator(".trash-overview .empty").waitFor();

@@ -61,10 +61,17 @@ export function createApi(key, { onUnauthorized } = {}) {
       return (await request(path, { ...options, headers: { accept: "application/json" } })).json();
     },
 
-    /** POST to `path` (no body) and parse the JSON it answers: the viewer's one write, a restore. */
+    /** POST to `path` (no body) and parse the JSON it answers: a restore from the trash. */
     async post(path, options) {
       return (
         await request(path, { ...options, method: "POST", headers: { accept: "application/json" } })
+      ).json();
+    },
+
+    /** DELETE `path` and parse the JSON it answers: a purge from the trash. */
+    async delete(path, options) {
+      return (
+        await request(path, { ...options, method: "DELETE", headers: { accept: "application/json" } })
       ).json();
     },
 

@@ -60,22 +60,41 @@ export function deletedPanel(rows) {
 
 /**
  * What the owner deleted that is kept for its grace period, soonest purged first, each with a
- * Restore button (`POST /trash/:kind/:id/restore`); purging is left to the API and the CLI.
+ * Restore button (`POST /trash/:kind/:id/restore`) and a Purge button (`DELETE /trash/:kind/:id`)
+ * that asks once more ("Purge for good?") before it deletes anything: a purge has no way back.
  */
 export function trashPanel(api, trash) {
   const row = (thing) => {
     const status = cell("status", "");
+    const path = `/trash/${seg(thing.kind)}/${seg(thing.id)}`;
     const restore = h("button", { type: "button", class: "restore", text: "Restore" });
-    restore.addEventListener("click", async () => {
+    const purge = h("button", { type: "button", class: "purge", text: "Purge" });
+    /** Runs one action of the row; done, both buttons go and the status says what happened. */
+    const act = async (button, send, done) => {
       restore.disabled = true;
+      purge.disabled = true;
       try {
-        await api.post(`/trash/${seg(thing.kind)}/${seg(thing.id)}/restore`);
-        status.textContent = "restored";
+        await send();
+        status.textContent = done;
         restore.remove();
+        purge.remove();
       } catch (err) {
         status.textContent = describeError(err);
         restore.disabled = false;
+        purge.disabled = false;
+        if (button === purge) purge.textContent = "Purge";
       }
+    };
+    restore.addEventListener("click", () => act(restore, () => api.post(`${path}/restore`), "restored"));
+    purge.addEventListener("click", () => {
+      // The first click only asks: a purge deletes for good.
+      if (!purge.classList.contains("confirming")) {
+        purge.classList.add("confirming");
+        purge.textContent = "Purge for good?";
+        return;
+      }
+      purge.classList.remove("confirming");
+      return act(purge, () => api.delete(path), "purged");
     });
     return h(
       "tr",
@@ -85,7 +104,7 @@ export function trashPanel(api, trash) {
       cell("id", shortId(thing.id, 28), thing.id),
       cell("size", formatBytes(thing.bytes)),
       cell("by", thing.by),
-      h("td", { class: "cell action" }, restore),
+      h("td", { class: "cell action" }, restore, purge),
       status,
     );
   };
