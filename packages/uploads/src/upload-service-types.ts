@@ -175,7 +175,9 @@ export interface UploadService {
    * from now, `by` whom (neither listed nor served, still counted; `listExpiredUploads` gives
    * them with `deletedBy`, `restoreExpiredUpload` brings one back, `purgeExpiredUpload` deletes
    * one, `sweepTrashedUploads` deletes them after their stay). Nothing moves, and uploads made
-   * afterwards are not touched. NOT_FOUND (`SESSION_NOT_FOUND`) as every call naming a session.
+   * afterwards are not touched. Two deletions at once keep the later one's time (what the answer's
+   * `trashedAt` gives): everything changed before it is in the trash. NOT_FOUND
+   * (`SESSION_NOT_FOUND`) as every call naming a session.
    */
   trashSessionUploads(
     principal: Principal,
