@@ -91,6 +91,7 @@ export {
   type SessionStoreDeleteOptions,
   type SessionStoreEntry,
   type SessionStorePayloadOptions,
+  type SessionStoreSeal,
   type SessionStoreTrash,
   type SessionSummaryEntry,
   type StoreOperationOptions,

@@ -30,6 +30,7 @@ export type {
   SessionKey,
   SessionStoreDeleteOptions,
   SessionStoreEntry,
+  SessionStoreSeal,
   SessionStoreTrash,
   SessionSummaryEntry,
   StoreOperationOptions,

@@ -51,6 +51,26 @@ export interface CompleteSessionStore {
   ): Promise<string[]>;
 }
 
+/**
+ * How a SessionStore that keeps each entry as a row of text keeps that text sealed (encrypted at
+ * rest): `@stowage/tenancy`'s `sessionStoreSeal(principal)`, given to
+ * `createPostgresSessionStore({ seal })`. Both calls take a batch: one per append, one per page read.
+ */
+export interface SessionStoreSeal {
+  /**
+   * Each text sealed and bound to `boundTo` (one transcript): what comes back holds no plaintext and
+   * no whitespace (the store may write clear text after it, separated by a space), and does not
+   * start as JSON text can (`{["-`, a digit, `t`, `f`, `n`): a store tells sealed rows from clear
+   * ones by that.
+   */
+  seal(boundTo: string, texts: readonly string[], options?: StoreOperationOptions): Promise<string[]>;
+  /**
+   * Each sealed text's plaintext: INTEGRITY when one was tampered with, moved from another
+   * `boundTo` or is not sealed; FORBIDDEN when its data key is not held.
+   */
+  open(boundTo: string, texts: readonly string[], options?: StoreOperationOptions): Promise<string[]>;
+}
+
 /** Options of a Stowage SessionStore's `delete`. */
 export interface SessionStoreDeleteOptions extends StoreOperationOptions {
   /**

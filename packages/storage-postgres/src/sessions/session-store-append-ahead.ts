@@ -1,13 +1,17 @@
-import type { SessionKey, SessionStoreEntry } from "@stowage/sessions";
-import type { loadSummaryFold, StoredSessionKey } from "@stowage/sessions/backend";
+import type { SessionStoreEntry } from "@stowage/sessions";
+import type { StoredSessionKey } from "@stowage/sessions/backend";
 import { sql } from "drizzle-orm";
 import { rowsOf } from "../database.js";
 import { sqlStateOf } from "../database-errors.js";
 import { sessionStoreEntries as entries, sessionStoreKeys as keys } from "../schema.js";
-import { type BatchParameters, batchRows, type Executor, type KnownHead } from "./session-store-batch.js";
+import {
+  type BatchParameters,
+  batchRows,
+  type Executor,
+  type KnownHead,
+  type NextHead,
+} from "./session-store-batch.js";
 import { readSummary } from "./session-store-rows.js";
-
-type Fold = Awaited<ReturnType<typeof loadSummaryFold>>;
 
 /**
  * A main transcript's append in one statement, its own transaction, when this store wrote the key
@@ -23,24 +27,23 @@ type Fold = Awaited<ReturnType<typeof loadSummaryFold>>;
  */
 export async function appendAhead(
   db: Executor,
-  key: SessionKey,
   stored: StoredSessionKey,
   batch: readonly SessionStoreEntry[],
   parameters: BatchParameters,
   known: KnownHead,
-  fold: Fold,
+  nextHead: NextHead,
 ): Promise<KnownHead | undefined> {
   // mtime only moves forward, and every append moves it, so an unchanged mtime (with an unchanged
   // summary) means no other append came in between.
   const mtime = Math.max(Date.now(), known.mtime + 1);
-  const previous = readSummary(stored, known.summary);
-  const summary = JSON.stringify(fold(previous, key, [...batch], { mtime }));
+  // The stored texts compare (a sealed summary is sealed afresh by every write); the plain one folds.
+  const head = await nextHead(readSummary(stored, known.text), batch, mtime);
   let applied: Record<string, unknown> | undefined;
   try {
     [applied] = rowsOf(
       await db.execute(sql`
         WITH batch AS (${batchRows(parameters)}), head AS (
-          UPDATE ${keys} SET mtime = ${mtime}, summary = ${summary}
+          UPDATE ${keys} SET mtime = ${mtime}, summary = ${head.summary}
           WHERE project_key = ${stored.projectKey} AND session_id = ${stored.sessionId} AND subpath = ''
             AND mtime = ${known.mtime} AND summary = ${known.summary}
           RETURNING mtime
@@ -61,5 +64,5 @@ export async function appendAhead(
     if (sqlStateOf(err) === "23505") return undefined;
     throw err;
   }
-  return applied ? { mtime, summary } : undefined;
+  return applied ? head : undefined;
 }

@@ -1,5 +1,6 @@
 import type { Buffer } from "node:buffer";
-import { encodeJsonLines, type SerializedEntry, storedEntryLine } from "@stowage/sessions/backend";
+import type { SessionStoreEntry, SessionSummaryEntry } from "@stowage/sessions";
+import { encodeJsonLines } from "@stowage/sessions/backend";
 import { sql } from "drizzle-orm";
 import type { StowageDatabase } from "../database.js";
 
@@ -14,21 +15,18 @@ export interface BatchParameters {
 }
 
 /**
- * A batch as the append statement takes it: the serialized entries (with their moved payloads,
- * see `storedEntryLine`) written newline-separated (JSON text never holds a raw newline) into one
- * UTF-8 parameter, which the server splits without parsing it again, and their uuids. The caller
- * drops the JSON strings after this: kept across the statement's round trips they outlived the
- * young generation and were collected by full GCs, which cost more than the rest of the Node side
- * together.
+ * A batch as the append statement takes it: the text of each row (see `entryRowTexts`) written
+ * newline-separated (JSON text never holds a raw newline, a sealed text neither) into one UTF-8
+ * parameter, which the server splits without parsing it again, and their uuids. The caller drops
+ * the strings after this: kept across the statement's round trips they outlived the young
+ * generation and were collected by full GCs, which cost more than the rest of the Node side together.
  */
 export function batchParameters(
-  serialized: readonly SerializedEntry[],
+  texts: readonly string[],
+  uuids: (string | null)[],
   into: Buffer | undefined,
 ): BatchParameters {
-  return {
-    lines: encodeJsonLines(serialized.map(storedEntryLine), { finalNewline: false, into }),
-    uuids: serialized.map((entry) => entry.uuid),
-  };
+  return { lines: encodeJsonLines(texts, { finalNewline: false, into }), uuids };
 }
 
 export type Executor = Pick<StowageDatabase, "execute">;
@@ -44,6 +42,18 @@ export const batchRows = ({ lines, uuids }: BatchParameters) => sql`
 /** A main transcript's key row as this store last wrote it: the next append can fold ahead of it. */
 export interface KnownHead {
   mtime: number;
-  /** The summary's JSON text, exactly as stored. */
+  /** The summary's text, exactly as stored (sealed when the store seals its rows). */
   summary: string;
+  /** The summary's JSON text. */
+  text: string;
 }
+
+/**
+ * The key row a batch leaves: the summary folded from `previous` over `entries` at `mtime`, and
+ * its text as stored (sealed when the store seals its rows).
+ */
+export type NextHead = (
+  previous: SessionSummaryEntry | undefined,
+  entries: readonly SessionStoreEntry[],
+  mtime: number,
+) => Promise<KnownHead>;

@@ -1,5 +1,5 @@
 import { StowageError, throwIfAborted } from "@stowage/core";
-import type { SessionStoreEntry, SessionSummaryEntry } from "@stowage/sessions";
+import type { SessionStoreEntry, SessionStoreSeal, SessionSummaryEntry } from "@stowage/sessions";
 import {
   assertSessionStoreProjectKey,
   describeSessionKey,
@@ -14,6 +14,7 @@ import { sql } from "drizzle-orm";
 import { rowsOf, type StowageDatabase } from "../database.js";
 import { runDatabase } from "../run-database.js";
 import { sessionStoreEntries as entries, sessionStoreKeys as keys } from "../schema.js";
+import { checkClearRefs, openEntryRows, openSummaryRow } from "./session-store-sealed-rows.js";
 
 type Executor = Pick<StowageDatabase, "execute">;
 
@@ -54,7 +55,7 @@ const LOAD_PAGE_ROWS = 1_000;
  * the blob store put back; null for a key never written.
  */
 export async function loadEntries(
-  db: StowageDatabase,
+  { db, seal }: { db: StowageDatabase; seal: SessionStoreSeal | undefined },
   payloads: EntryPayloads | undefined,
   stored: StoredSessionKey,
   signal: AbortSignal | undefined,
@@ -74,9 +75,14 @@ export async function loadEntries(
     throwIfAborted(signal, context);
     return rows;
   };
-  const take = (rows: Record<string, unknown>[]) => {
-    for (const row of rows) {
-      const line = readRow(parseStoredEntryLine, row.entry as string, { key, row: Number(row.id) });
+  // One `open` of the seal a page.
+  const take = async (rows: Record<string, unknown>[]) => {
+    const where = (index: number) => ({ key, row: Number(rows[index]!.id) });
+    const texts = rows.map((row) => row.entry as string);
+    const opened = await openEntryRows(seal, stored, texts, where, signal);
+    for (const [index, { line: text, clearRefs }] of opened.entries()) {
+      const line = readRow(parseStoredEntryLine, text, where(index));
+      checkClearRefs(line.moved, clearRefs, seal !== undefined, where(index));
       if (line.moved) moved.set(all.length, line.moved);
       all.push(line.entry);
     }
@@ -84,7 +90,7 @@ export async function loadEntries(
   const loaded = await runDatabase(context, signal, async () => {
     // Most transcripts are one page: one statement, no transaction.
     const first = await readPage(db, 0, false);
-    take(first);
+    await take(first);
     if (first.length < LOAD_PAGE_ROWS) return all.length === 0 ? null : all;
     // The rest in one snapshot, from the last row read: while that row is still there, the
     // transcript was not deleted in between (appends only add rows after it), else start over.
@@ -95,11 +101,11 @@ export async function loadEntries(
           all.length = 0;
           moved.clear();
           page = await readPage(tx, 0, false);
-          take(page);
-        } else take(page.slice(1));
+          await take(page);
+        } else await take(page.slice(1));
         while (page.length === LOAD_PAGE_ROWS) {
           page = await readPage(tx, Number(page.at(-1)!.id), false);
-          take(page);
+          await take(page);
         }
         // No entries: a key never written (an empty append writes nothing either).
         return all.length === 0 ? null : all;
@@ -113,20 +119,25 @@ export async function loadEntries(
 
 /** The stored summaries of a project's main transcripts, each checked. */
 export async function listSummaries(
-  db: StowageDatabase,
+  { db, seal }: { db: StowageDatabase; seal: SessionStoreSeal | undefined },
   projectKey: string,
   signal: AbortSignal | undefined,
 ): Promise<SessionSummaryEntry[]> {
   assertSessionStoreProjectKey(projectKey);
-  return runDatabase(`session store listSessionSummaries ${projectKey}`, signal, async () =>
-    rowsOf(
+  return runDatabase(`session store listSessionSummaries ${projectKey}`, signal, async () => {
+    const rows = rowsOf(
       await db.execute(sql`
         SELECT session_id, summary FROM ${keys}
         WHERE project_key = ${projectKey} AND subpath = '' AND summary IS NOT NULL`),
-    ).map((row) =>
-      readSummary({ projectKey, sessionId: row.session_id as string, subpath: "" }, row.summary as string),
-    ),
-  );
+    );
+    // Each summary is bound to its own transcript: one `open` each.
+    return Promise.all(
+      rows.map(async (row) => {
+        const stored = { projectKey, sessionId: row.session_id as string, subpath: "" };
+        return readSummary(stored, await openSummaryRow(seal, stored, row.summary as string, signal));
+      }),
+    );
+  });
 }
 
 /** A project's main transcripts with the time of their last append. */

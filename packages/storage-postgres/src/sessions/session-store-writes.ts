@@ -1,13 +1,20 @@
 import { throwIfAborted } from "@stowage/core";
-import type { SessionKey, SessionStoreEntry } from "@stowage/sessions";
+import type { SessionKey, SessionStoreEntry, SessionStoreSeal } from "@stowage/sessions";
 import { loadSummaryFold, type StoredSessionKey } from "@stowage/sessions/backend";
 import { sql } from "drizzle-orm";
 import { rowsOf, type StowageDatabase } from "../database.js";
 import { runDatabase } from "../run-database.js";
 import { sessionStoreEntries as entries, sessionStoreKeys as keys } from "../schema.js";
 import { appendAhead } from "./session-store-append-ahead.js";
-import { type BatchParameters, batchRows, type Executor, type KnownHead } from "./session-store-batch.js";
+import {
+  type BatchParameters,
+  batchRows,
+  type Executor,
+  type KnownHead,
+  type NextHead,
+} from "./session-store-batch.js";
 import { readSummary } from "./session-store-rows.js";
+import { openSummaryRow, summaryRowText } from "./session-store-sealed-rows.js";
 import { trashTranscriptRows } from "./session-store-trash.js";
 
 /**
@@ -51,9 +58,10 @@ export async function insertBatch(
  * transcript's batch is one statement too when `known` still describes its key row (see
  * `appendAhead`), else one transaction: the rows, then the summary folded with the SDK's
  * `foldSessionSummary` over the entries stored now (a retried batch must not replay older titles).
+ * With `seal`, the summary is opened before it folds and sealed before it is stored.
  */
 export async function appendBatch(
-  db: StowageDatabase,
+  { db, seal }: { db: StowageDatabase; seal: SessionStoreSeal | undefined },
   key: SessionKey,
   stored: StoredSessionKey,
   batch: readonly SessionStoreEntry[],
@@ -68,9 +76,13 @@ export async function appendBatch(
     return undefined;
   }
   const fold = await loadSummaryFold();
+  const nextHead: NextHead = async (previous, entries, mtime) => {
+    const text = JSON.stringify(fold(previous, key, [...entries], { mtime }));
+    return { mtime, text, summary: await summaryRowText(seal, stored, text, signal) };
+  };
   if (known && !hasRepeatedUuid(parameters.uuids)) {
     const ahead = await runDatabase(context, signal, () =>
-      appendAhead(db, key, stored, batch, parameters, known, fold),
+      appendAhead(db, stored, batch, parameters, known, nextHead),
     );
     if (ahead) return ahead;
   }
@@ -82,15 +94,17 @@ export async function appendBatch(
       for (const [index, uuid] of parameters.uuids.entries()) {
         if (uuid === null || storedUuids.delete(uuid)) fresh.push(batch[index]!);
       }
-      const previous = typeof result?.summary === "string" ? readSummary(stored, result.summary) : undefined;
-      const mtime = Number(result?.mtime);
-      const summary = JSON.stringify(fold(previous, key, fresh, { mtime }));
+      const previous =
+        typeof result?.summary === "string"
+          ? readSummary(stored, await openSummaryRow(seal, stored, result.summary, signal))
+          : undefined;
+      const head = await nextHead(previous, fresh, Number(result?.mtime));
       await tx.execute(sql`
-        UPDATE ${keys} SET summary = ${summary}
+        UPDATE ${keys} SET summary = ${head.summary}
         WHERE project_key = ${stored.projectKey} AND session_id = ${stored.sessionId} AND subpath = ''`);
       // The last moment to give up: past this, the batch is committed.
       throwIfAborted(signal, context);
-      return { mtime, summary };
+      return head;
     }),
   );
 }

@@ -4,6 +4,7 @@ import type {
   SessionKey,
   SessionStoreDeleteOptions,
   SessionStorePayloadOptions,
+  SessionStoreSeal,
   SessionStoreTrash,
 } from "@stowage/sessions";
 import {
@@ -18,6 +19,7 @@ import {
 import { assertDatabase, type StowageDatabase } from "../database.js";
 import { batchParameters, type KnownHead } from "./session-store-batch.js";
 import { listSessions, listSubkeys, listSummaries, loadEntries } from "./session-store-rows.js";
+import { entryRowTexts, sessionStoreSealFrom } from "./session-store-sealed-rows.js";
 import {
   listTrashRows,
   purgeExpiredTrashRows,
@@ -34,6 +36,14 @@ export interface PostgresSessionStoreOptions extends SessionStorePayloadOptions 
    * `purgeExpiredTrash` may delete them; `0` deletes at once. Default 7; 0 to 365.
    */
   trashDays?: number;
+  /**
+   * Seals the text of every row (encrypted at rest): each entry row's `entry` and each key row's
+   * `summary`, bound to its transcript; `@stowage/tenancy`'s `stowage.sessionStoreSeal(principal)`.
+   * Keys, uuids, mtimes and the blob refs of moved payloads stay in clear. Default none: rows in
+   * clear. A store without a seal refuses a sealed row (FORBIDDEN, `ROW_SEALED`); one with a seal
+   * refuses a clear row (INTEGRITY, `ROW_NOT_SEALED`).
+   */
+  seal?: SessionStoreSeal;
 }
 
 /**
@@ -62,12 +72,14 @@ const isViewOf = (view: Buffer, whole: Buffer) =>
  * `delete` of a main transcript cascading to its subkeys. The SDK is an optional peer: it is
  * loaded on the first append, and a missing SDK fails here with UNAVAILABLE / PEER_MISSING.
  * Given `blobs`, images and documents in the entries are kept there once and the rows hold their
- * refs; `load` gives back the entries exactly as they were appended.
+ * refs; `load` gives back the entries exactly as they were appended. Given `seal`, the text of
+ * every entry and summary is stored sealed (see session-store-sealed-rows.ts).
  */
 export function createPostgresSessionStore(options: PostgresSessionStoreOptions): PostgresSessionStore {
   const db = assertDatabase(options?.db, "createPostgresSessionStore");
   const payloads = entryPayloadsFrom(options, "createPostgresSessionStore");
   const storeTrashDays = trashDaysOf(options.trashDays);
+  const rows = { db, seal: sessionStoreSealFrom(options.seal, "createPostgresSessionStore") };
   assertAgentSdkInstalled();
   // The buffer of the last batch, reused by the next append that finds it free: a new one of
   // megabytes per batch made V8 run full collections for the external memory alone.
@@ -98,19 +110,22 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
       if (serialized.length === 0) return;
       // Every blob is stored before a row that references it.
       if (payloads?.externalize) await moveEntryPayloads(payloads, batch, serialized, signal);
+      const texts = await entryRowTexts(rows.seal, stored, serialized, signal);
+      const uuids = serialized.map((entry) => entry.uuid);
+      serialized.length = 0;
       const scratch = spare;
       spare = undefined;
       let lines: Buffer | undefined;
       try {
-        const parameters = batchParameters(serialized, scratch);
-        serialized.length = 0;
+        const parameters = batchParameters(texts, uuids, scratch);
+        texts.length = 0;
         lines = parameters.lines;
         const context = `session store append ${describeSessionKey(stored)}`;
         const name = headOf(stored);
         const known = stored.subpath === "" ? knownHeads.get(name) : undefined;
         // Forgotten until the append is known to be committed.
         if (known) knownHeads.delete(name);
-        const head = await appendBatch(db, key, stored, batch, parameters, known, context, signal);
+        const head = await appendBatch(rows, key, stored, batch, parameters, known, context, signal);
         if (stored.subpath === "") remember(name, head);
       } finally {
         // The transaction is over (or never began), so the driver is done with the bytes.
@@ -119,9 +134,9 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
     },
 
     // async: a key refused by the checks rejects the promise, it does not throw from the call.
-    load: async (key, { signal } = {}) => loadEntries(db, payloads, toStoredSessionKey(key), signal),
+    load: async (key, { signal } = {}) => loadEntries(rows, payloads, toStoredSessionKey(key), signal),
     listSessions: async (projectKey, { signal } = {}) => listSessions(db, projectKey, signal),
-    listSessionSummaries: async (projectKey, { signal } = {}) => listSummaries(db, projectKey, signal),
+    listSessionSummaries: async (projectKey, { signal } = {}) => listSummaries(rows, projectKey, signal),
 
     async delete(key, { signal, trashDays } = {}) {
       const stored = toStoredSessionKey(key);
