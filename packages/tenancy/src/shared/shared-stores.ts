@@ -6,9 +6,11 @@ import {
   type OwnerMarksLocation,
 } from "@stowage/blob-store";
 import { type ObjectStore, type OperationOptions, type Principal, StowageError } from "@stowage/core";
+import type { SessionStoreSeal } from "@stowage/sessions";
 import type { KeyRotationReport } from "../encryption/data-keys.js";
 import { createEncryptedObjectStore } from "../encryption/encrypted-object-store.js";
 import { type EncryptionOptions, type SealedShared, sealShared } from "../encryption/encryption-options.js";
+import { sealSessionStoreRows } from "../encryption/sealed-session-store-rows.js";
 import { createApiKeyRecords } from "./api-key-records.js";
 import { type ApiKeys, createApiKeys } from "./api-keys.js";
 import { type DeletionAudit, deletionAuditAt } from "./deletion-audit.js";
@@ -33,6 +35,13 @@ export interface SharedStores {
    * deployment is not encrypted. The sealed store offers no signed URLs of its own.
    */
   sealStore(raw: ObjectStore): ObjectStore;
+  /**
+   * How a SessionStore that keeps its transcripts as rows (`createPostgresSessionStore({ seal })`)
+   * seals `principal`'s: each row's text under the principal's data key (the one its namespace in
+   * {@link shared} is sealed under), bound to its transcript. Undefined when the deployment is not
+   * encrypted. Rows keep naming their data key, so a rotation leaves them readable.
+   */
+  sessionStoreSeal(principal: Principal): SessionStoreSeal | undefined;
   /** API keys: who a request acts as. A key issued by one process is valid in every other. */
   apiKeys: ApiKeys;
   /** Every principal's blobs, stored once. */
@@ -92,6 +101,7 @@ export function sharedStoresOver(raw: ObjectStore, sealed: SealedShared | undefi
       return sealed.rotate(rotateOptions);
     },
     sealStore: (raw) => (sealed ? createEncryptedObjectStore(raw, sealed.keys) : raw),
+    sessionStoreSeal: (principal) => (sealed ? sealSessionStoreRows(sealed.keys, principal) : undefined),
     apiKeys: createApiKeys({
       records: createApiKeyRecords({ store: shared, prefix: SHARED_LAYOUT.apiKeys }),
     }),

@@ -1,0 +1,99 @@
+import { assertPrincipal, type Principal, StowageError } from "@stowage/core";
+import type { SessionStoreSeal } from "@stowage/sessions";
+import { namespaceOf } from "../shared/owner.js";
+import type { DataKeys } from "./data-keys.js";
+import {
+  newHeader,
+  objectKeyFor,
+  openSegment,
+  parseHeader,
+  SEALED_HEADER_BYTES,
+  type SealedHeader,
+  sealSegment,
+} from "./sealed-format.js";
+
+// A SessionStore row's text sealed: `stwe1:` then base64 of
+//
+//   header  the sealed format's header (magic, version, data key id, salt): the batch's
+//   index   the row's place in its batch (4 bytes, big-endian)
+//   segment the text's ciphertext and GCM tag, as the format seals the segment `index`, flagged last
+//
+// One header, so one HKDF, per `seal` call (an append's batch), not per row: measured on this
+// machine, a row sealed with `sealBytes` (a fresh salt, an HKDF and a GCM each) cost about 45 µs,
+// half again what the PostgreSQL store spends per appended entry; with the batch's key derived once
+// a row costs its GCM alone (about 12 µs). The format's guarantees hold: the key is the batch's
+// own (a random salt), each row's nonce is its index, unique within the batch, and the additional
+// data binds the header, the index and the name below (the principal's namespace and the store's
+// `boundTo`), so a row copied to another transcript or principal, or given another index, fails
+// its tag (INTEGRITY). An open derives each batch's key once too (rows of a page share headers).
+// The tag tells a sealed row from a clear one: JSON text never starts with a letter `s`.
+
+const TAG = "stwe1:";
+const INDEX_BYTES = 4;
+const TAG_BYTES = 16;
+
+const boundName = (namespace: string, boundTo: string) => `session-store/${namespace}/${boundTo}`;
+
+function integrity(name: string, why: string): StowageError {
+  return new StowageError("INTEGRITY", `sealed session store text of ${name} ${why}`, {
+    reason: "DECRYPTION_FAILED",
+    details: { key: name },
+  });
+}
+
+/**
+ * The seal of `principal`'s SessionStore rows (see `SharedStores.sessionStoreSeal`): under the
+ * principal's data key, the scope its namespace's objects are sealed under in the shared store.
+ */
+export function sealSessionStoreRows(keys: DataKeys, principal: Principal): SessionStoreSeal {
+  assertPrincipal(principal);
+  const namespace = namespaceOf(principal);
+  return {
+    async seal(boundTo, texts, options = {}) {
+      const name = boundName(namespace, boundTo);
+      const dataKey = await keys.current(namespace, options);
+      const header = newHeader(dataKey.id);
+      const key = objectKeyFor(dataKey.key, header);
+      return texts.map((text, index) => {
+        const segment = sealSegment(key, header, name, index, true, Buffer.from(text, "utf8"));
+        const position = Buffer.alloc(INDEX_BYTES);
+        position.writeUInt32BE(index, 0);
+        return TAG + Buffer.concat([header.bytes, position, segment]).toString("base64");
+      });
+    },
+
+    async open(boundTo, texts, options = {}) {
+      const name = boundName(namespace, boundTo);
+      // The key of each batch met, by its header (data key id and salt); rows of a batch are
+      // read one after another, so the last one is compared first.
+      const batchKeys = new Map<string, Promise<Buffer>>();
+      let last: { header: Uint8Array; key: Promise<Buffer> } | undefined;
+      const keyOf = (header: SealedHeader) => {
+        if (last && Buffer.from(last.header).equals(header.bytes)) return last.key;
+        const id = Buffer.from(header.bytes).toString("hex");
+        let key = batchKeys.get(id);
+        if (!key) {
+          key = keys
+            .dataKey(namespace, header.dataKeyId, options)
+            .then((dataKey) => objectKeyFor(dataKey, header));
+          batchKeys.set(id, key);
+        }
+        last = { header: header.bytes, key };
+        return key;
+      };
+      const opened: string[] = [];
+      for (const text of texts) {
+        if (!text.startsWith(TAG))
+          throw integrity(name, "is not sealed (stored in clear or by another tool)");
+        const bytes = Buffer.from(text.slice(TAG.length), "base64");
+        if (bytes.byteLength < SEALED_HEADER_BYTES + INDEX_BYTES + TAG_BYTES)
+          throw integrity(name, "is too short to be sealed");
+        const header = parseHeader(bytes.subarray(0, SEALED_HEADER_BYTES + TAG_BYTES), name);
+        const index = bytes.readUInt32BE(SEALED_HEADER_BYTES);
+        const segment = bytes.subarray(SEALED_HEADER_BYTES + INDEX_BYTES);
+        opened.push(openSegment(await keyOf(header), header, name, index, true, segment).toString("utf8"));
+      }
+      return opened;
+    },
+  };
+}

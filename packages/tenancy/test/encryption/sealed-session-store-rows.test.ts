@@ -1,0 +1,201 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import { join } from "node:path";
+import { createMemoryNotifier, type Env } from "@stowage/core";
+import { expectStowageError } from "@stowage/core/testing";
+import type { SessionStoreEntry, SessionStoreSeal } from "@stowage/sessions";
+import { createFsObjectStore } from "@stowage/storage-fs";
+import { connectEmbedded, type StowageConnection } from "@stowage/storage-postgres";
+import { createPostgresSessionStore } from "@stowage/storage-postgres/sessions";
+import { tempDirectory } from "@stowage/test-support";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createStowage } from "../../src/index.js";
+import { createSharedStores } from "../../src/shared/index.js";
+
+// `sessionStoreSeal(principal)` given to the PostgreSQL SessionStore (on PGlite): the rows hold
+// ciphertext under the principal's data key, which every process of the deployment reads, and
+// which another key, another principal or a tampered row does not.
+const base = await tempDirectory("stowage-sealed-session-store-rows-");
+const alice = { kind: "user", id: "alice" } as const;
+const bob = { kind: "user", id: "bob" } as const;
+const OLD = randomBytes(32).toString("base64");
+const NEW = randomBytes(32).toString("base64");
+const SECRET = `known-secret-${randomUUID()}`;
+const PROMPT = `a first prompt ${randomUUID()}`;
+
+const entries: SessionStoreEntry[] = [
+  {
+    type: "user",
+    uuid: "u1",
+    timestamp: "2026-01-01T00:00:00.000Z",
+    message: { role: "user", content: PROMPT },
+  },
+  {
+    type: "assistant",
+    uuid: "a1",
+    message: { role: "assistant", content: [{ type: "text", text: SECRET }] },
+  },
+];
+
+let connection: StowageConnection;
+beforeAll(async () => {
+  connection = await connectEmbedded();
+});
+afterAll(async () => {
+  await connection?.close();
+});
+
+/** A deployment's shared store; each `open` is another process of it, with its own key caches. */
+function deployment() {
+  const root = join(base, randomUUID());
+  const open = (env: Env = { STOWAGE_ENCRYPTION_KEY: OLD }) =>
+    createSharedStores({ shared: createFsObjectStore({ root }), encryption: { env } });
+  return { root, open };
+}
+
+const storeOf = (seal: SessionStoreSeal | undefined) =>
+  createPostgresSessionStore({ db: connection.db, ...(seal ? { seal } : {}) });
+
+async function rawRows(sessionId: string): Promise<string[]> {
+  const texts: string[] = [];
+  for (const query of [
+    `SELECT entry AS text FROM session_store_entries WHERE session_id = '${sessionId}' ORDER BY id`,
+    `SELECT summary AS text FROM session_store_keys WHERE session_id = '${sessionId}'`,
+  ]) {
+    const result = (await connection.db.execute(query)) as unknown as { rows: { text: string }[] };
+    texts.push(...result.rows.map((row) => row.text));
+  }
+  return texts;
+}
+
+describe("sessionStoreSeal(principal) with the PostgreSQL SessionStore", () => {
+  let key: { projectKey: string; sessionId: string };
+  beforeEach(() => {
+    key = { projectKey: "-workspace-app", sessionId: randomUUID() };
+  });
+
+  it("round trips; the rows hold no plaintext; another process of the deployment reads them", async () => {
+    const { open } = deployment();
+    const store = storeOf(open().sessionStoreSeal(alice));
+    await store.append(key, entries);
+    expect(await store.load(key)).toEqual(entries);
+    const raw = await rawRows(key.sessionId);
+    expect(raw).toHaveLength(3);
+    for (const text of raw) {
+      expect(text).toMatch(/^stwe1:[A-Za-z0-9+/=]+$/);
+      expect(text).not.toContain(SECRET);
+      expect(text).not.toContain(PROMPT);
+      expect(Buffer.from(text.slice(6), "base64").includes(Buffer.from(SECRET))).toBe(false);
+    }
+    const other = storeOf(open().sessionStoreSeal(alice));
+    expect(await other.load(key)).toEqual(entries);
+    const [summary] = await other.listSessionSummaries(key.projectKey);
+    expect(JSON.stringify(summary!.data)).toContain(PROMPT);
+    // And appends on top of what the first wrote (its summary opened, folded, sealed again).
+    await other.append(key, [{ type: "custom-title", customTitle: "T" }]);
+    expect(await store.load(key)).toHaveLength(3);
+    expect(
+      (await store.listSessionSummaries(key.projectKey)).find((s) => s.sessionId === key.sessionId)!.data,
+    ).toMatchObject({ customTitle: "T" });
+  });
+
+  it("is undefined without encryption, on the shared stores and on createStowage's deployment", async () => {
+    const { root, open } = deployment();
+    expect(
+      createSharedStores({ shared: createFsObjectStore({ root }) }).sessionStoreSeal(alice),
+    ).toBeUndefined();
+    const agentSessionsDir = await tempDirectory("stowage-sealed-rows-agents-");
+    const stowage = (encryption?: { env: Env }) =>
+      createStowage({
+        shared: createFsObjectStore({ root }),
+        notifier: createMemoryNotifier(),
+        agentSessionsDir,
+        stores: {},
+        ...(encryption ? { encryption } : {}),
+      });
+    expect(stowage().sessionStoreSeal(alice)).toBeUndefined();
+    // The deployment's seal and the shared stores' are one: each reads what the other sealed.
+    await storeOf(stowage({ env: { STOWAGE_ENCRYPTION_KEY: OLD } }).sessionStoreSeal(alice)).append(
+      key,
+      entries,
+    );
+    expect(await storeOf(open().sessionStoreSeal(alice)).load(key)).toEqual(entries);
+  });
+
+  it("another key-encryption key: FORBIDDEN; a deployment without the data key: FORBIDDEN (DATA_KEY_MISSING)", async () => {
+    const { open } = deployment();
+    await storeOf(open().sessionStoreSeal(alice)).append(key, entries);
+    const wrongKek = storeOf(open({ STOWAGE_ENCRYPTION_KEY: NEW }).sessionStoreSeal(alice));
+    await expectStowageError(wrongKek.load(key), "FORBIDDEN", "ENCRYPTION_KEY_UNKNOWN");
+    await expectStowageError(wrongKek.listSessionSummaries(key.projectKey), "FORBIDDEN");
+    const elsewhere = storeOf(deployment().open().sessionStoreSeal(alice));
+    await expectStowageError(elsewhere.load(key), "FORBIDDEN", "DATA_KEY_MISSING");
+  });
+
+  it("rotation re-wraps key records only: the rows are unchanged and read with the new key alone", async () => {
+    const { open } = deployment();
+    await storeOf(open().sessionStoreSeal(alice)).append(key, entries);
+    const before = await rawRows(key.sessionId);
+    const report = await open({ STOWAGE_ENCRYPTION_KEY: `${NEW},${OLD}` }).rotateEncryptionKeys();
+    expect(report.rewrapped).toBeGreaterThanOrEqual(1);
+    expect(await rawRows(key.sessionId)).toEqual(before);
+    expect(await storeOf(open({ STOWAGE_ENCRYPTION_KEY: NEW }).sessionStoreSeal(alice)).load(key)).toEqual(
+      entries,
+    );
+    await expectStowageError(
+      storeOf(open({ STOWAGE_ENCRYPTION_KEY: OLD }).sessionStoreSeal(alice)).load(key),
+      "FORBIDDEN",
+    );
+  });
+
+  it("alice's rows are not opened with bob's seal, nor moved into bob's transcript", async () => {
+    const { open } = deployment();
+    const shared = open();
+    await storeOf(shared.sessionStoreSeal(alice)).append(key, entries);
+    const bobs = storeOf(shared.sessionStoreSeal(bob));
+    await expectStowageError(bobs.load(key), "FORBIDDEN", "DATA_KEY_MISSING");
+    // Once bob has a data key of his own, alice's rows still name hers.
+    const bobKey = { projectKey: key.projectKey, sessionId: randomUUID() };
+    await bobs.append(bobKey, [{ type: "user", uuid: "b1" }]);
+    await expectStowageError(bobs.load(key), "FORBIDDEN", "DATA_KEY_MISSING");
+    await connection.db.execute(
+      `UPDATE session_store_entries SET session_id = '${bobKey.sessionId}' WHERE session_id = '${key.sessionId}' AND uuid = 'a1'`,
+    );
+    await expectStowageError(bobs.load(bobKey), "FORBIDDEN");
+  });
+
+  it("a tampered row, or one moved to another of alice's sessions: INTEGRITY", async () => {
+    const { open } = deployment();
+    const store = storeOf(open().sessionStoreSeal(alice));
+    const other = { projectKey: key.projectKey, sessionId: randomUUID() };
+    await store.append(key, entries);
+    await store.append(other, [{ type: "user", uuid: "o1" }]);
+    await connection.db.execute(
+      `UPDATE session_store_entries SET session_id = '${other.sessionId}' WHERE session_id = '${key.sessionId}' AND uuid = 'a1'`,
+    );
+    await expectStowageError(store.load(other), "INTEGRITY", "DECRYPTION_FAILED");
+    await connection.db.execute(
+      `UPDATE session_store_entries SET session_id = '${key.sessionId}', entry = overlay(entry PLACING (CASE WHEN substr(entry, 80, 1) = 'A' THEN 'B' ELSE 'A' END) FROM 80 FOR 1) WHERE uuid = 'a1' AND session_id = '${other.sessionId}'`,
+    );
+    await expectStowageError(store.load(key), "INTEGRITY", "DECRYPTION_FAILED");
+  });
+
+  it("the seal itself: any text round trips, bound to what it was sealed for, its row's place included", async () => {
+    const seal = deployment().open().sessionStoreSeal(alice)!;
+    const texts = ["", "ünïcødé ✓", "x".repeat(70_000), '{"type":"user"}'];
+    const sealed = await seal.seal("entries/p/s/", texts);
+    for (const text of sealed) expect(text).toMatch(/^stwe1:\S+$/);
+    expect(await seal.open("entries/p/s/", sealed)).toEqual(texts);
+    await expectStowageError(seal.open("entries/p/s/sub", sealed), "INTEGRITY");
+    await expectStowageError(seal.open("entries/p/s/", ['{"type":"user"}']), "INTEGRITY");
+    // The index is in the row, under the tag: rewriting it to another row's fails.
+    const bytes = Buffer.from(sealed[1]!.slice(6), "base64");
+    bytes.writeUInt32BE(0, 37);
+    await expectStowageError(seal.open("entries/p/s/", [`stwe1:${bytes.toString("base64")}`]), "INTEGRITY");
+    expect(() =>
+      createSharedStores({
+        shared: createFsObjectStore({ root: base }),
+        encryption: { env: { STOWAGE_ENCRYPTION_KEY: OLD } },
+      }).sessionStoreSeal({ kind: "user", id: "../x" } as never),
+    ).toThrow();
+  });
+});
