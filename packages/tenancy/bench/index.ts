@@ -6,7 +6,6 @@ import { createMemoryNotifier } from "@stowage/core";
 import {
   captureSession,
   createMemorySessionBlobRepository,
-  createObjectSessionStore,
   restoreSession,
   type SessionStoreEntry,
 } from "@stowage/sessions";
@@ -38,7 +37,7 @@ async function deployment(sealed: boolean) {
     notifier: createMemoryNotifier(),
     agentSessionsDir: join(dir, "agent-sessions"),
     sessionBlobs: createMemorySessionBlobRepository(),
-    stores: { sessionBlobs: DEFAULT_STORES.sessionBlobs },
+    stores: { sessionBlobs: DEFAULT_STORES.sessionBlobs, agentSdkSessions: DEFAULT_STORES.agentSdkSessions },
     ...(sealed ? { encryption: { env: { STOWAGE_ENCRYPTION_KEY: key } } } : {}),
   });
   // The principal's data keys exist once a deployment has run: made here, not timed.
@@ -58,9 +57,9 @@ const entries: SessionStoreEntry[] = Array.from({ length: ENTRIES }, (_, i) => (
 }));
 const batches = Array.from({ length: ENTRIES / 100 }, (_, i) => entries.slice(i * 100, (i + 1) * 100));
 const sessionKey = { projectKey: "-workspace-app", sessionId: randomUUID() };
-// In alice's namespace, as the table's stores keep it: sealed under her data key.
+// The table's own Agent SDK store of alice (its trash check included): sealed under her data key.
 const sessionStoreOf = (stowage: Awaited<ReturnType<typeof deployment>>["stowage"]) =>
-  createObjectSessionStore({ store: stowage.shared, prefix: "agents-sessions/user/alice" });
+  stowage.tenant(alice).agentSdkSessions;
 
 // A 12 MB Claude Code session: a 9.5 MB transcript, two subagents, tool results, screenshots.
 const treeBase = await scratch.directory("tree");
