@@ -407,11 +407,13 @@ describe.each(sharedStores)(
             reports.push(JSON.parse(c.output().stdout));
           }
           for (const report of reports) expect(report).toMatchObject({ uploads: 2, bytes: 12 });
-          const latest = reports.map((report) => report.trashedAt).sort()[1]!;
+          // Which mark stays: the later one unless the earlier one's put landed after the later
+          // deletion had looked again (the window uploads-trash.ts leaves open, seen under a
+          // loaded CI): either way one of the two, and both uploads trashed once under it.
           const mark = await s.mark();
-          expect(mark.at).toBe(latest);
+          expect(reports.map((report) => report.trashedAt)).toContain(mark.at);
           expect(["key:A", "key:B"]).toContain(mark.by);
-          const at = Date.parse(latest);
+          const at = Date.parse(mark.at);
           expect(await s.trashed()).toEqual([`a.txt by ${mark.by} at ${at}`, `b.txt by ${mark.by} at ${at}`]);
           expect(await s.live()).toEqual([]);
           expect(await s.sweep(at + GRACE_MS)).toEqual([`a.txt by ${mark.by}`, `b.txt by ${mark.by}`]);
