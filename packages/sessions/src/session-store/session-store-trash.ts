@@ -51,7 +51,18 @@ const movedKey = (context: SessionStoreContext, projectKey: string, trashId: str
   `${projectTrash(context, projectKey)}${trashId}/${index}`;
 
 /** Sortable by the time of the delete, then random: two deletes never share one. */
-const newTrashId = () => `${Date.now().toString(36).padStart(9, "0")}-${randomBytes(6).toString("hex")}`;
+const newTrashId = (at: number) => `${at.toString(36).padStart(9, "0")}-${randomBytes(6).toString("hex")}`;
+
+/**
+ * The time of this process's last delete into a trash: each next one is at least a millisecond
+ * later, so two deletes in one millisecond (a delete cut short and the one that finishes it) list
+ * oldest first, as a restore of both needs (the newer back first), not in their random ids' order.
+ */
+let lastTrashedAt = 0;
+const nextTrashTime = () => {
+  lastTrashedAt = Math.max(Date.now(), lastTrashedAt + 1);
+  return lastTrashedAt;
+};
 
 const notInTrash = (projectKey: string, trashId: string) =>
   new StowageError(
@@ -131,8 +142,8 @@ export async function trashTranscript(
 ): Promise<void> {
   const { store } = context;
   const base = sessionDirectory(context, stored.projectKey, stored.sessionId);
-  const trashId = newTrashId();
-  const now = Date.now();
+  const now = nextTrashTime();
+  const trashId = newTrashId(now);
   const manifest: TrashManifest = {
     projectKey: stored.projectKey,
     sessionId: stored.sessionId,

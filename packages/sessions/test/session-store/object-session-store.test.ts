@@ -12,7 +12,7 @@ import { expectStowageError } from "@stowage/core/testing";
 import { createFsObjectStore } from "@stowage/storage-fs";
 import { createS3Client, createS3ObjectStore } from "@stowage/storage-s3";
 import { runChild, s3ClientOptions, s3TestEnv, tempDirectory } from "@stowage/test-support";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { createObjectSessionStore } from "../../src/session-store/object-session-store.js";
 import { partName } from "../../src/session-store/part-object.js";
 import { assertAgentSdkInstalled } from "../../src/session-store/summary-fold.js";
@@ -351,6 +351,29 @@ describe("createObjectSessionStore", () => {
       expect(await store.purgeExpiredTrash()).toBe(0);
       expect(await store.load(key)).toEqual(sent);
       expect(await store.listTrash(key.projectKey)).toEqual([]);
+    });
+
+    it("two deletes in one millisecond list oldest first (ids are not left to their random part)", async () => {
+      vi.useFakeTimers({ toFake: ["Date"] });
+      vi.setSystemTime(Date.now());
+      try {
+        const store = createObjectSessionStore({ store: await createObjects() });
+        for (let round = 0; round < 8; round++) {
+          await store.append(key, [user(`r${round}`)]);
+          await store.delete(key);
+        }
+        const listed = await store.listTrash(key.projectKey);
+        const rounds: string[] = [];
+        // Newest first back, each taken out of the trash and read, then deleted again.
+        for (const item of [...listed].reverse()) {
+          await store.restoreFromTrash(key.projectKey, item.trashId);
+          rounds.unshift((await store.load(key))![0]!.uuid as string);
+          await store.delete(key, { trashDays: 0 });
+        }
+        expect(rounds).toEqual(Array.from({ length: 8 }, (_, round) => `r${round}`));
+      } finally {
+        vi.useRealTimers();
+      }
     });
 
     it("a delete cut short while it moves loses nothing: deleting again, then restoring the newer and the older, puts all back", async () => {
