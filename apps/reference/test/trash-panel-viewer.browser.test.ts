@@ -4,7 +4,9 @@
 // Each is listed with who deleted it, its bytes and its purge time; its Restore button brings it
 // back (the upload downloadable, the blob readable); purged, it leaves the panel; bob's panel shows
 // none of it. The page runs in en-US on UTC, so the purge time reads as written here.
+
 import { createHash, randomUUID } from "node:crypto";
+import type { TrashedThing } from "@stowage/tenancy";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromiumAvailability, launchChromium } from "./browser/chromium.js";
@@ -14,14 +16,8 @@ const WAIT = { timeout: 30_000 };
 const DAY_MS = 24 * 3600 * 1000;
 const browserReady = chromiumAvailability();
 
-interface Trashed {
-  kind: string;
-  id: string;
-  trashedAt: string;
-  purgeAfter: string;
-  by: string;
-  bytes: number;
-}
+/** What `GET /trash` lists: tenancy's own type of a thing in the trash. */
+type Trashed = TrashedThing;
 
 const NOTES = "hello world";
 const SCREENSHOT = "a screenshot nothing names any more";
