@@ -9,7 +9,14 @@ import {
 } from "@stowage/core";
 import type { QuotaLedger } from "./quota-ledger.js";
 import { assertUploadFilename } from "./upload-filename.js";
-import { sessionKeyParts, sessionPrefix, uploadKey, uploadsTrashMarkKey } from "./upload-keys.js";
+import {
+  sessionKeyParts,
+  sessionPrefix,
+  uploadKey,
+  uploadsTrashMarkKey,
+  uploadsTrashMarkParts,
+  uploadsTrashMarksPrefix,
+} from "./upload-keys.js";
 
 // An upload past the deployment's retention is not deleted when it expires: from its expiry
 // (last change + `retentionDays`) the service leaves it out of every listing and refuses its
@@ -28,25 +35,58 @@ export interface UploadsTrashMark {
   by: string;
 }
 
-/** The session's mark, if its uploads were deleted into the trash (a damaged mark reads as none). */
+/** One deletion's mark as stored: its key and what its name says. */
+export interface StoredUploadsTrashMark extends UploadsTrashMark {
+  key: string;
+}
+
+/**
+ * Every mark of the session (one per deletion not yet swept), in key order, which is time order.
+ * Read from the listing alone, names and no bodies: a key this package did not write there (a
+ * damaged or hostile name) is no mark and hides none.
+ */
+export async function listUploadsTrashMarks(
+  store: ObjectStore,
+  owner: Principal,
+  sessionId: string,
+  signal?: AbortSignal,
+): Promise<StoredUploadsTrashMark[]> {
+  const marks: StoredUploadsTrashMark[] = [];
+  const prefix = uploadsTrashMarksPrefix(owner, sessionId);
+  for await (const item of store.iterate({ prefix, ...withSignal(signal) })) {
+    const parts = uploadsTrashMarkParts(item.key);
+    if (parts) marks.push({ key: item.key, at: parts.at, by: parts.by });
+  }
+  return marks;
+}
+
+/** The mark in force among `marks`: the latest; of marks of one time, the one whose key sorts last. */
+export function uploadsTrashMarkInForce(
+  marks: readonly StoredUploadsTrashMark[],
+): StoredUploadsTrashMark | undefined {
+  let latest: StoredUploadsTrashMark | undefined;
+  for (const mark of marks) {
+    const later = latest === undefined || mark.at.getTime() > latest.at.getTime();
+    if (later || (mark.at.getTime() === latest!.at.getTime() && mark.key > latest!.key)) latest = mark;
+  }
+  return latest;
+}
+
+/** The session's mark in force, if its uploads were deleted into the trash. */
 export async function readUploadsTrashMark(
   store: ObjectStore,
   owner: Principal,
   sessionId: string,
   signal?: AbortSignal,
 ): Promise<UploadsTrashMark | undefined> {
-  const bytes = await store.get(uploadsTrashMarkKey(owner, sessionId), withSignal(signal));
-  if (!bytes) return undefined;
-  try {
-    const { at, by } = JSON.parse(new TextDecoder().decode(bytes)) as { at?: unknown; by?: unknown };
-    const time = typeof at === "string" ? new Date(at) : undefined;
-    return time && !Number.isNaN(time.getTime()) && typeof by === "string" ? { at: time, by } : undefined;
-  } catch {
-    return undefined;
-  }
+  const latest = uploadsTrashMarkInForce(await listUploadsTrashMarks(store, owner, sessionId, signal));
+  return latest && { at: latest.at, by: latest.by };
 }
 
-/** Writes the session's mark: its uploads as they are now are in the trash from `at`. */
+/**
+ * Creates one deletion's mark, beside any other deletion's: its uploads as they are now are in
+ * the trash from `at`. The body repeats the name for whoever browses the bucket; nothing reads it.
+ */
 export async function writeUploadsTrashMark(
   store: ObjectStore,
   owner: Principal,
@@ -54,11 +94,24 @@ export async function writeUploadsTrashMark(
   mark: UploadsTrashMark,
   signal?: AbortSignal,
 ): Promise<void> {
+  const key = uploadsTrashMarkKey(owner, sessionId, mark.at, mark.by);
   const body = new TextEncoder().encode(JSON.stringify({ at: mark.at.toISOString(), by: mark.by }));
-  await store.put(uploadsTrashMarkKey(owner, sessionId), body, {
-    contentType: "application/json",
-    ...withSignal(signal),
-  });
+  try {
+    await store.put(key, body, { ifNoneMatch: "*", contentType: "application/json", ...withSignal(signal) });
+  } catch (err) {
+    // The key is new (its random part), so it exists only as this very put: a client's retry of
+    // a put whose first attempt landed. Anything else is a failure of the deletion.
+    if (!StowageError.is(err, "ALREADY_EXISTS")) throw err;
+  }
+}
+
+/** Deletes these marks, and no other: a mark put since they were listed stays in force. */
+export async function deleteUploadsTrashMarks(
+  store: ObjectStore,
+  marks: readonly StoredUploadsTrashMark[],
+  signal?: AbortSignal,
+): Promise<void> {
+  for (const mark of marks) await store.delete(mark.key, withSignal(signal));
 }
 
 /** One upload past retention, or deleted into the trash with its session's uploads, not yet swept. */

@@ -1,4 +1,5 @@
-import { assertPrincipal, assertSafeId, isSafeId, type Principal } from "@stowage/core";
+import { randomBytes } from "node:crypto";
+import { assertPrincipal, assertSafeId, isSafeId, type Principal, StowageError } from "@stowage/core";
 
 // The folder beside `session.json` and `diff.txt` that holds a session's uploads. "artifacts" is
 // the design document's S3 layout (`sessions/<user|org>/<id>/<sessionId>/artifacts/<file>`), a
@@ -58,12 +59,50 @@ export function sessionKeyParts(
   return { owner, sessionId, scope, place: { folder: "other" } };
 }
 
-/**
- * Where a session's "uploads deleted into the trash" mark is kept: outside `sessions/`, so that no
- * session listing, quota or sweep of the session's tree counts or removes it.
- */
-export function uploadsTrashMarkKey(owner: Principal, sessionId: string): string {
+// A session's uploads deleted into the trash are marked outside `sessions/`, so that no session
+// listing, quota or sweep of the session's tree counts or removes a mark: one object per deletion,
+// `upload-trash/<user|org>/<id>/<sessionId>/<at>-<random>-<by>.json`, never overwritten.
+const TRASH_MARKS_ROOT = "upload-trash/";
+// The mark's time in ms, zero-padded to 16 digits (every time a Date holds fits), so that the
+// names of one session's marks sort by time; the random part keeps two marks of one millisecond
+// apart. `by` is a safe id (letters, digits, `._:@-`), safe inside one key segment.
+const MARK_TIME_DIGITS = 16;
+const MARK_NAME = /^(\d{16})-([0-9a-f]{16})-(.+)\.json$/;
+
+/** `upload-trash/<user|org>/<id>/<sessionId>/`: every trash mark of one session's uploads. */
+export function uploadsTrashMarksPrefix(owner: Principal, sessionId: string): string {
   assertPrincipal(owner, "session owner");
   assertSafeId(sessionId, "sessionId");
-  return `upload-trash/${owner.kind}/${owner.id}/${sessionId}.json`;
+  return `${TRASH_MARKS_ROOT}${owner.kind}/${owner.id}/${sessionId}/`;
+}
+
+/** A new key for one deletion's mark: `at` and `by` are in its name, made unique by a random part. */
+export function uploadsTrashMarkKey(owner: Principal, sessionId: string, at: Date, by: string): string {
+  const prefix = uploadsTrashMarksPrefix(owner, sessionId);
+  assertSafeId(by, "by");
+  const ms = at.getTime();
+  if (!Number.isSafeInteger(ms) || ms < 0) {
+    throw new StowageError("INVALID_INPUT", `a trash mark's time must be a time since 1970, got ${ms}`);
+  }
+  const time = String(ms).padStart(MARK_TIME_DIGITS, "0");
+  return `${prefix}${time}-${randomBytes(8).toString("hex")}-${by}.json`;
+}
+
+/**
+ * The session, time and author a trash mark's key names; undefined for any other key under
+ * `upload-trash/` (another kind, an unsafe id, another depth, another name: not written here).
+ */
+export function uploadsTrashMarkParts(
+  key: string,
+): { owner: Principal; sessionId: string; at: Date; by: string } | undefined {
+  if (!key.startsWith(TRASH_MARKS_ROOT)) return undefined;
+  const [kind, id, sessionId, name, ...deeper] = key.slice(TRASH_MARKS_ROOT.length).split("/");
+  if (deeper.length > 0 || (kind !== "user" && kind !== "org") || !isSafeId(id) || !isSafeId(sessionId)) {
+    return undefined;
+  }
+  const match = MARK_NAME.exec(name ?? "");
+  const at = new Date(Number(match?.[1]));
+  const by = match?.[3];
+  if (Number.isNaN(at.getTime()) || !isSafeId(by)) return undefined;
+  return { owner: { kind, id }, sessionId, at, by };
 }

@@ -186,8 +186,8 @@ export interface UploadService {
   ): Promise<TrashedSessionUploads>;
   /**
    * Deletes the uploads each `trashSessionUploads` took once `graceMs` has passed since, the ledger
-   * following, then its mark; `onSwept(uploads, by)` is told each session's (for an audit). How
-   * many uploads went.
+   * following, then its mark and the earlier ones (a later deletion's mark stays, with what it
+   * takes); `onSwept(uploads, by)` is told each session's (for an audit). How many uploads went.
    */
   sweepTrashedUploads(
     options: OperationOptions & {

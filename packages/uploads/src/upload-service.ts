@@ -14,9 +14,11 @@ import {
   throwIfAborted,
 } from "@stowage/core";
 import {
+  deleteUploadsTrashMarks,
   expiredUpload,
   isExpiredUpload,
   listExpiredUploads,
+  listUploadsTrashMarks,
   purgeExpiredUpload,
   readUploadsTrashMark,
   restoreExpiredUpload,
@@ -27,13 +29,7 @@ import { createMemoryQuotaLedger } from "./memory-quota-ledger.js";
 import { type QuotaLedger, type QuotaUsageSource, usageSourceFromStore } from "./quota-ledger.js";
 import { sweepRevokedGrants } from "./revoked-grants.js";
 import { assertUploadFilename } from "./upload-filename.js";
-import {
-  sessionKeyParts,
-  sessionPrefix,
-  uploadKey,
-  uploadRecordsPrefix,
-  uploadsTrashMarkKey,
-} from "./upload-keys.js";
+import { sessionKeyParts, sessionPrefix, uploadKey, uploadRecordsPrefix } from "./upload-keys.js";
 import { checkUpload, DEFAULT_UPLOAD_POLICY, type UploadPolicy } from "./upload-policy.js";
 import { createUploadRetention } from "./upload-retention.js";
 import type {
@@ -665,8 +661,9 @@ export function createUploadService(options: UploadServiceOptions): UploadServic
       assertPrincipal(principal);
       const owner: Principal = { kind: principal.kind, id: principal.id };
       const deleted = await retention.deleteSession(owner, sessionId, options);
-      // What was in the trash went with the rest: its mark has nothing left to say.
-      await store.delete(uploadsTrashMarkKey(owner, sessionId), withSignal(options.signal));
+      // What was in the trash went with the rest: its marks have nothing left to say.
+      const marks = await listUploadsTrashMarks(store, owner, sessionId, options.signal);
+      await deleteUploadsTrashMarks(store, marks, options.signal);
       return deleted;
     },
 

@@ -3,7 +3,7 @@
 // (utimes), never measured. `artifacts` in keys is the design document's wire name.
 import { utimes } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
-import type { Principal } from "@stowage/core";
+import type { ObjectStore, Principal } from "@stowage/core";
 import { createFsObjectStore } from "@stowage/storage-fs";
 import { tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
@@ -301,6 +301,123 @@ describe("a session's uploads deleted into the trash", () => {
     expect(await refused.json()).toMatchObject({ reason: "UPLOAD_IN_TRASH" });
     expect(await store.get(keyOf("alice", "s1", "a.png"))).toEqual(bytes("kept"));
     expect((await put(fresh)).status).toBe(200);
+  });
+
+  it("ignores every key under upload-trash/ that is not a mark, and keeps each deletion's mark apart", async () => {
+    const { store, uploads: retainedUploads, put } = await retained();
+    // Keys the sweep can list but must never address (a store refuses `..`): listed among alice's.
+    const unaddressable = [
+      "upload-trash/user/alice/s1/../x.json",
+      "upload-trash/user/alice/s1/../../../../sessions/user/alice/s1/artifacts/a.png",
+      "upload-trash/../sessions/user/alice/s1/artifacts/b.png",
+    ];
+    const listing: ObjectStore = {
+      ...store,
+      iterate(options) {
+        const inner = store.iterate(options);
+        const prefix = options?.prefix ?? "";
+        return (async function* () {
+          for (const key of unaddressable.filter((each) => each.startsWith(prefix))) {
+            yield { key, size: 1, lastModified: new Date(0) };
+          }
+          yield* inner;
+        })();
+      },
+    };
+    const uploads = createUploadService({
+      store: listing,
+      sessionExists: (principal, id) => id === "s1" && principal.id === "alice",
+      retentionDays: 30,
+    });
+    await put(keyOf("alice", "s1", "a.png"), "first", 2);
+    await put(keyOf("alice", "s1", "b.png"), "second!", 1);
+    const name = "0000000000000001-0123456789abcdef-key:old.json";
+    const hostile = [
+      // One mark for the whole session, as it was before each deletion had its own.
+      "upload-trash/user/alice/s1.json",
+      `upload-trash/team/alice/s1/${name}`,
+      `upload-trash/user/alice/s1/deeper/${name}`,
+      `upload-trash/user/alice/s1/${name.replace(".json", ".txt")}`,
+      // Names that would sort after any real mark, were they marks.
+      "upload-trash/user/alice/s1/9999999999999999-0123456789abcdef-key:late.json",
+      "upload-trash/user/alice/s1/8000000000000000-0123456789ABCDEF-key:late.json",
+      "upload-trash/user/alice/s1/8000000000000000-0123456789abcdef-.late.json",
+      "upload-trash/user/alice/s1/zzz.json",
+    ];
+    const body = bytes(JSON.stringify({ at: new Date().toISOString(), by: "key:hostile" }));
+    for (const key of hostile) await store.put(key, body);
+    const live = async () => (await uploads.listUploads(alice, "s1")).map((upload) => upload.filename);
+    const marks = async () => {
+      const keys: string[] = [];
+      for await (const item of store.iterate({ prefix: "upload-trash/" })) keys.push(item.key);
+      return keys.filter((key) => !hostile.includes(key));
+    };
+
+    // None of them is a mark: nothing is in the trash, and nothing is swept or touched.
+    expect(await live()).toEqual(["a.png", "b.png"]);
+    expect(await uploads.sweepTrashedUploads({ graceMs: 0 })).toBe(0);
+    expect(await live()).toEqual(["a.png", "b.png"]);
+
+    // Each deletion creates a mark of its own; the later one is in force, hidden by none of them.
+    await retainedUploads.trashSessionUploads(alice, "s1", { by: "key:k1" });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const took = await uploads.trashSessionUploads(alice, "s1", { by: "key:k2" });
+    expect(took).toMatchObject({ uploads: 2, bytes: 12 });
+    expect(await marks()).toEqual([
+      expect.stringMatching(/^upload-trash\/user\/alice\/s1\/\d{16}-[0-9a-f]{16}-key:k1\.json$/),
+      expect.stringMatching(/^upload-trash\/user\/alice\/s1\/\d{16}-[0-9a-f]{16}-key:k2\.json$/),
+    ]);
+    expect(await live()).toEqual([]);
+    const expired = await uploads.listExpiredUploads(alice, { sessionId: "s1" });
+    expect(expired.map(({ filename, deletedBy, expiresAt }) => [filename, deletedBy, expiresAt])).toEqual([
+      ["a.png", "key:k2", took.trashedAt],
+      ["b.png", "key:k2", took.trashedAt],
+    ]);
+
+    // Swept once: the uploads and both marks go; every other key stays as it was.
+    const swept: string[] = [];
+    const count = await uploads.sweepTrashedUploads({
+      graceMs: 0,
+      onSwept: (gone, by) => {
+        swept.push(...gone.map((upload) => `${upload.filename} by ${by}`));
+      },
+    });
+    expect([count, swept]).toEqual([2, ["a.png by key:k2", "b.png by key:k2"]]);
+    expect(await marks()).toEqual([]);
+    for (const key of hostile) expect(await store.get(key)).toEqual(body);
+  });
+
+  it("reads a mark from its name alone: a damaged body neither breaks a read nor changes it", async () => {
+    const { store, uploads, put } = await retained();
+    await put(keyOf("alice", "s1", "a.png"), "first", 1);
+    const at = new Date(Date.now() - 1000);
+    const name = `${String(at.getTime()).padStart(16, "0")}-0123456789abcdef-key:k1.json`;
+    await store.put(`upload-trash/user/alice/s1/${name}`, bytes("{ damaged"));
+    expect(await uploads.listUploads(alice, "s1")).toEqual([]);
+    expect(
+      (await uploads.listExpiredUploads(alice)).map(({ filename, deletedBy, expiresAt }) => [
+        filename,
+        deletedBy,
+        expiresAt,
+      ]),
+    ).toEqual([["a.png", "key:k1", at]]);
+  });
+
+  it("deleting the session's uploads deletes every mark of the session, and only its", async () => {
+    const { store, uploads, put } = await retained();
+    await put(keyOf("alice", "s1", "a.png"), "first", 1);
+    await put(keyOf("alice", "s2", "b.png"), "second", 1);
+    await uploads.trashSessionUploads(alice, "s1", { by: "key:k1" });
+    await uploads.trashSessionUploads(alice, "s1", { by: "key:k2" });
+    await uploads.trashSessionUploads(alice, "s2", { by: "key:k1" });
+    await uploads.deleteSessionUploads(alice, "s1");
+    const keys: string[] = [];
+    for await (const item of store.iterate({ prefix: "upload-trash/" })) keys.push(item.key);
+    expect(keys).toEqual([
+      expect.stringMatching(/^upload-trash\/user\/alice\/s2\/\d{16}-[0-9a-f]{16}-key:k1\.json$/),
+    ]);
+    expect(await store.head(keyOf("alice", "s1", "a.png"))).toBeNull();
+    expect((await uploads.listExpiredUploads(alice)).map((upload) => upload.filename)).toEqual(["b.png"]);
   });
 
   it("refuses an unknown session and a bad by, marking nothing", async () => {

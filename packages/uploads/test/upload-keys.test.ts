@@ -8,6 +8,9 @@ import {
   uploadKey,
   uploadRecordsPrefix,
   uploadsPrefix,
+  uploadsTrashMarkKey,
+  uploadsTrashMarkParts,
+  uploadsTrashMarksPrefix,
 } from "../src/upload-keys.js";
 
 describe("upload key layout", () => {
@@ -60,6 +63,24 @@ describe("upload key layout", () => {
     );
     await expectStowageError(
       () => uploadKey({ kind: "org", id: "acme" }, value as string, "a.png"),
+      "INVALID_INPUT",
+    );
+    // A trash mark's key is refused for such an id as owner, session or author alike.
+    const at = new Date(1_700_000_000_000);
+    await expectStowageError(
+      () => uploadsTrashMarksPrefix({ kind: "user", id: value as string }, "s1"),
+      "INVALID_INPUT",
+    );
+    await expectStowageError(
+      () => uploadsTrashMarkKey({ kind: "user", id: "u1" }, value as string, at, "key:k1"),
+      "INVALID_INPUT",
+    );
+    await expectStowageError(
+      () => uploadsTrashMarkKey({ kind: "org", id: value as string }, "s1", at, "key:k1"),
+      "INVALID_INPUT",
+    );
+    await expectStowageError(
+      () => uploadsTrashMarkKey({ kind: "user", id: "u1" }, "s1", at, value as string),
       "INVALID_INPUT",
     );
   });
@@ -116,5 +137,62 @@ describe("upload key layout", () => {
     ]) {
       expect(sessionKeyParts(outside)).toBeUndefined();
     }
+  });
+  it("gives each deletion's trash mark a key of its own in the session's folder, sorted by time", () => {
+    const owner = { kind: "org", id: "acme" } as const;
+    expect(uploadsTrashMarksPrefix(owner, "s1")).toBe("upload-trash/org/acme/s1/");
+    // Outside `sessions/`: no listing, quota or sweep of the session's tree sees a mark.
+    expect(uploadsTrashMarksPrefix(owner, "s1").startsWith(sessionPrefix(owner, "s1"))).toBe(false);
+    expect(uploadsTrashMarksPrefix(owner, "s10").startsWith(uploadsTrashMarksPrefix(owner, "s1"))).toBe(
+      false,
+    );
+    const first = uploadsTrashMarkKey(owner, "s1", new Date(999), "key:k1");
+    const again = uploadsTrashMarkKey(owner, "s1", new Date(999), "key:k1");
+    const later = uploadsTrashMarkKey(owner, "s1", new Date(1_700_000_000_000), "a");
+    expect(first).toMatch(/^upload-trash\/org\/acme\/s1\/0000000000000999-[0-9a-f]{16}-key:k1\.json$/);
+    expect(again).not.toBe(first);
+    expect([later, first].sort()).toEqual([first, later]);
+    expect(uploadsTrashMarkParts(first)).toEqual({
+      owner,
+      sessionId: "s1",
+      at: new Date(999),
+      by: "key:k1",
+    });
+    // An author whose id ends like the name does is read back whole.
+    const odd = uploadsTrashMarkKey(owner, "s1", new Date(5), "x.json");
+    expect(uploadsTrashMarkParts(odd)?.by).toBe("x.json");
+  });
+
+  it.each([
+    [-1, "before 1970"],
+    [Number.NaN, "an invalid date"],
+  ])("refuses a trash mark at %j (%s)", async (ms) => {
+    await expectStowageError(
+      () => uploadsTrashMarkKey({ kind: "user", id: "u1" }, "s1", new Date(ms), "key:k1"),
+      "INVALID_INPUT",
+    );
+  });
+
+  it.each([
+    ["upload-trash/user/alice/s1.json", "a single mark of the old layout"],
+    ["upload-trash/user/alice/s1/../x.json", "traversal"],
+    ["upload-trash/user/alice/s1/..", "a parent directory"],
+    ["upload-trash/user/../s1/0000000000000001-0123456789abcdef-key:k1.json", "traversal as the owner"],
+    ["upload-trash/team/alice/s1/0000000000000001-0123456789abcdef-key:k1.json", "another kind"],
+    ["upload-trash/user/.alice/s1/0000000000000001-0123456789abcdef-key:k1.json", "a hidden owner"],
+    ["upload-trash/user/alice/s1/x/0000000000000001-0123456789abcdef-key:k1.json", "one level deeper"],
+    ["upload-trash/user/alice/0000000000000001-0123456789abcdef-key:k1.json", "one level up"],
+    ["upload-trash/user/alice/s1/0000000000000001-0123456789abcdef-key:k1.txt", "not JSON"],
+    ["upload-trash/user/alice/s1/0000000000000001-0123456789abcdef-key:k1.json/", "a folder"],
+    ["upload-trash/user/alice/s1/1-0123456789abcdef-key:k1.json", "a time not 16 digits wide"],
+    ["upload-trash/user/alice/s1/9999999999999999-0123456789abcdef-key:k1.json", "a time no date holds"],
+    ["upload-trash/user/alice/s1/0000000000000001-0123456789ABCDEF-key:k1.json", "an upper-case random part"],
+    ["upload-trash/user/alice/s1/0000000000000001-0123456789abcdef-.json", "no author"],
+    ["upload-trash/user/alice/s1/0000000000000001-0123456789abcdef--x.json", "an author not a safe id"],
+    ["upload-trash/user/alice/s1/0000000000000001-0123456789abcdef-a b.json", "an author with a space"],
+    ["sessions/user/alice/s1/0000000000000001-0123456789abcdef-key:k1.json", "outside upload-trash/"],
+    ["upload-trash/", "the root itself"],
+  ])("reads no trash mark from %j (%s)", (key) => {
+    expect(uploadsTrashMarkParts(key)).toBeUndefined();
   });
 });
