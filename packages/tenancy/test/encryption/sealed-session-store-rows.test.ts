@@ -179,6 +179,26 @@ describe("sessionStoreSeal(principal) with the PostgreSQL SessionStore", () => {
     await expectStowageError(store.load(key), "INTEGRITY", "DECRYPTION_FAILED");
   });
 
+  it("one open of rows from several batches, interleaved, of growing and shrinking sizes: each row its own text", async () => {
+    // The open decodes every row into one buffer and keeps the last batch's key: a row of another
+    // batch between two of one, or a long row before a short one, must not leak into the next.
+    const seal = deployment().open().sessionStoreSeal(alice)!;
+    const first = ["a", "b".repeat(90_000), "c", ""];
+    const second = ["ü".repeat(50_000), "d", "e".repeat(3_000), "f"];
+    const [a, b] = [await seal.seal("entries/p/s/", first), await seal.seal("entries/p/s/", second)];
+    const rows = [a[0]!, b[0]!, a[1]!, b[1]!, a[2]!, b[2]!, a[3]!, b[3]!];
+    const texts = [first[0], second[0], first[1], second[1], first[2], second[2], first[3], second[3]];
+    expect(await seal.open("entries/p/s/", rows)).toEqual(texts);
+    // A bit of the second batch's salt flipped in one row: that row fails, not its neighbours'.
+    const bytes = Buffer.from(b[1]!.slice(6), "base64");
+    bytes[30] = bytes[30]! ^ 1;
+    await expectStowageError(
+      seal.open("entries/p/s/", [a[0]!, b[0]!, `stwe1:${bytes.toString("base64")}`]),
+      "INTEGRITY",
+    );
+    expect(await seal.open("entries/p/s/", [b[3]!, a[3]!, b[0]!])).toEqual([second[3], first[3], second[0]]);
+  });
+
   it("the seal itself: any text round trips, bound to what it was sealed for, its row's place included", async () => {
     const seal = deployment().open().sessionStoreSeal(alice)!;
     const texts = ["", "ünïcødé ✓", "x".repeat(70_000), '{"type":"user"}'];
