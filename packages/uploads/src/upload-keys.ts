@@ -62,7 +62,8 @@ export function sessionKeyParts(
 // A session's uploads deleted into the trash are marked outside `sessions/`, so that no session
 // listing, quota or sweep of the session's tree counts or removes a mark: one object per deletion,
 // `upload-trash/<user|org>/<id>/<sessionId>/<at>-<random>-<by>.json`, never overwritten.
-const TRASH_MARKS_ROOT = "upload-trash/";
+/** Where every trash mark of every session lives: the sweep lists from here. */
+export const TRASH_MARKS_ROOT = "upload-trash/";
 // The mark's time in ms, zero-padded to 16 digits (every time a Date holds fits), so that the
 // names of one session's marks sort by time; the random part keeps two marks of one millisecond
 // apart. `by` is a safe id (letters, digits, `._:@-`), safe inside one key segment.

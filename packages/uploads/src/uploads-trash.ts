@@ -14,7 +14,13 @@ import {
   writeUploadsTrashMark,
 } from "./expired-uploads.js";
 import type { QuotaLedger } from "./quota-ledger.js";
-import { sessionKeyParts, sessionPrefix, uploadsPrefix, uploadsTrashMarkParts } from "./upload-keys.js";
+import {
+  sessionKeyParts,
+  sessionPrefix,
+  TRASH_MARKS_ROOT,
+  uploadsPrefix,
+  uploadsTrashMarkParts,
+} from "./upload-keys.js";
 import type { SweptUpload } from "./upload-retention.js";
 
 // A session's uploads deleted into the trash: nothing moves (an upload's records and stamps stay
@@ -39,7 +45,6 @@ import type { SweptUpload } from "./upload-retention.js";
 // from its body: a read of the mark in force is one listing, with no GET after it (none that a
 // sweep's delete could beat, none to find a damaged body), and what is in force is what is listed.
 
-const MARKS_ROOT = "upload-trash/";
 const withSignal = (signal: AbortSignal | undefined) => (signal ? { signal } : {});
 
 /** What {@link trashSessionUploads} took. */
@@ -114,7 +119,7 @@ async function* markedSessions(
   signal: AbortSignal | undefined,
 ): AsyncGenerator<{ owner: Principal; sessionId: string }> {
   let previous: string | undefined;
-  for await (const item of store.iterate({ prefix: MARKS_ROOT, ...withSignal(signal) })) {
+  for await (const item of store.iterate({ prefix: TRASH_MARKS_ROOT, ...withSignal(signal) })) {
     const parts = uploadsTrashMarkParts(item.key);
     if (!parts) continue;
     const folder = item.key.slice(0, item.key.lastIndexOf("/") + 1);

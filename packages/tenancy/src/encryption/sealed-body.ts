@@ -2,14 +2,14 @@ import { concatBytes } from "@stowage/core";
 import {
   newHeader,
   objectKeyFor,
-  openSegment,
   parseHeader,
   SEALED_HEADER_BYTES,
   SEALED_SEGMENT_BYTES,
   SEGMENT_BYTES,
   type SealedHeader,
   sealedSize,
-  sealSegment,
+  segmentOpener,
+  segmentSealer,
 } from "./sealed-format.js";
 
 /** A data key: its hex id (written in every header) and its 32 bytes. */
@@ -25,6 +25,7 @@ export type DataKeyLookup = (dataKeyId: string) => Promise<Uint8Array>;
 export function sealBytes(dataKey: DataKey, objectKey: string, plaintext: Uint8Array): Uint8Array {
   const header = newHeader(dataKey.id);
   const key = objectKeyFor(dataKey.key, header);
+  const sealSegment = segmentSealer(objectKey);
   const out = new Uint8Array(sealedSize(plaintext.byteLength));
   out.set(header.bytes, 0);
   let at = header.bytes.byteLength;
@@ -32,9 +33,10 @@ export function sealBytes(dataKey: DataKey, objectKey: string, plaintext: Uint8A
   for (let start = 0; ; start += SEGMENT_BYTES, index++) {
     const end = Math.min(start + SEGMENT_BYTES, plaintext.byteLength);
     const last = end === plaintext.byteLength;
-    const sealed = sealSegment(key, header, objectKey, index, last, plaintext.subarray(start, end));
-    out.set(sealed, at);
-    at += sealed.byteLength;
+    const [ciphertext, tag] = sealSegment(key, header, index, last, plaintext.subarray(start, end));
+    out.set(ciphertext, at);
+    out.set(tag, at + ciphertext.byteLength);
+    at += ciphertext.byteLength + tag.byteLength;
     if (last) return out;
   }
 }
@@ -47,18 +49,12 @@ export async function openBytes(
 ): Promise<Uint8Array> {
   const header = parseHeader(sealed, objectKey);
   const key = objectKeyFor(await lookup(header.dataKeyId), header);
+  const openSegment = segmentOpener(objectKey);
   const parts: Uint8Array[] = [];
   let total = 0;
   for (let at = SEALED_HEADER_BYTES, index = 0; at < sealed.byteLength; at += SEALED_SEGMENT_BYTES, index++) {
     const end = Math.min(at + SEALED_SEGMENT_BYTES, sealed.byteLength);
-    const part = openSegment(
-      key,
-      header,
-      objectKey,
-      index,
-      end === sealed.byteLength,
-      sealed.subarray(at, end),
-    );
+    const part = openSegment(key, header, index, end === sealed.byteLength, sealed.subarray(at, end));
     parts.push(part);
     total += part.byteLength;
   }
@@ -99,10 +95,11 @@ export function sealStream(
 ): ReadableStream<Uint8Array> {
   const header = newHeader(dataKey.id);
   const key = objectKeyFor(dataKey.key, header);
+  const sealSegment = segmentSealer(objectKey);
   let index = 0;
   let controllerRef: TransformStreamDefaultController<Uint8Array> | undefined;
   const segments = segmenter(SEGMENT_BYTES, (piece, last) => {
-    controllerRef!.enqueue(sealSegment(key, header, objectKey, index++, last, piece));
+    for (const part of sealSegment(key, header, index++, last, piece)) controllerRef!.enqueue(part);
   });
   return plaintext.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({
@@ -127,8 +124,9 @@ export function openStream(
   let opened: { header: SealedHeader; key: Buffer } | undefined;
   let index = 0;
   let controllerRef: TransformStreamDefaultController<Uint8Array> | undefined;
+  const openSegment = segmentOpener(objectKey);
   const segments = segmenter(SEALED_SEGMENT_BYTES, (piece, last) => {
-    controllerRef!.enqueue(openSegment(opened!.key, opened!.header, objectKey, index++, last, piece));
+    controllerRef!.enqueue(openSegment(opened!.key, opened!.header, index++, last, piece));
   });
   async function openHeader(): Promise<Uint8Array> {
     const joined = concatBytes(headerBytes, headerLength);

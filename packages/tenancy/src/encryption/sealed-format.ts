@@ -128,18 +128,6 @@ export function segmentSealer(
   };
 }
 
-/** One segment, sealed: its ciphertext then its tag. */
-export function sealSegment(
-  key: Buffer,
-  header: SealedHeader,
-  objectKey: string,
-  index: number,
-  last: boolean,
-  plaintext: Uint8Array,
-): Buffer {
-  return Buffer.concat(segmentSealer(objectKey)(key, header, index, last, plaintext));
-}
-
 /**
  * Opens sealed segments of one object key, many times over: its additional data and nonce are
  * built once in buffers of its own and rewritten per segment. A load opens thousands of
@@ -172,18 +160,6 @@ export function segmentOpener(
       );
     }
   };
-}
-
-/** One sealed segment's plaintext; INTEGRITY when its tag does not hold. */
-export function openSegment(
-  key: Buffer,
-  header: SealedHeader,
-  objectKey: string,
-  index: number,
-  last: boolean,
-  sealed: Uint8Array,
-): Buffer {
-  return segmentOpener(objectKey)(key, header, index, last, sealed);
 }
 
 /** Bytes a sealed segment takes in the store when full. */
