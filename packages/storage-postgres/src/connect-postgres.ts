@@ -4,6 +4,7 @@ import type { StowageConnection, StowageDatabase } from "./database.js";
 import { fromDatabaseError } from "./database-errors.js";
 import { registerListenSessions } from "./listen-sessions.js";
 import { migrateStowage } from "./migrate-stowage.js";
+import { registerParsedOnArrival } from "./rows-parsed-on-arrival.js";
 
 /** Connections in the pool when `maxConnections` is not given (node-postgres's own default). */
 const DEFAULT_MAX_CONNECTIONS = 10;
@@ -69,6 +70,7 @@ export async function connectPostgres(options: ConnectPostgresOptions): Promise<
     await pool.end();
   };
   const db = drizzle({ client: pool }) as unknown as StowageDatabase;
+  registerParsedOnArrival(db, pool);
   try {
     await migrateStowage({ db, schema, ...(signal ? { signal } : {}) });
   } catch (err) {

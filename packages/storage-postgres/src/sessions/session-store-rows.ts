@@ -12,6 +12,7 @@ import {
 } from "@stowage/sessions/backend";
 import { sql } from "drizzle-orm";
 import { rowsOf, type StowageDatabase } from "../database.js";
+import { parsedOnArrivalOf, type QueryParsedOnArrival } from "../rows-parsed-on-arrival.js";
 import { runDatabase } from "../run-database.js";
 import { sessionStoreEntries as entries, sessionStoreKeys as keys } from "../schema.js";
 import { checkClearRefs, openEntryRows, openSummaryRow } from "./session-store-sealed-rows.js";
@@ -44,15 +45,120 @@ export function readSummary(stored: StoredSessionKey, text: string): SessionSumm
 }
 
 /**
- * Rows one query of a load reads (about 5 MB of entries of 5 KB). Read all at once, a long
+ * Rows one query of a paged load reads (about 5 MB of entries of 5 KB). Read all at once, a long
  * transcript's row strings (226 MB for 50,000 entries) all lived until the last was parsed, so
  * V8 promoted them and ran full collections; a page's strings die young, as the peer's do.
  */
 const LOAD_PAGE_ROWS = 1_000;
 
+/** A transcript's entries as a load takes them, and where each one's moved payloads go back. */
+interface Loading {
+  all: SessionStoreEntry[];
+  moved: Map<number, NonNullable<StoredEntryLine["moved"]>>;
+}
+
+function take(loading: Loading, line: StoredEntryLine): void {
+  if (line.moved) loading.moved.set(loading.all.length, line.moved);
+  loading.all.push(line.entry);
+}
+
+interface LoadContext {
+  db: StowageDatabase;
+  seal: SessionStoreSeal | undefined;
+  stored: StoredSessionKey;
+  key: string;
+  context: string;
+  signal: AbortSignal | undefined;
+}
+
+const entriesAfter = (stored: StoredSessionKey, from: number, inclusive: boolean, limit?: number) => sql`
+  SELECT id, entry FROM ${entries}
+  WHERE project_key = ${stored.projectKey} AND session_id = ${stored.sessionId}
+    AND subpath = ${stored.subpath} AND id ${inclusive ? sql`>=` : sql`>`} ${from}
+  ORDER BY id${limit === undefined ? sql`` : sql` LIMIT ${limit}`}`;
+
+/** What a clear row's text became as it arrived: its line, or the text a check will report on. */
+type ArrivedEntry = { line: StoredEntryLine } | { unreadable: string };
+
+function parseArrivedEntry(text: string): ArrivedEntry {
+  try {
+    return { line: parseStoredEntryLine(text) };
+  } catch {
+    return { unreadable: text };
+  }
+}
+
+/**
+ * Clear rows on node-postgres: one statement (one snapshot), each row parsed as it arrives. A row
+ * that did not parse goes through the paged load's checks, so it fails the same way (FORBIDDEN
+ * for a sealed row, INTEGRITY naming the row otherwise).
+ */
+async function loadParsedOnArrival(
+  load: LoadContext,
+  queryParsedOnArrival: QueryParsedOnArrival,
+  loading: Loading,
+): Promise<void> {
+  const rows = await queryParsedOnArrival(entriesAfter(load.stored, 0, false), parseArrivedEntry);
+  throwIfAborted(load.signal, load.context);
+  for (const row of rows) {
+    const arrived = row.entry as ArrivedEntry;
+    if ("line" in arrived) {
+      take(loading, arrived.line);
+      continue;
+    }
+    const where = () => ({ key: load.key, row: Number(row.id) });
+    const [opened] = await openEntryRows(undefined, load.stored, [arrived.unreadable], where, load.signal);
+    take(loading, readRow(parseStoredEntryLine, opened!.line, where()));
+  }
+}
+
+/**
+ * Pages of rows in one snapshot, each page's texts opened with one `open` of the seal: sealed
+ * rows, and PGlite (which hands back a result whole).
+ */
+async function loadInPages({ db, seal, stored, key, context, signal }: LoadContext, loading: Loading) {
+  const readPage = async (executor: Executor, from: number, inclusive: boolean) => {
+    const rows = rowsOf(await executor.execute(entriesAfter(stored, from, inclusive, LOAD_PAGE_ROWS)));
+    throwIfAborted(signal, context);
+    return rows;
+  };
+  const takePage = async (rows: Record<string, unknown>[]) => {
+    const where = (index: number) => ({ key, row: Number(rows[index]!.id) });
+    const texts = rows.map((row) => row.entry as string);
+    const opened = await openEntryRows(seal, stored, texts, where, signal);
+    for (const [index, { line: text, clearRefs }] of opened.entries()) {
+      const line = readRow(parseStoredEntryLine, text, where(index));
+      checkClearRefs(line.moved, clearRefs, seal !== undefined, where(index));
+      take(loading, line);
+    }
+  };
+  // Most transcripts are one page: one statement, no transaction.
+  const first = await readPage(db, 0, false);
+  await takePage(first);
+  if (first.length < LOAD_PAGE_ROWS) return;
+  // The rest in one snapshot, from the last row read: while that row is still there, the
+  // transcript was not deleted in between (appends only add rows after it), else start over.
+  await db.transaction(
+    async (tx) => {
+      let page = await readPage(tx, Number(first.at(-1)!.id), true);
+      if (page[0]?.id !== first.at(-1)!.id) {
+        loading.all.length = 0;
+        loading.moved.clear();
+        page = await readPage(tx, 0, false);
+        await takePage(page);
+      } else await takePage(page.slice(1));
+      while (page.length === LOAD_PAGE_ROWS) {
+        page = await readPage(tx, Number(page.at(-1)!.id), false);
+        await takePage(page);
+      }
+    },
+    { isolationLevel: "repeatable read", accessMode: "read only" },
+  );
+}
+
 /**
  * A transcript's entries in append order, each checked as stored, with the payloads that moved to
- * the blob store put back; null for a key never written.
+ * the blob store put back; null for a key never written (an empty append writes nothing either).
  */
 export async function loadEntries(
   { db, seal }: { db: StowageDatabase; seal: SessionStoreSeal | undefined },
@@ -61,60 +167,18 @@ export async function loadEntries(
   signal: AbortSignal | undefined,
 ): Promise<SessionStoreEntry[] | null> {
   const key = describeSessionKey(stored);
-  const moved = new Map<number, NonNullable<StoredEntryLine["moved"]>>();
-  const context = `session store load ${key}`;
-  const all: SessionStoreEntry[] = [];
-  const readPage = async (executor: Executor, from: number, inclusive: boolean) => {
-    const rows = rowsOf(
-      await executor.execute(sql`
-        SELECT id, entry FROM ${entries}
-        WHERE project_key = ${stored.projectKey} AND session_id = ${stored.sessionId}
-          AND subpath = ${stored.subpath} AND id ${inclusive ? sql`>=` : sql`>`} ${from}
-        ORDER BY id LIMIT ${LOAD_PAGE_ROWS}`),
-    );
-    throwIfAborted(signal, context);
-    return rows;
-  };
-  // One `open` of the seal a page.
-  const take = async (rows: Record<string, unknown>[]) => {
-    const where = (index: number) => ({ key, row: Number(rows[index]!.id) });
-    const texts = rows.map((row) => row.entry as string);
-    const opened = await openEntryRows(seal, stored, texts, where, signal);
-    for (const [index, { line: text, clearRefs }] of opened.entries()) {
-      const line = readRow(parseStoredEntryLine, text, where(index));
-      checkClearRefs(line.moved, clearRefs, seal !== undefined, where(index));
-      if (line.moved) moved.set(all.length, line.moved);
-      all.push(line.entry);
-    }
-  };
-  const loaded = await runDatabase(context, signal, async () => {
-    // Most transcripts are one page: one statement, no transaction.
-    const first = await readPage(db, 0, false);
-    await take(first);
-    if (first.length < LOAD_PAGE_ROWS) return all.length === 0 ? null : all;
-    // The rest in one snapshot, from the last row read: while that row is still there, the
-    // transcript was not deleted in between (appends only add rows after it), else start over.
-    return db.transaction(
-      async (tx) => {
-        let page = await readPage(tx, Number(first.at(-1)!.id), true);
-        if (page[0]?.id !== first.at(-1)!.id) {
-          all.length = 0;
-          moved.clear();
-          page = await readPage(tx, 0, false);
-          await take(page);
-        } else await take(page.slice(1));
-        while (page.length === LOAD_PAGE_ROWS) {
-          page = await readPage(tx, Number(page.at(-1)!.id), false);
-          await take(page);
-        }
-        // No entries: a key never written (an empty append writes nothing either).
-        return all.length === 0 ? null : all;
-      },
-      { isolationLevel: "repeatable read", accessMode: "read only" },
-    );
-  });
-  if (loaded) await putBackEntryPayloads(payloads, loaded, moved, key, signal);
-  return loaded;
+  const load: LoadContext = { db, seal, stored, key, context: `session store load ${key}`, signal };
+  const loading: Loading = { all: [], moved: new Map() };
+  // Sealed rows are opened a page at a time (one `open` each), so they keep to pages.
+  const queryParsedOnArrival = seal ? undefined : parsedOnArrivalOf(db);
+  await runDatabase(load.context, signal, () =>
+    queryParsedOnArrival
+      ? loadParsedOnArrival(load, queryParsedOnArrival, loading)
+      : loadInPages(load, loading),
+  );
+  if (loading.all.length === 0) return null;
+  await putBackEntryPayloads(payloads, loading.all, loading.moved, key, signal);
+  return loading.all;
 }
 
 /** The stored summaries of a project's main transcripts, each checked. */

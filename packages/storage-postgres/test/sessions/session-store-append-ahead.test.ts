@@ -1,10 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import type { SessionStoreEntry } from "@anthropic-ai/claude-agent-sdk";
-import { seededRandom } from "@stowage/core/testing";
+import { expectStowageError, seededRandom } from "@stowage/core/testing";
 import { tempDirectory } from "@stowage/test-support";
+import { sql } from "drizzle-orm";
 import { expect, it } from "vitest";
-import type { StowageDatabase } from "../../src/database.js";
+import { rowsOf, type StowageDatabase } from "../../src/database.js";
+import { parsedOnArrivalOf } from "../../src/rows-parsed-on-arrival.js";
 import { createPostgresSessionStore } from "../../src/sessions/session-store.js";
 import { describeBackends } from "../backends.js";
 import { storeEntries } from "../store-entries.js";
@@ -102,7 +104,14 @@ describeBackends("postgres SessionStore appends to a key row it wrote last", (ba
   });
 });
 
-describeBackends("postgres SessionStore loads in pages", (backend) => {
+// node-postgres reads a clear transcript in one statement, each row parsed as it arrives; PGlite
+// (and sealed rows) in pages of 1,000. Both must give the same entries and the same errors.
+describeBackends("postgres SessionStore loads long transcripts", (backend) => {
+  it(`reads rows as they arrive on node-postgres, in pages on PGlite (${backend.name})`, () => {
+    const parsedOnArrival = parsedOnArrivalOf(backend.connection().db);
+    expect(parsedOnArrival !== undefined).toBe(backend.name === "PostgreSQL");
+  });
+
   for (const count of [999, 1_000, 1_001, 2_000, 2_500]) {
     it(`loads ${count} entries whole and in order`, async () => {
       const ours = createPostgresSessionStore({ db: backend.connection().db });
@@ -112,4 +121,29 @@ describeBackends("postgres SessionStore loads in pages", (backend) => {
       expect(await ours.load(key)).toEqual(batch);
     });
   }
+
+  it.each([
+    ["not JSON", '{"type":"user",', "INTEGRITY", "CORRUPT_ROW"],
+    ["an object without a type", '{"uuid":"x"}', "INTEGRITY", "CORRUPT_ROW"],
+    ["sealed (this store has no seal)", "AAAAsealed-looking", "FORBIDDEN", "ROW_SEALED"],
+  ] as const)(
+    "a row past the first 1,000 that is %s fails the load naming that row",
+    async (_what, text, code, reason) => {
+      const db = backend.connection().db;
+      const ours = createPostgresSessionStore({ db });
+      const key = { projectKey: "proj-pages-bad", sessionId: randomUUID() };
+      await ours.append(
+        key,
+        Array.from({ length: 1_500 }, (_, n) => ({ type: "user", uuid: `u${n}` })),
+      );
+      const [row] = rowsOf(
+        await db.execute(sql`
+        INSERT INTO session_store_entries (project_key, session_id, subpath, uuid, entry)
+        VALUES (${key.projectKey}, ${key.sessionId}, '', NULL, ${text}) RETURNING id`),
+      );
+      await ours.append(key, [{ type: "user", uuid: "after" }]);
+      const err = await expectStowageError(ours.load(key), code, reason);
+      expect(err.details).toEqual({ key: `proj-pages-bad/${key.sessionId}`, row: Number(row!.id) });
+    },
+  );
 });
