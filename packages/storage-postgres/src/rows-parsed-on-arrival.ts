@@ -8,8 +8,9 @@ import type { StowageDatabase } from "./database.js";
 // text until the last row is in, which for 50,000 transcript entries (226 MB of text) meant
 // seconds of garbage collection. PGlite hands back a result whole: it has no such path.
 
-/** node-postgres's OID of `text`: the only type these statements parse themselves. */
-const TEXT_OID = 25;
+/** node-postgres's OIDs of the types these statements parse themselves. */
+export const TEXT_OID = 25;
+export const INT8_OID = 20;
 
 /** The part of a node-postgres pool this needs: a query with per-query type parsers. */
 export interface NodePostgresQueryable {
@@ -21,12 +22,13 @@ export interface NodePostgresQueryable {
 }
 
 /**
- * Runs one statement, each `text` column handed to `parseText` as its row arrives (every other
- * column stays the text the server sent). `parseText` must not throw: return what went wrong.
+ * Runs one statement, each column whose type has a parser in `parsers` handed to it as its row
+ * arrives, the columns of a row in their order (every other column stays the text the server
+ * sent). A parser must not throw: it returns, or keeps, what went wrong.
  */
 export type QueryParsedOnArrival = (
   query: SQL,
-  parseText: (text: string) => unknown,
+  parsers: Record<number, (text: string) => unknown>,
 ) => Promise<Record<string, unknown>[]>;
 
 const runners = new WeakMap<StowageDatabase, QueryParsedOnArrival>();
@@ -37,10 +39,10 @@ const keepText = (text: string) => text;
 export function registerParsedOnArrival(db: StowageDatabase, pool: NodePostgresQueryable): void {
   // The same SQL text and parameters drizzle would send for `query`.
   const dialect = new PgDialect();
-  runners.set(db, async (query, parseText) => {
+  runners.set(db, async (query, parsers) => {
     const { sql: text, params } = dialect.sqlToQuery(query);
-    const parsers = { getTypeParser: (oid: number) => (oid === TEXT_OID ? parseText : keepText) };
-    return (await pool.query({ text, values: params, types: parsers })).rows;
+    const types = { getTypeParser: (oid: number) => parsers[oid] ?? keepText };
+    return (await pool.query({ text, values: params, types })).rows;
   });
 }
 

@@ -12,7 +12,12 @@ import {
 } from "@stowage/sessions/backend";
 import { sql } from "drizzle-orm";
 import { rowsOf, type StowageDatabase } from "../database.js";
-import { parsedOnArrivalOf, type QueryParsedOnArrival } from "../rows-parsed-on-arrival.js";
+import {
+  INT8_OID,
+  parsedOnArrivalOf,
+  type QueryParsedOnArrival,
+  TEXT_OID,
+} from "../rows-parsed-on-arrival.js";
 import { runDatabase } from "../run-database.js";
 import { sessionStoreEntries as entries, sessionStoreKeys as keys } from "../schema.js";
 import { checkClearRefs, openEntryRows, openSummaryRow } from "./session-store-sealed-rows.js";
@@ -51,15 +56,23 @@ export function readSummary(stored: StoredSessionKey, text: string): SessionSumm
  */
 const LOAD_PAGE_ROWS = 1_000;
 
+/**
+ * Rows a load on node-postgres gathers as they arrive before opening and parsing them (one `open`
+ * of the seal each): about 1 MB of text, young when it is parsed.
+ */
+const ARRIVAL_PAGE_ROWS = 200;
+
 /** A transcript's entries as a load takes them, and where each one's moved payloads go back. */
 interface Loading {
   all: SessionStoreEntry[];
   moved: Map<number, NonNullable<StoredEntryLine["moved"]>>;
 }
 
-function take(loading: Loading, line: StoredEntryLine): void {
-  if (line.moved) loading.moved.set(loading.all.length, line.moved);
-  loading.all.push(line.entry);
+function take(loading: Loading, lines: readonly StoredEntryLine[]): void {
+  for (const line of lines) {
+    if (line.moved) loading.moved.set(loading.all.length, line.moved);
+    loading.all.push(line.entry);
+  }
 }
 
 interface LoadContext {
@@ -77,60 +90,73 @@ const entriesAfter = (stored: StoredSessionKey, from: number, inclusive: boolean
     AND subpath = ${stored.subpath} AND id ${inclusive ? sql`>=` : sql`>`} ${from}
   ORDER BY id${limit === undefined ? sql`` : sql` LIMIT ${limit}`}`;
 
-/** What a clear row's text became as it arrived: its line, or the text a check will report on. */
-type ArrivedEntry = { line: StoredEntryLine } | { unreadable: string };
-
-function parseArrivedEntry(text: string): ArrivedEntry {
-  try {
-    return { line: parseStoredEntryLine(text) };
-  } catch {
-    return { unreadable: text };
-  }
+/** Rows' texts opened (one `open` of the seal) and each line checked; `ids[i]` names row i in errors. */
+async function linesOf(
+  { seal, stored, key, signal }: LoadContext,
+  texts: readonly string[],
+  ids: readonly unknown[],
+): Promise<StoredEntryLine[]> {
+  const where = (index: number) => ({ key, row: Number(ids[index]) });
+  const opened = await openEntryRows(seal, stored, texts, where, signal);
+  return opened.map(({ line: text, clearRefs }, index) => {
+    const line = readRow(parseStoredEntryLine, text, where(index));
+    checkClearRefs(line.moved, clearRefs, seal !== undefined, where(index));
+    return line;
+  });
 }
 
 /**
- * Clear rows on node-postgres: one statement (one snapshot), each row parsed as it arrives. A row
- * that did not parse goes through the paged load's checks, so it fails the same way (FORBIDDEN
- * for a sealed row, INTEGRITY naming the row otherwise).
+ * node-postgres: one statement (one snapshot), its rows opened and parsed a few hundred at a time
+ * as they arrive, while the server sends the rest, so no text lives long.
  */
-async function loadParsedOnArrival(
+async function loadOnArrival(
   load: LoadContext,
-  queryParsedOnArrival: QueryParsedOnArrival,
+  query: QueryParsedOnArrival,
   loading: Loading,
 ): Promise<void> {
-  const rows = await queryParsedOnArrival(entriesAfter(load.stored, 0, false), parseArrivedEntry);
+  const pages: Promise<StoredEntryLine[]>[] = [];
+  let texts: string[] = [];
+  let ids: string[] = [];
+  let id = "";
+  const openPage = () => {
+    const page = linesOf(load, texts, ids);
+    // Awaited in order below; a page that fails before then must not be an unhandled rejection.
+    page.catch(() => {});
+    pages.push(page);
+    texts = [];
+    ids = [];
+  };
+  await query(entriesAfter(load.stored, 0, false), {
+    // A row's columns are parsed in their order: its id, then its entry.
+    [INT8_OID]: (text) => {
+      id = text;
+    },
+    [TEXT_OID]: (text) => {
+      texts.push(text);
+      ids.push(id);
+      if (texts.length === ARRIVAL_PAGE_ROWS) openPage();
+    },
+  });
+  if (texts.length > 0) openPage();
   throwIfAborted(load.signal, load.context);
-  for (const row of rows) {
-    const arrived = row.entry as ArrivedEntry;
-    if ("line" in arrived) {
-      take(loading, arrived.line);
-      continue;
-    }
-    const where = () => ({ key: load.key, row: Number(row.id) });
-    const [opened] = await openEntryRows(undefined, load.stored, [arrived.unreadable], where, load.signal);
-    take(loading, readRow(parseStoredEntryLine, opened!.line, where()));
-  }
+  for (const page of pages) take(loading, await page);
 }
 
-/**
- * Pages of rows in one snapshot, each page's texts opened with one `open` of the seal: sealed
- * rows, and PGlite (which hands back a result whole).
- */
-async function loadInPages({ db, seal, stored, key, context, signal }: LoadContext, loading: Loading) {
+/** Pages of rows in one snapshot, each page opened with one `open` of the seal: PGlite, which returns a result whole. */
+async function loadInPages(load: LoadContext, loading: Loading): Promise<void> {
+  const { db, stored, context, signal } = load;
   const readPage = async (executor: Executor, from: number, inclusive: boolean) => {
     const rows = rowsOf(await executor.execute(entriesAfter(stored, from, inclusive, LOAD_PAGE_ROWS)));
     throwIfAborted(signal, context);
     return rows;
   };
   const takePage = async (rows: Record<string, unknown>[]) => {
-    const where = (index: number) => ({ key, row: Number(rows[index]!.id) });
-    const texts = rows.map((row) => row.entry as string);
-    const opened = await openEntryRows(seal, stored, texts, where, signal);
-    for (const [index, { line: text, clearRefs }] of opened.entries()) {
-      const line = readRow(parseStoredEntryLine, text, where(index));
-      checkClearRefs(line.moved, clearRefs, seal !== undefined, where(index));
-      take(loading, line);
-    }
+    const lines = await linesOf(
+      load,
+      rows.map((row) => row.entry as string),
+      rows.map((row) => row.id),
+    );
+    take(loading, lines);
   };
   // Most transcripts are one page: one statement, no transaction.
   const first = await readPage(db, 0, false);
@@ -169,12 +195,9 @@ export async function loadEntries(
   const key = describeSessionKey(stored);
   const load: LoadContext = { db, seal, stored, key, context: `session store load ${key}`, signal };
   const loading: Loading = { all: [], moved: new Map() };
-  // Sealed rows are opened a page at a time (one `open` each), so they keep to pages.
-  const queryParsedOnArrival = seal ? undefined : parsedOnArrivalOf(db);
+  const query = parsedOnArrivalOf(db);
   await runDatabase(load.context, signal, () =>
-    queryParsedOnArrival
-      ? loadParsedOnArrival(load, queryParsedOnArrival, loading)
-      : loadInPages(load, loading),
+    query ? loadOnArrival(load, query, loading) : loadInPages(load, loading),
   );
   if (loading.all.length === 0) return null;
   await putBackEntryPayloads(payloads, loading.all, loading.moved, key, signal);
