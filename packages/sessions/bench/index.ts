@@ -182,3 +182,4 @@ await import("./store-once.js");
 await import("./follow-up-captures.js");
 await import("./langgraph-savers.js");
 await import("./restore-session.js");
+await import("./capture-vs-tar.js");

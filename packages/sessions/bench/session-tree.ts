@@ -8,6 +8,8 @@ export interface BenchSessionTree {
   /** The agent's working directory and config directory. */
   cwd: string;
   configDir: string;
+  /** Where Claude Code keeps the session's files: `<configDir>/projects/<key>`. */
+  projectDir: string;
   /** Each file's path below the project directory, and its bytes, in the tree's order. */
   paths: string[];
   contents: Buffer[];
@@ -15,11 +17,17 @@ export interface BenchSessionTree {
   bytes: Buffer;
 }
 
+/** The capture and restore benches' main transcript: 9.5 MB (with the rest, about 12 MB). */
+export const BENCH_MAIN_BYTES = 9_500_000;
+
 /**
  * About 12 MB: a 9.5 MB main transcript, two 0.9 MB subagents, tool results and a legacy agent,
- * a screenshot every 30 turns.
+ * a screenshot every 30 turns. `mainBytes` scales it (the subagents stay at the same share).
  */
-export async function writeBenchSessionTree(base: string): Promise<BenchSessionTree> {
+export async function writeBenchSessionTree(
+  base: string,
+  mainBytes = BENCH_MAIN_BYTES,
+): Promise<BenchSessionTree> {
   await mkdir(join(base, "workspace"));
   const cwd = await realpath(join(base, "workspace"));
   const configDir = join(base, ".claude");
@@ -27,12 +35,20 @@ export async function writeBenchSessionTree(base: string): Promise<BenchSessionT
   const files = realisticSessionTree({
     sessionId,
     cwd,
-    mainBytes: 9_500_000,
-    subagentBytes: 900_000,
+    mainBytes,
+    subagentBytes: Math.round((mainBytes * 900_000) / BENCH_MAIN_BYTES),
     screenshotEvery: 30,
   });
   const location = await writeSessionTree({ configDir, cwd, sessionId, files });
   const paths = [...files.keys()];
   const contents = await Promise.all(paths.map((path) => readFile(join(location.projectDir, path))));
-  return { sessionId, cwd, configDir, paths, contents, bytes: Buffer.concat(contents) };
+  return {
+    sessionId,
+    cwd,
+    configDir,
+    projectDir: location.projectDir,
+    paths,
+    contents,
+    bytes: Buffer.concat(contents),
+  };
 }

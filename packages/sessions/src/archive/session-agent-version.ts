@@ -51,6 +51,9 @@ function newestInLines(
  */
 function mayBeNewer(buffer: Buffer, from: number, newest: AgentVersion | undefined): boolean {
   if (!newest || buffer[from] !== 0x3a || buffer[from + 1] !== 0x22) return true;
+  // The newest so far written again, as on nearly every line: no newer, and nothing to decode.
+  const same = from + 2 + newest.text.length;
+  if (buffer[same] === 0x22 && buffer.toString("latin1", from + 2, same) === newest.text) return false;
   const close = buffer.indexOf(0x22, from + 2);
   if (close === -1 || close - from - 2 > MAX_AGENT_VERSION_LENGTH + 1) return true;
   const raw = buffer.toString("latin1", from + 2, close);

@@ -83,27 +83,52 @@ export function configEntryProblem(rest: string, sessionId: string): string | un
   return expected;
 }
 
+const SLUG_KEY = Buffer.from('"slug":"');
+
+/** `[a-z0-9-]`: the bytes a slug is matched with before the line that holds it is parsed. */
+const isSlugByte = (byte: number | undefined) =>
+  byte !== undefined && ((byte >= 0x61 && byte <= 0x7a) || (byte >= 0x30 && byte <= 0x39) || byte === 0x2d);
+
 /**
  * The plan slugs a transcript names: the top-level `slug` of its lines (Claude Code writes it on
  * every line once the session has one). A `slug` quoted inside a line (a tool result showing
  * another session's transcript) is escaped in the JSON text and never matches; only lines that
- * hold the key are parsed.
+ * hold the key with a slug not seen yet are parsed. The bytes are searched as they are (decoding
+ * a 10 MB transcript as UTF-8 took 45 ms, most of a capture's own work); a line parsed is decoded
+ * alone, as it reads in the whole text.
  */
 export function transcriptPlanSlugs(transcript: Uint8Array): string[] {
+  const bytes = Buffer.from(transcript.buffer, transcript.byteOffset, transcript.byteLength);
   const slugs = new Set<string>();
-  const text = new TextDecoder().decode(transcript);
-  for (const match of text.matchAll(/"slug":"([a-z0-9-]{1,128})"/g)) {
-    if (slugs.has(match[1]!)) continue;
-    const start = text.lastIndexOf("\n", match.index) + 1;
-    const end = text.indexOf("\n", match.index);
-    let line: unknown;
-    try {
-      line = JSON.parse(text.slice(start, end === -1 ? undefined : end));
-    } catch {
+  let at = bytes.indexOf(SLUG_KEY);
+  while (at !== -1) {
+    const from = at + SLUG_KEY.length;
+    let close = from;
+    while (close - from <= MAX_PLAN_SLUG_LENGTH && isSlugByte(bytes[close])) close++;
+    if (close === from || close - from > MAX_PLAN_SLUG_LENGTH || bytes[close] !== 0x22) {
+      at = bytes.indexOf(SLUG_KEY, at + 1);
       continue;
     }
-    const slug = (line as { slug?: unknown } | null)?.slug;
-    if (isPlanSlug(slug)) slugs.add(slug);
+    const candidate = bytes.toString("latin1", from, close);
+    if (!slugs.has(candidate)) {
+      const slug = topLevelSlug(bytes, at);
+      if (isPlanSlug(slug)) slugs.add(slug);
+    }
+    at = bytes.indexOf(SLUG_KEY, close + 1);
   }
   return [...slugs];
+}
+
+/** The `slug` of the JSON line holding byte `at`, or undefined when the line is not JSON. */
+function topLevelSlug(bytes: Buffer, at: number): unknown {
+  const start = bytes.lastIndexOf(0x0a, at) + 1;
+  let end = bytes.indexOf(0x0a, at);
+  if (end === -1) end = bytes.byteLength;
+  // A byte-order mark is dropped only at the start of the transcript, as a decoder of the whole does.
+  const decoder = new TextDecoder("utf-8", { ignoreBOM: start > 0 });
+  try {
+    return (JSON.parse(decoder.decode(bytes.subarray(start, end))) as { slug?: unknown } | null)?.slug;
+  } catch {
+    return undefined;
+  }
 }

@@ -164,6 +164,30 @@ describe("a Claude Code session's files in the config directory", () => {
     ).toEqual([]);
   });
 
+  it("a transcript's bytes are read as UTF-8 text: marks, other scripts and broken bytes around a slug", () => {
+    const bytes = (...parts: (string | number[])[]) =>
+      Buffer.concat(parts.map((part) => (typeof part === "string" ? Buffer.from(part) : Buffer.from(part))));
+    // A byte-order mark starts the text (dropped by a decoder), or a line in the middle (JSON
+    // refuses it there); multi-byte characters and a stray byte before the key; no final newline.
+    expect(
+      transcriptPlanSlugs(
+        bytes(
+          [0xef, 0xbb, 0xbf],
+          line({ slug: "first" }),
+          [0xef, 0xbb, 0xbf],
+          line({ slug: "after-a-mark" }),
+          `{"text":"ünïcødé 日本","slug":"wide"}\n`,
+          `{"text":"`,
+          [0xc3],
+          `","slug":"stray-byte"}\n`,
+          `{"slug":"last"}`,
+        ),
+      ),
+    ).toEqual(["first", "wide", "stray-byte", "last"]);
+    // A key that follows a slug's closing quote is not a key of its own.
+    expect(transcriptPlanSlugs(bytes(`{"slug":"a"slug":"b"}\n`, line({ slug: "c" })))).toEqual(["c"]);
+  });
+
   it("entry paths under ~config/ name only this session's files", () => {
     const ok = [
       `~config/file-history/${sessionId}/0816f5cf4a1d603d@v2`,

@@ -41,6 +41,26 @@ describe("codecs", () => {
     });
   }
 
+  it("a size hint (output in chunks of up to 4 MiB) changes no byte: the blobs are node:zlib's one-shot ones", async () => {
+    const random = new Uint8Array(randomBytes(3_000_000));
+    const input = Buffer.concat([text, random, text, random]);
+    const gzipped = await compressChunks("gzip", [text, random, text, random], {
+      sizeHint: input.byteLength,
+    });
+    expect(Buffer.from(gzipped).equals(zlib.gzipSync(input, { level: 6 }))).toBe(true);
+    const { constants } = zlib;
+    const brotli = await compressChunks("brotli", [input], { sizeHint: input.byteLength, brotliQuality: 4 });
+    const oneShot = zlib.brotliCompressSync(input, {
+      params: {
+        [constants.BROTLI_PARAM_QUALITY]: 4,
+        [constants.BROTLI_PARAM_LGWIN]: 18,
+        [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+        [constants.BROTLI_PARAM_SIZE_HINT]: input.byteLength,
+      },
+    });
+    expect(Buffer.from(brotli).equals(oneShot)).toBe(true);
+  });
+
   if (!isCodecAvailable("zstd")) {
     it("zstd on a Node.js without it fails with UNAVAILABLE, naming the version it needs", async () => {
       expect(() => createCompressStream("zstd")).toThrow(/Node\.js 22\.15/);
