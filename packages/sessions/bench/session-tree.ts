@@ -18,7 +18,7 @@ export interface BenchSessionTree {
 }
 
 /** The capture and restore benches' main transcript: 9.5 MB (with the rest, about 12 MB). */
-export const BENCH_MAIN_BYTES = 9_500_000;
+const BENCH_MAIN_BYTES = 9_500_000;
 
 /**
  * About 12 MB: a 9.5 MB main transcript, two 0.9 MB subagents, tool results and a legacy agent,
