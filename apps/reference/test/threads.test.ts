@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { textItem, toolResultItem } from "@stowage/thread-items";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { SSE_MAX_QUEUED_CHARS, SSE_RESYNC_GRACE_SECONDS } from "../src/http/routes/threads.js";
 import { errorCode, startTestApp, type TestApp } from "./support/test-app.js";
 
@@ -274,14 +274,23 @@ describe("a live tail whose subscriber falls behind", () => {
     expect(refused.status).toBe(429);
     expect(await errorCode(refused)).toBe("RATE_LIMITED");
 
-    await postBig(thread);
-    // The stalled subscriber was dropped: its slot is free for a new stream.
-    const another = await openTail(idleThread);
-    expect(another.response.status).toBe(200);
-    another.close();
+    // The grace period's timer is driven by the test rather than waited for (11 s of wall time):
+    // the server asks for it when it drops the subscriber, and the test runs it once the
+    // subscriber has shown it is not reading.
+    const graceTimers = holdTimersOf(SSE_RESYNC_GRACE_SECONDS * 1000);
+    try {
+      await postBig(thread);
+      // The stalled subscriber was dropped: its slot is free for a new stream.
+      const another = await openTail(idleThread);
+      expect(another.response.status).toBe(200);
+      another.close();
 
-    // It never took its resync: once the grace period is over, its connection is cut.
-    await new Promise((resolve) => setTimeout(resolve, (SSE_RESYNC_GRACE_SECONDS + 1) * 1000));
+      // It never took its resync: once the grace period is over, its connection is cut.
+      expect(graceTimers.pending).toBe(1);
+      graceTimers.runAll();
+    } finally {
+      graceTimers.restore();
+    }
     const ending = await stalled.toEnd();
     expect(["ended", "cut"]).toContain(ending);
     expect(events(stalled.received, "resync")).toEqual([]);
@@ -289,3 +298,49 @@ describe("a live tail whose subscriber falls behind", () => {
     for (const tail of idle) tail.close();
   });
 });
+
+/**
+ * Holds back every `setTimeout` of exactly `delayMs` asked for until `restore()` (the others run as
+ * usual): the caller gets a timer that never fires by itself, which `clearTimeout` still cancels,
+ * and the test runs what is left of them with `runAll()` when it says the time is over.
+ */
+function holdTimersOf(delayMs: number) {
+  const realSetTimeout = globalThis.setTimeout;
+  const realClearTimeout = globalThis.clearTimeout;
+  const held = new Map<unknown, () => void>();
+  const setSpy = vi.spyOn(globalThis, "setTimeout").mockImplementation(((
+    callback: (...args: unknown[]) => void,
+    ms?: number,
+    ...args: unknown[]
+  ) => {
+    if (ms !== delayMs) return realSetTimeout(callback, ms, ...args);
+    const timer = realSetTimeout(() => {}, 2 ** 31 - 1);
+    timer.unref();
+    held.set(timer, () => callback(...args));
+    return timer;
+  }) as typeof setTimeout);
+  const clearSpy = vi.spyOn(globalThis, "clearTimeout").mockImplementation((timer) => {
+    held.delete(timer);
+    realClearTimeout(timer);
+  });
+  return {
+    /** How many held timers are still to run. */
+    get pending() {
+      return held.size;
+    },
+    /** The timers as they were; what is still held never runs. */
+    restore: () => {
+      setSpy.mockRestore();
+      clearSpy.mockRestore();
+      for (const timer of held.keys()) realClearTimeout(timer as NodeJS.Timeout);
+      held.clear();
+    },
+    runAll: () => {
+      for (const [timer, run] of [...held]) {
+        held.delete(timer);
+        realClearTimeout(timer as NodeJS.Timeout);
+        run();
+      }
+    },
+  };
+}
