@@ -452,61 +452,68 @@ describe("stowage trash", () => {
   });
 });
 
+// One app for the tests below that need no deployment of their own (each acts as principals of
+// its own, so none sees another's trash or audit rows): an app's start is about a second of CPU,
+// several under a loaded CI. Started by the first test that needs it, so `-t` runs one alone.
+let shared: Promise<TestApp> | undefined;
+const sharedApp = () =>
+  (shared ??= startTestApp({ STOWAGE_UPLOAD_RETENTION_DAYS: "30", STOWAGE_TRASH_DAYS: "7" }));
+afterAll(async () => {
+  await (await shared)?.close();
+});
+
 describe("uploads past retention in the trash", () => {
   it("are listed, restored byte for byte and purged through /trash; bob can do neither", async () => {
-    const app = await startTestApp({ STOWAGE_UPLOAD_RETENTION_DAYS: "30", STOWAGE_TRASH_DAYS: "7" });
-    try {
-      const alice = await app.keyFor({ kind: "user", id: "alice" });
-      const bob = await app.keyFor({ kind: "user", id: "bob" });
-      const { sessionId } = await fullSession(app, alice);
-      // The upload's file, 31 days old: one day past the retention.
-      const [file] = await findFiles(join(app.dataDir, "objects"), `${sessionId}/artifacts/notes.txt`);
-      const age = async () => {
-        const at = new Date(Date.now() - 31 * DAY_MS);
-        await utimes(file!, at, at);
-      };
-      await age();
-      const artifacts = `/agents/${sessionId}/artifacts`;
-      const listedNames = async () =>
-        (
-          await json<{ artifacts: { filename: string }[] }>(await app.call(artifacts, { key: alice }))
-        ).artifacts.map((artifact) => artifact.filename);
-      expect(await listedNames()).toEqual([]);
-      const { items } = await json<{ items: Trashed[] }>(await app.call("/trash", { key: alice }));
-      expect(items).toEqual([
-        expect.objectContaining({ kind: "upload", id: `${sessionId}/notes.txt`, by: "retention", bytes: 11 }),
-      ]);
-      expect((await json<{ items: Trashed[] }>(await app.call("/trash", { key: bob }))).items).toEqual([]);
-      // The id holds a slash: one path segment, percent-encoded.
-      const one = `/trash/upload/${encodeURIComponent(`${sessionId}/notes.txt`)}`;
-      expect((await app.call(`${one}/restore`, { key: bob, method: "POST" })).status).toBe(404);
-      expect((await app.call(one, { key: bob, method: "DELETE" })).status).toBe(404);
-      expect(await json(await app.call(`${one}/restore`, { key: alice, method: "POST" }))).toMatchObject({
-        kind: "upload",
-        id: `${sessionId}/notes.txt`,
-      });
-      expect(await listedNames()).toEqual(["notes.txt"]);
-      expect(await readFile(file!, "utf8")).toBe("hello world");
+    const app = await sharedApp();
+    const [owner, other] = [`alice-${randomUUID().slice(0, 8)}`, `bob-${randomUUID().slice(0, 8)}`];
+    const alice = await app.keyFor({ kind: "user", id: owner });
+    const bob = await app.keyFor({ kind: "user", id: other });
+    const { sessionId } = await fullSession(app, alice);
+    // The upload's file, 31 days old: one day past the retention.
+    const [file] = await findFiles(join(app.dataDir, "objects"), `${sessionId}/artifacts/notes.txt`);
+    const age = async () => {
+      const at = new Date(Date.now() - 31 * DAY_MS);
+      await utimes(file!, at, at);
+    };
+    await age();
+    const artifacts = `/agents/${sessionId}/artifacts`;
+    const listedNames = async () =>
+      (
+        await json<{ artifacts: { filename: string }[] }>(await app.call(artifacts, { key: alice }))
+      ).artifacts.map((artifact) => artifact.filename);
+    expect(await listedNames()).toEqual([]);
+    const { items } = await json<{ items: Trashed[] }>(await app.call("/trash", { key: alice }));
+    expect(items).toEqual([
+      expect.objectContaining({ kind: "upload", id: `${sessionId}/notes.txt`, by: "retention", bytes: 11 }),
+    ]);
+    expect((await json<{ items: Trashed[] }>(await app.call("/trash", { key: bob }))).items).toEqual([]);
+    // The id holds a slash: one path segment, percent-encoded.
+    const one = `/trash/upload/${encodeURIComponent(`${sessionId}/notes.txt`)}`;
+    expect((await app.call(`${one}/restore`, { key: bob, method: "POST" })).status).toBe(404);
+    expect((await app.call(one, { key: bob, method: "DELETE" })).status).toBe(404);
+    expect(await json(await app.call(`${one}/restore`, { key: alice, method: "POST" }))).toMatchObject({
+      kind: "upload",
+      id: `${sessionId}/notes.txt`,
+    });
+    expect(await listedNames()).toEqual(["notes.txt"]);
+    expect(await readFile(file!, "utf8")).toBe("hello world");
 
-      await age();
-      await json(await app.call(one, { key: alice, method: "DELETE" }));
-      expect(await findFiles(join(app.dataDir, "objects"), `${sessionId}/artifacts/notes.txt`)).toEqual([]);
-      expect((await json<{ items: Trashed[] }>(await app.call("/trash", { key: alice }))).items).toEqual([]);
-      const { rows } = await json<{ rows: { kind: string; id: string; by: string }[] }>(
-        await app.call("/audit", { key: alice }),
-      );
-      expect(rows.filter((row) => row.kind === "uploads")).toEqual([
-        expect.objectContaining({ id: `${sessionId}/notes.txt`, by: expect.stringMatching(/^key:/) }),
-      ]);
-      for (const [path, method] of [
-        [`/trash/upload/${encodeURIComponent("../x/notes.txt")}/restore`, "POST"],
-        [`/trash/upload/${encodeURIComponent(`${sessionId}/../notes.txt`)}`, "DELETE"],
-        [`/trash/upload/${encodeURIComponent(`${sessionId}/`)}/restore`, "POST"],
-      ] as const) {
-        expect((await app.call(path, { key: alice, method })).status, path).toBe(400);
-      }
-    } finally {
-      await app.close();
+    await age();
+    await json(await app.call(one, { key: alice, method: "DELETE" }));
+    expect(await findFiles(join(app.dataDir, "objects"), `${sessionId}/artifacts/notes.txt`)).toEqual([]);
+    expect((await json<{ items: Trashed[] }>(await app.call("/trash", { key: alice }))).items).toEqual([]);
+    const { rows } = await json<{ rows: { kind: string; id: string; by: string }[] }>(
+      await app.call("/audit", { key: alice }),
+    );
+    expect(rows.filter((row) => row.kind === "uploads")).toEqual([
+      expect.objectContaining({ id: `${sessionId}/notes.txt`, by: expect.stringMatching(/^key:/) }),
+    ]);
+    for (const [path, method] of [
+      [`/trash/upload/${encodeURIComponent("../x/notes.txt")}/restore`, "POST"],
+      [`/trash/upload/${encodeURIComponent(`${sessionId}/../notes.txt`)}`, "DELETE"],
+      [`/trash/upload/${encodeURIComponent(`${sessionId}/`)}/restore`, "POST"],
+    ] as const) {
+      expect((await app.call(path, { key: alice, method })).status, path).toBe(400);
     }
   });
 });
@@ -568,102 +575,94 @@ describe("blobs garbage collection took, in the trash", () => {
 
 describe("a session's uploads deleted into the trash", () => {
   it("DELETE …/uploads moves them there: listed by who deleted them, restored, purged; other days 400, bob 404", async () => {
-    const app = await startTestApp({ STOWAGE_TRASH_DAYS: "7" });
-    try {
-      const alice = await app.keyFor({ kind: "user", id: "alice" });
-      const bob = await app.keyFor({ kind: "user", id: "bob" });
-      const { sessionId } = await fullSession(app, alice);
-      const uploads = `/agents/sessions/${sessionId}/uploads`;
-      const artifacts = `/agents/${sessionId}/artifacts`;
-      const listedNames = async () =>
-        (
-          await json<{ artifacts: { filename: string }[] }>(await app.call(artifacts, { key: alice }))
-        ).artifacts.map((artifact) => artifact.filename);
-      expect((await app.call(uploads, { key: bob, method: "DELETE" })).status).toBe(404);
-      expect((await app.call(`${uploads}?trashDays=3`, { key: alice, method: "DELETE" })).status).toBe(400);
-      expect(await listedNames()).toEqual(["notes.txt"]);
+    const app = await sharedApp();
+    const [owner, other] = [`alice-${randomUUID().slice(0, 8)}`, `bob-${randomUUID().slice(0, 8)}`];
+    const alice = await app.keyFor({ kind: "user", id: owner });
+    const bob = await app.keyFor({ kind: "user", id: other });
+    const { sessionId } = await fullSession(app, alice);
+    const uploads = `/agents/sessions/${sessionId}/uploads`;
+    const artifacts = `/agents/${sessionId}/artifacts`;
+    const listedNames = async () =>
+      (
+        await json<{ artifacts: { filename: string }[] }>(await app.call(artifacts, { key: alice }))
+      ).artifacts.map((artifact) => artifact.filename);
+    expect((await app.call(uploads, { key: bob, method: "DELETE" })).status).toBe(404);
+    expect((await app.call(`${uploads}?trashDays=3`, { key: alice, method: "DELETE" })).status).toBe(400);
+    expect(await listedNames()).toEqual(["notes.txt"]);
 
-      const report = await json<{ trash: { uploads: number; bytes: number; purgeAfter: string } }>(
-        await app.call(uploads, { key: alice, method: "DELETE" }),
-      );
-      expect(report.trash).toMatchObject({ uploads: 1, bytes: 11 });
-      expect(await listedNames()).toEqual([]);
-      const { items } = await json<{ items: Trashed[] }>(await app.call("/trash", { key: alice }));
-      expect(items.filter((item) => item.kind === "upload")).toEqual([
-        expect.objectContaining({
-          id: `${sessionId}/notes.txt`,
-          by: expect.stringMatching(/^key:/),
-          bytes: 11,
-        }),
-      ]);
-      const one = `/trash/upload/${encodeURIComponent(`${sessionId}/notes.txt`)}`;
-      expect((await app.call(`${one}/restore`, { key: bob, method: "POST" })).status).toBe(404);
-      await json(await app.call(`${one}/restore`, { key: alice, method: "POST" }));
-      expect(await listedNames()).toEqual(["notes.txt"]);
+    const report = await json<{ trash: { uploads: number; bytes: number; purgeAfter: string } }>(
+      await app.call(uploads, { key: alice, method: "DELETE" }),
+    );
+    expect(report.trash).toMatchObject({ uploads: 1, bytes: 11 });
+    expect(await listedNames()).toEqual([]);
+    const { items } = await json<{ items: Trashed[] }>(await app.call("/trash", { key: alice }));
+    expect(items.filter((item) => item.kind === "upload")).toEqual([
+      expect.objectContaining({
+        id: `${sessionId}/notes.txt`,
+        by: expect.stringMatching(/^key:/),
+        bytes: 11,
+      }),
+    ]);
+    const one = `/trash/upload/${encodeURIComponent(`${sessionId}/notes.txt`)}`;
+    expect((await app.call(`${one}/restore`, { key: bob, method: "POST" })).status).toBe(404);
+    await json(await app.call(`${one}/restore`, { key: alice, method: "POST" }));
+    expect(await listedNames()).toEqual(["notes.txt"]);
 
-      await json(await app.call(uploads, { key: alice, method: "DELETE" }));
-      await json(await app.call(one, { key: alice, method: "DELETE" }));
-      expect((await json<{ items: Trashed[] }>(await app.call("/trash", { key: alice }))).items).toEqual([]);
-      const { rows } = await json<{ rows: { kind: string; id: string; reason: string }[] }>(
-        await app.call("/audit", { key: alice }),
-      );
-      expect(rows.filter((row) => row.kind === "uploads").map((row) => row.reason)).toEqual([
-        expect.stringContaining("moved to the trash"),
-        expect.stringContaining("moved to the trash"),
-        expect.stringContaining("its session's uploads deleted by key:"),
-      ]);
-    } finally {
-      await app.close();
-    }
+    await json(await app.call(uploads, { key: alice, method: "DELETE" }));
+    await json(await app.call(one, { key: alice, method: "DELETE" }));
+    expect((await json<{ items: Trashed[] }>(await app.call("/trash", { key: alice }))).items).toEqual([]);
+    const { rows } = await json<{ rows: { kind: string; id: string; reason: string }[] }>(
+      await app.call("/audit", { key: alice }),
+    );
+    expect(rows.filter((row) => row.kind === "uploads").map((row) => row.reason)).toEqual([
+      expect.stringContaining("moved to the trash"),
+      expect.stringContaining("moved to the trash"),
+      expect.stringContaining("its session's uploads deleted by key:"),
+    ]);
   });
 });
 
 describe("Agent SDK transcripts in the trash", () => {
   it("what the SDK deletes through the deployment's SessionStore is listed, restored and purged through /trash; bob can do neither", async () => {
-    const app = await startTestApp({ STOWAGE_TRASH_DAYS: "7" });
-    try {
-      const alice = await app.keyFor({ kind: "user", id: "alice" });
-      const bob = await app.keyFor({ kind: "user", id: "bob" });
-      // The SDK runs in the embedding process, on the tenant's store (as `sessionStore`).
-      const transcripts = app.server.services.stowage.tenant({ kind: "user", id: "alice" }).agentSdkSessions;
-      const key = { projectKey: "-workspace-app", sessionId: randomUUID() };
-      const entries = [{ type: "user", uuid: randomUUID(), message: { role: "user", content: "hello" } }];
-      await transcripts.append(key, entries);
-      await transcripts.delete(key);
-      const { items } = await json<{ items: Trashed[] }>(await app.call("/trash", { key: alice }));
-      const [item] = items.filter((thing) => thing.kind === "transcript");
-      expect(item).toMatchObject({ id: expect.stringMatching(/^-workspace-app\//), by: "agent-sdk" });
-      expect(item!.bytes).toBeGreaterThan(0);
-      expect((await json<{ items: Trashed[] }>(await app.call("/trash", { key: bob }))).items).toEqual([]);
-      const one = `/trash/transcript/${encodeURIComponent(item!.id)}`;
-      expect((await app.call(`${one}/restore`, { key: bob, method: "POST" })).status).toBe(404);
-      expect(
-        (await app.call(`/trash/transcript/no-slash/restore`, { key: alice, method: "POST" })).status,
-      ).toBe(400);
-      await json(await app.call(`${one}/restore`, { key: alice, method: "POST" }));
-      expect(await transcripts.load(key)).toEqual(entries);
+    const app = await sharedApp();
+    const [owner, other] = [`alice-${randomUUID().slice(0, 8)}`, `bob-${randomUUID().slice(0, 8)}`];
+    const alice = await app.keyFor({ kind: "user", id: owner });
+    const bob = await app.keyFor({ kind: "user", id: other });
+    // The SDK runs in the embedding process, on the tenant's store (as `sessionStore`).
+    const transcripts = app.server.services.stowage.tenant({ kind: "user", id: owner }).agentSdkSessions;
+    const key = { projectKey: "-workspace-app", sessionId: randomUUID() };
+    const entries = [{ type: "user", uuid: randomUUID(), message: { role: "user", content: "hello" } }];
+    await transcripts.append(key, entries);
+    await transcripts.delete(key);
+    const { items } = await json<{ items: Trashed[] }>(await app.call("/trash", { key: alice }));
+    const [item] = items.filter((thing) => thing.kind === "transcript");
+    expect(item).toMatchObject({ id: expect.stringMatching(/^-workspace-app\//), by: "agent-sdk" });
+    expect(item!.bytes).toBeGreaterThan(0);
+    expect((await json<{ items: Trashed[] }>(await app.call("/trash", { key: bob }))).items).toEqual([]);
+    const one = `/trash/transcript/${encodeURIComponent(item!.id)}`;
+    expect((await app.call(`${one}/restore`, { key: bob, method: "POST" })).status).toBe(404);
+    expect(
+      (await app.call(`/trash/transcript/no-slash/restore`, { key: alice, method: "POST" })).status,
+    ).toBe(400);
+    await json(await app.call(`${one}/restore`, { key: alice, method: "POST" }));
+    expect(await transcripts.load(key)).toEqual(entries);
 
-      await transcripts.delete(key);
-      const [again] = (await json<{ items: Trashed[] }>(await app.call("/trash", { key: alice }))).items;
-      const purge = `/trash/transcript/${encodeURIComponent(again!.id)}`;
-      expect((await app.call(purge, { key: bob, method: "DELETE" })).status).toBe(404);
-      expect(await json(await app.call(purge, { key: alice, method: "DELETE" }))).toEqual({
-        sessionId: key.sessionId,
-        agentSdkSessions: { transcripts: 1, deletedBytes: again!.bytes },
-      });
-      expect(await transcripts.load(key)).toBeNull();
-      const { rows } = await json<{ rows: { kind: string; by: string; reason: string }[] }>(
-        await app.call("/audit", { key: alice }),
-      );
-      expect(
-        rows.filter((row) => row.kind === "agentSdkSessions").map((row) => [row.by, row.reason]),
-      ).toEqual([
-        ["agent-sdk", "moved to the trash for 7 days"],
-        ["agent-sdk", "moved to the trash for 7 days"],
-        [expect.stringMatching(/^key:/), expect.stringMatching(/^purged from the trash: asked by key:/)],
-      ]);
-    } finally {
-      await app.close();
-    }
+    await transcripts.delete(key);
+    const [again] = (await json<{ items: Trashed[] }>(await app.call("/trash", { key: alice }))).items;
+    const purge = `/trash/transcript/${encodeURIComponent(again!.id)}`;
+    expect((await app.call(purge, { key: bob, method: "DELETE" })).status).toBe(404);
+    expect(await json(await app.call(purge, { key: alice, method: "DELETE" }))).toEqual({
+      sessionId: key.sessionId,
+      agentSdkSessions: { transcripts: 1, deletedBytes: again!.bytes },
+    });
+    expect(await transcripts.load(key)).toBeNull();
+    const { rows } = await json<{ rows: { kind: string; by: string; reason: string }[] }>(
+      await app.call("/audit", { key: alice }),
+    );
+    expect(rows.filter((row) => row.kind === "agentSdkSessions").map((row) => [row.by, row.reason])).toEqual([
+      ["agent-sdk", "moved to the trash for 7 days"],
+      ["agent-sdk", "moved to the trash for 7 days"],
+      [expect.stringMatching(/^key:/), expect.stringMatching(/^purged from the trash: asked by key:/)],
+    ]);
   });
 });
