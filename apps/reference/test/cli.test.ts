@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createProgram, main } from "../src/cli/main.js";
 import { writeContainerSession } from "../src/demo/container-session.js";
 import { demoScreenshot } from "../src/demo/screenshot.js";
+import { ageFiles } from "./support/age-files.js";
 import { stowage as run } from "./support/cli.js";
 import { startTestApp } from "./support/test-app.js";
 
@@ -206,7 +207,7 @@ describe("stowage blob", () => {
       join(sessions, "2026-11-21T10-00-00-000Z_s1.jsonl"),
       `${JSON.stringify({ data: ref })}\n`,
     );
-    await new Promise((resolve) => setTimeout(resolve, 1200));
+    await ageFiles(join(env.STOWAGE_DATA_DIR!, "objects", "blobs"), 1200);
     expect(await stowage("blob", "gc", "--grace-hours", "0", "--dry-run")).toContain(
       "would delete 1 of 2 blobs",
     );

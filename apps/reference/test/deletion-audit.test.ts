@@ -9,6 +9,7 @@ import { compressChunks, toTransport } from "@stowage/sessions";
 import { textItem } from "@stowage/thread-items";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseSince } from "../src/cli/audit-command.js";
+import { ageFiles } from "./support/age-files.js";
 import { stowage as run } from "./support/cli.js";
 import { errorCode, startTestApp, type TestApp } from "./support/test-app.js";
 
@@ -197,7 +198,7 @@ describe("stowage audit", () => {
       ) as {
         hash: string;
       }[];
-      await new Promise((resolve) => setTimeout(resolve, 1200));
+      await ageFiles(join(env.STOWAGE_DATA_DIR, "objects", "blobs"), 1200);
       await run(["blob", "gc", "--grace-hours", "0"], { cwd: dir, env });
       const { rows } = JSON.parse(
         (await run(["audit", "--deployment", "--json"], { cwd: dir, env })).stdout,

@@ -9,6 +9,7 @@ import { compressChunks, toTransport } from "@stowage/sessions";
 import { s3TestEnv } from "@stowage/test-support";
 import { textItem } from "@stowage/thread-items";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ageFiles } from "./support/age-files.js";
 import { stowage as run } from "./support/cli.js";
 import { errorCode, startTestApp, type TestApp } from "./support/test-app.js";
 
@@ -537,7 +538,7 @@ describe("blobs garbage collection took, in the trash", () => {
       const content = "a screenshot nothing names any more";
       const { hash } = await json<{ hash: string }>(await app.call("/blobs", { key: alice, body: content }));
       await json(await app.call("/blobs", { key: bob, body: content }));
-      await new Promise((resolve) => setTimeout(resolve, 1200));
+      await ageFiles(join(app.dataDir, "objects", "blobs"), 1200);
       expect(
         await app.server.services.stowage.collectGarbage({ graceMs: 0, singleHost: true }),
       ).toMatchObject({
@@ -560,7 +561,7 @@ describe("blobs garbage collection took, in the trash", () => {
       expect((await json<{ items: Trashed[] }>(await app.call("/trash", { key: alice }))).items).toEqual([]);
 
       // Taken again; bob gives his claim up, alice's stays listed.
-      await new Promise((resolve) => setTimeout(resolve, 1200));
+      await ageFiles(join(app.dataDir, "objects", "blobs"), 1200);
       await app.server.services.stowage.collectGarbage({ graceMs: 0, singleHost: true });
       await json(await app.call(`/trash/blob/${hash}`, { key: bob, method: "DELETE" }));
       expect((await json<{ items: Trashed[] }>(await app.call("/trash", { key: bob }))).items).toEqual([]);
