@@ -35,7 +35,7 @@ const cli = await installAgentCli("opencode");
 const root = await tempDirectory("stowage-e2e-opencode-");
 
 /**
- * An OpenCode run takes 7–9 s on an idle machine, far more on a loaded one (a CLI call alone took
+ * An OpenCode run takes 5–8 s on an idle machine, far more on a loaded one (a CLI call alone took
  * 15 s at a load of 15 on two cores); each test runs the CLI up to a dozen times.
  */
 const TIMEOUT_MS = 600_000;

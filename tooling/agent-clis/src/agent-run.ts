@@ -43,7 +43,7 @@ export interface AgentRunResult extends ProcessResult {
 
 /**
  * How long one run of a real agent CLI may take before it is killed: a bound for hangs, never
- * reached by a run that works. A run takes 5–15 s on a quiet machine, about 10 s of CPU (an
+ * reached by a run that works. A run takes 5–15 s on a quiet machine, about 7 s of CPU (an
  * OpenCode run starts Bun with its bundle and migrates a fresh database); in CI ~20 processes
  * share 2 cores, and a run of 13 s took more than 120 s there.
  */

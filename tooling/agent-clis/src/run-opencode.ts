@@ -1,5 +1,6 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import {
   type AgentRunOptions,
   type AgentRunResult,
@@ -38,16 +39,26 @@ export async function writeOpenCodeConfig(cwd: string, baseUrl: string): Promise
 }
 
 /**
+ * The models.dev catalogue OpenCode is given (`OPENCODE_MODELS_PATH`): empty. Without a catalogue
+ * file OpenCode falls back to the copy bundled in its binary, every provider and model of
+ * models.dev, and builds its provider state from all of it on every `opencode run`: about 3.5 s
+ * of the ~10 s of CPU a run took here. The runs use only the mock provider their `opencode.json`
+ * declares, which is in no catalogue, so the catalogue changes nothing they send or store.
+ */
+const OPENCODE_MODELS_FILE = fileURLToPath(new URL("./opencode-models.json", import.meta.url));
+
+/**
  * What OpenCode would fetch from the network on every start, turned off: the models.dev
- * catalogue (a failed fetch costs seconds offline), default plugins (installed from npm),
- * language-server downloads, updates and sharing. `npm_config_offline` makes the install of
- * `@opencode-ai/plugin` into the config directory, which OpenCode starts in the background on
- * every run, fail at once from the empty npm cache instead of asking the registry: the runs are
- * offline, whatever the network does.
+ * catalogue (a failed fetch costs seconds offline; {@link OPENCODE_MODELS_FILE} replaces it),
+ * default plugins (installed from npm), language-server downloads, updates and sharing.
+ * `npm_config_offline` makes the install of `@opencode-ai/plugin` into the config directory,
+ * which OpenCode starts in the background on every run, fail at once from the empty npm cache
+ * instead of asking the registry: the runs are offline, whatever the network does.
  */
 const OPENCODE_OFFLINE_ENV = {
   npm_config_offline: "true",
   OPENCODE_DISABLE_MODELS_FETCH: "1",
+  OPENCODE_MODELS_PATH: OPENCODE_MODELS_FILE,
   OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
   OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
   OPENCODE_DISABLE_AUTOUPDATE: "1",
