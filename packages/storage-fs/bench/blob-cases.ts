@@ -75,7 +75,7 @@ export function blobCases(scratch: ScratchSpace): AnyComparison[] {
             run: ({ directory }: BlobState) =>
               each(parallel, async (i) => {
                 const integrity = await peers.cacache.put(directory, `k-${i}`, bodies[i]!);
-                await fsyncFile(cacacheContentPath(directory, integrity));
+                await fsyncFile(cacacheContentPath(directory, String(integrity)));
               }),
           },
         ]
@@ -117,7 +117,7 @@ export function blobCases(scratch: ScratchSpace): AnyComparison[] {
     const integrities: string[] = [];
     for (let i = 0; i < COUNT; i++) {
       if (run.contender === "ours") hashes.push((await blobs.put(bodies[i]!)).hash);
-      else integrities.push(await peers.cacache.put(directory, `k-${i}`, bodies[i]!));
+      else integrities.push(String(await peers.cacache.put(directory, `k-${i}`, bodies[i]!)));
     }
     return {
       directory,

@@ -11,7 +11,8 @@ export interface UnstorageDriver {
 }
 
 export interface Cacache {
-  put(cache: string, key: string, data: Uint8Array): Promise<string>;
+  /** The content's integrity: an ssri `Integrity` (its text `sha512-<base64>`). */
+  put(cache: string, key: string, data: Uint8Array): Promise<{ toString(): string }>;
   get: { byDigest(cache: string, integrity: string): Promise<Buffer> };
 }
 
