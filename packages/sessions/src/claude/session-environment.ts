@@ -100,6 +100,9 @@ const isSlugByte = (byte: number | undefined) =>
 export function transcriptPlanSlugs(transcript: Uint8Array): string[] {
   const bytes = Buffer.from(transcript.buffer, transcript.byteOffset, transcript.byteLength);
   const slugs = new Set<string>();
+  // Where the last line parsed starts: a line is parsed once, however many keys it holds (a
+  // hostile line of a thousand unescaped `"slug":"…"` is not parsed a thousand times).
+  let parsedLine = -1;
   let at = bytes.indexOf(SLUG_KEY);
   while (at !== -1) {
     const from = at + SLUG_KEY.length;
@@ -110,8 +113,10 @@ export function transcriptPlanSlugs(transcript: Uint8Array): string[] {
       continue;
     }
     const candidate = bytes.toString("latin1", from, close);
-    if (!slugs.has(candidate)) {
-      const slug = topLevelSlug(bytes, at);
+    const line = bytes.lastIndexOf(0x0a, at) + 1;
+    if (!slugs.has(candidate) && line !== parsedLine) {
+      parsedLine = line;
+      const slug = topLevelSlug(bytes, line, at);
       if (isPlanSlug(slug)) slugs.add(slug);
     }
     at = bytes.indexOf(SLUG_KEY, close + 1);
@@ -119,9 +124,8 @@ export function transcriptPlanSlugs(transcript: Uint8Array): string[] {
   return [...slugs];
 }
 
-/** The `slug` of the JSON line holding byte `at`, or undefined when the line is not JSON. */
-function topLevelSlug(bytes: Buffer, at: number): unknown {
-  const start = bytes.lastIndexOf(0x0a, at) + 1;
+/** The `slug` of the JSON line from `start` holding byte `at`, or undefined when the line is not JSON. */
+function topLevelSlug(bytes: Buffer, start: number, at: number): unknown {
   let end = bytes.indexOf(0x0a, at);
   if (end === -1) end = bytes.byteLength;
   // A byte-order mark is dropped only at the start of the transcript, as a decoder of the whole does.

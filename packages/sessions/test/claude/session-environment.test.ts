@@ -3,7 +3,7 @@ import { dirname, join } from "node:path";
 import { createBlobStore } from "@stowage/blob-store";
 import { createMemoryObjectStore } from "@stowage/core";
 import { tempDirectory } from "@stowage/test-support";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { captureSession } from "../../src/archive/capture-session.js";
 import { entryPathProblem } from "../../src/archive/entry-path.js";
 import { restoreSession } from "../../src/archive/restore-session.js";
@@ -186,6 +186,17 @@ describe("a Claude Code session's files in the config directory", () => {
     ).toEqual(["first", "wide", "stray-byte", "last"]);
     // A key that follows a slug's closing quote is not a key of its own.
     expect(transcriptPlanSlugs(bytes(`{"slug":"a"slug":"b"}\n`, line({ slug: "c" })))).toEqual(["c"]);
+  });
+
+  it("a line holding many slug keys is parsed once, whatever it holds", () => {
+    const hostile = `{"a":"${Array.from({ length: 1_000 }, (_, n) => `"slug":"s${n}"`).join(",")}}\n`;
+    const parse = vi.spyOn(JSON, "parse");
+    try {
+      expect(transcriptPlanSlugs(Buffer.from(hostile + line({ slug: "real" })))).toEqual(["real"]);
+      expect(parse).toHaveBeenCalledTimes(2);
+    } finally {
+      parse.mockRestore();
+    }
   });
 
   it("entry paths under ~config/ name only this session's files", () => {
