@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 import { summaryReporter } from "./test-summary/summary-reporter.ts";
 
@@ -35,7 +36,9 @@ export function stowageVitestConfig(
       isolate: overrides.isolate ?? false,
       // Vitest's default on two cores is one worker: a package's files one after another.
       ...(overrides.maxWorkers === undefined ? {} : { maxWorkers: overrides.maxWorkers }),
-      // Each file's duration and each failure, which `pnpm test` prints at its end.
+      // Each file's CPU time, for the summary (test-summary/file-cpu.ts).
+      setupFiles: [fileURLToPath(new URL("./test-summary/file-cpu.ts", import.meta.url))],
+      // Each file's duration and CPU time and each failure, which `pnpm test` prints at its end.
       reporters: ["default", summaryReporter(process.cwd())],
     },
   });

@@ -9,7 +9,8 @@ export const SUMMARY_DIR = join(REPO_ROOT, "node_modules", ".cache", "stowage-te
 
 /** What `summary-reporter.ts` writes per package and `print-summary.ts` reads. */
 export interface PackageTestSummary {
-  files: { file: string; ms: number }[];
+  /** Each file's wall-clock duration and CPU time (its worker's and its waited-for children's). */
+  files: { file: string; ms: number; cpuMs: number }[];
   failures: TestFailure[];
 }
 
@@ -19,4 +20,11 @@ export interface TestFailure {
   where: string;
   /** The error's message and the first lines of its stack, cut to a few lines. */
   errors: string[];
+}
+
+declare module "vitest" {
+  interface TaskMeta {
+    /** CPU milliseconds of a test file's worker and of the child processes it waited for (file-cpu.ts). */
+    cpuMs?: number;
+  }
 }

@@ -31,6 +31,7 @@ export function summaryReporter(packageDir: string): Reporter {
         files: testModules.map((module) => ({
           file: relative(REPO_ROOT, module.moduleId),
           ms: Math.round(module.diagnostic().duration),
+          cpuMs: module.meta().cpuMs ?? 0,
         })),
         failures: [
           ...testModules.flatMap(failuresOf),
