@@ -23,23 +23,23 @@ if (process.argv.includes("--reset")) {
 }
 
 function printSlowest(files: PackageTestSummary["files"]): void {
-  const seconds = (ms: number) => (ms / 1000).toFixed(1).padStart(7);
-  const total = (key: "ms" | "cpuMs") =>
-    (files.reduce((sum, file) => sum + (file[key] ?? 0), 0) / 1000).toFixed(0);
+  const total = (key: "ms" | "cpuMs") => (files.reduce((sum, file) => sum + file[key], 0) / 1000).toFixed(0);
   const shown = Math.min(SLOWEST_SHOWN, files.length);
   console.log(
     `\nThe ${shown} slowest of ${files.length} test files (${total("ms")} s of test time in all, packages in parallel; ${total("cpuMs")} s of CPU):`,
   );
   console.log("     wall       CPU");
-  for (const { file, ms, cpuMs } of [...files].sort((a, b) => b.ms - a.ms).slice(0, SLOWEST_SHOWN)) {
-    console.log(`  ${seconds(ms)} s ${seconds(cpuMs ?? 0)} s  ${file}`);
-  }
+  printFiles([...files].sort((a, b) => b.ms - a.ms));
   // What a shorter run must cut: a file's wall time counts its waits for a core.
   console.log(`\nThe ${shown} costliest in CPU (the file's worker and the processes it waited for):`);
-  for (const { file, ms, cpuMs } of [...files]
-    .sort((a, b) => (b.cpuMs ?? 0) - (a.cpuMs ?? 0))
-    .slice(0, SLOWEST_SHOWN)) {
-    console.log(`  ${seconds(ms)} s ${seconds(cpuMs ?? 0)} s  ${file}`);
+  printFiles([...files].sort((a, b) => b.cpuMs - a.cpuMs));
+}
+
+/** The first files of `sorted`, one line each: wall time, CPU time, path. */
+function printFiles(sorted: PackageTestSummary["files"]): void {
+  const seconds = (ms: number) => (ms / 1000).toFixed(1).padStart(7);
+  for (const { file, ms, cpuMs } of sorted.slice(0, SLOWEST_SHOWN)) {
+    console.log(`  ${seconds(ms)} s ${seconds(cpuMs)} s  ${file}`);
   }
 }
 
