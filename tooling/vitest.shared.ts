@@ -3,6 +3,7 @@ import { defineConfig } from "vitest/config";
 import { summaryReporter } from "./test-summary/summary-reporter.ts";
 
 const DEFAULT_TEST_TIMEOUT_MS = 120_000;
+const TEST_FILES = ["test/**/*.test.ts"];
 
 /**
  * One test configuration for every package: tests run against `src/` through the
@@ -10,7 +11,7 @@ const DEFAULT_TEST_TIMEOUT_MS = 120_000;
  */
 
 export function stowageVitestConfig(
-  overrides: { testTimeout?: number; isolate?: boolean; maxWorkers?: number } = {},
+  overrides: { testTimeout?: number; isolatedFiles?: readonly string[]; maxWorkers?: number } = {},
 ) {
   // Vitest hands these conditions to Node for external packages too, so only add what Node's own
   // resolution would: "module" would pick ESM builds Node cannot load (the AWS SDK's dist-es), and
@@ -21,7 +22,9 @@ export function stowageVitestConfig(
     resolve: { conditions },
     ssr: { resolve: { conditions, externalConditions: ["@stowage/source"] } },
     test: {
-      include: ["test/**/*.test.ts"],
+      // With `isolatedFiles`, each project says which files are its own (a project's `include`
+      // would be added to this one, not replace it).
+      ...(overrides.isolatedFiles === undefined ? { include: TEST_FILES } : {}),
       // 120 s: real processes and servers share 2 cores with the other packages' suites in CI,
       // where a test of 30 s on a quiet run took twice that on a loaded one. The bound only
       // catches hangs: a passing test never waits for it.
@@ -31,9 +34,11 @@ export function stowageVitestConfig(
       pool: "forks",
       // One module graph per worker, not one per test file: importing the app and its packages
       // again for every file was a fifth of the app's suite's CPU time (776 s → 619 s, and 645 s
-      // → 481 s of wall time, with it off). A package whose files set process-wide state when
-      // they load (process.env for an SDK that reads it once) passes `isolate: true`.
-      isolate: overrides.isolate ?? false,
+      // → 481 s of wall time, with it off). Files that set process-wide state when they load
+      // (process.env for an SDK that reads it once) are named in `isolatedFiles`: they run in a
+      // project of their own, each in a new process.
+      isolate: false,
+      ...(overrides.isolatedFiles === undefined ? {} : isolatedProjects(overrides.isolatedFiles)),
       // Vitest's default on two cores is one worker: a package's files one after another.
       ...(overrides.maxWorkers === undefined ? {} : { maxWorkers: overrides.maxWorkers }),
       // Each file's CPU time, for the summary (test-summary/file-cpu.ts).
@@ -42,4 +47,17 @@ export function stowageVitestConfig(
       reporters: ["default", summaryReporter(process.cwd())],
     },
   });
+}
+
+/**
+ * Two projects of one package: `files` (globs under the package) each in a process of its own,
+ * every other file sharing its worker's module graph. Both inherit the package's configuration.
+ */
+function isolatedProjects(files: readonly string[]) {
+  return {
+    projects: [
+      { extends: true as const, test: { name: "shared", include: TEST_FILES, exclude: [...files] } },
+      { extends: true as const, test: { name: "isolated", include: [...files], isolate: true } },
+    ],
+  };
 }

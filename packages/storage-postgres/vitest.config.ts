@@ -1,5 +1,12 @@
 import { stowageVitestConfig } from "../../tooling/vitest.shared.ts";
 
-// Isolated: several files set process.env.CLAUDE_CONFIG_DIR as they load, for the Agent SDK's
-// helpers that read it, each to a directory of its own.
-export default stowageVitestConfig({ isolate: true });
+// Isolated: these files set process.env.CLAUDE_CONFIG_DIR as they load, for the Agent SDK's
+// helpers that read it once, each to a directory of its own.
+export default stowageVitestConfig({
+  isolatedFiles: [
+    "test/sessions/session-store.test.ts",
+    "test/sessions/session-store-append-ahead.test.ts",
+    "test/sessions/session-store-payloads.test.ts",
+    "test/sessions/session-store-sealed.test.ts",
+  ],
+});

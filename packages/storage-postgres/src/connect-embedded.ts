@@ -9,11 +9,51 @@ import { migrateStowage } from "./migrate-stowage.js";
 export interface ConnectEmbeddedOptions {
   /** Directory holding the database files (created if missing). Default: in memory (`memory://`). */
   dataDir?: string;
+  /**
+   * A dump of an embedded database (PGlite's `dumpDataDir()`, a tarball) that a new in-memory
+   * database starts as, instead of running initdb: about a third of the CPU of a new database.
+   * Migrations still run (a no-op when the dump had them). Not with `dataDir`. Default: none.
+   */
+  loadDataDir?: Blob;
   /** PostgreSQL schema for Stowage's tables, created and set as the search path. Default `public`. */
   schema?: string;
   /** Told when the connection closes itself because its data directory lock was taken away. Default `consoleLogger`. */
   logger?: Logger;
   signal?: AbortSignal;
+}
+
+/** Where a POSIX tar header says `ustar` (offset 257 of each 512-byte header). */
+const TAR_MAGIC_OFFSET = 257;
+const TAR_MAGIC = "ustar";
+
+/**
+ * Only an uncompressed tar (`dumpDataDir("none")`) goes to PGlite: it tries to gunzip anything
+ * else, and a zlib error there escapes as an unhandled rejection, which ends the process.
+ */
+async function assertUncompressedDump(loadDataDir: unknown, dataDir: string | undefined): Promise<void> {
+  if (dataDir !== undefined) {
+    // Into a data directory, PGlite would write the dump over whatever database is there.
+    throw new StowageError(
+      "INVALID_INPUT",
+      "loadDataDir starts an in-memory database; it cannot be combined with dataDir",
+    );
+  }
+  if (!(loadDataDir instanceof Blob)) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `loadDataDir must be a Blob (a dump from dumpDataDir("none")), got ${describeValue(loadDataDir)}`,
+    );
+  }
+  const header = new Uint8Array(await loadDataDir.slice(0, 512).arrayBuffer());
+  const magic = new TextDecoder().decode(
+    header.subarray(TAR_MAGIC_OFFSET, TAR_MAGIC_OFFSET + TAR_MAGIC.length),
+  );
+  if (header.length < 512 || magic !== TAR_MAGIC) {
+    throw new StowageError(
+      "INVALID_INPUT",
+      `loadDataDir is not an uncompressed tar (a dump from dumpDataDir("none")): ${loadDataDir.size} bytes without a tar header`,
+    );
+  }
 }
 
 /**
@@ -25,7 +65,7 @@ export interface ConnectEmbeddedOptions {
  * the holder (`pid`, `hostname`, `since`). A crashed holder's lock is taken over.
  */
 export async function connectEmbedded(options: ConnectEmbeddedOptions = {}): Promise<StowageConnection> {
-  const { dataDir, signal, logger = consoleLogger } = options;
+  const { dataDir, loadDataDir, signal, logger = consoleLogger } = options;
   if (
     dataDir !== undefined &&
     (typeof dataDir !== "string" || dataDir === "" || dataDir.includes("\u0000"))
@@ -35,6 +75,7 @@ export async function connectEmbedded(options: ConnectEmbeddedOptions = {}): Pro
       `dataDir must be a non-empty path, got ${describeValue(dataDir)}`,
     );
   }
+  if (loadDataDir !== undefined) await assertUncompressedDump(loadDataDir, dataDir);
   const schema = resolveSchema(options.schema);
   throwIfAborted(signal, "connect embedded");
   const { PGlite } = await importPeer("@electric-sql/pglite", () => import("@electric-sql/pglite"));
@@ -63,7 +104,7 @@ export async function connectEmbedded(options: ConnectEmbeddedOptions = {}): Pro
         void close().catch(() => {});
       });
     }
-    client = new PGlite(dataDir ?? "memory://");
+    client = new PGlite(dataDir ?? "memory://", loadDataDir ? { loadDataDir } : {});
     await client.waitReady;
     if (schema !== "public") {
       await client.exec(`CREATE SCHEMA IF NOT EXISTS "${schema}"; SET search_path TO "${schema}";`);

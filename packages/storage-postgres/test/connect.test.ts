@@ -1,5 +1,8 @@
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
+import { gzipSync } from "node:zlib";
+import { PGlite } from "@electric-sql/pglite";
+import { StowageError } from "@stowage/core";
 import { expectStowageError, integrationEnv, recordingLogger } from "@stowage/core/testing";
 import { tempDirectory } from "@stowage/test-support";
 import { sql } from "drizzle-orm";
@@ -39,6 +42,14 @@ describe("connect options", () => {
     for (const dataDir of ["", "a\u0000b", 7]) {
       await expectStowageError(connectEmbedded({ dataDir: dataDir as string }), "INVALID_INPUT");
     }
+    for (const loadDataDir of ["/tmp/dump.tar", new Uint8Array(8), null, {}]) {
+      await expectStowageError(connectEmbedded({ loadDataDir: loadDataDir as Blob }), "INVALID_INPUT");
+    }
+    // Into a data directory, a dump would be written over the database kept there.
+    await expectStowageError(
+      connectEmbedded({ dataDir: join(base, "not-made"), loadDataDir: new Blob([]) }),
+      "INVALID_INPUT",
+    );
   });
 
   it("fails with UNAVAILABLE when no server listens", async () => {
@@ -76,6 +87,71 @@ describe("connectEmbedded", () => {
     for (let i = 0; i < 100 && warnings.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
     expect(warnings.map((warning) => warning.details)).toEqual([{ reason: "DATA_DIR_LOCK_LOST" }]);
     await connection.close();
+  });
+
+  it("starts an in-memory database from a dump (loadDataDir): its rows kept, Stowage's tables added", async () => {
+    // A dump made by PGlite itself, of a database that never saw Stowage.
+    const plain = await PGlite.create();
+    await plain.exec("CREATE TABLE notes (body text); INSERT INTO notes VALUES ('from the dump');");
+    const dump = await plain.dumpDataDir("none");
+    await plain.close();
+    const connection = await connectEmbedded({ loadDataDir: dump });
+    expect(rowsOf(await connection.db.execute(sql`SELECT body FROM notes`))).toEqual([
+      { body: "from the dump" },
+    ]);
+    const store = createPostgresObjectStore({ db: connection.db });
+    await store.put("k", text("stored"));
+    expect(new TextDecoder().decode((await store.get("k"))!)).toBe("stored");
+    await connection.close();
+  });
+
+  it("a dump of a migrated database starts with its objects and applies no migration twice", async () => {
+    const first = await connectEmbedded();
+    await createPostgresObjectStore({ db: first.db }).put("kept", text("in the dump"));
+    const migrations = sql`SELECT count(*)::int AS n FROM stowage_migrations`;
+    const applied = rowsOf(await first.db.execute(migrations))[0]?.n;
+    const dump = await (first.db as unknown as { $client: PGlite }).$client.dumpDataDir("none");
+    await first.close();
+    const second = await connectEmbedded({ loadDataDir: dump });
+    expect(new TextDecoder().decode((await createPostgresObjectStore({ db: second.db }).get("kept"))!)).toBe(
+      "in the dump",
+    );
+    expect(rowsOf(await second.db.execute(migrations))[0]?.n).toBe(applied);
+    await second.close();
+  });
+
+  it("refuses a dump that is not an uncompressed tar, before PGlite reads it", async () => {
+    const gzip = gzipSync(Buffer.from("a tarball would be here"));
+    const hostile = [
+      new Blob([]),
+      new Blob([new Uint8Array(4096).fill(0x41)]),
+      new Blob(["not a tarball"]),
+      new Blob([gzip]),
+    ];
+    for (const loadDataDir of hostile) {
+      await expectStowageError(connectEmbedded({ loadDataDir }), "INVALID_INPUT");
+    }
+  });
+
+  it("a tar that holds no database is an error, not a crash", async () => {
+    // One header block (name "PG_VERSION", mode, size 0, type file, "ustar" magic), hand-made.
+    const header = new Uint8Array(512);
+    const put = (offset: number, value: string) => header.set(new TextEncoder().encode(value), offset);
+    put(0, "PG_VERSION");
+    put(100, "0000644\0");
+    put(124, "00000000000\0");
+    put(136, "00000000000\0");
+    put(156, "0");
+    put(257, "ustar\u000000");
+    put(148, "        ");
+    const checksum = header.reduce((sum, byte) => sum + byte, 0);
+    put(148, `${checksum.toString(8).padStart(6, "0")}\0 `);
+    const tar = new Blob([header, new Uint8Array(1024)]);
+    const err = await connectEmbedded({ loadDataDir: tar }).then(
+      (connection) => connection.close().then(() => undefined),
+      (error: unknown) => error,
+    );
+    expect(err).toBeInstanceOf(StowageError);
   });
 
   it("creates a dataDir whose parents do not exist yet (a fresh project's ./.stowage/pg)", async () => {
