@@ -16,6 +16,10 @@ export interface BackendContext {
   schema?: string;
 }
 
+/** The PGlite instance under an embedded connection (drizzle keeps its client as `$client`). */
+export const pgliteOf = (connection: StowageConnection) =>
+  (connection.db as unknown as { $client: PGlite }).$client;
+
 /**
  * The dump of this worker's first migrated embedded database, which every later one starts as: a
  * new PGlite runs initdb in WebAssembly (2–8 s of CPU, by the machine's load), loading a dump
@@ -27,8 +31,7 @@ let migratedDump: Blob | undefined;
 async function freshEmbedded(): Promise<StowageConnection> {
   if (migratedDump) return connectEmbedded({ loadDataDir: migratedDump });
   const connection = await connectEmbedded();
-  const client = (connection.db as unknown as { $client: PGlite }).$client;
-  migratedDump ??= (await client.dumpDataDir("none")) as Blob;
+  migratedDump ??= await pgliteOf(connection).dumpDataDir("none");
   return connection;
 }
 

@@ -1,4 +1,5 @@
-import { rm } from "node:fs/promises";
+import { randomUUID } from "node:crypto";
+import { rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { PGlite } from "@electric-sql/pglite";
@@ -11,9 +12,38 @@ import { connectEmbedded } from "../src/connect-embedded.js";
 import { connectPostgres } from "../src/connect-postgres.js";
 import { rowsOf } from "../src/database.js";
 import { createPostgresObjectStore } from "../src/object-store.js";
-import { uniqueSchema } from "./backends.js";
+import { pgliteOf, uniqueSchema } from "./backends.js";
 
 const base = await tempDirectory("stowage-connect-");
+
+/** One tar entry, hand-made from the POSIX header layout: a regular file `name` holding `body`. */
+function tarEntry(name: string, body: string): Uint8Array {
+  const content = new TextEncoder().encode(body);
+  const header = new Uint8Array(512);
+  const put = (offset: number, value: string) => header.set(new TextEncoder().encode(value), offset);
+  put(0, name.slice(0, 100));
+  put(100, "0000644\0");
+  put(108, "0000000\0");
+  put(116, "0000000\0");
+  put(124, `${content.length.toString(8).padStart(11, "0")}\0`);
+  put(136, "00000000000\0");
+  put(156, "0");
+  put(257, "ustar\u000000");
+  put(148, "        ");
+  put(
+    148,
+    `${header
+      .reduce((sum, byte) => sum + byte, 0)
+      .toString(8)
+      .padStart(6, "0")}\0 `,
+  );
+  const padded = new Uint8Array(Math.ceil(content.length / 512) * 512);
+  padded.set(content);
+  const entry = new Uint8Array(512 + padded.length);
+  entry.set(header);
+  entry.set(padded, 512);
+  return entry;
+}
 const text = (value: string) => new TextEncoder().encode(value);
 
 describe("connect options", () => {
@@ -110,7 +140,7 @@ describe("connectEmbedded", () => {
     await createPostgresObjectStore({ db: first.db }).put("kept", text("in the dump"));
     const migrations = sql`SELECT count(*)::int AS n FROM stowage_migrations`;
     const applied = rowsOf(await first.db.execute(migrations))[0]?.n;
-    const dump = await (first.db as unknown as { $client: PGlite }).$client.dumpDataDir("none");
+    const dump = await pgliteOf(first).dumpDataDir("none");
     await first.close();
     const second = await connectEmbedded({ loadDataDir: dump });
     expect(new TextDecoder().decode((await createPostgresObjectStore({ db: second.db }).get("kept"))!)).toBe(
@@ -134,24 +164,29 @@ describe("connectEmbedded", () => {
   });
 
   it("a tar that holds no database is an error, not a crash", async () => {
-    // One header block (name "PG_VERSION", mode, size 0, type file, "ustar" magic), hand-made.
-    const header = new Uint8Array(512);
-    const put = (offset: number, value: string) => header.set(new TextEncoder().encode(value), offset);
-    put(0, "PG_VERSION");
-    put(100, "0000644\0");
-    put(124, "00000000000\0");
-    put(136, "00000000000\0");
-    put(156, "0");
-    put(257, "ustar\u000000");
-    put(148, "        ");
-    const checksum = header.reduce((sum, byte) => sum + byte, 0);
-    put(148, `${checksum.toString(8).padStart(6, "0")}\0 `);
-    const tar = new Blob([header, new Uint8Array(1024)]);
+    const tar = new Blob([tarEntry("PG_VERSION", ""), new Uint8Array(1024)]);
     const err = await connectEmbedded({ loadDataDir: tar }).then(
       (connection) => connection.close().then(() => undefined),
       (error: unknown) => error,
     );
     expect(err).toBeInstanceOf(StowageError);
+  });
+
+  it("a dump whose entries climb out of the data directory writes nothing on the host", async () => {
+    // An in-memory database is extracted into PGlite's in-memory file system: a `../` or absolute
+    // name lands there, never on disk. A real dump follows the hostile entries.
+    const escaped = join(base, `escaped-${randomUUID()}`);
+    const plain = await PGlite.create();
+    const dump = await plain.dumpDataDir("none");
+    await plain.close();
+    const hostile = [`${"../".repeat(12)}${escaped.slice(1)}`, escaped].map((name) =>
+      tarEntry(name, "planted"),
+    );
+    const connection = await connectEmbedded({ loadDataDir: new Blob([...hostile, dump]) }).catch(
+      () => undefined,
+    );
+    await connection?.close();
+    await expect(stat(escaped)).rejects.toMatchObject({ code: "ENOENT" });
   });
 
   it("creates a dataDir whose parents do not exist yet (a fresh project's ./.stowage/pg)", async () => {
