@@ -41,8 +41,12 @@ export function stowageVitestConfig(
       ...(overrides.isolatedFiles === undefined ? {} : isolatedProjects(overrides.isolatedFiles)),
       // Vitest's default on two cores is one worker: a package's files one after another.
       ...(overrides.maxWorkers === undefined ? {} : { maxWorkers: overrides.maxWorkers }),
-      // Each file's CPU time, for the summary (test-summary/file-cpu.ts).
-      setupFiles: [fileURLToPath(new URL("./test-summary/file-cpu.ts", import.meta.url))],
+      // Each file's CPU time, for the summary (test-summary/file-cpu.ts); byte arrays compared as
+      // bytes (test-setup/byte-equality.ts).
+      setupFiles: [
+        fileURLToPath(new URL("./test-summary/file-cpu.ts", import.meta.url)),
+        fileURLToPath(new URL("./test-setup/byte-equality.ts", import.meta.url)),
+      ],
       // Each file's duration and CPU time and each failure, which `pnpm test` prints at its end.
       reporters: ["default", summaryReporter(process.cwd())],
     },

@@ -84,7 +84,10 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     dataDir,
     keyFor: async (principal) => (await server.services.apiKeys.issue(principal)).apiKey,
     call(path, init = {}) {
-      const headers: Record<string, string> = { ...init.headers };
+      // A connection per call: the app answers in this process, so a test that holds the event
+      // loop past the server's keep-alive timeout (5 s) lets the server's idle timer close the
+      // pooled connection its next request was already written to (ECONNRESET, seen in CI).
+      const headers: Record<string, string> = { connection: "close", ...init.headers };
       if (init.key) headers.authorization = `Bearer ${init.key}`;
       if (init.json !== undefined) headers["content-type"] = "application/json";
       return fetch(`${server.url}${path}`, {
