@@ -1,7 +1,9 @@
 import { defineConfig } from "vitest/config";
 import { stowageVitestConfig } from "../../tooling/vitest.shared.ts";
 
-const shared = stowageVitestConfig();
+// Two workers (Vitest's default on two cores is one): the app's files were `pnpm test`'s longest
+// lane, 836 s one after another; two at a time they took 582 s in the same run.
+const shared = stowageVitestConfig({ maxWorkers: 2 });
 export default defineConfig({
   ...shared,
   // One migrated embedded database per run, copied by every test app (test/support/test-app.ts).
