@@ -106,6 +106,7 @@ export function listingCases(scratch: ScratchSpace): AnyComparison[] {
       sizes: [1_000, 10_000, 100_000],
       unit: "key",
       make: (count) => ({ ...listCase(scratch, count, false), rounds: 3 }),
+      leanLargest: true,
     }),
     compare<ListState>({
       name: `${PAGED.toLocaleString("en-US")} keys in pages of ${PAGE.toLocaleString("en-US")}, settled, vs ${PAGED / PAGE} x one page of a ${PAGE.toLocaleString("en-US")}-key directory`,

@@ -83,6 +83,7 @@ export function readCases(scratch: ScratchSpace): AnyComparison[] {
       sizes: [1_000, 10_000, 100_000],
       unit: "key",
       make: (count) => ({ ...readCase(scratch, count, BYTES), rounds: 3 }),
+      leanLargest: true,
     }),
   ];
 }

@@ -85,6 +85,7 @@ export function printCase(result: CaseResult): void {
 }
 
 function perItem(msValue: number, size: number): string {
+  if (Number.isNaN(msValue)) return "not run";
   const us = (msValue * 1000) / size;
   return us >= 100 ? `${us.toFixed(0)} us` : `${us.toFixed(2)} us`;
 }
@@ -113,8 +114,7 @@ export function printSeries(results: readonly CaseResult[]): void {
     const largest = costs[costs.length - 1]!;
     const growth = largest.ms / largest.items / (smallest.ms / smallest.items);
     const label = labelOf(contender);
-    console.log(
-      `    ${label}: ${cells.join(" | ")}  (largest / smallest per ${unit}: ${growth.toFixed(2)}x)`,
-    );
+    const grew = Number.isNaN(growth) ? "" : `  (largest / smallest per ${unit}: ${growth.toFixed(2)}x)`;
+    console.log(`    ${label}: ${cells.join(" | ")}${grew}`);
   }
 }
