@@ -18,10 +18,12 @@ const base = await tempDirectory("stowage-connect-");
 
 /** One tar entry, hand-made from the POSIX header layout: a regular file `name` holding `body`. */
 function tarEntry(name: string, body: string): Uint8Array {
+  // The header's name field holds 100 bytes: a longer name would be cut to another path.
+  if (new TextEncoder().encode(name).length > 100) throw new Error(`tar entry name over 100 bytes: ${name}`);
   const content = new TextEncoder().encode(body);
   const header = new Uint8Array(512);
   const put = (offset: number, value: string) => header.set(new TextEncoder().encode(value), offset);
-  put(0, name.slice(0, 100));
+  put(0, name);
   put(100, "0000644\0");
   put(108, "0000000\0");
   put(116, "0000000\0");
@@ -175,7 +177,7 @@ describe("connectEmbedded", () => {
   it("a dump whose entries climb out of the data directory writes nothing on the host", async () => {
     // An in-memory database is extracted into PGlite's in-memory file system: a `../` or absolute
     // name lands there, never on disk. A real dump follows the hostile entries.
-    const escaped = join(base, `escaped-${randomUUID()}`);
+    const escaped = join(base, `esc-${randomUUID().slice(0, 8)}`);
     const plain = await PGlite.create();
     const dump = await plain.dumpDataDir("none");
     await plain.close();
