@@ -10,6 +10,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.js";
 import { startServer } from "../src/http/server.js";
 import { stowage as run } from "./support/cli.js";
+import { seedEmbeddedDatabase } from "./support/seed-embedded-database.js";
 import { quietLog } from "./support/test-app.js";
 
 const real = realTranscripts("stowage session capture as chunks");
@@ -39,6 +40,7 @@ describe.skipIf(!real.present)("stowage session capture|stored|restore, kept as 
   beforeAll(async () => {
     dir = await tempDirectory("stowage-cli-chunked-");
     env = { STOWAGE_DATA_DIR: join(dir, ".stowage") };
+    await seedEmbeddedDatabase(env.STOWAGE_DATA_DIR!);
   });
 
   const stowage = async (...argv: string[]) => (await run(argv, { cwd: dir, env })).stdout;

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeFakeOpencode } from "../../../packages/sessions/test/fake-opencode.js";
 import { spawnStowage } from "./support/cli.js";
+import { seedEmbeddedDatabase } from "./support/seed-embedded-database.js";
 
 // Issue 33 item 6: `--agent opencode` asked for `--opencode` even with `opencode` on PATH. Without
 // the option the one on PATH is used, and the output says which; with none, the error names the option.
@@ -15,6 +16,8 @@ let tools: string;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "stowage-opencode-path-"));
+  // The data directory the CLI uses by default in `dir` (`.stowage`).
+  await seedEmbeddedDatabase(join(dir, ".stowage"));
   // The sessions package's stand-in for `opencode`, with the contract of OpenCode's own commands.
   tools = join(dir, "tools");
   await writeFakeOpencode(tools);

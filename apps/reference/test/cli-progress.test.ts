@@ -5,6 +5,7 @@ import { claudeSessionLocation } from "@stowage/sessions";
 import { realTranscripts } from "@stowage/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stowage } from "./support/cli.js";
+import { seedEmbeddedDatabase } from "./support/seed-embedded-database.js";
 import { startTestApp } from "./support/test-app.js";
 
 // Long CLI work draws one progress line on stderr where it is a terminal (a fake TTY stream here,
@@ -19,6 +20,7 @@ const visible = (text: string) => text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "");
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "stowage-cli-progress-"));
   env = { STOWAGE_DATA_DIR: join(dir, ".stowage") };
+  await seedEmbeddedDatabase(env.STOWAGE_DATA_DIR!);
   for (const name of ["a.txt", "b.txt", "c.txt"]) await writeFile(join(dir, name), `blob ${name}`);
   await run(["blob", "put", "a.txt", "b.txt", "c.txt"], false);
 });

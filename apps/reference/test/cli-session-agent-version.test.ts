@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { expectStowageError } from "@stowage/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stowage as run } from "./support/cli.js";
+import { seedEmbeddedDatabase } from "./support/seed-embedded-database.js";
 
 // `stowage session restore` runs the installed agent CLI's `--version` and compares it with the
 // version the captured session records; stand-in CLIs print what the real ones do.
@@ -13,6 +14,7 @@ let env: Record<string, string>;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "stowage-cli-agent-version-"));
   env = { STOWAGE_DATA_DIR: join(dir, ".stowage") };
+  await seedEmbeddedDatabase(env.STOWAGE_DATA_DIR!);
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 

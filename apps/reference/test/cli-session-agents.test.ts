@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // The stand-in lives with the package whose OpenCode contract it is.
 import { writeFakeOpencode } from "../../../packages/sessions/test/fake-opencode.js";
 import { stowage as run } from "./support/cli.js";
+import { seedEmbeddedDatabase } from "./support/seed-embedded-database.js";
 
 let dir: string;
 let env: Record<string, string>;
@@ -14,6 +15,7 @@ let env: Record<string, string>;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "stowage-cli-agents-"));
   env = { STOWAGE_DATA_DIR: join(dir, ".stowage") };
+  await seedEmbeddedDatabase(env.STOWAGE_DATA_DIR!);
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 

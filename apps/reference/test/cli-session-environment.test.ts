@@ -8,6 +8,7 @@ import { claudeSessionLocation } from "@stowage/sessions";
 import { realTranscripts, tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
 import { stowage as run } from "./support/cli.js";
+import { seedEmbeddedDatabase } from "./support/seed-embedded-database.js";
 
 const real = realTranscripts("stowage session capture --with-config");
 /** A real Claude Code 2.1.4 transcript. */
@@ -17,6 +18,7 @@ describe.skipIf(!real.present)("stowage session capture --with-config and restor
   it("captures the session's environment and, on request, its configuration without secrets; restores both", async () => {
     const dir = await tempDirectory("stowage-cli-environment-");
     const env = { STOWAGE_DATA_DIR: join(dir, ".stowage") };
+    await seedEmbeddedDatabase(env.STOWAGE_DATA_DIR);
     const stowage = async (...argv: string[]) => (await run(argv, { cwd: dir, env })).stdout;
     const sessionId = real.records(CLAUDE).find((record) => typeof record.sessionId === "string")!
       .sessionId as string;
@@ -109,6 +111,7 @@ describe.skipIf(!real.present)("stowage session capture --with-config and restor
   it("--with-config takes Codex's config.toml without its secrets and AGENTS.md; restore puts them in the new CODEX_HOME", async () => {
     const dir = await tempDirectory("stowage-cli-environment-codex-");
     const env = { STOWAGE_DATA_DIR: join(dir, ".stowage") };
+    await seedEmbeddedDatabase(env.STOWAGE_DATA_DIR);
     const stowage = async (...argv: string[]) => (await run(argv, { cwd: dir, env })).stdout;
     const name = "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl";
     const codexHome = join(dir, "container", ".codex");

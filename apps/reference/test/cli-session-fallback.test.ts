@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { expectStowageError } from "@stowage/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stowage as run, spawnStowage } from "./support/cli.js";
+import { seedEmbeddedDatabase } from "./support/seed-embedded-database.js";
 
 // `stowage session restore --fallback history`: when the stored session cannot be restored, the
 // request's conversation history is printed for a new session's prompt, and stderr says why.
@@ -14,6 +15,7 @@ let sessions = 0;
 beforeAll(async () => {
   dir = await realpath(await mkdtemp(join(tmpdir(), "stowage-cli-fallback-")));
   env = { STOWAGE_DATA_DIR: join(dir, ".stowage") };
+  await seedEmbeddedDatabase(env.STOWAGE_DATA_DIR!);
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 

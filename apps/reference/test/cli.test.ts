@@ -11,6 +11,7 @@ import { writeContainerSession } from "../src/demo/container-session.js";
 import { demoScreenshot } from "../src/demo/screenshot.js";
 import { ageFiles } from "./support/age-files.js";
 import { stowage as run } from "./support/cli.js";
+import { seedEmbeddedDatabase } from "./support/seed-embedded-database.js";
 import { startTestApp } from "./support/test-app.js";
 
 let dir: string;
@@ -19,6 +20,7 @@ let env: Record<string, string>;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "stowage-cli-"));
   env = { STOWAGE_DATA_DIR: join(dir, ".stowage") };
+  await seedEmbeddedDatabase(env.STOWAGE_DATA_DIR!);
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 

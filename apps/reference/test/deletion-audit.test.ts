@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseSince } from "../src/cli/audit-command.js";
 import { ageFiles } from "./support/age-files.js";
 import { stowage as run } from "./support/cli.js";
+import { seedEmbeddedDatabase } from "./support/seed-embedded-database.js";
 import { errorCode, startTestApp, type TestApp } from "./support/test-app.js";
 
 interface Row {
@@ -192,6 +193,7 @@ describe("stowage audit", () => {
     const dir = await mkdtemp(join(tmpdir(), "stowage-audit-gc-"));
     try {
       const env = { STOWAGE_DATA_DIR: join(dir, ".stowage") };
+      await seedEmbeddedDatabase(env.STOWAGE_DATA_DIR);
       await writeFile(join(dir, "orphan.txt"), "nobody references me");
       const [put] = JSON.parse(
         (await run(["blob", "put", "orphan.txt", "--json"], { cwd: dir, env })).stdout,

@@ -5,6 +5,7 @@ import { compressChunks, toTransport } from "@stowage/sessions";
 import { runChild } from "@stowage/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Replica, startReplica } from "./support/replica.js";
+import { seedEmbeddedDatabase } from "./support/seed-embedded-database.js";
 
 const cli = new URL("../src/bin.ts", import.meta.url);
 
@@ -16,6 +17,7 @@ describe("two processes on one embedded data directory", () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "stowage-lock-"));
+    await seedEmbeddedDatabase(dir);
     // No DATABASE_URL or S3: the embedded defaults.
     const embedded = Object.fromEntries(
       Object.entries(process.env).filter(

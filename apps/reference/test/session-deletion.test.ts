@@ -12,6 +12,7 @@ import {
   raceUploadsWithDeletion,
 } from "./support/deletion-race.js";
 import { type Replica, startReplica } from "./support/replica.js";
+import { seedEmbeddedDatabase } from "./support/seed-embedded-database.js";
 import { startTestApp, type TestApp } from "./support/test-app.js";
 
 const UPLOADS = 20;
@@ -30,6 +31,7 @@ describe("deleting a session while its uploads run, one app process on the embed
 
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), "stowage-deletion-"));
+    await seedEmbeddedDatabase(dataDir);
     const env = Object.fromEntries(
       Object.entries(process.env).filter(
         ([name]) => !name.startsWith("S3_") && !name.startsWith("DATABASE_") && !name.startsWith("STOWAGE_"),

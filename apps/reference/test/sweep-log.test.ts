@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.js";
 import type { RequestLogger } from "../src/http/request-log.js";
 import { type RunningServer, startServer } from "../src/http/server.js";
+import { seedEmbeddedDatabase } from "./support/seed-embedded-database.js";
 
 interface Line {
   fields: Record<string, unknown>;
@@ -26,6 +27,7 @@ describe("the server's sweep", () => {
 
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), "stowage-sweep-log-"));
+    await seedEmbeddedDatabase(dataDir);
     // Stored sessions kept 2 seconds, then 1 second in their owner's trash, swept every second.
     const config = await loadConfig(
       {

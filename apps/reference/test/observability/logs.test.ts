@@ -6,6 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { jsonLogger, type RequestLogger, withFields } from "../../src/http/request-log.js";
 import { type RunningServer, startServer } from "../../src/http/server.js";
+import { seedEmbeddedDatabase } from "../support/seed-embedded-database.js";
 
 // The server's request log from the outside: one JSON line per request in pino's shape (the fields
 // and `msg` side by side; pino's documented line), its request id the one answered in
@@ -20,6 +21,7 @@ interface Line {
 
 async function serve(log: RequestLogger): Promise<{ server: RunningServer; dataDir: string }> {
   const dataDir = await mkdtemp(join(tmpdir(), "stowage-logs-"));
+  await seedEmbeddedDatabase(dataDir);
   const config = await loadConfig({ STOWAGE_DATA_DIR: dataDir, STOWAGE_PORT: "0" }, dataDir);
   return { server: await startServer(config, { log }), dataDir };
 }

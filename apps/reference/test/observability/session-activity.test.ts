@@ -14,6 +14,7 @@ import { loadConfig } from "../../src/config.js";
 import { type RunningServer, startServer } from "../../src/http/server.js";
 import { captureClaude } from "../support/chunked-captures.js";
 import { spawnStowage } from "../support/cli.js";
+import { seedEmbeddedDatabase } from "../support/seed-embedded-database.js";
 
 interface Line {
   level: number | string;
@@ -44,6 +45,7 @@ const base = await tempDirectory("stowage-session-activity-");
 afterAll(() => rm(base, { recursive: true, force: true }));
 
 async function serve(dataDir: string, lines: Line[]): Promise<RunningServer> {
+  await seedEmbeddedDatabase(dataDir);
   const log = pino({ base: null }, { write: (line: string) => lines.push(JSON.parse(line) as Line) });
   const config = await loadConfig({ STOWAGE_DATA_DIR: dataDir, STOWAGE_PORT: "0" }, dataDir);
   return startServer(config, { log });
@@ -168,6 +170,7 @@ describe("the CLI: session capture and restore in processes of their own, read b
   it("logs the same fields on stderr (never stdout) and records what the server's activity route answers", async () => {
     const dir = join(base, "cli");
     const env = { STOWAGE_DATA_DIR: join(dir, ".stowage") };
+    await seedEmbeddedDatabase(env.STOWAGE_DATA_DIR);
     const sessionId = randomUUID();
     const cwd = join(dir, "workspace");
     const configDir = join(dir, "container", ".claude");

@@ -1,13 +1,11 @@
-import { randomUUID } from "node:crypto";
-import { cp, mkdtemp, rename, rm, stat } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { basename, join } from "node:path";
+import { join } from "node:path";
 import type { Principal } from "@stowage/core";
-import { connectEmbedded } from "@stowage/storage-postgres";
-import { inject } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import type { RequestLogger } from "../../src/http/request-log.js";
 import { type RunningServer, startServer } from "../../src/http/server.js";
+import { seedEmbeddedDatabase } from "./seed-embedded-database.js";
 
 export const quietLog: RequestLogger = { info: () => {}, error: () => {} };
 
@@ -32,45 +30,14 @@ export interface TestApp {
 }
 
 /**
- * The run's migrated embedded database, made by the first test app that needs it (in a directory
- * of its own, then renamed into place, so two workers racing keep one whole copy). A fresh PGlite
- * directory costs 2.5–4 s of CPU (initdb in WebAssembly, then the migrations) where opening a copy
- * costs 0.4 s, and the app's suite starts about fifty apps. What a first start does is still
- * tested where it is the subject: `connectEmbedded`'s own tests in storage-postgres, and every CLI
- * test that runs `stowage` in a new data directory.
- */
-async function embeddedDatabaseTemplate(): Promise<string> {
-  const template = inject("embeddedDatabaseTemplate");
-  if (await stat(template).catch(() => null)) return template;
-  const making = `${template}.${randomUUID()}`;
-  const connection = await connectEmbedded({ dataDir: making });
-  await connection.close();
-  await rename(making, template).catch(async (err: NodeJS.ErrnoException) => {
-    await rm(making, { recursive: true, force: true });
-    if (err.code !== "EEXIST" && err.code !== "ENOTEMPTY") throw err;
-  });
-  return template;
-}
-
-// The data directory lock (`stowage.lock`, `stowage.lock.json`) was the template maker's; a copy
-// starts unlocked.
-const notTheLock = (path: string) => !basename(path).startsWith("stowage.lock");
-
-/**
  * The app on a fresh data directory and a free port, with `env` on top of the embedded defaults
  * (and of `STOWAGE_TRASH_DAYS=0`).
- * Its embedded database starts as a copy of the run's migrated template (see
- * `embedded-database-template.ts`), not from initdb.
+ * Its embedded database starts as a copy of the run's migrated template
+ * (seed-embedded-database.ts), not from initdb.
  */
 export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
   const dataDir = await mkdtemp(join(tmpdir(), "stowage-app-"));
-  if (env.DATABASE_URL === undefined) {
-    // Where the app opens its embedded database (`services.ts`).
-    await cp(await embeddedDatabaseTemplate(), join(dataDir, "pglite"), {
-      recursive: true,
-      filter: notTheLock,
-    });
-  }
+  if (env.DATABASE_URL === undefined) await seedEmbeddedDatabase(dataDir);
   // A deleted session is deleted at once unless a test says otherwise: most tests are of the
   // deletion itself; the trash before it is test/trash.test.ts's (which sets its own days).
   const config = await loadConfig(
