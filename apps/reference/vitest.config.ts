@@ -13,6 +13,7 @@ const shared = stowageVitestConfig({
 });
 export default defineConfig({
   ...shared,
-  // One migrated embedded database per run, copied by every test app (test/support/test-app.ts).
+  // One migrated embedded database per run, copied into every test app's and CLI test's new data
+  // directory (test/support/seed-embedded-database.ts).
   test: { ...shared.test, globalSetup: ["test/support/embedded-database-template.ts"] },
 });

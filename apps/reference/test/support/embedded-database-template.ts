@@ -16,7 +16,7 @@ declare module "vitest" {
 /**
  * Where the run's template is made, once per process: Vitest loads this module again for each of
  * a package's projects (shared, isolated) and the root, so the promise is kept on `globalThis`
- * (six templates were made per run without it). Resolves to the template's directory.
+ * (six in a `pnpm test` run without it, between this package and sessions). Resolves to the template's directory.
  */
 const MADE = Symbol.for("stowage.test.embeddedDatabaseTemplate");
 const holder = globalThis as { [MADE]?: Promise<string> };
@@ -34,7 +34,7 @@ async function makeTemplate(): Promise<string> {
  * Vitest global setup (the app's and the sessions package's): one migrated embedded database per
  * run, made by a child process (children/embedded-database.ts) before the first test, which every
  * test app and every CLI test's new data directory starts as a copy of. A new PGlite directory
- * costs 3–4 s of CPU (initdb in WebAssembly, then the migrations; 21 of them were ~90 s of the
+ * costs 3–4 s of CPU (initdb in WebAssembly, then the migrations; 24 of them were ~100 s of the
  * app's suite) where copying one costs ~0.1 s. Removed after the run.
  */
 export default async function setup(project: TestProject) {
