@@ -15,8 +15,10 @@ declare module "vitest" {
 
 /**
  * Where the run's template is made, once per process: Vitest loads this module again for each of
- * a package's projects (shared, isolated) and the root, so the promise is kept on `globalThis`
- * (six in a `pnpm test` run without it, between this package and sessions). Resolves to the template's directory.
+ * a package's projects (shared, isolated), so the promise is kept on `globalThis` (six templates
+ * in a `pnpm test` run without it, between this package and sessions). Made eagerly: a lazy
+ * template, made by the first test that needs it, was made twice when two workers started at once.
+ * Resolves to the template's directory.
  */
 const MADE = Symbol.for("stowage.test.embeddedDatabaseTemplate");
 const holder = globalThis as { [MADE]?: Promise<string> };
