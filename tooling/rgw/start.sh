@@ -166,7 +166,9 @@ osd_data = $RUN_DIR/osd.0
 mgr_data = $RUN_DIR/mgr.x
 
 [client.rgw]
-rgw_frontends = beast endpoint=127.0.0.1:$PORT
+# tcp_nodelay: without it every response with a body (a GET, an error) waited ~40 ms for the
+# client's delayed ACK (Nagle's algorithm: a GET of 100 bytes took 48 ms here, a HEAD 2.6 ms).
+rgw_frontends = beast endpoint=127.0.0.1:$PORT tcp_nodelay=1
 rgw_data = $RUN_DIR/rgw
 EOF
 : >"$RUN_DIR/no-keyring"

@@ -71,8 +71,8 @@ export async function putBytes(
 /**
  * True when `key` holds exactly `bytes`. Compared, not trusted by existence or size: a corrupted
  * copy, even of the right size, is rewritten (repaired) by the put. Read only when the sizes
- * agree: `info` comes from a HEAD, because a miss answered by a GET cost ten times a HEAD's on
- * Ceph RGW (45 ms against 5: its 404 carries a body).
+ * agree: `info` comes from a HEAD, which carries no body, so a copy of another size (or none) is
+ * never read.
  */
 async function holds(
   objects: BlobContext["objects"],

@@ -146,6 +146,51 @@ describe("createS3ObjectStore", () => {
     );
   });
 
+  it("reports created from one conditional PutObject for a small body, and looks first for a large one", async () => {
+    // A server holding p/old; PutObject with If-None-Match on a held key answers 412, as S3 does.
+    const held = new Set(["p/old"]);
+    const sent: string[] = [];
+    const server = {
+      async send(command: { constructor: { name: string }; input: { Key: string; IfNoneMatch?: string } }) {
+        const { Key, IfNoneMatch } = command.input;
+        sent.push(
+          `${command.constructor.name.replace("Command", "")} ${Key}${IfNoneMatch ? " if-none-match" : ""}`,
+        );
+        const status = (httpStatusCode: number, name: string) =>
+          Object.assign(new Error(name), { name, $metadata: { httpStatusCode } });
+        if (command.constructor.name === "HeadObjectCommand") {
+          if (held.has(Key)) return { ContentLength: 1, ETag: '"e"' };
+          throw status(404, "NotFound");
+        }
+        if (command.constructor.name !== "PutObjectCommand") throw new Error("not expected");
+        if (IfNoneMatch === "*" && held.has(Key)) throw status(412, "PreconditionFailed");
+        held.add(Key);
+        return {};
+      },
+    };
+    const store = createS3ObjectStore({ client: server as never, bucket: "b", prefix: "p/" });
+    const small = new Uint8Array(1024 * 1024);
+    const large = new Uint8Array(1024 * 1024 + 1);
+
+    expect((await store.put("new", small)).created).toBe(true);
+    expect(sent.splice(0)).toEqual(["PutObject p/new if-none-match"]);
+    expect((await store.put("old", small)).created).toBe(false);
+    expect(sent.splice(0)).toEqual(["PutObject p/old if-none-match", "PutObject p/old"]);
+    expect((await store.put("large", large)).created).toBe(true);
+    expect(sent.splice(0)).toEqual(["HeadObject p/large", "PutObject p/large"]);
+    expect((await store.put("large", large)).created).toBe(false);
+    expect(sent.splice(0)).toEqual(["HeadObject p/large", "PutObject p/large"]);
+    // A server without conditional writes: a HEAD first, whatever the size.
+    const plain = createS3ObjectStore({
+      client: server as never,
+      bucket: "b",
+      prefix: "p/",
+      conditionalWrites: false,
+    });
+    expect((await plain.put("other", small)).created).toBe(true);
+    expect(sent.splice(0)).toEqual(["HeadObject p/other", "PutObject p/other"]);
+  });
+
   it("refuses to move an object over 5 GiB (one CopyObject's most), saying the limit", async () => {
     // A server that holds one 6 GiB object at p/big and nothing else; any other call fails the test.
     const sent: string[] = [];
