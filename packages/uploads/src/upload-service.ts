@@ -26,7 +26,12 @@ import {
 } from "./expired-uploads.js";
 import { formatSize } from "./format-size.js";
 import { createMemoryQuotaLedger } from "./memory-quota-ledger.js";
-import { type QuotaLedger, type QuotaUsageSource, usageSourceFromStore } from "./quota-ledger.js";
+import {
+  type QuotaLedger,
+  type QuotaReservation,
+  type QuotaUsageSource,
+  usageSourceFromStore,
+} from "./quota-ledger.js";
 import { sweepRevokedGrants } from "./revoked-grants.js";
 import { assertUploadFilename } from "./upload-filename.js";
 import { sessionKeyParts, sessionPrefix, uploadKey, uploadRecordsPrefix } from "./upload-keys.js";
@@ -281,11 +286,11 @@ async function refuseOverTrashedUpload(
   filename: string,
   signal?: AbortSignal,
 ): Promise<void> {
-  const [info, mark] = await Promise.all([
-    ctx.store.head(key, withSignal(signal)),
-    readUploadsTrashMark(ctx.store, owner, sessionId, signal),
-  ]);
-  if (!info || !isExpiredUpload(ctx, info.lastModified, ctx.now(), mark)) return;
+  // The mark is read only when something is at the key: a new file's grant costs one HEAD.
+  const info = await ctx.store.head(key, withSignal(signal));
+  if (!info) return;
+  const mark = await readUploadsTrashMark(ctx.store, owner, sessionId, signal);
+  if (!isExpiredUpload(ctx, info.lastModified, ctx.now(), mark)) return;
   throw new StowageError(
     "CONFLICT",
     `upload ${describeValue(filename)} of session ${describeValue(sessionId)} is in its owner's trash (past the deployment's retention, or deleted with the session's uploads); restore or purge it first, or upload under another name`,
@@ -305,19 +310,38 @@ async function grantUpload(ctx: ServiceContext, request: UploadRequest, signal?:
   if (request.sha256 !== undefined) assertSha256Hex(request.sha256);
   const owner = await authorize(ctx, request.principal, request.sessionId, signal);
   const location = locate(owner, request.sessionId, file.filename);
-  await refuseOverTrashedUpload(ctx, owner, location.key, request.sessionId, file.filename, signal);
-  const revocations = await ctx.quota.revocations(location.scope, withSignal(signal));
-  const reservation = await ctx.quota.reserve(
-    {
-      scope: location.scope,
-      key: location.key,
-      bytes: file.fileSize,
-      limitBytes: ctx.policy.maxTotalSizeBytes,
-      urlExpiresAt: new Date(ctx.now() + ctx.uploadSeconds * 1000),
-      source: ctx.source,
-    },
-    withSignal(signal),
+  // The trash check's two requests run beside the grant's own (a record's PUT on RGW), which
+  // doubled a grant's time when they went first; its refusal comes before any other error, and
+  // undoes the grant like one, before a URL is returned.
+  const trashRefusal = refuseOverTrashedUpload(
+    ctx,
+    owner,
+    location.key,
+    request.sessionId,
+    file.filename,
+    signal,
+  ).then(
+    () => undefined,
+    (err: unknown) => err,
   );
+  let revocations: number;
+  let reservation: QuotaReservation;
+  try {
+    revocations = await ctx.quota.revocations(location.scope, withSignal(signal));
+    reservation = await ctx.quota.reserve(
+      {
+        scope: location.scope,
+        key: location.key,
+        bytes: file.fileSize,
+        limitBytes: ctx.policy.maxTotalSizeBytes,
+        urlExpiresAt: new Date(ctx.now() + ctx.uploadSeconds * 1000),
+        source: ctx.source,
+      },
+      withSignal(signal),
+    );
+  } catch (err) {
+    throw (await trashRefusal) ?? err;
+  }
   let unrecord: (() => Promise<void>) | undefined;
   try {
     const signed = await ctx.store.createUploadUrl!(
@@ -340,6 +364,8 @@ async function grantUpload(ctx: ServiceContext, request: UploadRequest, signal?:
       },
       withSignal(signal),
     );
+    const refused = await trashRefusal;
+    if (refused !== undefined) throw refused;
     await authorize(ctx, owner, request.sessionId, signal);
     if ((await ctx.quota.revocations(location.scope, withSignal(signal))) !== revocations) {
       throw new StowageError(
@@ -352,7 +378,7 @@ async function grantUpload(ctx: ServiceContext, request: UploadRequest, signal?:
   } catch (err) {
     await unrecord?.().catch(() => {});
     await reservation.release().catch(() => {});
-    throw err;
+    throw (await trashRefusal) ?? err;
   }
 }
 

@@ -8,6 +8,7 @@ import { createFsObjectStore } from "@stowage/storage-fs";
 import { tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
 import { createUploadService } from "../src/index.js";
+import { uncheckedStore } from "./support/unchecked-store.js";
 import { type FetchHandler, startFetchServer } from "./support/upload-server.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -184,6 +185,46 @@ describe("uploads past retention", () => {
     await expect(uploads.listExpiredUploads(alice, { filename: "old.png" })).rejects.toMatchObject({
       code: "INVALID_INPUT",
     });
+  });
+  it("a grant refused over a trashed upload keeps no record or reservation; a new name's grant reads no trash mark", async () => {
+    const { store: fsStore, put } = await retained();
+    // As Ceph RGW 16: every URL gets a record, written beside the grant's trash check.
+    const unchecked = uncheckedStore(fsStore);
+    const iterated: string[] = [];
+    const store: ObjectStore = {
+      ...unchecked,
+      iterate(options) {
+        iterated.push(options?.prefix ?? "");
+        return unchecked.iterate(options);
+      },
+    };
+    const uploads = createUploadService({
+      store,
+      sessionExists: (_principal, id) => id === "s1",
+      retentionDays: 30,
+    });
+    await put(keyOf("alice", "s1", "old.png"), "forty days old", 40);
+    const request = (filename: string) => ({
+      principal: alice,
+      sessionId: "s1",
+      filename,
+      contentType: "image/png",
+      fileSize: 3,
+    });
+    const before = await uploads.usage(alice, "s1");
+    await expect(uploads.requestUpload(request("old.png"))).rejects.toMatchObject({
+      reason: "UPLOAD_IN_TRASH",
+    });
+    expect((await fsStore.list({ prefix: "sessions/user/alice/s1/upload-records/" })).items).toEqual([]);
+    expect(await uploads.usage(alice, "s1")).toEqual(before);
+    expect(await fsStore.get(keyOf("alice", "s1", "old.png"))).toEqual(bytes("forty days old"));
+
+    iterated.length = 0;
+    await uploads.requestUpload(request("new.png"));
+    expect(iterated.filter((prefix) => prefix.includes("upload-trash"))).toEqual([]);
+    expect(
+      (await fsStore.list({ prefix: "sessions/user/alice/s1/upload-records/new.png/" })).items,
+    ).toHaveLength(1);
   });
 });
 
