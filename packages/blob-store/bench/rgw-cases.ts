@@ -1,6 +1,6 @@
-// Where the GC protocol differs: on S3 a put of a stored blob reads it back (GET, compared), writes
-// its touch record (an empty PUT) and looks at it again (HEAD); a touch would be a CopyObject of
-// the whole blob. Baseline: one PutObject of the same bytes, the least any S3 content store does.
+// Where the GC protocol differs: on S3 a put of a stored blob writes its touch record (an empty
+// PUT) beside a HEAD of the blob, then reads it back (GET, compared); a touch would be a
+// CopyObject of the whole blob. Baseline: one PutObject of the same bytes, the least any S3 content store does.
 import { randomUUID } from "node:crypto";
 import type { BenchCase } from "@stowage/bench-kit";
 import { createBlobStore } from "@stowage/blob-store";
@@ -28,7 +28,7 @@ export function rgwCases(): { cases: BenchCase[]; cleanup: () => Promise<void> }
     const body = new Uint8Array(size).fill(size % 251);
     const label = size >= 1024 * KIB ? `${size / 1024 / KIB} MiB` : `${size / KIB} KiB`;
     return {
-      name: `${PUTS} puts of ${label} already stored on Ceph RGW (GET + record + HEAD) vs ${PUTS} PutObjects`,
+      name: `${PUTS} puts of ${label} already stored on Ceph RGW (HEAD beside the touch record, then GET) vs ${PUTS} PutObjects`,
       target: { kind: "time", max: 4 },
       units: { count: PUTS, label: "ops" },
       rounds: 5,
