@@ -310,9 +310,9 @@ async function grantUpload(ctx: ServiceContext, request: UploadRequest, signal?:
   if (request.sha256 !== undefined) assertSha256Hex(request.sha256);
   const owner = await authorize(ctx, request.principal, request.sessionId, signal);
   const location = locate(owner, request.sessionId, file.filename);
-  // The trash check's two requests run beside the grant's own (a record's PUT on RGW), which
-  // doubled a grant's time when they went first; its refusal comes before any other error, and
-  // undoes the grant like one, before a URL is returned.
+  // The trash check (a HEAD of the key; the trash marks too when something is there) runs beside
+  // the grant's own requests (a record's PUT on RGW): first, it doubled a grant's time. Its
+  // refusal comes before any other error and undoes the grant like one, before a URL is returned.
   const trashRefusal = refuseOverTrashedUpload(
     ctx,
     owner,
