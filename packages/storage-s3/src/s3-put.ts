@@ -69,29 +69,27 @@ async function putBytes(
     await putCreateOnly(context, key, input, () => bytes, signal);
     return { key, size: bytes.byteLength, created: true };
   }
-  // `created` of a small body: a conditional PutObject tells it in the one request that stores a
-  // new object, where a HEAD first costs every put a round trip; only a put over an existing
-  // object sends its body twice (refused, then stored).
+  let created: boolean;
   if (context.conditionalWrites && bytes.byteLength <= CREATE_FIRST_MAX_BYTES) {
+    // `created` of a small body: a conditional PutObject tells it in the one request that stores
+    // a new object, where a HEAD first costs every put a round trip; only a put over an existing
+    // object sends its body twice (refused, then stored).
     try {
       await putCreateOnly(context, key, input, () => bytes, signal);
       return { key, size: bytes.byteLength, created: true };
     } catch (err) {
       if (!StowageError.is(err, "ALREADY_EXISTS") && !isS3ConditionalConflict(err)) throw err;
     }
-    await context.client.send(
-      new PutObjectCommand({ ...input, Bucket: context.bucket, Key: s3Key(context, key), Body: bytes }),
-      { abortSignal: signal },
-    );
-    return { key, size: bytes.byteLength, created: false };
+    created = false;
+  } else {
+    created = (await headObject(context, key, signal)) === null;
+    if (createOnly && !created) throw alreadyExists(context, "put", key);
   }
-  const existed = (await headObject(context, key, signal)) !== null;
-  if (createOnly && existed) throw alreadyExists(context, "put", key);
   await context.client.send(
     new PutObjectCommand({ ...input, Bucket: context.bucket, Key: s3Key(context, key), Body: bytes }),
     { abortSignal: signal },
   );
-  return { key, size: bytes.byteLength, created: !existed };
+  return { key, size: bytes.byteLength, created };
 }
 
 /**

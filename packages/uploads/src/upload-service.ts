@@ -324,10 +324,10 @@ async function grantUpload(ctx: ServiceContext, request: UploadRequest, signal?:
     () => undefined,
     (err: unknown) => err,
   );
-  let revocations: number;
-  let reservation: QuotaReservation;
+  let reservation: QuotaReservation | undefined;
+  let unrecord: (() => Promise<void>) | undefined;
   try {
-    revocations = await ctx.quota.revocations(location.scope, withSignal(signal));
+    const revocations = await ctx.quota.revocations(location.scope, withSignal(signal));
     reservation = await ctx.quota.reserve(
       {
         scope: location.scope,
@@ -339,11 +339,6 @@ async function grantUpload(ctx: ServiceContext, request: UploadRequest, signal?:
       },
       withSignal(signal),
     );
-  } catch (err) {
-    throw (await trashRefusal) ?? err;
-  }
-  let unrecord: (() => Promise<void>) | undefined;
-  try {
     const signed = await ctx.store.createUploadUrl!(
       {
         key: location.key,
@@ -377,7 +372,7 @@ async function grantUpload(ctx: ServiceContext, request: UploadRequest, signal?:
     return { url: signed.url, headers: signed.headers, key: location.key, expiresIn: ctx.uploadSeconds };
   } catch (err) {
     await unrecord?.().catch(() => {});
-    await reservation.release().catch(() => {});
+    await reservation?.release().catch(() => {});
     throw (await trashRefusal) ?? err;
   }
 }
