@@ -7,7 +7,7 @@ import type { ObjectStore, Principal } from "@stowage/core";
 import { createFsObjectStore } from "@stowage/storage-fs";
 import { tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
-import { createUploadService } from "../src/index.js";
+import { createUploadPolicy, createUploadService } from "../src/index.js";
 import { uncheckedStore } from "./support/unchecked-store.js";
 import { type FetchHandler, startFetchServer } from "./support/upload-server.js";
 
@@ -204,12 +204,12 @@ describe("uploads past retention", () => {
       retentionDays: 30,
     });
     await put(keyOf("alice", "s1", "old.png"), "forty days old", 40);
-    const request = (filename: string) => ({
+    const request = (filename: string, fileSize = 3) => ({
       principal: alice,
       sessionId: "s1",
       filename,
       contentType: "image/png",
-      fileSize: 3,
+      fileSize,
     });
     const before = await uploads.usage(alice, "s1");
     await expect(uploads.requestUpload(request("old.png"))).rejects.toMatchObject({
@@ -218,6 +218,19 @@ describe("uploads past retention", () => {
     expect((await fsStore.list({ prefix: "sessions/user/alice/s1/upload-records/" })).items).toEqual([]);
     expect(await uploads.usage(alice, "s1")).toEqual(before);
     expect(await fsStore.get(keyOf("alice", "s1", "old.png"))).toEqual(bytes("forty days old"));
+    // Refused by the quota too (the trashed upload still counts): the trash's answer comes first.
+    const full = createUploadService({
+      store,
+      sessionExists: (_principal, id) => id === "s1",
+      retentionDays: 30,
+      policy: createUploadPolicy({ maxTotalSizeBytes: 15 }),
+    });
+    await expect(full.requestUpload(request("old.png", 20))).rejects.toMatchObject({
+      reason: "UPLOAD_IN_TRASH",
+    });
+    await expect(full.requestUpload(request("new.png", 20))).rejects.toMatchObject({
+      code: "QUOTA_EXCEEDED",
+    });
 
     iterated.length = 0;
     await uploads.requestUpload(request("new.png"));
