@@ -16,6 +16,7 @@ import type {
   SignedRequest,
 } from "./object-store.js";
 import { assertDirectDownload, assertDirectUpload } from "./object-store-input.js";
+import { iterateKeys } from "./object-store-keys.js";
 import {
   headObject,
   iterateObjects,
@@ -38,7 +39,7 @@ export interface DriverListOptions extends OperationOptions {
  * What a backend implements. `defineObjectStore` validates every key, prefix, body and option
  * before a driver method is called, maps every other error to StowageError (through `mapError`,
  * in one place, streams included), and supplies `iterate`, `move` and `touch` where the driver
- * has no native version.
+ * has no native version (and `keys` from `iterate`).
  */
 export interface ObjectStoreDriver {
   name: string;
@@ -57,6 +58,12 @@ export interface ObjectStoreDriver {
   delete(key: string, options: OperationOptions): Promise<void>;
   list(options: DriverListOptions): Promise<ListPage>;
   iterate?(options: { prefix: string; signal?: AbortSignal }): AsyncIterable<ListItem>;
+  /**
+   * Keys only, in key order (see `ObjectStore.keys`), in batches: one promise a batch rather than
+   * one a key, which is most of what a names-only listing costs once the names are read. Default:
+   * `iterate`'s keys.
+   */
+  keys?(options: { prefix: string; signal?: AbortSignal }): AsyncIterable<readonly string[]>;
   /** Called only with `from !== to`. */
   move?(from: string, to: string, options: MoveOptions): Promise<PutResult>;
   touch?(key: string, options: OperationOptions): Promise<boolean>;
@@ -105,6 +112,7 @@ export function defineObjectStore(driver: ObjectStoreDriver): ObjectStore {
     },
     list: (options) => listObjects(driver, options),
     iterate: (options) => iterateObjects(driver, options),
+    keys: (options) => iterateKeys(driver, options),
     move: (from, to, options) => moveObject(driver, from, to, options),
     touch: (key, options) => touchObject(driver, key, options),
   };

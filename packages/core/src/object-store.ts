@@ -135,6 +135,12 @@ export interface ObjectStore {
   list(options?: ListOptions): Promise<ListPage>;
   /** Every item under `prefix`, page by page, in key order. */
   iterate(options?: IterateOptions): AsyncIterable<ListItem>;
+  /**
+   * Every key under `prefix`, in key order, without its size or time: what `iterate` yields, for a
+   * caller that needs only the names. Where a listing's size and time cost a read per object (the
+   * file system stats each file of a directory it has not listed since it changed), much cheaper.
+   */
+  keys(options?: IterateOptions): AsyncIterable<string>;
   /** Moves an object to a new key. Fails with NOT_FOUND when `from` is missing. */
   move(from: string, to: string, options?: MoveOptions): Promise<PutResult>;
   /** Refreshes `lastModified`; false when the key is missing. */

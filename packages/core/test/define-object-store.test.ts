@@ -6,8 +6,10 @@ import { expectStowageError } from "../src/testing/expect-stowage-error.js";
 import { describeObjectStoreConformance } from "../src/testing/object-store-conformance.js";
 
 /** A driver with only the required methods, delegating to a memory store. */
-function minimalDriver(overrides: Partial<ObjectStoreDriver> = {}): ObjectStoreDriver {
-  const backing = createMemoryObjectStore();
+function minimalDriver(
+  overrides: Partial<ObjectStoreDriver> = {},
+  backing = createMemoryObjectStore(),
+): ObjectStoreDriver {
   return {
     name: "minimal",
     atomicCreateOnly: true,
@@ -28,7 +30,85 @@ describeObjectStoreConformance({
   createStore: () => defineObjectStore(minimalDriver()),
 });
 
+/** `keys` from the backing store's keys in batches of `size`, recording what the walk saw. */
+function batchedKeys(size: number, log: { closed: number; calls: string[] } = { closed: 0, calls: [] }) {
+  const backing = createMemoryObjectStore();
+  const driver = minimalDriver(
+    {
+      async *keys({ prefix }) {
+        log.calls.push(prefix);
+        let batch: string[] = [];
+        try {
+          for await (const key of backing.keys({ prefix })) {
+            batch.push(key);
+            if (batch.length === size) {
+              yield batch;
+              batch = [];
+            }
+          }
+          if (batch.length > 0) yield batch;
+        } finally {
+          log.closed++;
+        }
+      },
+    },
+    backing,
+  );
+  return { store: defineObjectStore(driver), log };
+}
+
+// A driver's own `keys` (in batches) must meet the contract as the fallback does.
+describeObjectStoreConformance({
+  name: "driver with keys in batches",
+  createStore: () => batchedKeys(3).store,
+});
+
 describe("defineObjectStore", () => {
+  it("hands out a driver's batches of keys one by one, closes its walk on a break, and maps its errors", async () => {
+    const { store, log } = batchedKeys(2);
+    for (const key of ["a", "b", "c", "d", "e"]) await store.put(key, new Uint8Array([1]));
+    const all: string[] = [];
+    for await (const key of store.keys()) all.push(key);
+    expect(all).toEqual(["a", "b", "c", "d", "e"]);
+    expect(log.closed).toBe(1);
+
+    for await (const key of store.keys()) if (key === "c") break;
+    expect(log.closed).toBe(2);
+
+    const controller = new AbortController();
+    const seen: string[] = [];
+    const aborted = async () => {
+      for await (const key of store.keys({ signal: controller.signal })) {
+        seen.push(key);
+        if (key === "a") controller.abort(new Error("stop"));
+      }
+    };
+    await expectStowageError(aborted(), "ABORTED");
+    expect(seen).toEqual(["a"]);
+    expect(log.closed).toBe(3);
+
+    log.calls.length = 0;
+    const hostile = async () => {
+      for await (const _ of store.keys({ prefix: "../" })) break;
+    };
+    await expectStowageError(hostile(), "INVALID_INPUT");
+    expect(log.calls).toEqual([]);
+
+    const failing = defineObjectStore(
+      minimalDriver({
+        // biome-ignore lint/correctness/useYield: a walk that fails before its first batch
+        async *keys() {
+          throw Object.assign(new Error("EACCES: permission denied"), { code: "EACCES" });
+        },
+      }),
+    );
+    const drain = async () => {
+      for await (const _ of failing.keys({ prefix: "p/" })) break;
+    };
+    const err = await expectStowageError(drain(), "FORBIDDEN");
+    expect(err.message).toContain('minimal keys "p/"');
+  });
+
   it("declares native features only when the driver has them", () => {
     const plain = defineObjectStore(minimalDriver());
     expect(plain.capabilities).toMatchObject({ nativeMove: false, nativeTouch: false, directUpload: false });

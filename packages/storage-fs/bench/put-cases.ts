@@ -14,6 +14,9 @@ const BYTES = 4 * 1024;
 /** Puts in flight in the group-commit case, as when a session's parts or images are written together. */
 const IN_FLIGHT = 32;
 const REPLACES = 1_000;
+const THREAD_POOL = process.env.UV_THREADPOOL_SIZE
+  ? `UV_THREADPOOL_SIZE=${process.env.UV_THREADPOOL_SIZE}`
+  : "4 threads, the default";
 
 interface PutState {
   directory: string;
@@ -69,9 +72,10 @@ export function putCases(scratch: ScratchSpace): AnyComparison[] {
     {
       name: "unstorage fs setItemRaw",
       kind: "peer",
-      note: "not durable: no fsync; not atomic",
       // Group commit is what lets a durable put come near a write that is not: the target is set
-      // where puts are in flight together; one at a time it is shown.
+      // where puts are in flight together; one at a time it is shown. How many fsyncs are in
+      // flight at once is bounded by Node's thread pool, so its size is printed.
+      note: `not durable: no fsync; not atomic (Node's thread pool: ${THREAD_POOL})`,
       ...(parallel ? { target: { kind: "speed" as const, min: 0.7 } } : {}),
       run: async ({ directory }) => {
         const driver = peers.unstorageFs({ base: directory });

@@ -1,5 +1,6 @@
 import type { Dirent } from "node:fs";
-import { readdir, stat } from "node:fs/promises";
+import { statSync } from "node:fs";
+import { readdir } from "node:fs/promises";
 import { compareUtf8, errnoOf } from "@stowage/core";
 import type { OpenedDirectory } from "@stowage/core/fs";
 
@@ -49,12 +50,13 @@ interface Snapshot {
   entries: SnapshotEntry[];
 }
 
-const toEntry = (dirent: Dirent): SnapshotEntry | undefined => {
-  // Symbolic links, sockets and other special files are never objects nor walked into.
-  if (dirent.isDirectory()) return { name: dirent.name, order: `${dirent.name}/`, isDirectory: true };
-  if (dirent.isFile()) return { name: dirent.name, order: dirent.name, isDirectory: false };
-  return undefined;
-};
+/** A UTF-16 surrogate: the only code units whose UTF-16 order is not their UTF-8 byte order. */
+const SURROGATE = /[\uD800-\uDFFF]/;
+
+const entryOf = (order: string): SnapshotEntry =>
+  order.endsWith("/")
+    ? { name: order.slice(0, -1), order, isDirectory: true }
+    : { name: order, order, isDirectory: false };
 
 async function readSorted(path: string): Promise<SnapshotEntry[]> {
   let dirents: Dirent[];
@@ -65,12 +67,19 @@ async function readSorted(path: string): Promise<SnapshotEntry[]> {
     if (errno === "ENOENT" || errno === "ENOTDIR") return [];
     throw err;
   }
-  const entries: SnapshotEntry[] = [];
+  // Sorted as strings, by the engine's own comparison (UTF-16 code units): a comparator written
+  // in JavaScript, called ~130,000 times for 10,000 names, cost 20 times as much. UTF-16 order is
+  // UTF-8 order unless a name holds a surrogate (a character beyond U+FFFF); then sort again by
+  // UTF-8. A file name never holds `/`, so the trailing `/` tells a directory's order from a file's.
+  const orders: string[] = [];
   for (const dirent of dirents) {
-    const entry = toEntry(dirent);
-    if (entry) entries.push(entry);
+    // Symbolic links, sockets and other special files are never objects nor walked into.
+    if (dirent.isDirectory()) orders.push(`${dirent.name}/`);
+    else if (dirent.isFile()) orders.push(dirent.name);
   }
-  return entries.sort((a, b) => compareUtf8(a.order, b.order));
+  orders.sort();
+  if (SURROGATE.test(orders.join(""))) orders.sort(compareUtf8);
+  return orders.map(entryOf);
 }
 
 /**
@@ -105,8 +114,10 @@ export function createDirectorySnapshots(): DirectorySnapshots {
     }
   }
 
-  async function identityOf(directory: OpenedDirectory) {
-    const info = await stat(directory.path, { bigint: true });
+  // Synchronous: a stat of an open directory's cached inode takes microseconds, where a trip
+  // through the thread pool (and back to a busy event loop) takes far longer.
+  function identityOf(directory: OpenedDirectory) {
+    const info = statSync(directory.path, { bigint: true });
     // Math.max takes no bigint. The ctime follows every change; utimes may set an mtime ahead of it.
     let changedNs = info.ctimeNs;
     if (info.mtimeNs > changedNs) changedNs = info.mtimeNs;
@@ -118,7 +129,7 @@ export function createDirectorySnapshots(): DirectorySnapshots {
       const key = directory.lexicalPath;
       const known = snapshots.get(key);
       if (known) {
-        const { identity } = await identityOf(directory);
+        const { identity } = identityOf(directory);
         if (identity === known.identity) {
           snapshots.delete(key);
           snapshots.set(key, known);
@@ -130,10 +141,13 @@ export function createDirectorySnapshots(): DirectorySnapshots {
       const entries = await readSorted(directory.path);
       if (entries.length < SNAPSHOT_MIN_ENTRIES) return entries;
       // Read after the entries: if the directory changed since the read began, its times say so.
-      const { identity, changedNs } = await identityOf(directory).catch(() => ({
-        identity: "",
-        changedNs: readStartedNs,
-      }));
+      let identity = "";
+      let changedNs = readStartedNs;
+      try {
+        ({ identity, changedNs } = identityOf(directory));
+      } catch {
+        // Not kept: nothing says whether the directory changed while it was read.
+      }
       if (readStartedNs - changedNs > BigInt(settledMs(changedNs)) * 1_000_000n) {
         keep(key, { identity, entries });
       }

@@ -92,6 +92,19 @@ export async function* iterateFiles(
   }
 }
 
+/**
+ * Every key under `prefix`, in UTF-8 order and in batches, from the directories' entries alone: no file is
+ * stat'ed, which is what a listing of sizes and times pays per file of a directory that changed.
+ */
+export async function* iterateFileKeys(
+  context: FsContext,
+  { prefix, signal }: { prefix: string; signal?: AbortSignal },
+): AsyncGenerator<string[]> {
+  for await (const batch of walkPrefix(context, prefix, { signal })) {
+    yield batch.files.map((file) => batch.directoryKey + file.name);
+  }
+}
+
 /** Removes temp files of writes that never finished, older than `olderThanMs` (default 1 hour); returns how many. */
 export async function removeStaleTempFiles(
   context: FsContext,

@@ -11,7 +11,7 @@ import { directUrlsFor, type StoreWithDirectUrls } from "./direct/direct-urls-fo
 import { createDirectorySnapshots } from "./directory-snapshot.js";
 import { createDirectorySync } from "./directory-sync.js";
 import type { FsContext } from "./fs-context.js";
-import { iterateFiles, listFiles, removeStaleTempFiles } from "./fs-list.js";
+import { iterateFileKeys, iterateFiles, listFiles, removeStaleTempFiles } from "./fs-list.js";
 import { moveFile } from "./fs-move.js";
 import { putFile } from "./fs-put.js";
 import { deleteFile, getFile, headFile, streamFile, touchFile } from "./fs-read.js";
@@ -106,6 +106,7 @@ export function createFsObjectStore(options: FsObjectStoreOptions): FsObjectStor
     delete: (key) => deleteFile(context, key),
     list: (list) => listFiles(context, list),
     iterate: (iterate) => iterateFiles(context, iterate),
+    keys: (keys) => iterateFileKeys(context, keys),
     move: (from, to, { ifNoneMatch }) => moveFile(context, from, to, ifNoneMatch === "*"),
     uriFor: (key) => pathToFileURL(paths.pathFor(key)).href,
     touch: (key) => touchFile(context, key),

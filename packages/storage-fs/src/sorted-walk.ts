@@ -83,14 +83,20 @@ export async function* walkSorted(options: WalkOptions): AsyncGenerator<WalkedBa
       return full;
     };
     const from = startAfter === undefined ? 0 : firstIndexAfter(entries, directoryKey, startAfter);
+    // A directory inside the prefix (`prefix` is a prefix of its key) matches in every entry.
+    const inside = directoryKey.startsWith(prefix);
     for (let index = from; index < entries.length; index++) {
       const entry = entries[index]!;
-      const key = directoryKey + entry.name;
-      const subtree = entry.isDirectory ? `${key}/` : key;
-      if (!subtree.startsWith(prefix) && !prefix.startsWith(subtree)) {
-        // Sorted: once past the prefix, nothing later in this directory matches.
-        if (compareUtf8(subtree, prefix) > 0) break;
-        continue;
+      if (!inside) {
+        // `name/` for a directory: its subtree; `name` for a file: its key. A directory matches
+        // when its subtree is under the prefix or holds it; a file only when it is under it.
+        const subtree = directoryKey + entry.order;
+        const holdsPrefix = entry.isDirectory && prefix.startsWith(subtree);
+        if (!holdsPrefix && !subtree.startsWith(prefix)) {
+          // Sorted: once past the prefix, nothing later in this directory matches.
+          if (compareUtf8(subtree, prefix) > 0) break;
+          continue;
+        }
       }
       const isTemp = entry.name.startsWith(TEMP_FILE_PREFIX);
       if (entry.isDirectory) {
@@ -99,14 +105,13 @@ export async function* walkSorted(options: WalkOptions): AsyncGenerator<WalkedBa
         if (!child) continue;
         try {
           if (files.length > 0) yield batch();
-          yield* walk(child, subtree);
+          yield* walk(child, directoryKey + entry.order);
         } finally {
           child.close();
         }
       } else {
         if (isTemp !== (yields === "temp-files")) continue;
-        if (!key.startsWith(prefix)) continue;
-        if (startAfter !== undefined && compareUtf8(key, startAfter) <= 0) continue;
+        if (startAfter !== undefined && compareUtf8(directoryKey + entry.name, startAfter) <= 0) continue;
         files.push(entry);
         if (files.length === batchSize) {
           yield batch();

@@ -57,6 +57,9 @@ describe("a special file planted at a key reads as absent, at once", () => {
       expect(await store.stream("planted.txt")).toBeNull();
       expect(await store.head("planted.txt")).toBeNull();
       expect((await store.list()).items.map((item) => item.key)).toEqual(["kept.txt"]);
+      const names: string[] = [];
+      for await (const key of store.keys()) names.push(key);
+      expect(names).toEqual(["kept.txt"]);
       expect(new TextDecoder().decode((await store.get("kept.txt"))!)).toBe("kept");
     });
   }

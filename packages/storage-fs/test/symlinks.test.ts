@@ -20,6 +20,12 @@ async function setup() {
   return { root, outside, store: createFsObjectStore({ root }) };
 }
 
+async function keysOf(store: FsObjectStore, prefix = ""): Promise<string[]> {
+  const keys: string[] = [];
+  for await (const key of store.keys({ prefix })) keys.push(key);
+  return keys;
+}
+
 async function outsideUnchanged(outside: string): Promise<void> {
   expect((await readdir(outside)).sort()).toEqual(["secret"]);
   expect(await readFile(join(outside, "secret"), "utf8")).toBe("outside the root");
@@ -60,12 +66,14 @@ describe("a symbolic link to a directory below the root is never followed", () =
         await refused(store.move(key, "inside/moved"));
         await refused(store.move("inside/kept", key));
         await refused(store.list({ prefix: `${linkAt}/` }));
+        await refused(keysOf(store, `${linkAt}/`));
         await outsideUnchanged(outside);
         expect(await store.get("inside/kept")).toEqual(bytes("inside"));
       });
 
       it("listing the root skips the link", async () => {
         expect((await store.list()).items.map((item) => item.key)).toEqual(["inside/kept"]);
+        expect(await keysOf(store)).toEqual(["inside/kept"]);
         expect(await store.removeStaleTempFiles({ olderThanMs: 0 })).toBe(0);
       });
     });
@@ -143,6 +151,22 @@ describe("a directory swapped for a link while an operation runs (injected timin
     for await (const item of store.iterate()) {
       seen.push(item.key);
       if (item.key === "a/1") {
+        await rm(join(root, "b"), { recursive: true });
+        await symlink(outside, join(root, "b"));
+      }
+    }
+    expect(seen).toEqual(["a/1"]);
+    await outsideUnchanged(outside);
+  });
+
+  it("a names-only listing whose subdirectory becomes a link while it runs does not list outside files", async () => {
+    const { root, outside, store } = await setup();
+    await store.put("a/1", bytes("1"));
+    await store.put("b/1", bytes("1"));
+    const seen: string[] = [];
+    for await (const key of store.keys()) {
+      seen.push(key);
+      if (key === "a/1") {
         await rm(join(root, "b"), { recursive: true });
         await symlink(outside, join(root, "b"));
       }

@@ -225,6 +225,10 @@ function describeListing({ store, test }: SuiteContext, paginationKeys: number):
       let everything = 0;
       for await (const _ of store().iterate()) everything++;
       expect(everything).toBe(paginationKeys + 3);
+
+      const named: string[] = [];
+      for await (const key of store().keys({ prefix: "page/" })) named.push(key);
+      expect(named).toEqual(keys);
     });
 
     test("a prefix is a raw string prefix, not a directory", async () => {
@@ -236,6 +240,14 @@ function describeListing({ store, test }: SuiteContext, paginationKeys: number):
       expect(await keysFor("log")).toEqual(["log", "logs-b", "logs/a", "logsx/c"]);
       expect(await keysFor("nothing")).toEqual([]);
       expect(await keysFor("")).toEqual(["log", "logs-b", "logs/a", "logsx/c", "other"]);
+      const namesFor = async (prefix: string) => {
+        const names: string[] = [];
+        for await (const key of store().keys({ prefix })) names.push(key);
+        return names;
+      };
+      for (const prefix of ["logs", "logs/", "log", "nothing", ""]) {
+        expect(await namesFor(prefix)).toEqual(await keysFor(prefix));
+      }
     });
 
     test("lists keys in UTF-8 byte order", async () => {
@@ -244,6 +256,9 @@ function describeListing({ store, test }: SuiteContext, paginationKeys: number):
       const listed = (await store().list()).items.map((item) => item.key);
       expect(listed).toEqual([...keys].sort(compareUtf8));
       expect(listed).toEqual(["B", "a-c", "a/b", "a\u00e9", "a\ue000", "a\u{1f600}", "b"]);
+      const named: string[] = [];
+      for await (const key of store().keys()) named.push(key);
+      expect(named).toEqual(listed);
     });
 
     test("an empty store lists nothing and has no next page", async () => {
@@ -288,6 +303,10 @@ function describeKeys({ store, test }: SuiteContext): void {
             for await (const _ of store().iterate({ prefix: value as string })) break;
           };
           await expectStowageError(iterate(), "INVALID_INPUT");
+          const keys = async () => {
+            for await (const _ of store().keys({ prefix: value as string })) break;
+          };
+          await expectStowageError(keys(), "INVALID_INPUT");
         });
       }
       test("a body that is neither bytes nor a stream", async () => {
@@ -323,6 +342,10 @@ function describeAbortsAndRaces({ store, test }: SuiteContext): void {
       await expectStowageError(store().put("aborted", text("x"), { signal }), "ABORTED");
       await expectStowageError(store().get("aborted", { signal }), "ABORTED");
       await expectStowageError(store().list({ signal }), "ABORTED");
+      const keys = async () => {
+        for await (const _ of store().keys({ signal })) break;
+      };
+      await expectStowageError(keys(), "ABORTED");
       expect(await store().head("aborted")).toBeNull();
     });
 
