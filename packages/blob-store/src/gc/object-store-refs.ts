@@ -20,13 +20,13 @@ export async function* scanObjectStoreForBlobRefs(
   store: ObjectStore,
   options: ScanObjectStoreOptions = {},
 ): AsyncGenerator<string> {
-  if (typeof store?.iterate !== "function" || typeof store.stream !== "function") {
+  if (typeof store?.keys !== "function" || typeof store.stream !== "function") {
     throw new StowageError("INVALID_INPUT", `expected an ObjectStore, got ${describeValue(store)}`);
   }
   const { prefix, include, signal } = options;
-  for await (const item of store.iterate({ ...(prefix === undefined ? {} : { prefix }), signal })) {
-    if (include && !include(item.key)) continue;
-    const body = await store.stream(item.key, { signal });
+  for await (const key of store.keys({ ...(prefix === undefined ? {} : { prefix }), signal })) {
+    if (include && !include(key)) continue;
+    const body = await store.stream(key, { signal });
     if (!body) continue;
     yield* scanBytesForBlobRefs(body, signal ? { signal } : {});
   }

@@ -183,7 +183,7 @@ async function liveKeys(
   const base = sessionDirectory(context, manifest.projectKey, manifest.sessionId);
   if (manifest.subpath === "") {
     const keys: string[] = [];
-    for await (const item of context.store.iterate({ prefix: base, signal })) keys.push(item.key);
+    for await (const key of context.store.keys({ prefix: base, signal })) keys.push(key);
     return keys;
   }
   return (await listParts(context.store, `${base}${manifest.subpath}/`, signal)).map((part) => part.key);

@@ -177,7 +177,7 @@ export function registeredSessionsOf(
       return true;
     },
     async *list(options = {}) {
-      for await (const item of store.iterate({ ...options, prefix })) yield item.key.slice(prefix.length);
+      for await (const key of store.keys({ ...options, prefix })) yield key.slice(prefix.length);
     },
     async markDeleting(sessionId, options = {}) {
       const record = await read(sessionId, options);

@@ -20,7 +20,7 @@ export async function deleteJob(
   let threadCount = 0;
   for (const prefix of layout.jobPrefixes(jobId)) {
     const keys: string[] = [];
-    for await (const item of store.iterate({ prefix, ...(signal ? { signal } : {}) })) keys.push(item.key);
+    for await (const key of store.keys({ prefix, ...(signal ? { signal } : {}) })) keys.push(key);
     if (prefix === layout.indexPrefix(jobId)) threadCount = keys.length;
     await mapConcurrent(
       keys,
