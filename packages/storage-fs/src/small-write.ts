@@ -101,7 +101,13 @@ export async function writeSmallTempFile(
     fd = undefined;
     closeSync(opened);
   } catch (err) {
-    if (fd !== undefined) closeSync(fd);
+    if (fd !== undefined) {
+      try {
+        closeSync(fd);
+      } catch {
+        // The write's own error is the one to report; the descriptor is released either way.
+      }
+    }
     await syncCalls.discard(path);
     if (errnoOf(err) === "ENOTDIR") {
       throw new StowageError("CONFLICT", `a parent of ${path} is a file, not a directory`, { cause: err });
