@@ -68,7 +68,8 @@ async function readSorted(path: string): Promise<SnapshotEntry[]> {
     throw err;
   }
   // Sorted as strings, by the engine's own comparison (UTF-16 code units): a comparator written
-  // in JavaScript, called ~130,000 times for 10,000 names, cost 20 times as much. UTF-16 order is
+  // in JavaScript, called ~130,000 times for 10,000 names in hash order, cost about twice as much
+  // (4.5-5 ms against 2-3). UTF-16 order is
   // UTF-8 order unless a name holds a surrogate (a character beyond U+FFFF); then sort again by
   // UTF-8. A file name never holds `/`, so the trailing `/` tells a directory's order from a file's.
   const orders: string[] = [];
