@@ -17,7 +17,7 @@ export async function putFile(
 ): Promise<PutResult> {
   const { fsync } = context;
   const stored = await withLocation(context, key, true, async (location, path) => {
-    const small = body instanceof Uint8Array && body.byteLength <= SYNC_WRITE_MAX_BYTES;
+    const small = !fsync && body instanceof Uint8Array && body.byteLength <= SYNC_WRITE_MAX_BYTES;
     const calls = small ? syncCalls : asyncCalls;
     // Whether the key is a file already (the result's `created`): asked on the thread pool
     // while a large body is written (one round trip off the put's path), and synchronously
@@ -25,7 +25,7 @@ export async function putFile(
     // rename; a concurrent writer can race it either way.
     const existed = createOnly || small ? undefined : calls.isFile(path);
     const temp = small
-      ? await writeSmallTempFile(location.directory.path, body, fsync)
+      ? await writeSmallTempFile(location.directory.path, body)
       : await writeTempFile(location.directory.path, body, { fsync, signal });
     let created: boolean;
     try {

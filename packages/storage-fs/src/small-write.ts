@@ -1,22 +1,11 @@
 import { randomBytes } from "node:crypto";
-import {
-  closeSync,
-  fsync as fsyncCallback,
-  linkSync,
-  lstatSync,
-  openSync,
-  renameSync,
-  rmSync,
-  unlinkSync,
-  writeFileSync,
-} from "node:fs";
+import { linkSync, lstatSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { link, lstat, rename, rm, unlink } from "node:fs/promises";
-import { promisify } from "node:util";
 import { errnoOf, StowageError } from "@stowage/core";
 import { ensureDirectory, TEMP_FILE_PREFIX, type TempFile } from "@stowage/core/fs";
 
 /**
- * Bodies up to this size are written with synchronous system calls (but for an fsync): a 4 KiB
+ * Bodies up to this size, when not fsync'd, are written with synchronous system calls: a 4 KiB
  * file costs a few microseconds of each of open, write, close and rename, where an
  * asynchronous call costs a thread-pool round trip ten times that. The event loop is held for
  * about as long as a small `JSON.stringify`.
@@ -67,47 +56,25 @@ export const syncCalls: PublishCalls = {
  * for every put cost about a tenth of a small put; the random part keeps names of processes
  * sharing a directory apart, and the exclusive create refuses a name that is taken anyway.
  */
-const fsyncAsync = promisify(fsyncCallback);
-
 const processTempPrefix = `${TEMP_FILE_PREFIX}${randomBytes(8).toString("hex")}-`;
 let tempCounter = 0;
 
 /**
- * Writes a small body to a new temp file in `directory`; on failure nothing is left behind. The
- * open, write and close are synchronous; with `fsync`, the fsync alone goes through the thread
- * pool (it waits for the disk), so that the pool's few threads spend their time on fsyncs, which
- * the file system commits together, rather than on calls that take microseconds. The directory
- * is made only when the write finds it missing (the root, on the first put), as `writeTempFile`
- * does.
+ * Writes a small body to a new temp file in `directory` with one synchronous call, not fsync'd;
+ * on failure nothing is left behind. The directory is made only when the write finds it missing
+ * (the root, on the first put), as `writeTempFile` does.
  */
-export async function writeSmallTempFile(
-  directory: string,
-  body: Uint8Array,
-  fsync: boolean,
-): Promise<TempFile> {
+export async function writeSmallTempFile(directory: string, body: Uint8Array): Promise<TempFile> {
   const path = `${directory}/${processTempPrefix}${(tempCounter++).toString(36)}`;
-  let fd: number | undefined;
   try {
     try {
-      fd = openSync(path, "wx", 0o644);
+      writeFileSync(path, body, { flag: "wx", mode: 0o644 });
     } catch (err) {
       if (errnoOf(err) !== "ENOENT") throw err;
       await ensureDirectory(directory);
-      fd = openSync(path, "wx", 0o644);
+      writeFileSync(path, body, { flag: "wx", mode: 0o644 });
     }
-    writeFileSync(fd, body);
-    if (fsync) await fsyncAsync(fd);
-    const opened = fd;
-    fd = undefined;
-    closeSync(opened);
   } catch (err) {
-    if (fd !== undefined) {
-      try {
-        closeSync(fd);
-      } catch {
-        // The write's own error is the one to report; the descriptor is released either way.
-      }
-    }
     await syncCalls.discard(path);
     if (errnoOf(err) === "ENOTDIR") {
       throw new StowageError("CONFLICT", `a parent of ${path} is a file, not a directory`, { cause: err });

@@ -14,7 +14,7 @@ const keysOf = (items: { key: string }[]) => items.map((item) => item.key);
 const MANY = 600;
 const name = (i: number) => `k-${String(i).padStart(4, "0")}`;
 
-// With fsync off nothing waits for the disk (and the directory is never fsync'd): run the whole contract on it too.
+// The small synchronous write path is taken only with fsync off: run the whole contract on it too.
 describeObjectStoreConformance({
   name: "fs object store, fsync off",
   createStore: (namespace) => createFsObjectStore({ root: join(base, namespace), fsync: false }),
