@@ -69,9 +69,9 @@ async function readSorted(path: string): Promise<SnapshotEntry[]> {
   }
   // Sorted as strings, by the engine's own comparison (UTF-16 code units): a comparator written
   // in JavaScript, called ~130,000 times for 10,000 names in hash order, cost about twice as much
-  // (4.5-5 ms against 2-3). UTF-16 order is
-  // UTF-8 order unless a name holds a surrogate (a character beyond U+FFFF); then sort again by
-  // UTF-8. A file name never holds `/`, so the trailing `/` tells a directory's order from a file's.
+  // (4.5-5 ms against 2-3). UTF-16 order is UTF-8 order unless a name holds a surrogate (a
+  // character beyond U+FFFF); then sort again by UTF-8. A file name never holds `/`, so the
+  // trailing `/` tells a directory's order from a file's.
   const orders: string[] = [];
   for (const dirent of dirents) {
     // Symbolic links, sockets and other special files are never objects nor walked into.
