@@ -4,15 +4,19 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { spawnChild } from "@stowage/test-support";
+import { spawnChild, waitingForCoreMs } from "@stowage/test-support";
 import { Agent, fetch as undiciFetch } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 // Issue 36, item 2: one request must not hold the server's event loop. While each hostile request
 // below runs, the server (in the child) never spends more than LOOP_HOLD_BOUND_MS of CPU between two
-// turns of its loop, and /healthz (polled from this process) answers within HEALTHZ_BOUND_MS. The
-// hold is measured in CPU time, which a busy machine does not stretch; the /healthz bound is wall
-// time, so it is wider, and still a fifth of the 5.5 s stall the issue saw.
+// turns of its loop, nor as long off the CPU in a synchronous wait, and /healthz (polled from this
+// process) answers within HEALTHZ_BOUND_MS. The holds are measured in the server's main-thread
+// times, which a busy machine does not stretch. The /healthz bound is wall time, a fifth of the
+// 5.5 s stall the issue saw, plus what the machine provably added: the time the server's and this
+// process's threads waited for a core (Linux's schedstat) during the watched request. Without that
+// allowance, the CI's test stage (every package at once on two cores) stretched answers of a server
+// whose loop was free to 1.8-2.1 s.
 
 /**
  * The most CPU time the server may spend without a turn of its loop while a hostile request runs:
@@ -38,13 +42,23 @@ const OVERSIZED_BYTES = 17 * 1024 * 1024;
 
 type Body = NonNullable<RequestInit["body"]>;
 
+/** How the server's loop fared since the last look (ms). */
+interface ServerHolds {
+  /** The longest hold of the loop in the main thread's CPU time. */
+  loopDelayMaxMs: number;
+  /** The longest hold of the loop off the CPU, not waiting for a core (a synchronous wait). */
+  blockedMaxMs: number;
+  /** How long the server's threads waited for a core in all. */
+  waitedForCoresMs: number;
+}
+
 interface GuardedServer {
   url: string;
   key: string;
   /** What decoding and parsing a 14 MiB JSON body costs the server's main thread (CPU ms). */
   parseMs: number;
-  /** The longest hold of the server's loop since the last call (the first call starts measuring). */
-  loopDelayMaxMs(): Promise<number>;
+  /** How the server's loop fared since the last call (the first call starts measuring). */
+  holds(): Promise<ServerHolds>;
   stop(): Promise<void>;
 }
 
@@ -89,9 +103,9 @@ async function startGuardedServer(dataDir: string): Promise<GuardedServer> {
     url: started.url,
     key: started.key,
     parseMs: started.parseMs,
-    async loopDelayMaxMs() {
+    async holds() {
       child.kill("SIGUSR2");
-      return (await nextLine(10_000)).loopDelayMaxMs as number;
+      return (await nextLine(10_000)) as unknown as ServerHolds;
     },
     async stop() {
       stopping = true;
@@ -133,16 +147,18 @@ afterAll(async () => {
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
-interface Watched {
+interface Watched extends ServerHolds {
   status: number;
   body: string;
   healthzMaxMs: number;
-  loopDelayMaxMs: number;
+  /** How long this process's threads waited for a core while the request ran (ms). */
+  probeWaitedForCoresMs: number;
 }
 
 /** Runs `hostile` while /healthz is probed; what it answered, and how long the server was held. */
 async function whileHealthzIsProbed(hostile: () => Promise<Response>): Promise<Watched> {
-  await server.loopDelayMaxMs(); // starts the measurement afresh
+  await server.holds(); // starts the measurement afresh
+  const probeWaitBefore = waitingForCoreMs();
   let stop = false;
   let healthzMaxMs = 0;
   const probes = (async () => {
@@ -158,7 +174,8 @@ async function whileHealthzIsProbed(hostile: () => Promise<Response>): Promise<W
   const body = await response.text();
   stop = true;
   await probes;
-  return { status: response.status, body, healthzMaxMs, loopDelayMaxMs: await server.loopDelayMaxMs() };
+  const probeWaitedForCoresMs = waitingForCoreMs() - probeWaitBefore;
+  return { status: response.status, body, healthzMaxMs, probeWaitedForCoresMs, ...(await server.holds()) };
 }
 
 /**
@@ -172,12 +189,21 @@ async function fewestHolds(hostile: () => Promise<Response>): Promise<Watched> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const watched = await whileHealthzIsProbed(hostile);
     if (!best || watched.loopDelayMaxMs < best.loopDelayMaxMs) best = watched;
-    if (watched.loopDelayMaxMs < holdBound() && watched.healthzMaxMs < HEALTHZ_BOUND_MS) return watched;
+    if (withinBounds(watched)) return watched;
   }
   return best!;
 }
 
 const holdBound = () => Math.max(LOOP_HOLD_BOUND_MS, PARSES_PER_HOLD * server.parseMs);
+
+/** The /healthz bound with what the machine added: both processes' waits for a core. */
+const healthzBound = (watched: Watched) =>
+  HEALTHZ_BOUND_MS + watched.waitedForCoresMs + watched.probeWaitedForCoresMs;
+
+const withinBounds = (watched: Watched) =>
+  watched.loopDelayMaxMs < holdBound() &&
+  watched.blockedMaxMs < LOOP_HOLD_BOUND_MS &&
+  watched.healthzMaxMs < healthzBound(watched);
 
 /** A text of `length` lowercase letters without a break: the costliest kind of text to count. */
 function letters(seed: number, length: number): string {
@@ -231,7 +257,13 @@ function expectLoopKeptFree(watched: Watched) {
     watched.loopDelayMaxMs,
     `the longest hold of the server's event loop (CPU ms; a 14 MiB parse costs ${server.parseMs.toFixed(0)} here)`,
   ).toBeLessThan(holdBound());
-  expect(watched.healthzMaxMs, "the slowest /healthz answer (ms)").toBeLessThan(HEALTHZ_BOUND_MS);
+  expect(watched.blockedMaxMs, "the longest synchronous wait of the server's event loop (ms)").toBeLessThan(
+    LOOP_HOLD_BOUND_MS,
+  );
+  expect(
+    watched.healthzMaxMs,
+    `the slowest /healthz answer (ms; the server's threads waited ${watched.waitedForCoresMs.toFixed(0)} ms for a core, this process's ${watched.probeWaitedForCoresMs.toFixed(0)} ms)`,
+  ).toBeLessThan(healthzBound(watched));
 }
 
 describe("a maximal hot state does not hold the event loop", () => {

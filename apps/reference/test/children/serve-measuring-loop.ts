@@ -2,8 +2,10 @@
 // event loop was held (test-support's `watchLoopHolds`: the main thread's CPU time between two ticks
 // of a timer). Prints `{ url, key, parseMs }` as one JSON line once it listens (`key`: a fresh API
 // key of user `guard`; `parseMs`: what decoding and parsing a 14 MiB JSON body costs this machine's
-// main thread, a step no server can slice); on SIGUSR2 prints `{ "loopDelayMaxMs": <longest hold
-// since the last SIGUSR2> }` and starts measuring again; stops on SIGTERM.
+// main thread, a step no server can slice); on SIGUSR2 prints, since the last SIGUSR2, `{
+// "loopDelayMaxMs", "blockedMaxMs", "waitedForCoresMs" }` (the longest hold in CPU time, the longest
+// hold off the CPU not waiting for a core, the whole wait of its threads for a core) and starts
+// measuring again; stops on SIGTERM.
 // argv: <data dir>
 import { mainThreadCpuMs, watchLoopHolds } from "@stowage/test-support";
 import { loadConfig } from "../../src/config.js";
@@ -36,7 +38,13 @@ const parseMs = parseCost();
 const holds = watchLoopHolds(RESOLUTION_MS);
 console.log(JSON.stringify({ url: server.url, key, parseMs }));
 process.on("SIGUSR2", () => {
-  console.log(JSON.stringify({ loopDelayMaxMs: holds.longest() }));
+  console.log(
+    JSON.stringify({
+      loopDelayMaxMs: holds.longest(),
+      blockedMaxMs: holds.longestBlocked(),
+      waitedForCoresMs: holds.waitedForCores(),
+    }),
+  );
   holds.restart();
 });
 process.once("SIGTERM", () => {
