@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { installedPackages, runChild } from "@stowage/test-support";
 import { afterAll, describe, expect, it } from "vitest";
+import { seedEmbeddedDatabase } from "./support/seed-embedded-database.js";
 
 const child = new URL("./children/app-modules.ts", import.meta.url);
 const dataDirs: string[] = [];
@@ -12,6 +13,8 @@ afterAll(() => Promise.all(dataDirs.map((dir) => rm(dir, { recursive: true, forc
 async function packagesLoadedWith(env: Record<string, string>): Promise<string[]> {
   const dataDir = await mkdtemp(join(tmpdir(), "stowage-graph-"));
   dataDirs.push(dataDir);
+  // The run's migrated embedded database (no initdb): what the app loads to run is the question.
+  await seedEmbeddedDatabase(dataDir);
   // Embedded defaults: no S3 and no PostgreSQL from the environment CI runs in.
   const clean = Object.fromEntries(
     Object.entries(process.env).filter(([name]) => !name.startsWith("S3_") && !name.startsWith("DATABASE_")),
