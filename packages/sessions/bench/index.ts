@@ -161,18 +161,18 @@ await runBenchmarks("@stowage/sessions", [
     },
   },
 ]);
-for (const [agent, [captured, gzipped]] of Object.entries(agentSizes)) {
-  const ratio = captured! / gzipped!;
+/** A size row, printed when its case ran (a `BENCH_FILTER` that leaves the case out measures nothing). */
+function printSizeRow(label: string, captured: number, gzipped: number): void {
+  if (captured === 0 || gzipped === 0) return;
+  const ratio = captured / gzipped;
   console.log(
-    `- ${agent}: captured size vs gzip-6 size: ${captured!.toLocaleString("en-US")} B vs ${gzipped!.toLocaleString("en-US")} B, ratio ${ratio.toFixed(3)}x   target < 1.0x   ${ratio < 1 ? "met" : "MISSED"}`,
+    `- ${label}captured size vs gzip-6 size: ${captured.toLocaleString("en-US")} B vs ${gzipped.toLocaleString("en-US")} B, ratio ${ratio.toFixed(3)}x   target < 1.0x   ${ratio < 1 ? "met" : "MISSED"}`,
   );
   if (ratio >= 1) process.exitCode = 1;
 }
-const sizeRatio = ours / baseline;
-console.log(
-  `- captured size vs gzip-6 size: ${ours.toLocaleString("en-US")} B vs ${baseline.toLocaleString("en-US")} B, ratio ${sizeRatio.toFixed(3)}x   target < 1.0x   ${sizeRatio < 1 ? "met" : "MISSED"}`,
-);
-if (sizeRatio >= 1) process.exitCode = 1;
+for (const [agent, [captured, gzipped]] of Object.entries(agentSizes))
+  printSizeRow(`${agent}: `, captured!, gzipped!);
+printSizeRow("", ours, baseline);
 await rm(base, { recursive: true, force: true });
 
 // The package's other cases, in the same run: a missed target above only sets the exit code, so
