@@ -188,6 +188,10 @@ export async function createServices(config: AppConfig): Promise<Services> {
         createPostgresPromptMetricsLog({ db: database.db, namespace: owner }),
     });
     deployment = stowage;
+    const limits = countStreams(
+      createRateLimits({ perMinute: config.rateLimitPerMinute, db: database.db }),
+      metrics,
+    );
     return {
       config,
       objects,
@@ -204,13 +208,11 @@ export async function createServices(config: AppConfig): Promise<Services> {
       // Sealed like the shared store when the deployment is encrypted.
       sessionBlobs: stowage.deployment.sessionBlobs ?? sessionBlobs,
       notifier,
-      limits: countStreams(
-        createRateLimits({ perMinute: config.rateLimitPerMinute, db: database.db }),
-        metrics,
-      ),
+      limits,
       metrics,
       tenant: stowage.tenant,
       async close() {
+        limits.close();
         await notifier.close();
         await database.close();
       },

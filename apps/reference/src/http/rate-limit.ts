@@ -1,9 +1,14 @@
 import { StowageError } from "@stowage/core";
 import { rateLimits, type StowageDatabase } from "@stowage/storage-postgres";
+import { lt } from "drizzle-orm";
 import { RateLimiterDrizzle, RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
 
 /** Open server-sent-event streams one API key may hold in one process. */
 export const DEFAULT_MAX_STREAMS_PER_KEY = 20;
+
+/** How often expired buckets are deleted, and how long after their expiry (an hour). */
+const SWEEP_EVERY_MS = 5 * 60_000;
+const SWEEP_EXPIRED_FOR_MS = 60 * 60_000;
 
 /**
  * The app's rate limits, counted in the database (PostgreSQL or PGlite), so that two processes
@@ -26,6 +31,8 @@ export interface RateLimits {
   checkAddress(address: string): Promise<void>;
   /** Opens a live stream for a key; returns its release. RATE_LIMITED past the cap (per process). */
   openStream(keyId: string): () => void;
+  /** Stops the sweep of expired buckets; called before the database closes. */
+  close(): void;
 }
 
 export interface RateLimitsOptions {
@@ -58,10 +65,23 @@ export function createRateLimits(options: RateLimitsOptions): RateLimits {
       duration: 60,
       // If the database does not answer, each process keeps limiting on its own.
       insuranceLimiter: new RateLimiterMemory({ keyPrefix, points: perMinute, duration: 60 }),
+      // The limiter's own sweep cannot be stopped: it went on querying a closed database (an
+      // app closed in a process that lives on) and kept each closed app alive. `sweep` below.
+      clearExpiredByTimeout: false,
     });
   const keys = limiter("key");
   const addresses = limiter("address");
   const streams = new Map<string, number>();
+  // Buckets of callers who stopped calling: deleted an hour after they expired, as the limiter's
+  // own sweep did. A failed sweep is retried at the next; the limits never depend on it.
+  const sweep = setInterval(() => {
+    const expired = lt(rateLimits.expire, new Date(Date.now() - SWEEP_EXPIRED_FOR_MS));
+    options.db
+      .delete(rateLimits)
+      .where(expired)
+      .catch(() => {});
+  }, SWEEP_EVERY_MS);
+  sweep.unref();
 
   async function consume(bucket: RateLimiterDrizzle, id: string, what: string): Promise<void> {
     try {
@@ -98,6 +118,9 @@ export function createRateLimits(options: RateLimitsOptions): RateLimits {
         if (left <= 0) streams.delete(keyId);
         else streams.set(keyId, left);
       };
+    },
+    close() {
+      clearInterval(sweep);
     },
   };
 }
