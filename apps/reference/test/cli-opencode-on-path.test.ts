@@ -1,8 +1,8 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { writeFakeOpencode } from "../../../packages/sessions/test/fake-opencode.js";
+import { fakeOpencodeDatabase, writeFakeOpencode } from "../../../packages/sessions/test/fake-opencode.js";
 import { spawnStowage } from "./support/cli.js";
 import { seedEmbeddedDatabase } from "./support/seed-embedded-database.js";
 
@@ -21,10 +21,10 @@ beforeAll(async () => {
   // The sessions package's stand-in for `opencode`, with the contract of OpenCode's own commands.
   tools = join(dir, "tools");
   await writeFakeOpencode(tools);
-  // Its database ($HOME/db.json) holds one session of one message.
-  await mkdir(join(dir, "oc-home"));
+  // Its database (in OpenCode's data directory under $HOME) holds one session of one message.
+  await mkdir(dirname(fakeOpencodeDatabase(join(dir, "oc-home"))), { recursive: true });
   await writeFile(
-    join(dir, "oc-home", "db.json"),
+    fakeOpencodeDatabase(join(dir, "oc-home")),
     JSON.stringify({
       sessions: { [SESSION]: { id: SESSION, title: "A fact" } },
       messages: { msg_1: { session_id: SESSION, info: { role: "user" } } },
@@ -86,7 +86,7 @@ describe("stowage session capture|restore --agent opencode without --opencode", 
       agentType: "opencode",
       opencodeCli: join(tools, "opencode"),
     });
-    const db = JSON.parse(await readFile(join(dir, "oc-fresh", "db.json"), "utf8"));
+    const db = JSON.parse(await readFile(fakeOpencodeDatabase(join(dir, "oc-fresh")), "utf8"));
     expect(db.parts.prt_1.data.text).toBe("The secret fact is 42.");
 
     // No opencode on PATH: restoring the OpenCode session says to give --opencode.

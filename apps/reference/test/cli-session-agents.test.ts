@@ -1,11 +1,11 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { expectStowageError } from "@stowage/core/testing";
 import { CommanderError } from "commander";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // The stand-in lives with the package whose OpenCode contract it is.
-import { writeFakeOpencode } from "../../../packages/sessions/test/fake-opencode.js";
+import { fakeOpencodeDatabase, writeFakeOpencode } from "../../../packages/sessions/test/fake-opencode.js";
 import { stowage as run } from "./support/cli.js";
 import { seedEmbeddedDatabase } from "./support/seed-embedded-database.js";
 
@@ -108,10 +108,10 @@ describe("stowage session capture|restore --agent", () => {
     // The sessions package's stand-in for `opencode`, with the contract of OpenCode's own commands.
     await writeFakeOpencode(join(dir, "tools"));
     const sessionId = "ses_df96f1435ffed9ABkI498J7iJN";
-    // Its database ($HOME/db.json) holds one session of one message.
-    await mkdir(join(dir, "oc-home"), { recursive: true });
+    // Its database (in OpenCode's data directory under $HOME) holds one session of one message.
+    await mkdir(dirname(fakeOpencodeDatabase(join(dir, "oc-home"))), { recursive: true });
     await writeFile(
-      join(dir, "oc-home", "db.json"),
+      fakeOpencodeDatabase(join(dir, "oc-home")),
       JSON.stringify({
         sessions: { [sessionId]: { id: sessionId, title: "A fact" } },
         messages: { msg_1: { session_id: sessionId, info: { role: "user" } } },
@@ -156,7 +156,7 @@ describe("stowage session capture|restore --agent", () => {
     expect(restored.stdout).toContain(
       `restored opencode session ${sessionId}: 1 files in OpenCode's database`,
     );
-    const restoredDb = JSON.parse(await readFile(join(dir, "oc-fresh", "db.json"), "utf8"));
+    const restoredDb = JSON.parse(await readFile(fakeOpencodeDatabase(join(dir, "oc-fresh")), "utf8"));
     expect(Object.keys(restoredDb.sessions)).toEqual([sessionId]);
     expect(restoredDb.parts.prt_1.data.text).toBe("The secret fact is 42.");
     await expectStowageError(

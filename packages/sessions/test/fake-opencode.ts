@@ -2,6 +2,12 @@ import { chmod, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 
 /**
+ * The stand-in's database file for `home`: in OpenCode's data directory
+ * (`$HOME/.local/share/opencode`), where the real CLI keeps its `opencode.db`.
+ */
+export const fakeOpencodeDatabase = (home: string) => join(home, ".local", "share", "opencode", "db.json");
+
+/**
  * Writes `<dir>/opencode`, a stand-in for the OpenCode CLI with the contract of OpenCode 1.18's
  * own commands, rows and all (its `import` read in OpenCode's source, its answers checked against
  * the real CLI by `test/agent-opencode.int.test.ts`):
@@ -14,7 +20,8 @@ import { join } from "node:path";
  * - `session delete <id>`: the session, its messages and their parts;
  * - `db <query> --format json`: answers the SELECTs Stowage sends (`… FROM session WHERE id = '…'`,
  *   `… FROM message|part WHERE id IN (…)`) as JSON rows `{ kind, id, owner }`.
- * The database is `$HOME/db.json`; every call is appended to `$HOME/calls.log`. When
+ * The database is `db.json` in OpenCode's data directory ({@link fakeOpencodeDatabase}), where
+ * the real CLI keeps `opencode.db`; every call is appended to `$HOME/calls.log`. When
  * `$HOME/fail-next-import` exists, the next import removes it and fails (exit 1).
  */
 export async function writeFakeOpencode(dir: string): Promise<string> {
@@ -26,11 +33,12 @@ export async function writeFakeOpencode(dir: string): Promise<string> {
 const fs = require("node:fs");
 const path = require("node:path");
 const home = process.env.HOME;
-const dbFile = path.join(home, "db.json");
+const dataDir = path.join(process.env.XDG_DATA_HOME || path.join(home, ".local", "share"), "opencode");
+const dbFile = path.join(dataDir, "db.json");
 const args = process.argv.slice(2);
 fs.appendFileSync(path.join(home, "calls.log"), JSON.stringify(args) + "\\n");
 const db = fs.existsSync(dbFile) ? JSON.parse(fs.readFileSync(dbFile, "utf8")) : { sessions: {}, messages: {}, parts: {} };
-const save = () => fs.writeFileSync(dbFile, JSON.stringify(db));
+const save = () => { fs.mkdirSync(dataDir, { recursive: true }); fs.writeFileSync(dbFile, JSON.stringify(db)); };
 const notFound = (id) => { process.stderr.write("\\u001b[91mError: \\u001b[0mSession not found: " + id + "\\n"); process.exit(1); };
 const [command, arg] = args;
 if (command === "export") {

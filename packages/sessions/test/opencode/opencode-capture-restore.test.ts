@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { sha256Hex } from "@stowage/core";
@@ -12,7 +12,7 @@ import type { SessionArchive } from "../../src/archive/session-archive.js";
 import { verifySessionBlob } from "../../src/archive/verify-session-blob.js";
 import { HOSTILE_IDS } from "../../src/testing/hostile-ids.js";
 import { buildArchive } from "../build-archive.js";
-import { writeFakeOpencode } from "../fake-opencode.js";
+import { fakeOpencodeDatabase, writeFakeOpencode } from "../fake-opencode.js";
 
 const run = promisify(execFile);
 const base = await tempDirectory("stowage-opencode-");
@@ -102,7 +102,7 @@ async function homeWith(name: string, ...exports: unknown[]): Promise<string> {
   return home;
 }
 
-const databaseOf = async (home: string) => readFile(join(home, "db.json"), "utf8").catch(() => "(none)");
+const databaseOf = async (home: string) => readFile(fakeOpencodeDatabase(home), "utf8").catch(() => "(none)");
 /** The bytes `opencode export` prints in `home`, read through a file (a pipe would be cut at 64 KiB). */
 async function printedIn(home: string, id: string): Promise<string> {
   const file = join(home, `export-${id}.json`);
@@ -128,7 +128,7 @@ beforeAll(async () => {
   // A session whose export names another session: what a broken CLI could print.
   const database = JSON.parse(await databaseOf(sourceHome));
   database.sessions.ses_liar = { ...database.sessions[otherId] };
-  await writeFile(join(sourceHome, "db.json"), JSON.stringify(database));
+  await writeFile(fakeOpencodeDatabase(sourceHome), JSON.stringify(database));
 });
 
 describe("OpenCode sessions", () => {
@@ -149,10 +149,39 @@ describe("OpenCode sessions", () => {
       "The secret fact is 42.",
       "Noted.",
     ]);
-    // Asked the database about the ids, then imported a temp file of ours, which is gone.
+    // A home with no OpenCode data: nothing to ask the database about; imported a temp file of
+    // ours, which is gone.
     const calls = await callsIn(fresh);
-    expect(calls.flatMap((call) => call.slice(0, 1))).toEqual(["db", "import", "export"]);
-    await expect(readFile(calls[1]![1]!)).rejects.toMatchObject({ code: "ENOENT" });
+    expect(calls.flatMap((call) => call.slice(0, 1))).toEqual(["import", "export"]);
+    await expect(readFile(calls[0]![1]!)).rejects.toMatchObject({ code: "ENOENT" });
+  });
+
+  it("asks the database about the ids unless OpenCode has no data at all (no data directory, or an empty one, and no OPENCODE_DB)", async () => {
+    const captured = await captureSession({ agent: "opencode", sessionId, opencode: opencodeIn(sourceHome) });
+    /** The first command the restore ran the CLI with, into a new home that `prepare` set up. */
+    const firstCall = async (prepare: (home: string) => Promise<unknown>, env: NodeJS.ProcessEnv = {}) => {
+      const home = await mkdtemp(join(base, "asked-"));
+      await prepare(home);
+      await restoreSession(captured, { opencode: { bin, env: { HOME: home, ...env } } });
+      return (await callsIn(home))[0]![0];
+    };
+    const dataDir = (home: string) => join(home, ".local", "share", "opencode");
+    expect(await firstCall(() => Promise.resolve())).toBe("import");
+    expect(await firstCall((home) => mkdir(dataDir(home), { recursive: true }))).toBe("import");
+    // The JSON files of an OpenCode before 1.2, which its next run moves into a database.
+    expect(await firstCall((home) => mkdir(join(dataDir(home), "storage"), { recursive: true }))).toBe("db");
+    expect(
+      await firstCall(async (home) => {
+        await mkdir(dataDir(home), { recursive: true });
+        await writeFile(join(dataDir(home), "opencode.db"), "");
+      }),
+    ).toBe("db");
+    // A database named elsewhere.
+    expect(await firstCall(() => Promise.resolve(), { OPENCODE_DB: "/elsewhere/opencode.db" })).toBe("db");
+    // XDG_DATA_HOME moves the data directory: data there is asked about.
+    const xdg = await mkdtemp(join(base, "xdg-"));
+    await mkdir(join(xdg, "opencode", "storage"), { recursive: true });
+    expect(await firstCall(() => Promise.resolve(), { XDG_DATA_HOME: xdg })).toBe("db");
   });
 
   it("captures an export larger than a pipe holds whole: the CLI writes into a file, not a pipe", async () => {
