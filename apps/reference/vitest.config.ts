@@ -15,5 +15,8 @@ export default defineConfig({
   ...shared,
   // One migrated embedded database per run, copied into every test app's and CLI test's new data
   // directory (test/support/seed-embedded-database.ts).
-  test: { ...shared.test, globalSetup: ["test/support/embedded-database-template.ts"] },
+  test: {
+    ...shared.test,
+    globalSetup: ["../../packages/storage-postgres/test/support/embedded-database-template.ts"],
+  },
 });

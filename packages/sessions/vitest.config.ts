@@ -19,6 +19,6 @@ export default defineConfig({
   // of the end-to-end tests (test/agent-stowage-cli.ts).
   test: {
     ...shared.test,
-    globalSetup: ["../../apps/reference/test/support/embedded-database-template.ts"],
+    globalSetup: ["../storage-postgres/test/support/embedded-database-template.ts"],
   },
 });

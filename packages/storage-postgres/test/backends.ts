@@ -1,11 +1,11 @@
 import { randomBytes } from "node:crypto";
-import type { PGlite } from "@electric-sql/pglite";
 import { integrationEnv } from "@stowage/core/testing";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe } from "vitest";
 import { connectEmbedded } from "../src/connect-embedded.js";
 import { connectPostgres } from "../src/connect-postgres.js";
 import type { StowageConnection } from "../src/database.js";
+import { migratedDump } from "./support/copy-embedded-database.js";
 
 export interface BackendContext {
   /** The open connection (available inside tests and hooks, not at collection time). */
@@ -16,23 +16,17 @@ export interface BackendContext {
   schema?: string;
 }
 
-/** The PGlite instance under an embedded connection (drizzle keeps its client as `$client`). */
-export const pgliteOf = (connection: StowageConnection) =>
-  (connection.db as unknown as { $client: PGlite }).$client;
-
 /**
- * The dump of this worker's first migrated embedded database, which every later one starts as: a
- * new PGlite runs initdb in WebAssembly (2–8 s of CPU, by the machine's load), loading a dump
- * costs a third of that. The files of a worker share it (vitest's `isolate: false`).
+ * The run's migrated embedded database as a dump (support/embedded-database-template.ts), read
+ * once per worker: a new PGlite runs initdb in WebAssembly (3–7 s of CPU, by the machine), loading
+ * a dump costs a quarter of that.
  */
-let migratedDump: Blob | undefined;
+let dump: Promise<Blob> | undefined;
 
 /** A new, migrated, empty in-memory database for one test file. */
 async function freshEmbedded(): Promise<StowageConnection> {
-  if (migratedDump) return connectEmbedded({ loadDataDir: migratedDump });
-  const connection = await connectEmbedded();
-  migratedDump ??= await pgliteOf(connection).dumpDataDir("none");
-  return connection;
+  dump ??= migratedDump();
+  return connectEmbedded({ loadDataDir: await dump });
 }
 
 /** A schema name unique to this run, so that parallel test files and CI runs never collide. */
@@ -41,7 +35,7 @@ export const uniqueSchema = (label: string) => `stowage_${label}_${randomBytes(5
 /**
  * Declares `body` twice: on an embedded PGlite (always) and on the real PostgreSQL server of
  * DATABASE_URL (skipped with a printed reason outside CI when it is unset; a failure in CI). Each
- * gets a fresh database or schema for this file, dropped afterwards (PGlite's starts as a dump of an
+ * gets a fresh database or schema for this file, dropped afterwards (PGlite's starts as the run's dump of an
  * empty migrated one: `freshEmbedded`).
  */
 export function describeBackends(title: string, body: (backend: BackendContext) => void): void {

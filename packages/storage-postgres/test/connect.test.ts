@@ -12,7 +12,9 @@ import { connectEmbedded } from "../src/connect-embedded.js";
 import { connectPostgres } from "../src/connect-postgres.js";
 import { rowsOf } from "../src/database.js";
 import { createPostgresObjectStore } from "../src/object-store.js";
-import { pgliteOf, uniqueSchema } from "./backends.js";
+import { uniqueSchema } from "./backends.js";
+import { copyEmbeddedDatabase, migratedDump } from "./support/copy-embedded-database.js";
+import { pgliteOf } from "./support/pglite-of.js";
 
 const base = await tempDirectory("stowage-connect-");
 
@@ -112,6 +114,8 @@ describe("connectEmbedded", () => {
 
   it("tells its logger, and closes, when its data directory lock is removed by hand", async () => {
     const dataDir = join(base, "lost-lock");
+    // The lock of an existing database is the subject, not a first start.
+    await copyEmbeddedDatabase(dataDir);
     const { logger, warnings } = recordingLogger();
     const connection = await connectEmbedded({ dataDir, logger });
     await rm(join(dataDir, "stowage.lock"), { recursive: true, force: true });
@@ -138,7 +142,7 @@ describe("connectEmbedded", () => {
   });
 
   it("a dump of a migrated database starts with its objects and applies no migration twice", async () => {
-    const first = await connectEmbedded();
+    const first = await connectEmbedded({ loadDataDir: await migratedDump() });
     await createPostgresObjectStore({ db: first.db }).put("kept", text("in the dump"));
     const migrations = sql`SELECT count(*)::int AS n FROM stowage_migrations`;
     const applied = rowsOf(await first.db.execute(migrations))[0]?.n;
@@ -178,9 +182,7 @@ describe("connectEmbedded", () => {
     // An in-memory database is extracted into PGlite's in-memory file system: a `../` or absolute
     // name lands there, never on disk. A real dump follows the hostile entries.
     const escaped = join(base, `esc-${randomUUID().slice(0, 8)}`);
-    const plain = await PGlite.create();
-    const dump = await plain.dumpDataDir("none");
-    await plain.close();
+    const dump = await migratedDump();
     const hostile = [`${"../".repeat(12)}${escaped.slice(1)}`, escaped].map((name) =>
       tarEntry(name, "planted"),
     );

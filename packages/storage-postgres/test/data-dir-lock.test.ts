@@ -6,7 +6,10 @@ import { expectStowageError } from "@stowage/core/testing";
 import { runChild, spawnChild, tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
 import { connectEmbedded } from "../src/connect-embedded.js";
+import { copyEmbeddedDatabase } from "./support/copy-embedded-database.js";
 
+// Each data directory starts as a copy of the run's migrated database: the lock is the subject, not
+// a first start (3–7 s of CPU of initdb each).
 const base = await tempDirectory("stowage-data-dir-lock-");
 const HOLD = new URL("./children/hold-data-dir.ts", import.meta.url);
 const OPEN = new URL("./children/open-data-dir.ts", import.meta.url);
@@ -34,6 +37,7 @@ async function openOnce(dataDir: string, row: string): Promise<Record<string, un
 describe("connectEmbedded locks its data directory", () => {
   it("a second connection in this process gets DATA_DIR_LOCKED until the first closes", async () => {
     const dataDir = join(base, "same-process");
+    await copyEmbeddedDatabase(dataDir);
     const first = await connectEmbedded({ dataDir });
     const err = await expectStowageError(connectEmbedded({ dataDir }), "UNAVAILABLE", "DATA_DIR_LOCKED");
     expect(err.details).toEqual({ pid: process.pid, hostname: hostname(), since: expect.any(String) });
@@ -44,6 +48,7 @@ describe("connectEmbedded locks its data directory", () => {
 
   it("a second process fails loudly, naming the holder; after the holder exits or is killed, it opens, no row lost", async () => {
     const dataDir = join(base, "two-processes");
+    await copyEmbeddedDatabase(dataDir);
     const first = await holder(dataDir, "first");
     const refused = await openOnce(dataDir, "refused");
     expect(refused).toMatchObject({ exit: 2, code: "UNAVAILABLE", reason: "DATA_DIR_LOCKED" });

@@ -6,7 +6,8 @@ import { realpath, symlink } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { installedPackages, isolatedSources, runChild } from "@stowage/test-support";
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
+import type {} from "./support/embedded-database-template.js";
 
 const CHILD = new URL("./children/backend-modules.ts", import.meta.url);
 /** What no backend's root may load: the schema library and the tokenizer (28 MB with zod). */
@@ -17,7 +18,7 @@ const DOMAIN_SOURCES =
 
 /** The module URLs the child resolved loading (and, where it can, using) one entry. */
 async function modulesOf(what: string): Promise<string[]> {
-  const result = await runChild(CHILD, [what]);
+  const result = await runChild(CHILD, [what, inject("embeddedDatabaseDump")]);
   expect(result.code, result.stderr).toBe(0);
   return JSON.parse(result.stdout) as string[];
 }

@@ -1,22 +1,23 @@
 // Child process: loads one backend entry as a user's code would, uses what it loaded where it can
 // without a server, and prints, as JSON, every module URL resolved on the way.
-// argv: <what> — postgres (the root entry, used: embedded database, object store, notifier),
-// postgres-metrics (the `/metrics` entry, imported), fs (storage-fs' root, used on a temp
-// directory), s3 (storage-s3's root, imported: using it needs a server).
-import { mkdtemp, rm } from "node:fs/promises";
+// argv: <what> [dump] — postgres (the root entry, used: an embedded database loaded from the run's
+// migrated dump `dump`, as initdb is not the subject; object store, notifier), postgres-metrics
+// (the `/metrics` entry, imported), fs (storage-fs' root, used on a temp directory), s3
+// (storage-s3's root, imported: using it needs a server).
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { recordResolvedModules } from "@stowage/test-support";
 
 const stop = recordResolvedModules();
-const [what] = process.argv.slice(2);
+const [what, dump] = process.argv.slice(2);
 const text = (value: string) => new TextEncoder().encode(value);
 
 if (what === "postgres") {
   const { connectEmbedded, createPostgresNotifier, createPostgresObjectStore } = await import(
     "@stowage/storage-postgres"
   );
-  const connection = await connectEmbedded();
+  const connection = await connectEmbedded({ loadDataDir: new Blob([await readFile(dump!)]) });
   const store = createPostgresObjectStore({ db: connection.db });
   await store.put("graph/a.txt", text("a"));
   if ((await store.get("graph/a.txt"))?.byteLength !== 1) throw new Error("the object store lost a put");
