@@ -1,9 +1,10 @@
 // `pnpm test` runs this before the suites (`--reset`: forget the last run's summaries) and after
 // them: it prints the ten slowest test files of the run, then every failure with its error, from
-// what summary-reporter.ts wrote, so that the end of the output (all a CI excerpt may show) says
-// what failed and why.
+// what summary-reporter.ts wrote, and how busy the machine was over the run (machine-load.ts), so
+// that the end of the output (all a CI excerpt may show) says what failed and why.
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { printMachineLoad, recordMachineStart } from "./machine-load.ts";
 import { type PackageTestSummary, SUMMARY_DIR } from "./summary-dir.ts";
 
 const SLOWEST_SHOWN = 10;
@@ -12,6 +13,7 @@ const FAILURES_SHOWN = 12;
 
 if (process.argv.includes("--reset")) {
   rmSync(SUMMARY_DIR, { recursive: true, force: true });
+  recordMachineStart();
 } else {
   const summaries = existsSync(SUMMARY_DIR)
     ? readdirSync(SUMMARY_DIR).map(
@@ -19,6 +21,7 @@ if (process.argv.includes("--reset")) {
       )
     : [];
   printSlowest(summaries.flatMap((summary) => summary.files));
+  printMachineLoad();
   printFailures(summaries.flatMap((summary) => summary.failures));
 }
 
