@@ -1,5 +1,5 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { REPO_ROOT } from "./summary-dir.ts";
 
 // What the machine did over a `pnpm test` run, so that a run's length can be judged against the
@@ -46,6 +46,8 @@ function referenceWorkMs(): number {
 export function recordMachineStart(): void {
   const start = snapshot();
   if (!start) return;
+  // A fresh clone has no node_modules/.cache before its first run.
+  mkdirSync(dirname(START_FILE), { recursive: true });
   writeFileSync(START_FILE, JSON.stringify({ ...start, referenceMs: referenceWorkMs() }));
 }
 
