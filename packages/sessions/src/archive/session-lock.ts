@@ -4,6 +4,9 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { errnoOf, StowageError, throwIfAborted } from "@stowage/core";
 import { TEMP_FILE_PREFIX } from "@stowage/core/fs";
 
+/** How a session lock's file is named in its directory: this prefix, then the session's name. */
+export const SESSION_LOCK_PREFIX = `${TEMP_FILE_PREFIX}lock-`;
+
 /** How long a restore waits for another restore of the same session to finish its swap. */
 const RESTORE_LOCK_TIMEOUT_MS = 30_000;
 /** A lock file older than this was left by a crashed process and is taken over. */
@@ -24,7 +27,7 @@ export async function withSessionLock<T>(
   signal?: AbortSignal,
   waitMs = RESTORE_LOCK_TIMEOUT_MS,
 ): Promise<T> {
-  const path = join(directory, `${TEMP_FILE_PREFIX}lock-${name}`);
+  const path = join(directory, `${SESSION_LOCK_PREFIX}${name}`);
   const deadline = Date.now() + waitMs;
   for (;;) {
     throwIfAborted(signal, "restore session lock");

@@ -3,7 +3,7 @@ import { homedir, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { StowageError } from "@stowage/core";
 import { DEFAULT_MAX_SESSION_BYTES } from "../archive/manifest.js";
-import { withSessionLock } from "../archive/session-lock.js";
+import { SESSION_LOCK_PREFIX, withSessionLock } from "../archive/session-lock.js";
 import { readOpencodeExport } from "./export-json.js";
 import { DEFAULT_OPENCODE_TIMEOUT_MS, type OpencodeCliOptions, runOpencode } from "./opencode-cli.js";
 import { opencodeRowOwners } from "./opencode-rows.js";
@@ -15,30 +15,27 @@ const MAX_IDS_SHOWN = 10;
 
 /**
  * OpenCode's data directory as the CLI will find it (`$XDG_DATA_HOME/opencode`, else
- * `$HOME/.local/share/opencode`, from the environment the CLI gets). Restores of one session hold
- * their lock there, so two of them against the same database take turns.
+ * `$HOME/.local/share/opencode`, from the environment `env` the CLI gets). Restores of one session
+ * hold their lock there, so two of them against the same database take turns.
  */
-function opencodeDataDir(cli: OpencodeCliOptions): string {
-  const env = { ...process.env, ...cli.env };
+function opencodeDataDir(cli: OpencodeCliOptions, env: NodeJS.ProcessEnv): string {
   const base = env.XDG_DATA_HOME ? env.XDG_DATA_HOME : join(env.HOME || homedir(), ".local", "share");
   return resolve(cli.cwd ?? ".", base, "opencode");
 }
 
 /**
- * Whether OpenCode has no data at all where the CLI will look: `OPENCODE_DB` unset (it can name a
- * database elsewhere) and the data directory missing or empty, as in a new container. Then no row
- * can exist and the `opencode db` check is skipped: a start of the CLI (about a second of CPU)
- * less per restore. A data directory holding anything (a database, or the JSON files of an
- * OpenCode before 1.2, which the next run moves into one) is asked as always.
+ * Whether OpenCode has no data at all where the CLI will look: `OPENCODE_DB` unset in `env` (it
+ * can name a database elsewhere) and the data directory `dataDir` holding nothing but restore
+ * locks, as in a new container. Then no row can exist and the `opencode db` check is skipped: a
+ * start of the CLI (about a second of CPU) less per restore. Asked while holding the session's
+ * lock: a restore of the same session that went first has left a database by then. A data
+ * directory holding anything else (a database, or the JSON files of an OpenCode before 1.2,
+ * which the next run moves into one) is asked about as always.
  */
-async function noOpencodeData(cli: OpencodeCliOptions, dataDir: string): Promise<boolean> {
-  const env = { ...process.env, ...cli.env };
+async function noOpencodeData(env: NodeJS.ProcessEnv, dataDir: string): Promise<boolean> {
   if (env.OPENCODE_DB) return false;
-  try {
-    return (await readdir(dataDir)).length === 0;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "ENOENT";
-  }
+  const names = await readdir(dataDir);
+  return names.every((name) => name.startsWith(SESSION_LOCK_PREFIX));
 }
 
 /** `opencode import <file>`; the CLI exits 0 even when it could not read the file, so its report is checked. */
@@ -75,8 +72,7 @@ export interface ImportOpencodeSessionOptions {
  * Puts a captured OpenCode session into the database of the CLI's environment with
  * `opencode import`, touching no other session. The export is checked first
  * (`readOpencodeExport`); then, through `opencode db` (unless OpenCode has no data yet), a message
- * or part id that already belongs
- * to another session is refused (INVALID_INPUT, `FOREIGN_ENTRY`: `opencode import` keeps an
+ * or part id that already belongs to another session is refused (INVALID_INPUT, `FOREIGN_ENTRY`: `opencode import` keeps an
  * existing row and files parts under the message they name, so importing it would change that
  * session). A session of this id already there is CONFLICT without `overwrite`; with it, it is
  * exported aside, deleted (`opencode session delete`) and replaced by the import, which
@@ -86,9 +82,8 @@ export interface ImportOpencodeSessionOptions {
 export async function importOpencodeSession(options: ImportOpencodeSessionOptions): Promise<boolean> {
   const { cli, sessionId, exported, overwrite, entryPath, signal } = options;
   const ids = readOpencodeExport(exported, sessionId);
-  const lockDir = opencodeDataDir(cli);
-  // Looked at before the lock's directory is made in it.
-  const fresh = await noOpencodeData(cli, lockDir);
+  const env = { ...process.env, ...cli.env };
+  const lockDir = opencodeDataDir(cli, env);
   await mkdir(lockDir, { recursive: true });
   // A private directory of our own for the files the CLI reads; removed whatever happens.
   const scratch = await mkdtemp(join(tmpdir(), "stowage-opencode-"));
@@ -99,7 +94,7 @@ export async function importOpencodeSession(options: ImportOpencodeSessionOption
       lockDir,
       sessionId,
       async () => {
-        const { sessionExists, existing } = fresh
+        const { sessionExists, existing } = (await noOpencodeData(env, lockDir))
           ? { sessionExists: false, existing: [] }
           : await opencodeRowOwners(cli, sessionId, ids, signal);
         const foreign = existing.filter((row) => row.sessionId !== sessionId);

@@ -287,6 +287,26 @@ describe("OpenCode sessions", () => {
       expect([shape(newer), shape(other)]).toContainEqual(shape(back));
     });
 
+    it("two restores of one session at once into a new home (no OpenCode data yet): the second still finds the first's and replaces it whole", async () => {
+      const home = await mkdtemp(join(base, "concurrent-new-"));
+      const other = exportOf(sessionId, {
+        fact: "The secret fact is 44.",
+        ids: [userMessage, userPart, "msg_20690ed99001OtherAssistant", "prt_20690ed99001OtherPartXXXXX"],
+      });
+      const [first, second] = await Promise.all([
+        restoreSession(await archiveOf(sessionId, newer), { opencode: opencodeIn(home) }),
+        restoreSession(await archiveOf(sessionId, other), { opencode: opencodeIn(home) }),
+      ]);
+      // One found no data and imported; the other, after it, found the session and replaced it.
+      expect([first.replaced, second.replaced].sort()).toEqual([[], [`${sessionId}.json`]]);
+      const back = await exportIn(home, sessionId);
+      const shape = (exported: ReturnType<typeof exportOf>) => ({
+        ids: exported.messages.map((message) => message.info.id),
+        fact: exported.messages[0]!.parts[0]!.text,
+      });
+      expect([shape(newer), shape(other)]).toContainEqual(shape(back));
+    });
+
     it("a CLI that exits 0 without importing is UNAVAILABLE, not success", async () => {
       const home = await mkdtemp(join(base, "silent-"));
       const silent = join(base, "silent-opencode");
