@@ -268,8 +268,11 @@ describe("OpenCode sessions", () => {
       expect(await exportIn(home, sessionId)).toEqual(before);
     });
 
-    it("two restores of one session at once take turns: both succeed, the session is wholly one of them", async () => {
-      const home = await homeWith("concurrent", exportOf(sessionId));
+    /**
+     * Restores `newer` and another copy of the session into `home` at the same moment, expects the
+     * session to be wholly one of them, and returns what each restore replaced.
+     */
+    async function restoreTwoAtOnce(home: string): Promise<string[][]> {
       const other = exportOf(sessionId, {
         fact: "The secret fact is 44.",
         ids: [userMessage, userPart, "msg_20690ed99001OtherAssistant", "prt_20690ed99001OtherPartXXXXX"],
@@ -278,33 +281,24 @@ describe("OpenCode sessions", () => {
         restoreSession(await archiveOf(sessionId, newer), { opencode: opencodeIn(home) }),
         restoreSession(await archiveOf(sessionId, other), { opencode: opencodeIn(home) }),
       ]);
-      expect([first.replaced, second.replaced]).toEqual([[`${sessionId}.json`], [`${sessionId}.json`]]);
       const back = await exportIn(home, sessionId);
       const shape = (exported: ReturnType<typeof exportOf>) => ({
         ids: exported.messages.map((message) => message.info.id),
         fact: exported.messages[0]!.parts[0]!.text,
       });
       expect([shape(newer), shape(other)]).toContainEqual(shape(back));
+      return [first.replaced, second.replaced];
+    }
+
+    it("two restores of one session at once take turns: both succeed, the session is wholly one of them", async () => {
+      const replaced = await restoreTwoAtOnce(await homeWith("concurrent", exportOf(sessionId)));
+      expect(replaced).toEqual([[`${sessionId}.json`], [`${sessionId}.json`]]);
     });
 
     it("two restores of one session at once into a new home (no OpenCode data yet): the second still finds the first's and replaces it whole", async () => {
-      const home = await mkdtemp(join(base, "concurrent-new-"));
-      const other = exportOf(sessionId, {
-        fact: "The secret fact is 44.",
-        ids: [userMessage, userPart, "msg_20690ed99001OtherAssistant", "prt_20690ed99001OtherPartXXXXX"],
-      });
-      const [first, second] = await Promise.all([
-        restoreSession(await archiveOf(sessionId, newer), { opencode: opencodeIn(home) }),
-        restoreSession(await archiveOf(sessionId, other), { opencode: opencodeIn(home) }),
-      ]);
+      const replaced = await restoreTwoAtOnce(await mkdtemp(join(base, "concurrent-new-")));
       // One found no data and imported; the other, after it, found the session and replaced it.
-      expect([first.replaced, second.replaced].sort()).toEqual([[], [`${sessionId}.json`]]);
-      const back = await exportIn(home, sessionId);
-      const shape = (exported: ReturnType<typeof exportOf>) => ({
-        ids: exported.messages.map((message) => message.info.id),
-        fact: exported.messages[0]!.parts[0]!.text,
-      });
-      expect([shape(newer), shape(other)]).toContainEqual(shape(back));
+      expect(replaced.sort()).toEqual([[], [`${sessionId}.json`]]);
     });
 
     it("a CLI that exits 0 without importing is UNAVAILABLE, not success", async () => {
