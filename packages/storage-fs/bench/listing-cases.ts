@@ -1,14 +1,23 @@
-// Listing, each run over a directory its contender wrote just before (untimed): right after the
-// writes, as a user lists what they just stored, and once the directory has settled (a listing
-// before, 300 ms earlier). unstorage's getKeys returns names only (no size, no time, no order):
-// it is measured against ours's names-only listing (`keys`, sorted), and with a getMeta per key
-// against ours's `iterate` (sorted keys with size and modification time), which is what it takes
-// there to know the sizes.
-import { mkdir, readdir, writeFile } from "node:fs/promises";
+// Listing, each round over a new directory written just before (untimed, `writeFilesSync`) and
+// shared by the round's runs, each with a new store or driver: right after the writes, as a user
+// lists what they just stored, and once the directory has settled (a listing before, 300 ms
+// later). Ours lists through a store opened on the directory (a store that wrote the files itself
+// would know no more of them: what it keeps of a directory comes from listing it). unstorage's getKeys returns names only (no size, no time, no order): it is measured against
+// ours's names-only listing (`keys`, sorted), and with a getMeta per key against ours's `iterate`
+// (sorted keys with size and modification time), which is what it takes there to know the sizes.
+import { readdir } from "node:fs/promises";
 import { join } from "node:path";
-import { type AnyComparison, compare, growth, type RunInfo, type ScratchSpace } from "@stowage/bench-kit";
+import {
+  type AnyComparison,
+  compare,
+  directoryPerRound,
+  growth,
+  type RunInfo,
+  type ScratchSpace,
+} from "@stowage/bench-kit";
 import { createFsObjectStore, type FsObjectStore } from "@stowage/storage-fs";
 import { peers, type UnstorageDriver } from "./peers.js";
+import { writeFilesSync } from "./written-files.js";
 
 const COUNT = 10_000;
 const PAGED = 100_000;
@@ -22,26 +31,20 @@ interface ListState {
   unstorage: UnstorageDriver;
 }
 
-async function written(
-  scratch: ScratchSpace,
-  run: RunInfo,
-  count: number,
-  settled: boolean,
-): Promise<ListState> {
-  const directory = await scratch.directory("list");
+/** Files to list, written once a round into a directory the round's contenders share. */
+const keysPerRound = (scratch: ScratchSpace, count: number) =>
+  directoryPerRound(scratch, "list", (directory) =>
+    writeFilesSync(join(directory, "keys"), count, name, body),
+  );
+
+/** A run's store and unstorage driver, new on the round's directory; `settled`: listed once before the run. */
+async function opened(directory: string, run: RunInfo, settled: boolean): Promise<ListState> {
   const store = createFsObjectStore({ root: directory, fsync: false });
   const unstorage = peers.unstorageFs({ base: join(directory, "keys") });
-  if (run.contender === "ours") {
-    for (let i = 0; i < count; i++) await store.put(`keys/${name(i)}`, body);
-  } else if (run.contender.startsWith("unstorage")) {
-    for (let i = 0; i < count; i++) await unstorage.setItemRaw(name(i), body, {});
-  } else {
-    await mkdir(join(directory, "keys"));
-    for (let i = 0; i < count; i++) await writeFile(join(directory, "keys", name(i)), body);
-  }
   if (settled) {
+    // The listing a settled directory has had before, once it is 300 ms old (ours keeps a
+    // snapshot of a directory unchanged for 100 ms).
     await new Promise((resolve) => setTimeout(resolve, 300));
-    // The listing a settled directory has had before (ours keeps its snapshot from it).
     if (run.contender === "ours") await drain(store);
     else await unstorage.getKeys("", {});
   }
@@ -101,15 +104,14 @@ function listCase(scratch: ScratchSpace, count: number, settled: boolean, listed
           { ...getKeys, note: "names only: shown beside the listing of names and sizes, no target" },
         ];
   const what = listed === "names" ? "keys (names only, `keys`)" : "items (sizes and times, `iterate`)";
+  const round = keysPerRound(scratch, count);
   return compare<ListState>({
     name: `list ${count.toLocaleString("en-US")} ${what} ${settled ? "of a settled directory (listed before)" : "right after writing them"}`,
     units: { count, label: "ops" },
     rounds: 7,
-    freshState: settled
-      ? "a new directory its contender wrote and listed once, 300 ms before"
-      : "a new directory its contender wrote just before, with the store that wrote it",
-    fresh: (run) => written(scratch, run, count, settled),
-    dispose: (state) => scratch.remove(state.directory),
+    freshState: `a new directory each round, written just before its first run${settled ? ", listed once by the run's own new store or driver after 300 ms" : ", and a new store or driver"}`,
+    fresh: async (run) => opened(await round.directory(run), run, settled),
+    cleanup: round.release,
     ours: async ({ store }) =>
       listed === "names"
         ? check("keys", await drainKeys(store), count)
@@ -118,35 +120,38 @@ function listCase(scratch: ScratchSpace, count: number, settled: boolean, listed
   });
 }
 
+/** The table's row (names right after writing 10,000) is the by-count series' middle size. */
 export function listingCases(scratch: ScratchSpace): AnyComparison[] {
+  const paged = keysPerRound(scratch, PAGED);
+  const onePage = keysPerRound(scratch, PAGE);
   return [
-    listCase(scratch, COUNT, false, "names"),
+    ...growth<ListState>({
+      name: "list right after writing, by key count",
+      sizes: [1_000, COUNT, 100_000],
+      unit: "key",
+      make: (count) => ({ ...listCase(scratch, count, false, "names"), rounds: count === COUNT ? 7 : 3 }),
+      leanLargest: true,
+    }),
     listCase(scratch, COUNT, false, "items"),
     listCase(scratch, COUNT, true, "names"),
     listCase(scratch, COUNT, true, "items"),
-    ...growth<ListState>({
-      name: "list right after writing, by key count",
-      sizes: [1_000, 10_000, 100_000],
-      unit: "key",
-      make: (count) => ({ ...listCase(scratch, count, false, "names"), rounds: 3 }),
-      leanLargest: true,
-    }),
     compare<ListState>({
       name: `${PAGED.toLocaleString("en-US")} keys in pages of ${PAGE.toLocaleString("en-US")}, settled, vs ${PAGED / PAGE} x one page of a ${PAGE.toLocaleString("en-US")}-key directory`,
       units: { count: PAGED, label: "ops" },
       rounds: 3,
       warmup: false,
-      freshState: "a new directory written and listed once, 300 ms before",
-      fresh: async (run) => {
-        const state = await written(
-          scratch,
+      freshState:
+        "a new directory each round (100,000 keys for ours, 1,000 for the baseline), listed once by a new store after 300 ms",
+      fresh: async (run) =>
+        opened(
+          await (run.contender === "ours" ? paged : onePage).directory(run),
           { ...run, contender: "ours" },
-          run.contender === "ours" ? PAGED : PAGE,
           true,
-        );
-        return state;
+        ),
+      cleanup: async () => {
+        await paged.release();
+        await onePage.release();
       },
-      dispose: (state) => scratch.remove(state.directory),
       ours: async ({ store }) => {
         let count = 0;
         let cursor: string | undefined;

@@ -9,8 +9,10 @@ export {
 } from "./comparison.js";
 export {
   type DatabaseAdmin,
+  directoryPerRound,
   type FreshDatabase,
   freshDatabase,
+  type RoundDirectory,
   type ScratchSpace,
   scratchSpace,
 } from "./fresh-state.js";

@@ -24,6 +24,8 @@ export interface CaseResult {
   contenders: ContenderResult[];
   series: SeriesMember | undefined;
   met: boolean;
+  /** The case's own wall time, fresh states and warm-up included: what a run of the bench spends on it. */
+  wallMs?: number;
 }
 
 export const median = (values: readonly number[]) => {
@@ -67,9 +69,10 @@ function contenderLine(result: CaseResult, contender: ContenderResult, width: nu
 
 export function printCase(result: CaseResult): void {
   const fresh = result.freshState ? `each run on ${result.freshState}` : "no fresh state between runs";
+  const took = result.wallMs === undefined ? "" : `; the case took ${(result.wallMs / 1000).toFixed(0)} s`;
   const lines = [
     `- ${result.name}`,
-    `    ${result.rounds} rounds, rotated; ${fresh}; ratio = their time / ours (> 1: ours faster)`,
+    `    ${result.rounds} ${result.rounds === 1 ? "round" : "rounds, rotated"}; ${fresh}; ratio = their time / ours (> 1: ours faster)${took}`,
   ];
   const width = Math.max(...result.contenders.map((contender) => labelOf(contender).length));
   for (const contender of result.contenders) {

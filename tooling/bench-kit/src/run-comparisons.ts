@@ -102,6 +102,7 @@ export async function runComparisons(title: string, cases: readonly AnyCompariso
   for (const line of METHOD) console.log(`  ${line}`);
   console.log(`  At start: ${loadAverage()}; node ${process.version}.`);
   const results: CaseResult[] = [];
+  const suiteStarted = performance.now();
   for (const bench of cases) {
     if (
       filter &&
@@ -109,14 +110,18 @@ export async function runComparisons(title: string, cases: readonly AnyCompariso
       !bench.series?.name.toLowerCase().includes(filter)
     )
       continue;
+    const started = performance.now();
     const result = await runCase(bench, roundsOverride ?? bench.rounds ?? DEFAULT_ROUNDS);
+    result.wallMs = performance.now() - started;
     results.push(result);
     printCase(result);
     if (bench.series?.last) printSeries(results.filter((other) => other.series?.name === bench.series!.name));
     if (json)
       appendFileSync(json, `${JSON.stringify({ suite: title, ...result, at: new Date().toISOString() })}\n`);
   }
-  console.log(`  At end: ${loadAverage()}.`);
+  console.log(
+    `  At end: ${loadAverage()}; the suite took ${((performance.now() - suiteStarted) / 60_000).toFixed(1)} min.`,
+  );
   const missed = results.filter((result) => !result.met);
   console.log(
     missed.length === 0 ? "all targets met" : `MISSED: ${missed.map((result) => result.name).join("; ")}`,
