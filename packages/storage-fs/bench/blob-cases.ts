@@ -54,11 +54,7 @@ export function blobCases(scratch: ScratchSpace): AnyComparison[] {
   };
   const dispose = (state: BlobState) => scratch.remove(state.directory);
   const each = (count: number, parallel: boolean, put: (i: number) => Promise<unknown>) =>
-    parallel
-      ? inParallel(count, IN_FLIGHT, put)
-      : (async () => {
-          for (let i = 0; i < count; i++) await put(i);
-        })();
+    inParallel(count, parallel ? IN_FLIGHT : 1, put);
 
   const putAgainst = (count: number, parallel: boolean, fsync: boolean): Contender<BlobState>[] => [
     {

@@ -2,9 +2,10 @@
 // shared by the round's runs, each with a new store or driver: right after the writes, as a user
 // lists what they just stored, and once the directory has settled (a listing before, 300 ms
 // later). Ours lists through a store opened on the directory (a store that wrote the files itself
-// would know no more of them: what it keeps of a directory comes from listing it). unstorage's getKeys returns names only (no size, no time, no order): it is measured against
-// ours's names-only listing (`keys`, sorted), and with a getMeta per key against ours's `iterate`
-// (sorted keys with size and modification time), which is what it takes there to know the sizes.
+// would know no more of them: what it keeps of a directory comes from listing it). unstorage's
+// getKeys returns names only (no size, no time, no order): it is measured against ours's
+// names-only listing (`keys`, sorted), and with a getMeta per key against ours's `iterate` (sorted
+// keys with size and modification time), which is what it takes there to know the sizes.
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import {

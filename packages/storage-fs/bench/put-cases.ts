@@ -36,11 +36,7 @@ export function putCases(scratch: ScratchSpace): AnyComparison[] {
   const dispose = (state: PutState) => scratch.remove(state.directory);
   /** Runs `put(i)` for every i below `count`, one at a time or `IN_FLIGHT` at a time. */
   const each = (count: number, parallel: boolean, put: (i: number) => Promise<unknown>) =>
-    parallel
-      ? inParallel(count, IN_FLIGHT, put)
-      : (async () => {
-          for (let i = 0; i < count; i++) await put(i);
-        })();
+    inParallel(count, parallel ? IN_FLIGHT : 1, put);
 
   const durablePeers = (count: number, parallel: boolean): Contender<PutState>[] => [
     {

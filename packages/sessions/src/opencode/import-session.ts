@@ -72,9 +72,9 @@ export interface ImportOpencodeSessionOptions {
  * Puts a captured OpenCode session into the database of the CLI's environment with
  * `opencode import`, touching no other session. The export is checked first
  * (`readOpencodeExport`); then, through `opencode db` (unless OpenCode has no data yet), a message
- * or part id that already belongs to another session is refused (INVALID_INPUT, `FOREIGN_ENTRY`: `opencode import` keeps an
- * existing row and files parts under the message they name, so importing it would change that
- * session). A session of this id already there is CONFLICT without `overwrite`; with it, it is
+ * or part id that already belongs to another session is refused (INVALID_INPUT, `FOREIGN_ENTRY`:
+ * `opencode import` keeps an existing row and files parts under the message they name, so
+ * importing it would change that session). A session of this id already there is CONFLICT without `overwrite`; with it, it is
  * exported aside, deleted (`opencode session delete`) and replaced by the import, which
  * otherwise would keep every existing row. Should that import fail, the copy set aside is put
  * back. Returns whether a session was replaced.
