@@ -22,8 +22,9 @@ export { scanSessionFilesForBlobRefs } from "./gc/session-file-refs.js";
 export { createOwnedBlobStore, type OwnedBlobStore, type OwnedBlobStoreOptions } from "./owned-blob-store.js";
 export {
   type ExternalizedEntry,
-  type ExternalizePayloadsOptions,
-  externalizeEntryPayloads,
+  type FindPayloadsOptions,
+  type FoundEntryPayloads,
+  findEntryPayloads,
   type MovedPayload,
   parseMovedPayloads,
   type RestorePayloadsOptions,

@@ -261,7 +261,10 @@ describe("the principal's trash holds what the Agent SDK deleted", () => {
     const { stowage } = deployment({ trashDays: 1 });
     const transcripts = stowage.tenant(alice).agentSdkSessions;
     const appended = turns();
-    await transcripts.append(key, appended);
+    // Appended, the image is held by the part; compacted, it is in the principal's blobs.
+    for (const entry of appended) await transcripts.append(key, [entry]);
+    await transcripts.compact(key);
+    expect((await stowage.blobs.list()).items).toHaveLength(1);
     await transcripts.delete(key);
     const collect = () =>
       collectGarbage({ blobs: stowage.blobs, roots: stowage.blobRoots(), graceMs: 0, timestampSlackMs: 0 });

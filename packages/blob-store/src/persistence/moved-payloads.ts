@@ -27,19 +27,10 @@ export interface MovedPayload {
   form: string;
 }
 
-/** One entry of {@link externalizeEntryPayloads}'s result: the entry with refs, and what moved. */
+/** One entry of {@link findEntryPayloads}'s result: the entry with refs, and what moved. */
 export interface ExternalizedEntry<T> {
   entry: T;
   moved: MovedPayload[];
-}
-
-/** Options of {@link externalizeEntryPayloads}. */
-export interface ExternalizePayloadsOptions {
-  /** Where the payloads go; only `put` is used. */
-  blobs: Pick<ContentStore, "put">;
-  /** Payloads of at least this many base64 characters move. Default 1,024. */
-  threshold?: number;
-  signal?: AbortSignal;
 }
 
 /** Options of {@link restoreEntryPayloads}. */
@@ -51,26 +42,37 @@ export interface RestorePayloadsOptions {
   signal?: AbortSignal;
 }
 
-/** Parallel blob writes of one call. */
-const PUT_CONCURRENCY = 8;
 /** Blobs read at once by default. */
 const DEFAULT_GET_CONCURRENCY = 8;
 
+/** What {@link findEntryPayloads} found: each entry with refs (or undefined) and each distinct payload's bytes. */
+export interface FoundEntryPayloads<T> {
+  entries: (ExternalizedEntry<T> | undefined)[];
+  /** The bytes of every distinct payload the entries' refs name, by SHA-256. */
+  payloads: Map<string, Uint8Array>;
+}
+
+/** Options of {@link findEntryPayloads}. */
+export interface FindPayloadsOptions {
+  /** Payloads of at least this many base64 characters move. Default 1,024. */
+  threshold?: number;
+}
+
 /**
- * Moves the image and document payloads of `entries` (the places `prepareEntryForPersistence`
- * finds) into the blob store, each distinct blob once, and gives, per entry, the entry with
- * `blob:sha256:` refs and the list of what moved; `undefined` for an entry where nothing did (it is
- * then kept as it is, the same object). Unlike `prepareEntryForPersistence` nothing else changes:
- * no string is cut, no field dropped, so that {@link restoreEntryPayloads} gives back exactly what
- * was given. A payload moves only when its text can be rebuilt exactly from its bytes (canonical,
- * URL-safe, unpadded or evenly line-wrapped base64); any other text, and a ref already in place,
- * stays. Resolves once every blob is stored. The input is not mutated.
+ * Finds the image and document payloads of `entries` (the places `prepareEntryForPersistence`
+ * finds) and gives, per entry, the entry with `blob:sha256:` refs and the list of what moved;
+ * `undefined` for an entry where nothing did (it is then kept as it is, the same object); and the
+ * bytes of each distinct payload, for the caller to store where its refs will be read from.
+ * Unlike `prepareEntryForPersistence` nothing else changes: no string is cut, no field dropped,
+ * so that {@link restoreEntryPayloads} gives back exactly what was given. A payload moves only
+ * when its text can be rebuilt exactly from its bytes (canonical, URL-safe, unpadded or evenly
+ * line-wrapped base64); any other text, and a ref already in place, stays. Stores nothing; the
+ * input is not mutated.
  */
-export async function externalizeEntryPayloads<T>(
+export function findEntryPayloads<T>(
   entries: readonly T[],
-  options: ExternalizePayloadsOptions,
-): Promise<(ExternalizedEntry<T> | undefined)[]> {
-  const { blobs, signal } = options;
+  options: FindPayloadsOptions = {},
+): FoundEntryPayloads<T> {
   const threshold = options.threshold ?? BLOB_EXTERNALIZE_THRESHOLD;
   if (!Number.isSafeInteger(threshold) || threshold < 1) {
     throw new StowageError(
@@ -78,7 +80,7 @@ export async function externalizeEntryPayloads<T>(
       `threshold must be a positive integer, got ${describeValue(threshold)}`,
     );
   }
-  const pending = new Map<string, Uint8Array>();
+  const payloads = new Map<string, Uint8Array>();
   // The Read tool writes each image twice: its text is decoded, checked and hashed once.
   const known = new Map<string, { sha256: string; form: string } | null>();
   const read = (payload: string): { sha256: string; form: string } | null => {
@@ -87,38 +89,24 @@ export async function externalizeEntryPayloads<T>(
     const bytes = decodeBase64(payload);
     const form = bytes ? base64FormOf(payload, bytes) : undefined;
     const found = bytes && form !== undefined ? { sha256: sha256Hex(bytes), form } : null;
-    if (found && !pending.has(found.sha256)) pending.set(found.sha256, bytes!);
+    if (found && !payloads.has(found.sha256)) payloads.set(found.sha256, bytes!);
     known.set(payload, found);
     return found;
   };
-  const results = entries.map((entry): ExternalizedEntry<T> | undefined => {
+  const found = entries.map((entry): ExternalizedEntry<T> | undefined => {
     const moved: MovedPayload[] = [];
     const rewritten = rewriteEntry(entry, {
       image({ payload, path }) {
         if (payload.length < threshold || parseBlobRef(payload) !== null) return undefined;
-        const found = read(payload);
-        if (!found) return undefined;
-        moved.push({ path: [...path], sha256: found.sha256, form: found.form });
-        return BLOB_REF_PREFIX + found.sha256;
+        const payloadFound = read(payload);
+        if (!payloadFound) return undefined;
+        moved.push({ path: [...path], sha256: payloadFound.sha256, form: payloadFound.form });
+        return BLOB_REF_PREFIX + payloadFound.sha256;
       },
     });
     return moved.length === 0 ? undefined : { entry: rewritten, moved };
   });
-  await mapConcurrent(
-    [...pending],
-    PUT_CONCURRENCY,
-    async ([sha256, bytes]) => {
-      const stored = await blobs.put(bytes, { signal });
-      if (stored.hash !== sha256) {
-        throw new StowageError(
-          "INTEGRITY",
-          `blob store returned hash ${stored.hash} for bytes hashing to ${sha256}`,
-        );
-      }
-    },
-    signal,
-  );
-  return results;
+  return { entries: found, payloads };
 }
 
 type Container = Record<string, unknown> | unknown[];
@@ -221,7 +209,7 @@ function movedPayloadProblem(value: unknown): string | undefined {
 }
 
 /**
- * A stored list of moved payloads checked (what {@link externalizeEntryPayloads} gave, as JSON
+ * A stored list of moved payloads checked (what {@link findEntryPayloads} gave, as JSON
  * keeps it). Throws a plain error saying what is wrong; the caller turns it into `INTEGRITY` with
  * where it read the list.
  */

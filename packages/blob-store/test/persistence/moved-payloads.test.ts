@@ -5,7 +5,7 @@ import { encodePng } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
 import { createBlobStore } from "../../src/blob-store.js";
 import {
-  externalizeEntryPayloads,
+  findEntryPayloads,
   type MovedPayload,
   parseMovedPayloads,
   restoreEntryPayloads,
@@ -34,7 +34,10 @@ const read0 = (entry: unknown) =>
 
 async function roundTrip<T>(entries: T[], threshold?: number) {
   const blobs = createBlobStore({ store: createMemoryObjectStore() });
-  const out = await externalizeEntryPayloads(entries, { blobs, ...(threshold ? { threshold } : {}) });
+  const found = findEntryPayloads(entries, threshold ? { threshold } : {});
+  // What a store does with what was found: each payload stored once under its SHA-256.
+  for (const [sha256, bytes] of found.payloads) expect((await blobs.put(bytes)).hash).toBe(sha256);
+  const out = found.entries;
   // What a store keeps: the JSON text of each entry as externalized, and the moved lists.
   const stored = out.map((result, i) => JSON.stringify(result ? result.entry : entries[i]));
   const moved = new Map<number, MovedPayload[]>();
@@ -46,7 +49,7 @@ async function roundTrip<T>(entries: T[], threshold?: number) {
   return { blobs, out, stored, loaded, moved };
 }
 
-describe("externalizeEntryPayloads and restoreEntryPayloads", () => {
+describe("findEntryPayloads and restoreEntryPayloads", () => {
   // Each row: a payload text as some agent or tool writes it, and whether its text can be rebuilt
   // exactly from its bytes (moved) or not (kept where it is). Every row must come back byte for byte.
   const rows: [string, string, boolean][] = [
@@ -229,7 +232,7 @@ describe("externalizeEntryPayloads and restoreEntryPayloads", () => {
 
 describe("parseMovedPayloads", () => {
   const good = { path: ["message", "content", 0, "source", "data"], sha256: sha(png), form: "" };
-  it("takes what externalizeEntryPayloads writes, every form", () => {
+  it("takes what findEntryPayloads writes, every form", () => {
     const forms = [
       "",
       "url",

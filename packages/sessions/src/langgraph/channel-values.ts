@@ -1,6 +1,6 @@
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import {
-  externalizeEntryPayloads,
+  findEntryPayloads,
   type MovedPayload,
   parseMovedPayloads,
   restoreEntryPayloads,
@@ -15,6 +15,7 @@ import {
   StowageError,
   sha256Hex,
 } from "@stowage/core";
+import { storePayloads } from "../session-store/entry-payloads.js";
 import { type MovedBinary, putBackBinaries, takeBinaries } from "./binary-records.js";
 import type { StoredValue } from "./checkpoint-records.js";
 
@@ -34,7 +35,7 @@ export interface ValueCodec {
 const BLOB_THRESHOLD = 1024;
 /** The type suffix of a value whose images or binary moved to the blob store. */
 const WITH_BLOBS = "+blobs";
-/** Blobs written or read at once for one value. */
+/** Blobs read at once for one value. */
 const BLOB_CONCURRENCY = 8;
 
 /** What precedes a value with blobs, on its first line. */
@@ -77,15 +78,6 @@ function mayHoldBlobs(text: string): boolean {
   return false;
 }
 
-async function putBlob(blobs: CheckpointBlobs, sha256: string, bytes: Uint8Array): Promise<void> {
-  const stored = await blobs.put(bytes);
-  if (stored.hash !== sha256)
-    throw new StowageError(
-      "INTEGRITY",
-      `blob store returned hash ${stored.hash} for bytes hashing to ${sha256}`,
-    );
-}
-
 const withHeader = (header: BlobsHeader, body: Uint8Array | string) =>
   new Uint8Array(Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`), Buffer.from(body)]));
 
@@ -95,13 +87,12 @@ async function moveFromJson(blobs: CheckpointBlobs, text: string): Promise<Uint8
   const parsed: unknown = JSON.parse(text);
   // A value that is one string (a data URL alone) has no place a moved payload's path can name.
   if (typeof parsed !== "object" || parsed === null) return undefined;
-  const [externalized] = await externalizeEntryPayloads([parsed], { blobs, threshold: BLOB_THRESHOLD });
+  const found = findEntryPayloads([parsed], { threshold: BLOB_THRESHOLD });
+  const [externalized] = found.entries;
   const root = externalized?.entry ?? parsed;
   const binaries = takeBinaries(root, BLOB_THRESHOLD, sha256Hex);
   if (!externalized && binaries.moved.length === 0) return undefined;
-  await mapConcurrent([...binaries.blobs], BLOB_CONCURRENCY, ([sha256, bytes]) =>
-    putBlob(blobs, sha256, bytes),
-  );
+  await storePayloads(blobs, [...found.payloads, ...binaries.blobs], undefined);
   const header: BlobsHeader = {
     ...(externalized ? { images: externalized.moved } : {}),
     ...(binaries.moved.length > 0 ? { binaries: binaries.moved } : {}),
@@ -121,7 +112,7 @@ export async function encodeValue(codec: ValueCodec, value: unknown): Promise<St
   if (!blobs || bytes.byteLength < BLOB_THRESHOLD) return { type, bytes };
   if (type === "bytes") {
     const sha256 = sha256Hex(bytes);
-    await putBlob(blobs, sha256, bytes);
+    await storePayloads(blobs, [[sha256, bytes]], undefined);
     return { type: type + WITH_BLOBS, bytes: withHeader({ blob: BLOB_REF_PREFIX + sha256 }, "") };
   }
   if (type !== "json") return { type, bytes };

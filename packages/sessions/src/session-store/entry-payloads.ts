@@ -1,10 +1,11 @@
 import {
-  externalizeEntryPayloads,
+  type ExternalizedEntry,
+  findEntryPayloads,
   type MovedPayload,
   parseMovedPayloads,
   restoreEntryPayloads,
 } from "@stowage/blob-store";
-import { type ContentStore, describeValue, StowageError } from "@stowage/core";
+import { type ContentStore, describeValue, mapConcurrent, StowageError } from "@stowage/core";
 import { checkStoredEntry, type SerializedEntry } from "./session-store-key.js";
 import type { SessionStoreEntry } from "./types.js";
 
@@ -13,6 +14,8 @@ import type { SessionStoreEntry } from "./types.js";
  * threshold): no shorter JSON line can hold one, so shorter entries are not even walked.
  */
 const MOVE_THRESHOLD = 1024;
+/** Blobs stored at once. */
+const BLOB_PUT_CONCURRENCY = 8;
 /** Blobs a load reads at once (the S3 round trips overlap; the parts' own reads use 16 too). */
 const BLOB_READ_CONCURRENCY = 16;
 
@@ -63,6 +66,53 @@ export function entryPayloadsFrom(
   return { blobs, externalize: externalizePayloads ?? true };
 }
 
+/** Indexes of the entries of a batch long enough to hold a payload. */
+function payloadCandidates(serialized: readonly SerializedEntry[]): number[] {
+  const candidates: number[] = [];
+  for (let index = 0; index < serialized.length; index++)
+    if (serialized[index]!.json.length >= MOVE_THRESHOLD) candidates.push(index);
+  return candidates;
+}
+
+/** Gives each candidate entry whose payloads moved its stored JSON text (refs in their places) and its `moved` list. */
+function rewriteMoved(
+  serialized: SerializedEntry[],
+  candidates: readonly number[],
+  results: readonly (ExternalizedEntry<unknown> | undefined)[],
+): void {
+  for (const [position, result] of results.entries()) {
+    if (!result) continue;
+    const entry = serialized[candidates[position]!]!;
+    entry.json = JSON.stringify(result.entry);
+    entry.moved = result.moved;
+  }
+}
+
+/**
+ * Stores payloads (bytes by SHA-256) in `blobs`, each once, {@link BLOB_PUT_CONCURRENCY} at a
+ * time; `INTEGRITY` when the store files bytes under another hash than theirs.
+ */
+export async function storePayloads(
+  blobs: Pick<ContentStore, "put">,
+  payloads: Iterable<readonly [string, Uint8Array]>,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  await mapConcurrent(
+    [...payloads],
+    BLOB_PUT_CONCURRENCY,
+    async ([sha256, bytes]) => {
+      const stored = await blobs.put(bytes, signal ? { signal } : {});
+      if (stored.hash !== sha256) {
+        throw new StowageError(
+          "INTEGRITY",
+          `blob store returned hash ${stored.hash} for bytes hashing to ${sha256}`,
+        );
+      }
+    },
+    signal,
+  );
+}
+
 /**
  * Moves the payloads of a serialized batch to the blob store: each entry whose payloads moved gets
  * its stored JSON text (refs in their places) and its `moved` list; the others are left as they
@@ -74,27 +124,41 @@ export async function moveEntryPayloads(
   serialized: SerializedEntry[],
   signal: AbortSignal | undefined,
 ): Promise<void> {
-  const candidates: number[] = [];
-  for (let index = 0; index < serialized.length; index++)
-    if (serialized[index]!.json.length >= MOVE_THRESHOLD) candidates.push(index);
-  if (candidates.length === 0) return;
-  const results = await externalizeEntryPayloads(
-    candidates.map((index) => batch[index]),
-    { blobs: payloads.blobs, threshold: MOVE_THRESHOLD, ...(signal ? { signal } : {}) },
-  );
-  for (const [position, result] of results.entries()) {
-    if (!result) continue;
-    const entry = serialized[candidates[position]!]!;
-    entry.json = JSON.stringify(result.entry);
-    entry.moved = result.moved;
-  }
+  await storePayloads(payloads.blobs, takeEntryPayloads(batch, serialized), signal);
 }
 
 /**
- * Puts back, in place, the payloads that moved out of loaded `entries` (by index), from the blob
- * store. `where` names the transcript in errors: a missing blob is `INTEGRITY` / `MISSING_BLOB`
- * with the ref in `details.ref`; a transcript with moved payloads read by a store given no blob
- * store is `UNAVAILABLE` / `NO_BLOB_STORE`.
+ * Takes the payloads out of a serialized batch as {@link moveEntryPayloads} does, storing nothing:
+ * the bytes of each distinct payload, by SHA-256, for the part that refers to them to hold.
+ */
+export function takeEntryPayloads(
+  batch: readonly SessionStoreEntry[],
+  serialized: SerializedEntry[],
+): Map<string, Uint8Array> {
+  const candidates = payloadCandidates(serialized);
+  if (candidates.length === 0) return new Map();
+  const found = findEntryPayloads(
+    candidates.map((index) => batch[index]),
+    { threshold: MOVE_THRESHOLD },
+  );
+  rewriteMoved(serialized, candidates, found.entries);
+  return found.payloads;
+}
+
+function noBlobStore(where: string): StowageError {
+  return new StowageError(
+    "UNAVAILABLE",
+    `session store ${where}: its images and documents are in a blob store, and this store was given none (pass blobs)`,
+    { reason: "NO_BLOB_STORE" },
+  );
+}
+
+/**
+ * Puts back, in place, the payloads that moved out of loaded `entries` (by index), from the bytes
+ * the transcript's parts hold (`held`, checked when read) or else the blob store. `where` names
+ * the transcript in errors: a missing blob is `INTEGRITY` / `MISSING_BLOB` with the ref in
+ * `details.ref`; a payload neither held nor readable because the store was given no blob store is
+ * `UNAVAILABLE` / `NO_BLOB_STORE`.
  */
 export async function putBackEntryPayloads(
   payloads: EntryPayloads | undefined,
@@ -102,18 +166,19 @@ export async function putBackEntryPayloads(
   moved: ReadonlyMap<number, readonly MovedPayload[]>,
   where: string,
   signal: AbortSignal | undefined,
+  held: ReadonlyMap<string, Uint8Array> = new Map(),
 ): Promise<void> {
   if (moved.size === 0) return;
   if (!payloads) {
-    throw new StowageError(
-      "UNAVAILABLE",
-      `session store ${where}: its images and documents are in a blob store, and this store was given none (pass blobs)`,
-      { reason: "NO_BLOB_STORE" },
-    );
+    for (const list of moved.values())
+      for (const payload of list) if (!held.has(payload.sha256)) throw noBlobStore(where);
   }
+  const blobs = payloads?.blobs;
   try {
     await restoreEntryPayloads(entries, moved, {
-      blobs: payloads.blobs,
+      blobs: {
+        get: async (sha256, options) => held.get(sha256) ?? (blobs ? blobs.get(sha256, options) : null),
+      },
       concurrency: BLOB_READ_CONCURRENCY,
       ...(signal ? { signal } : {}),
     });

@@ -154,8 +154,10 @@ export interface TranscriptRead<Line = string> {
   summary: SessionSummaryEntry | undefined;
   /** The parts read or superseded, for a compaction to delete. */
   parts: PartRef[];
-  /** Payloads moved out of entries to the blob store, by the index of the entry in `lines`. */
+  /** Payloads moved out of entries, by the index of the entry in `lines`. */
   moved: Map<number, readonly MovedPayload[]>;
+  /** The bytes of the payloads the parts read hold (format 4), checked, by SHA-256. */
+  held: Map<string, Uint8Array>;
 }
 
 /**
@@ -196,12 +198,14 @@ export async function readTranscript<Line>(
     const lines: Line[] = [];
     const counts: number[] = [];
     const moved = new Map<number, readonly MovedPayload[]>();
+    const held = new Map<string, Uint8Array>();
     let covered = afterSeq;
     let summary: SessionSummaryEntry | undefined;
     const firstSeq = Math.max(afterSeq + 1, wanted[0]?.first ?? afterSeq + 1);
     for (const [index, part] of wanted.entries()) {
       const decoded = decodedParts[index]!;
       const partMoved = movedOf(decoded.header);
+      for (const [sha256, bytes] of decoded.held) held.set(sha256, bytes);
       let line = 0;
       for (let seq = part.first; seq <= part.last; seq++) {
         const count = decoded.header.counts[seq - part.first]!;
@@ -218,7 +222,7 @@ export async function readTranscript<Line>(
       covered = Math.max(covered, part.last);
       summary = decoded.header.summary;
     }
-    return { lines, counts, firstSeq, lastSeq, summary, parts, moved };
+    return { lines, counts, firstSeq, lastSeq, summary, parts, moved, held };
   }
 }
 

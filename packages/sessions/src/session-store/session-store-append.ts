@@ -1,6 +1,6 @@
 import type { MovedPayload } from "@stowage/blob-store";
 import { pushAll, StowageError, throwIfAborted } from "@stowage/core";
-import { moveEntryPayloads } from "./entry-payloads.js";
+import { takeEntryPayloads } from "./entry-payloads.js";
 import { encodePart, MAX_PART_SEQ, partName } from "./part-object.js";
 import { readTranscript, selectParts } from "./read-parts.js";
 import { compactTail } from "./session-store-compact.js";
@@ -45,6 +45,7 @@ async function refresh(
     ? { ...known, uuids: known.uuids, own: undefined }
     : { ...emptyState(), own: undefined };
   for (const uuid of read.lines) if (uuid !== null) state.uuids.add(uuid);
+  for (const sha256 of read.held.keys()) state.held.add(sha256);
   state.lastSeq = read.lastSeq;
   state.summary = read.summary ?? state.summary;
   const selected = selectParts(read.parts.filter((part) => part.size > 0));
@@ -54,6 +55,25 @@ async function refresh(
   );
   state.singles = selected.filter((part) => part.first > state.rangeEnd).length;
   return state;
+}
+
+/**
+ * The payloads the part of `fresh` entries holds: those their refs name that no part of the
+ * transcript holds yet, as far as `state` knows.
+ */
+function payloadsToHold(
+  serialized: readonly SerializedEntry[],
+  fresh: readonly number[],
+  taken: ReadonlyMap<string, Uint8Array>,
+  state: TranscriptState,
+): Map<string, Uint8Array> {
+  const held = new Map<string, Uint8Array>();
+  for (const index of fresh) {
+    for (const { sha256 } of serialized[index]!.moved ?? []) {
+      if (!state.held.has(sha256) && !held.has(sha256)) held.set(sha256, taken.get(sha256)!);
+    }
+  }
+  return held;
 }
 
 /** Indexes of the entries of `serialized` that `state` does not hold yet, each uuid once. */
@@ -76,6 +96,7 @@ async function appendOnce(
   stored: StoredSessionKey,
   batch: SessionStoreEntry[],
   serialized: SerializedEntry[],
+  taken: ReadonlyMap<string, Uint8Array>,
   signal: AbortSignal | undefined,
 ): Promise<void> {
   const { store, compactAfterParts } = context;
@@ -114,10 +135,11 @@ async function appendOnce(
       const payloads = serialized[index]!.moved;
       if (payloads) moved.set(line, payloads);
     }
+    const held = payloadsToHold(serialized, fresh, taken, state);
     const partKey = directory + partName(seq, seq);
     try {
       throwIfAborted(signal, `session store append ${describeSessionKey(stored)}`);
-      await store.put(partKey, encodePart(partKey, { counts: [lines.length], summary, moved }, lines), {
+      await store.put(partKey, encodePart(partKey, { counts: [lines.length], summary, moved, held }, lines), {
         ifNoneMatch: "*",
         contentType: "application/x-ndjson",
         signal,
@@ -140,10 +162,12 @@ async function appendOnce(
       const uuid = serialized[index]!.uuid;
       if (uuid !== null) state.uuids.add(uuid);
     }
+    for (const sha256 of held.keys()) state.held.add(sha256);
     state.summary = summary ?? state.summary;
     state.singles++;
     if (state.own && compactAfterParts > 0) {
       for (const [line, payloads] of moved) state.own.moved.set(state.own.lines.length + line, payloads);
+      for (const [sha256, bytes] of held) state.own.held.set(sha256, bytes);
       pushAll(state.own.lines, lines);
       state.own.counts.push(lines.length);
     }
@@ -157,8 +181,8 @@ async function appendOnce(
 /**
  * `append(key, batch)`: the entries not stored yet (by `uuid`) as one create-only part at the
  * next sequence number, after this process's earlier operations on the transcript. Their image
- * and document payloads go to the blob store first (while earlier appends still run), so a part
- * never references a blob that is not stored.
+ * and document payloads are taken out and replaced by refs; the part holds the bytes of those no
+ * earlier part of the transcript holds (as far as this process knows), so an append is one put.
  */
 export async function appendEntries(
   context: SessionStoreContext,
@@ -170,12 +194,8 @@ export async function appendEntries(
   const serialized = serializeEntries(batch);
   // An empty batch changes nothing (the SDK's contract): a key never written stays null.
   if (serialized.length === 0) return;
-  const { payloads } = context;
-  // Started now, awaited in turn: the append keeps its place in this process's order.
-  const moving = payloads?.externalize ? moveEntryPayloads(payloads, batch, serialized, signal) : undefined;
-  moving?.catch(() => {}); // rejected before its turn: reported by the await below
-  await serialize(context, directoryOf(context, stored), async () => {
-    await moving;
-    return appendOnce(context, key, stored, batch, serialized, signal);
-  });
+  const taken = context.payloads?.externalize ? takeEntryPayloads(batch, serialized) : new Map();
+  await serialize(context, directoryOf(context, stored), () =>
+    appendOnce(context, key, stored, batch, serialized, taken, signal),
+  );
 }

@@ -1,5 +1,6 @@
 import { mapConcurrent } from "@stowage/core";
-import { encodePart, partName } from "./part-object.js";
+import { storePayloads } from "./entry-payloads.js";
+import { encodePart, type HeldBytes, partName } from "./part-object.js";
 import { listParts, READ_CONCURRENCY, readTranscript } from "./read-parts.js";
 import {
   directoryOf,
@@ -21,9 +22,14 @@ const checkedLine = (line: string): string => {
   return line;
 };
 
-/** Writes one range part for sequences `first..last` and empties every part it replaces. */
+/**
+ * Writes one range part for sequences `first..last` and empties every part it replaces. The
+ * payloads the replaced parts held go to the blob store first, when the store has one: the range
+ * holds only refs (what an append saved in requests, a compaction pays once). Until the range is
+ * written the parts still hold them, and their refs keep the new blobs from garbage collection.
+ */
 async function writeRange(
-  { store }: SessionStoreContext,
+  { store, payloads }: SessionStoreContext,
   directory: string,
   first: number,
   last: number,
@@ -31,8 +37,16 @@ async function writeRange(
   signal: AbortSignal | undefined,
 ): Promise<void> {
   const rangeKey = directory + partName(first, last);
+  let held: HeldBytes = body.held;
+  if (payloads && held.size > 0) {
+    await storePayloads(payloads.blobs, held, signal);
+    held = new Map();
+  }
   try {
-    await store.put(rangeKey, encodePart(rangeKey, body, body.lines), { ifNoneMatch: "*", signal });
+    await store.put(rangeKey, encodePart(rangeKey, { ...body, held }, body.lines), {
+      ifNoneMatch: "*",
+      signal,
+    });
   } catch (err) {
     // Another compaction of the same parts got there first: its range holds the same entries.
     if (!isAlreadyExists(err)) throw err;
@@ -93,7 +107,13 @@ export async function compactTail(
   if (!body) {
     const read = await readTranscript(context.store, directory, state.rangeEnd, signal, checkedLine);
     if (read === null || read.firstSeq !== first || read.lastSeq !== last) return; // changed: next time
-    body = { lines: read.lines, counts: read.counts, summary: read.summary, moved: read.moved };
+    body = {
+      lines: read.lines,
+      counts: read.counts,
+      summary: read.summary,
+      moved: read.moved,
+      held: read.held,
+    };
   }
   await writeRange(context, directory, first, last, body, signal);
   state.rangeEnd = last;

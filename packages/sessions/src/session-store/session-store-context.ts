@@ -17,20 +17,27 @@ export interface TranscriptState {
   singles: number;
   /** Lines of the parts this process wrote since `rangeEnd`, while nobody else wrote. */
   own: OwnLines | undefined;
+  /** The payloads the transcript's parts hold (SHA-256): a later entry's ref to one is enough. */
+  held: Set<string>;
 }
 
-/** Entry lines as a compaction writes them: their text, lines per sequence, and their moved payloads by line. */
+/**
+ * Entry lines as a compaction writes them: their text, lines per sequence, their moved payloads
+ * by line, and the bytes of the payloads their parts hold.
+ */
 export interface OwnLines {
   lines: string[];
   counts: number[];
   moved: Map<number, readonly MovedPayload[]>;
+  held: Map<string, Uint8Array>;
 }
 
-export const noOwnLines = (): OwnLines => ({ lines: [], counts: [], moved: new Map() });
+export const noOwnLines = (): OwnLines => ({ lines: [], counts: [], moved: new Map(), held: new Map() });
 
 export const emptyState = (): TranscriptState => ({
   lastSeq: 0,
   uuids: new Set(),
+  held: new Set(),
   summary: undefined,
   rangeEnd: 0,
   singles: 0,

@@ -6,7 +6,8 @@ import type { SessionKey, SessionStoreEntry, StoreOperationOptions } from "./typ
 
 /**
  * `load(key)`: every entry of the transcript, in order, each checked as it was accepted, with the
- * payloads that moved to the blob store put back; null when it has no part.
+ * payloads that moved out put back (from the parts that hold them, or the blob store); null when
+ * it has no part.
  */
 export async function loadTranscript(
   context: SessionStoreContext,
@@ -16,6 +17,13 @@ export async function loadTranscript(
   const stored = toStoredKey(key);
   const read = await readTranscript(context.store, directoryOf(context, stored), 0, signal, parseStoredEntry);
   if (read === null) return null;
-  await putBackEntryPayloads(context.payloads, read.lines, read.moved, describeSessionKey(stored), signal);
+  await putBackEntryPayloads(
+    context.payloads,
+    read.lines,
+    read.moved,
+    describeSessionKey(stored),
+    signal,
+    read.held,
+  );
   return read.lines;
 }

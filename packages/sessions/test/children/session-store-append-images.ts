@@ -6,12 +6,14 @@ import type { SessionStoreEntry } from "../../src/session-store/types.js";
 
 // A separate process appending a Claude Code session that reads a new screenshot every turn, one
 // turn (three lines) a batch, through the object SessionStore with its blobs beside the parts on
-// one fs directory: argv = root, sessionId, turns.
+// one fs directory: argv = root, sessionId, turns. Every third append compacts, so the images the
+// parts held move into the blob store while the parent collects garbage.
 const [root, sessionId, turns] = process.argv.slice(2);
 const objects = createFsObjectStore({ root: root!, fsync: false });
 const store = createObjectSessionStore({
   store: objects,
   blobs: createBlobStore({ store: objects, prefix: "blobs/" }),
+  compactAfterParts: 3,
 });
 const lines = claudeScreenshotSession({
   turns: Number(turns),

@@ -27,8 +27,9 @@ describe("garbage collection of blobs with an object SessionStore's parts as a r
       sessionId,
       String(TURNS),
     ]);
-    // Collections while the other process appends: its blobs are young, and those already
-    // referenced are roots (the default grace period is what covers a blob stored before its part).
+    // Collections while the other process appends and compacts: its blobs are young, and those
+    // already referenced are roots (the parts that held the images refer to them as text before
+    // the compaction stores them; the default grace period covers a blob stored before its range).
     let collections = 0;
     let done = false;
     void appending.finally(() => {
@@ -41,6 +42,8 @@ describe("garbage collection of blobs with an object SessionStore's parts as a r
     }
     expect(await appending, (await appending).stderr).toMatchObject({ code: 0 });
     expect(collections).toBeGreaterThan(0);
+    // Each compaction moved the images its parts held into the blob store.
+    expect((await blobs.list()).items).toHaveLength(TURNS + 1);
 
     // Every append has returned: with no grace period, only the blob no part references goes.
     const report = await collectGarbage({ blobs, roots, graceMs: 0, timestampSlackMs: 0 });

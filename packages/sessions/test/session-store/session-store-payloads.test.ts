@@ -43,6 +43,11 @@ const readOfPng = (uuid: string): SessionStoreEntry => ({
   toolUseResult: { type: "image", file: { base64, type: "image/png", originalSize: png.byteLength } },
 });
 
+const partsDir = "session-store/-workspace-app/s1/";
+/** A part's name as the README gives it: 12-digit first and last sequence numbers. */
+const partName = (first: number, last = first) =>
+  `part-${String(first).padStart(12, "0")}-${String(last).padStart(12, "0")}.jsonl`;
+
 async function textOf(objects: ObjectStore, prefix: string): Promise<string> {
   let text = "";
   for await (const item of objects.iterate({ prefix }))
@@ -107,7 +112,7 @@ describeSessionStoreConformance({
 });
 
 describe("object SessionStore given a blob store", () => {
-  it("keeps each image once in the blob store and only refs in the parts, format 3 saying where", async () => {
+  it("an image's bytes are held once, after the lines of the part that first refers to it (format 4); later parts refer to it", async () => {
     const objects = createMemoryObjectStore();
     const blobs = createBlobStore({ store: objects, prefix: "blobs/" });
     const store = createObjectSessionStore({ store: objects, blobs });
@@ -115,25 +120,68 @@ describe("object SessionStore given a blob store", () => {
       { type: "user", uuid: "prompt", message: { content: "look" } },
       readOfPng("read"),
     ]);
-    const parts = await textOf(objects, "session-store/");
-    expect(parts).not.toContain(base64.slice(0, 200));
-    const [header, , line] = parts.split("\n");
+    await store.append(key, [readOfPng("again")]);
+    const first = Buffer.from((await objects.get(`${partsDir}${partName(1)}`))!);
+    const second = Buffer.from((await objects.get(`${partsDir}${partName(2)}`))!);
+    // Part 1: header, two lines, then the PNG's bytes as they are (no base64 anywhere).
+    const [header, , line] = first.toString("latin1").split("\n");
     expect(JSON.parse(header!)).toMatchObject({
-      stowageSessionPart: 3,
+      stowageSessionPart: 4,
       moved: {
         1: [
           { path: ["message", "content", 0, "content", 0, "source", "data"], sha256, form: "" },
           { path: ["toolUseResult", "file", "base64"], sha256, form: "" },
         ],
       },
+      held: [{ sha256, size: png.byteLength }],
     });
     expect(JSON.parse(line!).toolUseResult.file.base64).toBe(`blob:sha256:${sha256}`);
-    expect((await blobs.list()).items.map((item) => item.hash)).toEqual([sha256]);
-    expect(await blobs.get(sha256)).toEqual(new Uint8Array(png));
-    expect(await store.load(key)).toEqual([
+    expect(first.subarray(first.byteLength - png.byteLength)).toEqual(png);
+    expect(first.toString("latin1")).not.toContain(base64.slice(0, 200));
+    // Part 2 refers to the bytes part 1 holds: format 3, text alone.
+    expect(JSON.parse(second.toString("utf8").split("\n")[0]!)).toMatchObject({ stowageSessionPart: 3 });
+    expect(second.byteLength).toBeLessThan(2_000);
+    expect((await blobs.list()).items).toEqual([]);
+    const sent = [
       { type: "user", uuid: "prompt", message: { content: "look" } },
       readOfPng("read"),
-    ]);
+      readOfPng("again"),
+    ];
+    expect(await store.load(key)).toEqual(sent);
+    // A store in another process, given no blob store, reads what the parts hold.
+    expect(await createObjectSessionStore({ store: objects }).load(key)).toEqual(sent);
+  });
+
+  it("compaction moves the bytes parts hold into the blob store: the range holds refs only", async () => {
+    const objects = createMemoryObjectStore();
+    const blobs = createBlobStore({ store: objects, prefix: "blobs/" });
+    const store = createObjectSessionStore({ store: objects, blobs });
+    await store.append(key, [readOfPng("read")]);
+    await store.append(key, [readOfPng("again")]);
+    await store.compact(key);
+    const range = Buffer.from((await objects.get(`${partsDir}${partName(1, 2)}`))!).toString("utf8");
+    expect(JSON.parse(range.split("\n")[0]!)).toMatchObject({ stowageSessionPart: 3 });
+    expect(range).not.toContain(base64.slice(0, 200));
+    expect((await blobs.list()).items.map((item) => item.hash)).toEqual([sha256]);
+    expect(Buffer.from((await blobs.get(sha256))!).equals(png)).toBe(true);
+    expect(await store.load(key)).toEqual([readOfPng("read"), readOfPng("again")]);
+    // Now a store given no blob store cannot put them back: it says so rather than return refs.
+    await expectStowageError(
+      createObjectSessionStore({ store: objects }).load(key),
+      "UNAVAILABLE",
+      "NO_BLOB_STORE",
+    );
+  });
+
+  it("a store in another process appending the same image refers to the bytes the first one's part holds", async () => {
+    const objects = createMemoryObjectStore();
+    const blobs = createBlobStore({ store: objects, prefix: "blobs/" });
+    await createObjectSessionStore({ store: objects, blobs }).append(key, [readOfPng("a")]);
+    const other = createObjectSessionStore({ store: objects, blobs });
+    await other.append(key, [readOfPng("b")]);
+    const second = Buffer.from((await objects.get(`${partsDir}${partName(2)}`))!).toString("utf8");
+    expect(JSON.parse(second.split("\n")[0]!)).toMatchObject({ stowageSessionPart: 3 });
+    expect(await other.load(key)).toEqual([readOfPng("a"), readOfPng("b")]);
   });
 
   it("a blob that is missing when the transcript is loaded is INTEGRITY / MISSING_BLOB naming its ref", async () => {
@@ -141,16 +189,40 @@ describe("object SessionStore given a blob store", () => {
     const blobs = createBlobStore({ store: objects, prefix: "blobs/" });
     const store = createObjectSessionStore({ store: objects, blobs });
     await store.append(key, [readOfPng("read")]);
+    await store.append(key, [{ type: "user", uuid: "after" }]);
+    await store.compact(key);
     await objects.delete(blobs.keyFor(sha256));
     const err = await expectStowageError(store.load(key), "INTEGRITY", "MISSING_BLOB");
     expect(err.details).toMatchObject({ ref: `blob:sha256:${sha256}`, key: "-workspace-app/s1" });
   });
 
-  it("a blob whose bytes changed is INTEGRITY, never an image that is not the one appended", async () => {
+  it("an append racing a delete in another process: a ref to bytes the deleted parts held is INTEGRITY / MISSING_BLOB, never a broken image", async () => {
+    const objects = createMemoryObjectStore();
+    const blobs = createBlobStore({ store: objects, prefix: "blobs/" });
+    const writer = createObjectSessionStore({ store: objects, blobs });
+    await writer.append(key, [readOfPng("read")]);
+    await createObjectSessionStore({ store: objects, blobs }).delete(key, { trashDays: 0 });
+    // The writer still remembers part 1 holding the image; its next part refers to it.
+    await writer.append(key, [readOfPng("again")]);
+    const err = await expectStowageError(writer.load(key), "INTEGRITY", "MISSING_BLOB");
+    expect(err.details).toMatchObject({ ref: `blob:sha256:${sha256}` });
+  });
+
+  it("bytes that changed are INTEGRITY, never an image that is not the one appended: held in a part, or in the blob store", async () => {
     const objects = createMemoryObjectStore();
     const blobs = createBlobStore({ store: objects, prefix: "blobs/" });
     const store = createObjectSessionStore({ store: objects, blobs });
     await store.append(key, [readOfPng("read")]);
+    const partKey = `${partsDir}${partName(1)}`;
+    const stored = new Uint8Array((await objects.get(partKey))!);
+    const flipped = new Uint8Array(stored);
+    flipped[flipped.byteLength - 100] = flipped[flipped.byteLength - 100]! ^ 1;
+    await objects.put(partKey, flipped);
+    const err = await expectStowageError(store.load(key), "INTEGRITY", "CORRUPT_PART");
+    expect(err.details).toEqual({ key: partKey, offset: stored.byteLength - png.byteLength });
+    await objects.put(partKey, stored);
+    await store.append(key, [{ type: "user", uuid: "after" }]);
+    await store.compact(key);
     const corrupt = new Uint8Array(png);
     corrupt[100] = corrupt[100]! ^ 1;
     await objects.put(blobs.keyFor(sha256), corrupt);

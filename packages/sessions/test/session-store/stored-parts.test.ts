@@ -32,6 +32,29 @@ const raw = (text: string) => Buffer.from(text);
 const movedOne = { path: ["message", "content", 0, "source", "data"], sha256: "ab".repeat(32), form: "" };
 const EMPTY = new Uint8Array(0);
 
+/**
+ * A part of format 4 written by hand (README: "Images and documents"): format 3's header plus
+ * `held`, the payloads whose bytes follow the entry lines, one after another in the header's order.
+ */
+function heldPart(boundTo: string, lines: string[], held: Buffer[], header: Record<string, unknown> = {}) {
+  const digests = held.map((bytes) => createHash("sha256").update(bytes).digest("hex"));
+  const text = part(boundTo, [lines.length], lines, {
+    stowageSessionPart: 4,
+    moved: { 0: digests.map((digest) => ({ ...movedOne, sha256: digest })) },
+    held: digests.map((digest, index) => ({ sha256: digest, size: held[index]!.byteLength })),
+    ...header,
+  });
+  return Buffer.concat([text, ...held]);
+}
+/** Bytes a hand-written part holds: a PNG's signature and some more. */
+const HELD = Buffer.concat([Buffer.from("89504e470d0a1a0a", "hex"), Buffer.alloc(2_000, 0x5a)]);
+const HELD_SHA = createHash("sha256").update(HELD).digest("hex");
+/** Part 3 of {@link sixEntries} holding {@link HELD}, with `header` over what format 4 says. */
+const part3Holding = (header: Record<string, unknown> = {}, held = [HELD]) =>
+  heldPart(P(3), [line("e"), line("f")], held, { counts: [2], summary, ...header });
+/** Where part 3's held bytes start. */
+const heldStart = () => part3Holding().byteLength - HELD.byteLength;
+
 /** Six entries in three parts of two, the last one with a summary. */
 const sixEntries = (): Record<string, Uint8Array> => ({
   [P(1)]: part(P(1), [2], [line("a"), line("b")]),
@@ -262,6 +285,72 @@ const REFUSED: Refused[] = [
       operations: ALL,
     }),
   ),
+  ...[
+    ["format 4 without held payloads", { held: undefined }],
+    ["format 3 with held payloads", { stowageSessionPart: 3 }],
+    ["held payloads that are not a list", { held: { 0: { sha256: HELD_SHA, size: HELD.byteLength } } }],
+    ["an empty list of held payloads", { held: [] }],
+    ["a held payload without its SHA-256", { held: [{ sha256: "x", size: HELD.byteLength }] }],
+    ["a held payload of size 0", { held: [{ sha256: HELD_SHA, size: 0 }] }],
+    ["a held payload of a size that is not an integer", { held: [{ sha256: HELD_SHA, size: 1.5 }] }],
+    ["a held payload of a size that is a string", { held: [{ sha256: HELD_SHA, size: "2008" }] }],
+    [
+      "a held payload none of its lines refers to",
+      { held: [{ sha256: "cd".repeat(32), size: HELD.byteLength }] },
+    ],
+    [
+      "the same payload held twice",
+      {
+        held: [
+          { sha256: HELD_SHA, size: 154 },
+          { sha256: HELD_SHA, size: 154 },
+        ],
+      },
+    ],
+  ].map(
+    ([what, header]): Refused => ({
+      why: `a header of ${what}`,
+      objects: () => ({ ...sixEntries(), [P(3)]: part3Holding(header as Record<string, unknown>) }),
+      reason: "CORRUPT_PART",
+      details: () => ({ key: P(3), offset: 0 }),
+      operations: ALL,
+    }),
+  ),
+  {
+    why: "held bytes that hash otherwise (one bit flipped)",
+    objects: () => {
+      const bytes = part3Holding();
+      bytes[bytes.byteLength - 1]! ^= 1;
+      return { ...sixEntries(), [P(3)]: bytes };
+    },
+    reason: "CORRUPT_PART",
+    details: () => ({ key: P(3), offset: heldStart() }),
+    operations: ENTRIES,
+  },
+  {
+    why: "held bytes cut short (the lines no longer end where the sizes say)",
+    objects: () => ({ ...sixEntries(), [P(3)]: part3Holding().subarray(0, -1) }),
+    reason: "CORRUPT_PART",
+    details: () => ({ key: P(3), offset: heldStart() - 1 }),
+    operations: ENTRIES,
+  },
+  {
+    why: "a byte after the held bytes",
+    objects: () => ({ ...sixEntries(), [P(3)]: Buffer.concat([part3Holding(), Buffer.from("x")]) }),
+    reason: "CORRUPT_PART",
+    details: () => ({ key: P(3), offset: heldStart() + 1 }),
+    operations: ENTRIES,
+  },
+  {
+    why: "held sizes larger than the part",
+    objects: () => ({
+      ...sixEntries(),
+      [P(3)]: part3Holding({ held: [{ sha256: HELD_SHA, size: 1_000_000 }] }),
+    }),
+    reason: "CORRUPT_PART",
+    details: () => ({ key: P(3), offset: 0 }),
+    operations: ENTRIES,
+  },
   {
     why: "a cut part (no final newline)",
     objects: () => ({ ...sixEntries(), [P(3)]: sixEntries()[P(3)]!.subarray(0, -1) }),
@@ -348,6 +437,50 @@ describe("stored parts written by hand: what the format allows is read", () => {
     expect(JSON.stringify(loaded)).toBe(JSON.stringify([...SIX, expected]));
     // A store given no blob store cannot put them back: it says so rather than return refs.
     await expectStowageError(createObjectSessionStore({ store }).load(key), "UNAVAILABLE", "NO_BLOB_STORE");
+  });
+
+  it("a part of format 4: the bytes it holds are put back, for its lines and a later part's, with no blob store", async () => {
+    const ref = `blob:sha256:${HELD_SHA}`;
+    const base64 = HELD.toString("base64");
+    const withRef = (uuid: string) =>
+      JSON.stringify({
+        type: "user",
+        uuid,
+        message: {
+          content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: ref } }],
+        },
+      });
+    const withImage = (uuid: string): SessionStoreEntry => ({
+      type: "user",
+      uuid,
+      message: {
+        content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: base64 } }],
+      },
+    });
+    const laterMoved = { 0: [{ ...movedOne, sha256: HELD_SHA }] };
+    const store = await storeWith({
+      ...sixEntries(),
+      [P(4)]: heldPart(P(4), [withRef("img")], [HELD]),
+      // Part 5 refers to the bytes part 4 holds: format 3, refs alone.
+      [P(5)]: part(P(5), [1], [withRef("again")], { stowageSessionPart: 3, moved: laterMoved }),
+    });
+    const expected = [...SIX, withImage("img"), withImage("again")];
+    expect(await createObjectSessionStore({ store }).load(key)).toEqual(expected);
+
+    // A new store appending the same image learns from part 4 that it is held: part 6 holds nothing.
+    const objects = createMemoryObjectStore();
+    const blobs = createBlobStore({ store: objects });
+    const sessions = createObjectSessionStore({ store, blobs });
+    await sessions.append(key, [withImage("third")]);
+    const sixth = Buffer.from((await store.get(P(6)))!).toString("utf8");
+    expect(JSON.parse(sixth.split("\n")[0]!)).toMatchObject({ stowageSessionPart: 3 });
+    // Compacted, the bytes move to the blob store and the range holds refs only.
+    await sessions.compact(key);
+    const range = Buffer.from((await store.get(R(1, 6)))!).toString("utf8");
+    expect(JSON.parse(range.split("\n")[0]!)).toMatchObject({ stowageSessionPart: 3 });
+    expect(range.endsWith("\n")).toBe(true);
+    expect(Buffer.from((await blobs.get(HELD_SHA))!).equals(HELD)).toBe(true);
+    expect(await sessions.load(key)).toEqual([...expected, withImage("third")]);
   });
 
   it("zero-byte parts inside a range are a compaction's leftovers", async () => {
