@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { readFile, rm, writeFile } from "node:fs/promises";
+import { cp, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import {
@@ -68,6 +68,35 @@ function capturedOnce(): Promise<{ captured: CapturedSession; cwd: string }> {
     }
   })();
   return captured;
+}
+
+interface RestoredCopy {
+  container: AgentContainer;
+  sessionId: string;
+  /** What `opencode export` printed for the session in the restored database. */
+  exported: string;
+}
+
+let restored: Promise<RestoredCopy> | undefined;
+
+/**
+ * A copy of one HOME into which the captured session was restored (once per file) and what its
+ * export printed there: the tests that need a database holding it start from the copy, which
+ * saves an import and an export (two starts of the CLI, seconds of CPU each) a test. The restore
+ * into a new HOME itself is what the first test checks.
+ */
+async function copyOfRestored(name: string): Promise<RestoredCopy> {
+  restored ??= (async () => {
+    const { captured, cwd } = await capturedOnce();
+    const container: AgentContainer = { ...(await createAgentContainer(root, "restored-once")), cwd };
+    await restoreSession(overTheWire(captured), { opencode: opencodeIn(container) });
+    const exported = await opencodeExport(container, captured.sessionId);
+    return { container, sessionId: captured.sessionId, exported };
+  })();
+  const { container, sessionId, exported } = await restored;
+  const copy: AgentContainer = { ...(await createAgentContainer(root, name)), cwd: container.cwd };
+  await cp(container.home, copy.home, { recursive: true });
+  return { container: copy, sessionId, exported };
 }
 
 /** How Stowage runs the same OpenCode binary against one container's database. */
@@ -200,11 +229,7 @@ describe.skipIf(!cli.ready)(
     });
 
     it("a restore never changes another session: its ids are refused, where a bare `opencode import` would add to it", async () => {
-      const { captured, cwd } = await capturedOnce();
-      const sessionId = captured.sessionId;
-      const container: AgentContainer = { ...(await createAgentContainer(root, "foreign")), cwd };
-      await restoreSession(overTheWire(captured), { opencode: opencodeIn(container) });
-      const original = await opencodeExport(container, sessionId);
+      const { container, sessionId, exported: original } = await copyOfRestored("foreign");
 
       // Session B's export reuses A's message ids with parts of its own: consistent on its own
       // (every message and part names B, every part its message), so a repository stores it.
@@ -236,11 +261,7 @@ describe.skipIf(!cli.ready)(
     });
 
     it("overwrite: false is CONFLICT and the default replaces the session, where a bare `opencode import` keeps the old rows", async () => {
-      const { captured, cwd } = await capturedOnce();
-      const sessionId = captured.sessionId;
-      const container: AgentContainer = { ...(await createAgentContainer(root, "overwrite")), cwd };
-      await restoreSession(overTheWire(captured), { opencode: opencodeIn(container) });
-      const original = await opencodeExport(container, sessionId);
+      const { container, sessionId, exported: original } = await copyOfRestored("overwrite");
       expect(original).toContain("ZEBRA-1187");
 
       // A newer copy of A: another launch code in its first message, its last message gone.
@@ -274,11 +295,10 @@ describe.skipIf(!cli.ready)(
     });
 
     it("captures a session larger than a pipe holds, whole (OpenCode exits before a pipe drains)", async () => {
-      const { captured, cwd } = await capturedOnce();
-      const container: AgentContainer = { ...(await createAgentContainer(root, "large")), cwd };
-      await restoreSession(overTheWire(captured), { opencode: opencodeIn(container) });
+      const { container, exported } = await copyOfRestored("large");
+      const { cwd } = container;
       // The same conversation as another session, its first text 400 KB long.
-      const large = JSON.parse(await opencodeExport(container, captured.sessionId)) as OpencodeExport;
+      const large = JSON.parse(exported) as OpencodeExport;
       const largeId = "ses_0000000000002StowageTestL";
       large.info.id = largeId;
       for (const message of large.messages) {
