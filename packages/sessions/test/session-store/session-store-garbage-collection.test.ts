@@ -75,6 +75,33 @@ describe("garbage collection of blobs with an object SessionStore's parts as a r
     expect((await blobs.list()).items).toEqual([]);
   });
 
+  it("three processes appending the same screenshots to one session, compacting as they go: every image comes back, each stored once", async () => {
+    const root = await tempDirectory("stowage-session-store-held-procs-");
+    const objects = createFsObjectStore({ root, fsync: false });
+    const sessionId = randomUUID();
+    const workers = ["a", "b", "c"];
+    const child = new URL("../children/session-store-append-images.ts", import.meta.url);
+    const results = await Promise.all(
+      workers.map((worker) => runChild(child, [root, sessionId, String(TURNS), worker, "2"])),
+    );
+    for (const result of results) expect(result, result.stderr).toMatchObject({ code: 0 });
+    const blobs = createBlobStore({ store: objects, prefix: "blobs/" });
+    const loaded = (await createObjectSessionStore({ store: objects, blobs }).load({
+      projectKey: "proj",
+      sessionId,
+    }))!;
+    const expected = claudeScreenshotSession({ turns: TURNS, screenshots: TURNS, width: 320, height: 200 });
+    for (const worker of workers) {
+      const own = loaded.filter((entry) => String(entry.uuid).startsWith(`${worker}-`));
+      const sent = expected.map((line) => ({ ...line, uuid: `${worker}-${line.uuid}` }));
+      expect(JSON.stringify(own)).toBe(JSON.stringify(sent));
+    }
+    expect(loaded).toHaveLength(3 * expected.length);
+    // Compacted into the blob store, once per distinct screenshot whoever appended it.
+    await createObjectSessionStore({ store: objects, blobs }).compact({ projectKey: "proj", sessionId });
+    expect((await blobs.list()).items).toHaveLength(TURNS);
+  });
+
   it("compacted parts are a root too", async () => {
     const objects = createFsObjectStore({
       root: await tempDirectory("stowage-session-store-gc-compact-"),
