@@ -74,10 +74,10 @@ export interface ImportOpencodeSessionOptions {
  * (`readOpencodeExport`); then, through `opencode db` (unless OpenCode has no data yet), a message
  * or part id that already belongs to another session is refused (INVALID_INPUT, `FOREIGN_ENTRY`:
  * `opencode import` keeps an existing row and files parts under the message they name, so
- * importing it would change that session). A session of this id already there is CONFLICT without `overwrite`; with it, it is
- * exported aside, deleted (`opencode session delete`) and replaced by the import, which
- * otherwise would keep every existing row. Should that import fail, the copy set aside is put
- * back. Returns whether a session was replaced.
+ * importing it would change that session). A session of this id already there is CONFLICT
+ * without `overwrite`; with it, it is exported aside, deleted (`opencode session delete`) and
+ * replaced by the import, which otherwise would keep every existing row. Should that import fail,
+ * the copy set aside is put back. Returns whether a session was replaced.
  */
 export async function importOpencodeSession(options: ImportOpencodeSessionOptions): Promise<boolean> {
   const { cli, sessionId, exported, overwrite, entryPath, signal } = options;

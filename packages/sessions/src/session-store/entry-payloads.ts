@@ -169,15 +169,16 @@ export async function putBackEntryPayloads(
   held: ReadonlyMap<string, Uint8Array> = new Map(),
 ): Promise<void> {
   if (moved.size === 0) return;
-  if (!payloads) {
-    for (const list of moved.values())
-      for (const payload of list) if (!held.has(payload.sha256)) throw noBlobStore(where);
-  }
   const blobs = payloads?.blobs;
   try {
     await restoreEntryPayloads(entries, moved, {
       blobs: {
-        get: async (sha256, options) => held.get(sha256) ?? (blobs ? blobs.get(sha256, options) : null),
+        get: async (sha256, options) => {
+          const bytes = held.get(sha256);
+          if (bytes) return bytes;
+          if (!blobs) throw noBlobStore(where);
+          return blobs.get(sha256, options);
+        },
       },
       concurrency: BLOB_READ_CONCURRENCY,
       ...(signal ? { signal } : {}),
