@@ -125,7 +125,10 @@ async function cpuComparison(cases: CpuCase[]): Promise<boolean> {
     "@stowage/tenancy encryption at rest: CPU time (user + system) unless said, encryption on vs off, same run",
   );
   let met = true;
+  // BENCH_FILTER (a substring of a case's name) runs only the cases it names.
+  const filter = process.env.BENCH_FILTER?.toLowerCase();
   for (const bench of cases) {
+    if (filter && !bench.name.toLowerCase().includes(filter)) continue;
     const times: Record<"on" | "off", number[]> = { on: [], off: [] };
     const ratios: number[] = [];
     for (let round = 0; round < bench.rounds; round++) {

@@ -52,9 +52,10 @@ export interface CompleteSessionStore {
 }
 
 /**
- * How a SessionStore that keeps each entry as a row of text keeps that text sealed (encrypted at
+ * How a SessionStore that keeps its entries as rows of text keeps that text sealed (encrypted at
  * rest): `@stowage/tenancy`'s `sessionStoreSeal(principal)`, given to
- * `createPostgresSessionStore({ seal })`. Both calls take a batch: one per append, one per page read.
+ * `createPostgresSessionStore({ seal })`, which seals an append's entries as one text and opens
+ * the batches a page of rows holds with one call.
  */
 export interface SessionStoreSeal {
   /**
@@ -65,10 +66,11 @@ export interface SessionStoreSeal {
    */
   seal(boundTo: string, texts: readonly string[], options?: StoreOperationOptions): Promise<string[]>;
   /**
-   * Each sealed text's plaintext: INTEGRITY when one was tampered with, moved from another
-   * `boundTo` or is not sealed; FORBIDDEN when its data key is not held.
+   * Each sealed text's plaintext as UTF-8 bytes (a store splits a batch's lines out of them without
+   * decoding the whole): INTEGRITY when one was tampered with, moved from another `boundTo` or is
+   * not sealed; FORBIDDEN when its data key is not held.
    */
-  open(boundTo: string, texts: readonly string[], options?: StoreOperationOptions): Promise<string[]>;
+  open(boundTo: string, texts: readonly string[], options?: StoreOperationOptions): Promise<Uint8Array[]>;
 }
 
 /** Options of a Stowage SessionStore's `delete`. */

@@ -8,31 +8,33 @@ import type { StowageDatabase } from "../database.js";
 // one statement of session-store-append-ahead.ts): the batch's parameters and rows, and the key
 // row a store last wrote.
 
-/** A batch as the append statement takes it: its entries as one UTF-8 parameter, and their uuids. */
+/** A batch as the append statement takes it: its rows' texts as one UTF-8 parameter, and their uuids. */
 export interface BatchParameters {
   lines: Buffer;
   uuids: (string | null)[];
+  /** The uuids of the batch's entries, in order (a sealed batch's rows hold batch rows besides). */
+  entryUuids: (string | null)[];
 }
 
 /**
- * A batch as the append statement takes it: the text of each row (see `entryRowTexts`) written
+ * A batch as the append statement takes it: the text of each row (see `entryRows`) written
  * newline-separated (JSON text never holds a raw newline, a sealed text neither) into one UTF-8
  * parameter, which the server splits without parsing it again, and their uuids. The caller drops
  * the strings after this: kept across the statement's round trips they outlived the young
  * generation and were collected by full GCs, which cost more than the rest of the Node side together.
  */
 export function batchParameters(
-  texts: readonly string[],
-  uuids: (string | null)[],
+  rows: { texts: readonly string[]; uuids: (string | null)[] },
+  entryUuids: (string | null)[],
   into: Buffer | undefined,
 ): BatchParameters {
-  return { lines: encodeJsonLines(texts, { finalNewline: false, into }), uuids };
+  return { lines: encodeJsonLines(rows.texts, { finalNewline: false, into }), uuids: rows.uuids, entryUuids };
 }
 
 export type Executor = Pick<StowageDatabase, "execute">;
 
 /** The batch as rows (`entry`, `uuid`, `position`), split on the server from its two parameters. */
-export const batchRows = ({ lines, uuids }: BatchParameters) => sql`
+export const batchRows = ({ lines, uuids }: Pick<BatchParameters, "lines" | "uuids">) => sql`
   SELECT line.value AS entry, id.value AS uuid, line.position
   FROM unnest(string_to_array(convert_from(${lines}::bytea, 'UTF8'), E'\n'))
     WITH ORDINALITY AS line(value, position)

@@ -20,7 +20,12 @@ import {
 } from "../rows-parsed-on-arrival.js";
 import { runDatabase } from "../run-database.js";
 import { sessionStoreEntries as entries, sessionStoreKeys as keys } from "../schema.js";
-import { checkClearRefs, openEntryRows, openSummaryRow } from "./session-store-sealed-rows.js";
+import {
+  checkClearRefs,
+  type EntryRowOpener,
+  entryRowOpener,
+  openSummaryRow,
+} from "./session-store-sealed-rows.js";
 
 type Executor = Pick<StowageDatabase, "execute">;
 
@@ -82,6 +87,8 @@ interface LoadContext {
   key: string;
   context: string;
   signal: AbortSignal | undefined;
+  /** Opens the rows in id order; a load that starts over starts a new one. */
+  opener: EntryRowOpener;
 }
 
 const entriesAfter = (stored: StoredSessionKey, from: number, inclusive: boolean, limit?: number) => sql`
@@ -90,17 +97,20 @@ const entriesAfter = (stored: StoredSessionKey, from: number, inclusive: boolean
     AND subpath = ${stored.subpath} AND id ${inclusive ? sql`>=` : sql`>`} ${from}
   ORDER BY id${limit === undefined ? sql`` : sql` LIMIT ${limit}`}`;
 
-/** Rows' texts opened (one `open` of the seal) and each line checked; `ids[i]` names row i in errors. */
+/**
+ * The next rows' texts opened (one `open` of the seal for the batches among them) and each entry's
+ * line checked; `ids[i]` names row i in errors.
+ */
 async function linesOf(
-  { seal, stored, key, signal }: LoadContext,
+  { seal, key, opener }: LoadContext,
   texts: readonly string[],
   ids: readonly unknown[],
 ): Promise<StoredEntryLine[]> {
   const where = (index: number) => ({ key, row: Number(ids[index]) });
-  const opened = await openEntryRows(seal, stored, texts, where, signal);
-  return opened.map(({ line: text, clearRefs }, index) => {
-    const line = readRow(parseStoredEntryLine, text, where(index));
-    checkClearRefs(line.moved, clearRefs, seal !== undefined, where(index));
+  const opened = await opener.open(texts, where);
+  return opened.map(({ line: text, clearRefs, row }) => {
+    const line = readRow(parseStoredEntryLine, text, where(row));
+    checkClearRefs(line.moved, clearRefs, seal !== undefined, where(row));
     return line;
   });
 }
@@ -170,6 +180,7 @@ async function loadInPages(load: LoadContext, loading: Loading): Promise<void> {
       if (page[0]?.id !== first.at(-1)!.id) {
         loading.all.length = 0;
         loading.moved.clear();
+        load.opener = entryRowOpener(load.seal, stored, signal);
         page = await readPage(tx, 0, false);
         await takePage(page);
       } else await takePage(page.slice(1));
@@ -193,7 +204,15 @@ export async function loadEntries(
   signal: AbortSignal | undefined,
 ): Promise<SessionStoreEntry[] | null> {
   const key = describeSessionKey(stored);
-  const load: LoadContext = { db, seal, stored, key, context: `session store load ${key}`, signal };
+  const load: LoadContext = {
+    db,
+    seal,
+    stored,
+    key,
+    context: `session store load ${key}`,
+    signal,
+    opener: entryRowOpener(seal, stored, signal),
+  };
   const loading: Loading = { all: [], moved: new Map() };
   const query = parsedOnArrivalOf(db);
   await runDatabase(load.context, signal, () =>

@@ -26,7 +26,7 @@ import { trashTranscriptRows } from "./session-store-trash.js";
 export async function insertBatch(
   tx: Executor,
   stored: StoredSessionKey,
-  { lines, uuids }: BatchParameters,
+  { lines, uuids }: Pick<BatchParameters, "lines" | "uuids">,
 ): Promise<Record<string, unknown> | undefined> {
   const [result] = rowsOf(
     await tx.execute(sql`
@@ -91,7 +91,7 @@ export async function appendBatch(
       const result = await insertBatch(tx, stored, parameters);
       const storedUuids = new Set<string>(JSON.parse((result?.uuids as string | null) ?? "[]"));
       const fresh: SessionStoreEntry[] = [];
-      for (const [index, uuid] of parameters.uuids.entries()) {
+      for (const [index, uuid] of parameters.entryUuids.entries()) {
         if (uuid === null || storedUuids.delete(uuid)) fresh.push(batch[index]!);
       }
       const previous =

@@ -19,7 +19,7 @@ import {
 import { assertDatabase, type StowageDatabase } from "../database.js";
 import { batchParameters, type KnownHead } from "./session-store-batch.js";
 import { listSessions, listSubkeys, listSummaries, loadEntries } from "./session-store-rows.js";
-import { entryRowTexts, sessionStoreSealFrom } from "./session-store-sealed-rows.js";
+import { entryRows, sessionStoreSealFrom } from "./session-store-sealed-rows.js";
 import {
   listTrashRows,
   purgeExpiredTrashRows,
@@ -37,8 +37,9 @@ export interface PostgresSessionStoreOptions extends SessionStorePayloadOptions 
    */
   trashDays?: number;
   /**
-   * Seals the text of every row (encrypted at rest): each entry row's `entry` and each key row's
-   * `summary`, bound to its transcript; `@stowage/tenancy`'s `stowage.sessionStoreSeal(principal)`.
+   * Seals the text of every row (encrypted at rest): each append's entries as one text in a row of
+   * its own, and each key row's `summary`, bound to its transcript; `@stowage/tenancy`'s
+   * `stowage.sessionStoreSeal(principal)`.
    * Keys, uuids, mtimes and the blob refs of moved payloads stay in clear. Default none: rows in
    * clear. A store without a seal refuses a sealed row (FORBIDDEN, `ROW_SEALED`); one with a seal
    * refuses a clear row (INTEGRITY, `ROW_NOT_SEALED`).
@@ -110,15 +111,15 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
       if (serialized.length === 0) return;
       // Every blob is stored before a row that references it.
       if (payloads?.externalize) await moveEntryPayloads(payloads, batch, serialized, signal);
-      const texts = await entryRowTexts(rows.seal, stored, serialized, signal);
-      const uuids = serialized.map((entry) => entry.uuid);
+      const texts = await entryRows(rows.seal, stored, serialized, signal);
+      const entryUuids = serialized.map((entry) => entry.uuid);
       serialized.length = 0;
       const scratch = spare;
       spare = undefined;
       let lines: Buffer | undefined;
       try {
-        const parameters = batchParameters(texts, uuids, scratch);
-        texts.length = 0;
+        const parameters = batchParameters(texts, entryUuids, scratch);
+        texts.texts.length = 0;
         lines = parameters.lines;
         const context = `session store append ${describeSessionKey(stored)}`;
         const name = headOf(stored);

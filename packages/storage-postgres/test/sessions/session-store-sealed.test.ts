@@ -53,10 +53,7 @@ function testSeal(key: Buffer = randomBytes(32)) {
           const decipher = createDecipheriv("aes-256-gcm", key, body.subarray(0, 12));
           decipher.setAAD(Buffer.from(boundTo));
           decipher.setAuthTag(body.subarray(body.byteLength - 16));
-          return Buffer.concat([
-            decipher.update(body.subarray(12, body.byteLength - 16)),
-            decipher.final(),
-          ]).toString("utf8");
+          return Buffer.concat([decipher.update(body.subarray(12, body.byteLength - 16)), decipher.final()]);
         } catch (err) {
           throw new StowageError("INTEGRITY", `does not authenticate for ${boundTo}`, {
             reason: "DECRYPTION_FAILED",
@@ -174,6 +171,71 @@ describeBackends("sealed postgres SessionStore", (backend) => {
       expect(await rawTexts()).toContain(SECRET);
     });
 
+    it("an append is a batch row, then a row an entry naming its place in it; a retried batch stores only its new entries", async () => {
+      const key = newKey();
+      const sub = { ...key, subpath: "subagents/agent-1" };
+      const [p1, p2, p3, p4] = ["r1", "r2", "r3", "r4"].map((uuid) => prompt(uuid, `${uuid} ${SECRET}`));
+      for (const target of [key, sub] as { projectKey: string; sessionId: string; subpath?: string }[]) {
+        const store = createPostgresSessionStore({ db: db(), seal });
+        await store.append(target, [p1!, p2!]);
+        // Retried with one more entry, then retried whole (only a batch row is stored).
+        await store.append(target, [p2!, p3!]);
+        await store.append(target, [p3!]);
+        // Another store knows no head: a main transcript's append goes through the transaction.
+        await createPostgresSessionStore({ db: db(), seal }).append(target, [p1!, p4!]);
+        expect(await store.load(target)).toEqual([p1, p2, p3, p4]);
+        const rows = rowsOf(
+          await db().execute(sql`
+            SELECT uuid, entry FROM session_store_entries
+            WHERE session_id = ${target.sessionId} AND subpath = ${target.subpath ?? ""} ORDER BY id`),
+        );
+        expect(rows.map((row) => row.uuid)).toEqual([null, "r1", "r2", null, "r3", null, null, "r4"]);
+        const ids = [0, 3, 5, 6].map((at) => String(rows[at]!.entry).match(/^@([A-Za-z0-9_-]{12}):/)?.[1]);
+        expect(new Set(ids).size).toBe(4);
+        expect(rows.map((row) => row.entry).filter((_, at) => ![0, 3, 5, 6].includes(at))).toEqual([
+          `#${ids[0]}.0`,
+          `#${ids[0]}.1`,
+          `#${ids[1]}.1`,
+          `#${ids[3]}.1`,
+        ]);
+      }
+    });
+
+    it("a long append is cut into batches of at most 64 Ki characters of lines, an entry longer than that a batch of its own", async () => {
+      const store = createPostgresSessionStore({ db: db(), seal });
+      const key = newKey();
+      // 3 entries of ~30,000 characters, one of 100,000, then 2 more of ~30,000: batches of 2, 1, 1 and 2.
+      const entries = [30_000, 30_000, 30_000, 100_000, 30_000, 30_000].map((length, at) =>
+        prompt(`big-${at}`, "x".repeat(length)),
+      );
+      await store.append(key, entries);
+      expect(await store.load(key)).toEqual(entries);
+      const rows = rowsOf(
+        await db().execute(sql`
+          SELECT uuid, entry FROM session_store_entries WHERE session_id = ${key.sessionId} ORDER BY id`),
+      );
+      expect(rows.map((row) => row.uuid)).toEqual([
+        null,
+        "big-0",
+        "big-1",
+        null,
+        "big-2",
+        null,
+        "big-3",
+        null,
+        "big-4",
+        "big-5",
+      ]);
+      expect(rows.filter((row) => row.uuid !== null).map((row) => String(row.entry).split(".")[1])).toEqual([
+        "0",
+        "1",
+        "0",
+        "0",
+        "0",
+        "1",
+      ]);
+    });
+
     // PGlite reads pages of 1,000 rows; node-postgres opens rows 200 at a time as they arrive.
     it("one seal a batch and one open a page: a 2,500-entry transcript loads whole (3 or 13 pages)", async () => {
       const counted = testSeal();
@@ -261,10 +323,11 @@ describeBackends("sealed postgres SessionStore", (backend) => {
 
     it("a tampered entry: INTEGRITY on load", async () => {
       const { store, a } = await twoSessions();
+      // The batch row: the entry rows hold only the batch id and their index.
       await db().execute(sql`
         UPDATE session_store_entries
         SET entry = overlay(entry PLACING (CASE WHEN substr(entry, 30, 1) = 'A' THEN 'B' ELSE 'A' END) FROM 30 FOR 1)
-        WHERE uuid = 'a2'`);
+        WHERE session_id = ${a.sessionId} AND uuid IS NULL`);
       await expectStowageError(store.load(a), "INTEGRITY");
     });
 
@@ -326,43 +389,113 @@ describeBackends("sealed postgres SessionStore", (backend) => {
 
     const boundEntries = (key: { projectKey: string; sessionId: string }) =>
       `entries/${key.projectKey}/${key.sessionId}/`;
-    // Entry rows written by hand, and the code a sealed store's load gives each.
-    const hostileRows: [
-      string,
-      (key: { projectKey: string; sessionId: string }) => Promise<string>,
-      string,
-      string?,
-    ][] = [
-      ["empty", async () => "", "INTEGRITY", "ROW_NOT_SEALED"],
-      ["a clear entry", async () => '{"type":"user","uuid":"h"}', "INTEGRITY", "ROW_NOT_SEALED"],
-      ["a clear number", async () => "42", "INTEGRITY", "ROW_NOT_SEALED"],
-      ["JSON after whitespace", async () => ' {"type":"user"}', "INTEGRITY", "ROW_NOT_SEALED"],
-      ["the tag alone", async () => TAG, "INTEGRITY"],
-      ["not base64", async () => `${TAG}!!!!`, "INTEGRITY"],
-      ["another tag", async () => "xyz:abc", "INTEGRITY"],
+    /** A batch row as the store writes it, sealing `plain` for `key`'s transcript under batch id `id`. */
+    const batchRow = async (key: { projectKey: string; sessionId: string }, id: string, plain: string) =>
+      `@${id}:${(await seal.seal(boundEntries(key), [plain]))[0]!}`;
+    const ID = "AAAAAAAAAAAA";
+    /** The batch id of the first batch row of `key`'s transcript. */
+    const firstBatchId = async (key: { sessionId: string }) => {
+      const [row] = rowsOf(
+        await db().execute(sql`
+          SELECT entry FROM session_store_entries WHERE session_id = ${key.sessionId} AND uuid IS NULL
+          ORDER BY id LIMIT 1`),
+      );
+      return String(row!.entry).slice(1, 13);
+    };
+    // Rows written by hand after those of a transcript holding one batch of two entries (a1, a2),
+    // and the code a sealed store's load gives.
+    type Key = { projectKey: string; sessionId: string };
+    const hostileRows: [string, (key: Key) => Promise<string[]>, string, string?][] = [
+      ["empty", async () => [""], "INTEGRITY", "ROW_NOT_SEALED"],
+      ["a clear entry", async () => ['{"type":"user","uuid":"h"}'], "INTEGRITY", "ROW_NOT_SEALED"],
+      ["a clear number", async () => ["42"], "INTEGRITY", "ROW_NOT_SEALED"],
+      ["JSON after whitespace", async () => [' {"type":"user"}'], "INTEGRITY", "ROW_NOT_SEALED"],
+      ["neither a batch nor an entry row", async () => ["xyz:abc"], "INTEGRITY", "CORRUPT_ROW"],
+      ["the test seal's text alone, no row mark", async () => [TAG], "INTEGRITY", "CORRUPT_ROW"],
+      ["an entry row of no batch", async () => [`#${ID}.0`], "INTEGRITY", "CORRUPT_ROW"],
       [
-        "sealed for this transcript, not an entry",
-        async (key) => (await seal.seal(boundEntries(key), ["42"]))[0]!,
+        "an entry row reading its batch's entry again",
+        async (key) => [`#${await firstBatchId(key)}.1`],
         "INTEGRITY",
         "CORRUPT_ROW",
       ],
       [
-        "sealed, not JSON",
-        async (key) => (await seal.seal(boundEntries(key), ['{"type":']))[0]!,
+        "an entry row past its batch's end",
+        async (key) => [`#${await firstBatchId(key)}.2`],
         "INTEGRITY",
         "CORRUPT_ROW",
       ],
       [
-        "sealed, with a ref its entry does not hold",
-        async (key) =>
-          `${(await seal.seal(boundEntries(key), ['{"type":"user"}']))[0]!} blob:sha256:${"a".repeat(64)}`,
+        "an entry row with a leading zero",
+        async (key) => [`#${await firstBatchId(key)}.02`],
         "INTEGRITY",
         "CORRUPT_ROW",
       ],
       [
-        "sealed for the summary",
-        async (key) =>
-          (await seal.seal(`summary/${key.projectKey}/${key.sessionId}`, ['{"type":"user"}']))[0]!,
+        "an entry row with a negative index",
+        async (key) => [`#${await firstBatchId(key)}.-1`],
+        "INTEGRITY",
+        "CORRUPT_ROW",
+      ],
+      [
+        "an entry row without an index",
+        async (key) => [`#${await firstBatchId(key)}`],
+        "INTEGRITY",
+        "CORRUPT_ROW",
+      ],
+      [
+        "an entry row whose index overflows",
+        async (key) => [`#${await firstBatchId(key)}.99999999999999999999`],
+        "INTEGRITY",
+        "CORRUPT_ROW",
+      ],
+      ["a batch row, its mark alone", async () => ["@"], "INTEGRITY"],
+      ["a batch row whose sealed text is not the seal's", async () => [`@${ID}:${TAG}!!!!`], "INTEGRITY"],
+      [
+        "a batch row whose sealed text names another batch id",
+        async (key) => [await batchRow(key, ID, `BBBBBBBBBBBB\n{"type":"user"}`), `#${ID}.0`],
+        "INTEGRITY",
+        "CORRUPT_ROW",
+      ],
+      [
+        "a batch row whose id is not one",
+        async (key) => [await batchRow(key, "x", `x\n{"type":"user"}`), "#x.0"],
+        "INTEGRITY",
+        "CORRUPT_ROW",
+      ],
+      [
+        "a batch row sealing its id alone",
+        async (key) => [await batchRow(key, ID, ID), `#${ID}.0`],
+        "INTEGRITY",
+        "CORRUPT_ROW",
+      ],
+      [
+        "a batch row sealing what is not an entry",
+        async (key) => [await batchRow(key, ID, `${ID}\n42`), `#${ID}.0`],
+        "INTEGRITY",
+        "CORRUPT_ROW",
+      ],
+      [
+        "a batch row sealing what is not JSON",
+        async (key) => [await batchRow(key, ID, `${ID}\n{"type":`), `#${ID}.0`],
+        "INTEGRITY",
+        "CORRUPT_ROW",
+      ],
+      [
+        "an entry row with a ref its entry does not hold",
+        async (key) => [
+          await batchRow(key, ID, `${ID}\n{"type":"user"}`),
+          `#${ID}.0 blob:sha256:${"a".repeat(64)}`,
+        ],
+        "INTEGRITY",
+        "CORRUPT_ROW",
+      ],
+      [
+        "a batch row sealed for the summary",
+        async (key) => [
+          `@${ID}:${(await seal.seal(`summary/${key.projectKey}/${key.sessionId}`, [`${ID}\n{"type":"user"}`]))[0]!}`,
+          `#${ID}.0`,
+        ],
         "INTEGRITY",
       ],
     ];
@@ -379,11 +512,13 @@ describeBackends("sealed postgres SessionStore", (backend) => {
       expect(err.details).toEqual({ key: `${key.projectKey}/${key.sessionId}`, row: Number(row!.id) });
     });
 
-    it.each(hostileRows)("an entry row that is %s", async (_what, text, code, reason) => {
+    it.each(hostileRows)("rows written by hand: %s", async (_what, texts, code, reason) => {
       const { store, a } = await twoSessions();
-      await db().execute(sql`
-        INSERT INTO session_store_entries (project_key, session_id, subpath, uuid, entry)
-        VALUES (${a.projectKey}, ${a.sessionId}, '', NULL, ${await text(a)})`);
+      for (const text of await texts(a)) {
+        await db().execute(sql`
+          INSERT INTO session_store_entries (project_key, session_id, subpath, uuid, entry)
+          VALUES (${a.projectKey}, ${a.sessionId}, '', NULL, ${text})`);
+      }
       await expectStowageError(store.load(a), code as "INTEGRITY", reason);
     });
   });

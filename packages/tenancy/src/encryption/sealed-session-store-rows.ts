@@ -12,21 +12,22 @@ import {
   segmentSealer,
 } from "./sealed-format.js";
 
-// A SessionStore row's text sealed: `stwe1:` then base64 of
+// A text of a SessionStore's rows sealed (the PostgreSQL store's batches of entries, and its
+// summaries): `stwe1:` then base64 of
 //
-//   header  the sealed format's header (magic, version, data key id, salt): the batch's
-//   index   the row's place in its batch (4 bytes, big-endian)
+//   header  the sealed format's header (magic, version, data key id, salt): the `seal` call's
+//   index   the text's place in its call (4 bytes, big-endian)
 //   segment the text's ciphertext and GCM tag, as the format seals the segment `index`, flagged last
 //
-// One header, so one HKDF, per `seal` call (an append's batch), not per row: measured on this
-// machine, a row sealed with `sealBytes` (a fresh salt, an HKDF and a GCM each) cost about 45 µs,
-// half again what the PostgreSQL store spends per appended entry; with the batch's key derived once
-// a row costs its GCM alone (about 12 µs). The format's guarantees hold: the key is the batch's
-// own (a random salt), each row's nonce is its index, unique within the batch, and the additional
-// data binds the header, the index and the name below (the principal's namespace and the store's
-// `boundTo`), so a row copied to another transcript or principal, or given another index, fails
-// its tag (INTEGRITY). An open derives each batch's key once too (rows of a page share headers).
-// The tag tells a sealed row from a clear one: JSON text never starts with a letter `s`.
+// One header, so one HKDF, per `seal` call (an append), not per text: a text sealed with
+// `sealBytes` (a fresh salt, an HKDF and a GCM each) cost about 45 µs when the store sealed a row
+// an entry. The format's guarantees hold: the key is the call's own (a random salt), each text's
+// nonce is its index, unique within the call, and the additional data binds the header, the index
+// and the name below (the principal's namespace and the store's `boundTo`), so a text copied to
+// another transcript or principal, or given another index, fails its tag (INTEGRITY). An open
+// derives each call's key once too (the texts of a page share headers). `open` hands back the
+// plaintext's bytes: the store cuts a batch's lines out of them without decoding it whole.
+// The tag tells a sealed text from a clear one: JSON text never starts with a letter `s`.
 
 const TAG = "stwe1:";
 const INDEX_BYTES = 4;
@@ -97,7 +98,7 @@ export function sealSessionStoreRows(keys: DataKeys, principal: Principal): Sess
       // Each row decoded into one scratch buffer, grown as needed: the decipher copies out what
       // it opens, so the next row may overwrite it (a fresh buffer a row cost more than the AES).
       let scratch = Buffer.alloc(0);
-      const opened: string[] = [];
+      const opened: Buffer[] = [];
       for (const text of texts) {
         if (!text.startsWith(TAG))
           throw integrity(name, "is not sealed (stored in clear or by another tool)");
@@ -111,7 +112,7 @@ export function sealSessionStoreRows(keys: DataKeys, principal: Principal): Sess
         const batch = sameBatch(bytes) ? last! : await batchOf(bytes);
         const index = bytes.readUInt32BE(SEALED_HEADER_BYTES);
         const segment = bytes.subarray(SEALED_HEADER_BYTES + INDEX_BYTES);
-        opened.push(openRow(batch.key, batch.header, index, true, segment).toString("utf8"));
+        opened.push(openRow(batch.key, batch.header, index, true, segment));
       }
       return opened;
     },

@@ -52,6 +52,9 @@ function deployment() {
   return { root, open };
 }
 
+/** What `open` gives back (UTF-8 bytes), as text. */
+const textsOf = (opened: Uint8Array[]) => opened.map((bytes) => Buffer.from(bytes).toString("utf8"));
+
 const storeOf = (seal: SessionStoreSeal | undefined) =>
   createPostgresSessionStore({ db: connection.db, ...(seal ? { seal } : {}) });
 
@@ -78,8 +81,12 @@ describe("sessionStoreSeal(principal) with the PostgreSQL SessionStore", () => {
     const store = storeOf(open().sessionStoreSeal(alice));
     await store.append(key, entries);
     expect(await store.load(key)).toEqual(entries);
-    const raw = await rawRows(key.sessionId);
-    expect(raw).toHaveLength(3);
+    // The batch row, a row for each entry naming its place in the batch, and the summary.
+    const [batch, ...raw] = await rawRows(key.sessionId);
+    const id = batch!.slice(1, 13);
+    expect(raw.slice(0, 2)).toEqual([`#${id}.0`, `#${id}.1`]);
+    raw[0] = batch!.slice(14);
+    raw.splice(1, 1);
     for (const text of raw) {
       expect(text).toMatch(/^stwe1:[A-Za-z0-9+/=]+$/);
       expect(text).not.toContain(SECRET);
@@ -157,24 +164,36 @@ describe("sessionStoreSeal(principal) with the PostgreSQL SessionStore", () => {
     const bobKey = { projectKey: key.projectKey, sessionId: randomUUID() };
     await bobs.append(bobKey, [{ type: "user", uuid: "b1" }]);
     await expectStowageError(bobs.load(key), "FORBIDDEN", "DATA_KEY_MISSING");
+    // Alice's batch with its entries, moved after bob's: its data key is not bob's.
     await connection.db.execute(
-      `UPDATE session_store_entries SET session_id = '${bobKey.sessionId}' WHERE session_id = '${key.sessionId}' AND uuid = 'a1'`,
+      `UPDATE session_store_entries SET session_id = '${bobKey.sessionId}' WHERE session_id = '${key.sessionId}'`,
     );
-    await expectStowageError(bobs.load(bobKey), "FORBIDDEN");
+    await expectStowageError(bobs.load(bobKey), "FORBIDDEN", "DATA_KEY_MISSING");
   });
 
-  it("a tampered row, or one moved to another of alice's sessions: INTEGRITY", async () => {
+  it("a tampered batch, or one moved to another of alice's sessions: INTEGRITY", async () => {
     const { open } = deployment();
     const store = storeOf(open().sessionStoreSeal(alice));
     const other = { projectKey: key.projectKey, sessionId: randomUUID() };
     await store.append(key, entries);
     await store.append(other, [{ type: "user", uuid: "o1" }]);
+    // The batch with its entries, moved to the other session: sealed for another transcript.
+    const moved = (
+      (await connection.db.execute(
+        `SELECT id FROM session_store_entries WHERE session_id = '${key.sessionId}'`,
+      )) as unknown as { rows: { id: string }[] }
+    ).rows.map((row) => row.id);
     await connection.db.execute(
-      `UPDATE session_store_entries SET session_id = '${other.sessionId}' WHERE session_id = '${key.sessionId}' AND uuid = 'a1'`,
+      `UPDATE session_store_entries SET session_id = '${other.sessionId}' WHERE session_id = '${key.sessionId}'`,
     );
     await expectStowageError(store.load(other), "INTEGRITY", "DECRYPTION_FAILED");
+    // Back, with a character of the batch row's ciphertext changed.
     await connection.db.execute(
-      `UPDATE session_store_entries SET session_id = '${key.sessionId}', entry = overlay(entry PLACING (CASE WHEN substr(entry, 80, 1) = 'A' THEN 'B' ELSE 'A' END) FROM 80 FOR 1) WHERE uuid = 'a1' AND session_id = '${other.sessionId}'`,
+      `UPDATE session_store_entries SET session_id = '${key.sessionId}' WHERE id IN (${moved.join(", ")})`,
+    );
+    expect(await store.load(other)).toEqual([{ type: "user", uuid: "o1" }]);
+    await connection.db.execute(
+      `UPDATE session_store_entries SET entry = overlay(entry PLACING (CASE WHEN substr(entry, 80, 1) = 'A' THEN 'B' ELSE 'A' END) FROM 80 FOR 1) WHERE session_id = '${key.sessionId}' AND uuid IS NULL`,
     );
     await expectStowageError(store.load(key), "INTEGRITY", "DECRYPTION_FAILED");
   });
@@ -188,7 +207,7 @@ describe("sessionStoreSeal(principal) with the PostgreSQL SessionStore", () => {
     const [a, b] = [await seal.seal("entries/p/s/", first), await seal.seal("entries/p/s/", second)];
     const rows = [a[0]!, b[0]!, a[1]!, b[1]!, a[2]!, b[2]!, a[3]!, b[3]!];
     const texts = [first[0], second[0], first[1], second[1], first[2], second[2], first[3], second[3]];
-    expect(await seal.open("entries/p/s/", rows)).toEqual(texts);
+    expect(textsOf(await seal.open("entries/p/s/", rows))).toEqual(texts);
     // A bit of the second batch's salt flipped in one row: that row fails, not its neighbours'.
     const bytes = Buffer.from(b[1]!.slice(6), "base64");
     bytes[30] = bytes[30]! ^ 1;
@@ -196,7 +215,11 @@ describe("sessionStoreSeal(principal) with the PostgreSQL SessionStore", () => {
       seal.open("entries/p/s/", [a[0]!, b[0]!, `stwe1:${bytes.toString("base64")}`]),
       "INTEGRITY",
     );
-    expect(await seal.open("entries/p/s/", [b[3]!, a[3]!, b[0]!])).toEqual([second[3], first[3], second[0]]);
+    expect(textsOf(await seal.open("entries/p/s/", [b[3]!, a[3]!, b[0]!]))).toEqual([
+      second[3],
+      first[3],
+      second[0],
+    ]);
   });
 
   it("the seal itself: any text round trips, bound to what it was sealed for, its row's place included", async () => {
@@ -204,7 +227,7 @@ describe("sessionStoreSeal(principal) with the PostgreSQL SessionStore", () => {
     const texts = ["", "ünïcødé ✓", "x".repeat(70_000), '{"type":"user"}'];
     const sealed = await seal.seal("entries/p/s/", texts);
     for (const text of sealed) expect(text).toMatch(/^stwe1:\S+$/);
-    expect(await seal.open("entries/p/s/", sealed)).toEqual(texts);
+    expect(textsOf(await seal.open("entries/p/s/", sealed))).toEqual(texts);
     await expectStowageError(seal.open("entries/p/s/sub", sealed), "INTEGRITY");
     await expectStowageError(seal.open("entries/p/s/", ['{"type":"user"}']), "INTEGRITY");
     // The index is in the row, under the tag: rewriting it to another row's fails.
