@@ -24,11 +24,14 @@ export interface BatchParameters {
  * generation and were collected by full GCs, which cost more than the rest of the Node side together.
  */
 export function batchParameters(
-  rows: { texts: readonly string[]; uuids: (string | null)[] },
-  entryUuids: (string | null)[],
+  {
+    texts,
+    uuids,
+    entryUuids,
+  }: { texts: readonly string[]; uuids: (string | null)[]; entryUuids: (string | null)[] },
   into: Buffer | undefined,
 ): BatchParameters {
-  return { lines: encodeJsonLines(rows.texts, { finalNewline: false, into }), uuids: rows.uuids, entryUuids };
+  return { lines: encodeJsonLines(texts, { finalNewline: false, into }), uuids, entryUuids };
 }
 
 export type Executor = Pick<StowageDatabase, "execute">;

@@ -130,10 +130,12 @@ function clearRefsOf(moved: StoredEntryLine["moved"]): string {
   return [...new Set(moved.map((payload) => `${BLOB_REF_PREFIX}${payload.sha256}`))].join(" ");
 }
 
-/** An append's rows as it stores them: their texts and their uuids. */
+/** An append's rows as it stores them: their texts and their uuids, and the uuids of its entries alone. */
 export interface EntryRows {
   texts: string[];
   uuids: (string | null)[];
+  /** In entry order; without a seal, `uuids` itself (every row is an entry's). */
+  entryUuids: (string | null)[];
 }
 
 /**
@@ -155,7 +157,8 @@ export async function entryRows(
   serialized: readonly SerializedEntry[],
   signal: AbortSignal | undefined,
 ): Promise<EntryRows> {
-  if (!seal) return { texts: serialized.map(storedEntryLine), uuids: serialized.map((entry) => entry.uuid) };
+  const entryUuids = serialized.map((entry) => entry.uuid);
+  if (!seal) return { texts: serialized.map(storedEntryLine), uuids: entryUuids, entryUuids };
   const batches: { id: string; entries: SerializedEntry[]; lines: string[] }[] = [];
   let length = Number.POSITIVE_INFINITY;
   for (const entry of serialized) {
@@ -177,7 +180,7 @@ export async function entryRows(
     ),
     batches.length,
   );
-  const rows: EntryRows = { texts: [], uuids: [] };
+  const rows: EntryRows = { texts: [], uuids: [], entryUuids };
   for (const [at, { id, entries }] of batches.entries()) {
     rows.texts.push(`${BATCH_ROW}${id}:${sealed[at]}`);
     rows.uuids.push(null);

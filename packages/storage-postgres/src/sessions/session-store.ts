@@ -111,15 +111,14 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
       if (serialized.length === 0) return;
       // Every blob is stored before a row that references it.
       if (payloads?.externalize) await moveEntryPayloads(payloads, batch, serialized, signal);
-      const texts = await entryRows(rows.seal, stored, serialized, signal);
-      const entryUuids = serialized.map((entry) => entry.uuid);
+      const written = await entryRows(rows.seal, stored, serialized, signal);
       serialized.length = 0;
       const scratch = spare;
       spare = undefined;
       let lines: Buffer | undefined;
       try {
-        const parameters = batchParameters(texts, entryUuids, scratch);
-        texts.texts.length = 0;
+        const parameters = batchParameters(written, scratch);
+        written.texts.length = 0;
         lines = parameters.lines;
         const context = `session store append ${describeSessionKey(stored)}`;
         const name = headOf(stored);
