@@ -42,24 +42,49 @@ function referenceWorkMs(): number {
   return Number(process.hrtime.bigint() - start) / 1e6;
 }
 
-/** At the run's start: the counters and the reference work's time, kept for {@link printMachineLoad}. */
+/** How much new memory {@link newMemoryMs} touches, in chunks of 64 MiB. */
+const NEW_MEMORY_CHUNKS = 4;
+const CHUNK_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Memory this process never had, written once, timed: what every process the suite starts pays
+ * for its heap (tsx, the CLI, the agent CLIs, whose starts are a large part of the run). The
+ * reference work above does not see it: on 2026-12-02 a machine that ran it at its usual speed
+ * (297 ms) took 21 min for a suite of 8, its cores busy 2.6 times as long, and wrote new memory at
+ * about 0.3 GB/s (3.2 GiB in 11-13 s): a page fault ten times dearer than usual.
+ */
+function newMemoryMs(): number {
+  const start = process.hrtime.bigint();
+  let sum = 0;
+  for (let chunk = 0; chunk < NEW_MEMORY_CHUNKS; chunk++) sum += Buffer.alloc(CHUNK_BYTES, chunk + 1)[0]!;
+  if (sum === 0) console.log(sum);
+  return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
+/** At the run's start: the counters and the probes' times, kept for {@link printMachineLoad}. */
 export function recordMachineStart(): void {
   const start = snapshot();
   if (!start) return;
   // A fresh clone has no node_modules/.cache before its first run.
   mkdirSync(dirname(START_FILE), { recursive: true });
-  writeFileSync(START_FILE, JSON.stringify({ ...start, referenceMs: referenceWorkMs() }));
+  writeFileSync(
+    START_FILE,
+    JSON.stringify({ ...start, referenceMs: referenceWorkMs(), newMemoryMs: newMemoryMs() }),
+  );
 }
 
 /** At the run's end: its wall time, how busy the cores were over it, and the reference work's time. */
 export function printMachineLoad(): void {
   const end = snapshot();
   if (!end || !existsSync(START_FILE)) return;
-  const start = JSON.parse(readFileSync(START_FILE, "utf8")) as MachineSnapshot & { referenceMs: number };
+  const start = JSON.parse(readFileSync(START_FILE, "utf8")) as MachineSnapshot & {
+    referenceMs: number;
+    newMemoryMs?: number;
+  };
   const seconds = (jiffies: number) => (jiffies / 100).toFixed(0);
   const busy = end.busy - start.busy;
   const idle = end.idle - start.idle;
   console.log(
-    `\nThe run took ${((end.atMs - start.atMs) / 1000).toFixed(0)} s; the machine's cores were busy ${seconds(busy)} s and idle ${seconds(idle)} s (${((100 * idle) / Math.max(1, busy + idle)).toFixed(0)}% idle); the reference work took ${start.referenceMs.toFixed(0)} ms before the run (machine-load.ts).`,
+    `\nThe run took ${((end.atMs - start.atMs) / 1000).toFixed(0)} s; the machine's cores were busy ${seconds(busy)} s and idle ${seconds(idle)} s (${((100 * idle) / Math.max(1, busy + idle)).toFixed(0)}% idle); the reference work took ${start.referenceMs.toFixed(0)} ms before the run${start.newMemoryMs === undefined ? "" : ` and writing ${(NEW_MEMORY_CHUNKS * CHUNK_BYTES) / 2 ** 20} MiB of new memory ${start.newMemoryMs.toFixed(0)} ms`} (machine-load.ts).`,
   );
 }
