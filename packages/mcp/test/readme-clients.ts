@@ -10,7 +10,7 @@ import type {
   ResponsesReply,
   ResponsesRequest,
 } from "@stowage/agent-clis";
-import { TSX_LOADER } from "./stdio-command.js";
+import { nodeArgsFor } from "@stowage/test-support";
 
 const README = new URL("../README.md", import.meta.url);
 
@@ -25,13 +25,13 @@ export async function readmeSnippet(tag: string): Promise<string> {
 
 /**
  * Puts `name` on a PATH of its own: a shell script that runs `script` (the path of a TypeScript
- * bin) from source, as the published bin would run. Returns the PATH to give the agent CLI.
+ * bin) compiled from source, as the published bin would run. Returns the PATH to give the agent CLI.
  */
 export async function binOnPath(dir: string, name: string, script: string): Promise<string> {
   const bin = join(dir, "bin");
   await mkdir(bin, { recursive: true });
   const path = join(bin, name);
-  const run = [process.execPath, "--import", TSX_LOADER, "--conditions=@stowage/source", script];
+  const run = [process.execPath, ...nodeArgsFor(script)];
   await writeFile(path, `#!/bin/sh\nexec ${run.map((part) => `'${part}'`).join(" ")} "$@"\n`);
   await chmod(path, 0o755);
   return `${bin}:${process.env.PATH ?? ""}`;

@@ -24,6 +24,6 @@ export {
   realTranscripts,
 } from "./real-transcripts.js";
 export { installedPackages, recordResolvedModules } from "./resolved-modules.js";
-export { type ChildOptions, type ChildResult, runChild, spawnChild } from "./run-child.js";
+export { type ChildOptions, type ChildResult, nodeArgsFor, runChild, spawnChild } from "./run-child.js";
 export { s3ClientOptions, s3TestEnv } from "./s3-test-env.js";
 export { tempDirectory } from "./temp-directory.js";

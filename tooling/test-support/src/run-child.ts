@@ -1,10 +1,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { compiledScript } from "./compiled-sources.js";
 
 /**
  * tsx's loader, resolved from the repository root where tsx is a devDependency, so that a child
- * starts the same way whichever package's tests spawn it.
+ * starts the same way whichever package's tests spawn it (for scripts outside the repository).
  */
 const TSX_LOADER = pathToFileURL(
   createRequire(new URL("../../../package.json", import.meta.url)).resolve("tsx"),
@@ -35,9 +36,20 @@ export interface ChildResult {
 }
 
 /**
- * Starts a TypeScript script against the packages' sources
- * (`node --import tsx --conditions=@stowage/source <script> ...args`) with stdin closed. For tests
- * that watch or kill the child; {@link runChild} waits for it instead.
+ * How Node starts `script` (an absolute path) against the packages' sources: the script's
+ * compiled copy (compiled-sources.ts) when it is a file of the repository, else through tsx.
+ */
+export function nodeArgsFor(script: string): string[] {
+  const compiled = compiledScript(script);
+  return compiled === undefined
+    ? ["--import", TSX_LOADER, "--conditions=@stowage/source", script]
+    : ["--conditions=@stowage/source", compiled];
+}
+
+/**
+ * Starts a TypeScript script against the packages' sources (`node --conditions=@stowage/source
+ * <script compiled> ...args`, see {@link nodeArgsFor}) with stdin closed. For tests that watch or
+ * kill the child; {@link runChild} waits for it instead.
  *
  * @param script the script: a file URL (`new URL("./children/x.ts", import.meta.url)`) or an absolute path
  */
@@ -48,7 +60,7 @@ export function spawnChild(
 ): ChildProcess {
   const { stdout = "pipe", stderr = "pipe", ...rest } = options;
   const path = typeof script === "string" ? script : fileURLToPath(script);
-  return spawn(process.execPath, ["--import", TSX_LOADER, "--conditions=@stowage/source", path, ...args], {
+  return spawn(process.execPath, [...nodeArgsFor(path), ...args], {
     stdio: ["ignore", stdout, stderr],
     ...rest,
   });

@@ -1,16 +1,12 @@
-import { createRequire } from "node:module";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { Tenant } from "@stowage/tenancy";
+import { nodeArgsFor } from "@stowage/test-support";
 import { textItem } from "@stowage/thread-items";
 
 /** The `stowage` bin, from its TypeScript source. */
 export const STOWAGE_BIN = fileURLToPath(new URL("../../src/bin.ts", import.meta.url));
-
-const TSX_LOADER = pathToFileURL(
-  createRequire(new URL("../../../../package.json", import.meta.url)).resolve("tsx"),
-).href;
 
 /**
  * One session of `tenant` with something of every kind `stowage mcp` serves: an artifact, a JSON
@@ -50,7 +46,7 @@ export async function connectStowageMcp(
 ): Promise<Client> {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: ["--import", TSX_LOADER, "--conditions=@stowage/source", STOWAGE_BIN, "mcp", ...args],
+    args: [...nodeArgsFor(STOWAGE_BIN), "mcp", ...args],
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...options.env },
     cwd: options.cwd,
     stderr: "pipe",

@@ -11,6 +11,13 @@ import { recordResolvedModules } from "@stowage/test-support";
 
 const stop = recordResolvedModules();
 const [what, dump] = process.argv.slice(2);
+/**
+ * A sibling package's root, which this package does not depend on, by path: its `.ts` source, or
+ * its `.js` when this child runs from the compiled copy of the sources (@stowage/test-support).
+ */
+const siblingRoot = (name: string) =>
+  new URL(`../../../${name}/src/index${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url)
+    .href;
 const text = (value: string) => new TextEncoder().encode(value);
 
 if (what === "postgres") {
@@ -34,16 +41,14 @@ if (what === "postgres") {
 } else if (what === "postgres-metrics") {
   await import("@stowage/storage-postgres/metrics");
 } else if (what === "fs") {
-  const { createFsObjectStore } = await import(
-    new URL("../../../storage-fs/src/index.ts", import.meta.url).href
-  );
+  const { createFsObjectStore } = await import(siblingRoot("storage-fs"));
   const root = await mkdtemp(join(tmpdir(), "stowage-graph-fs-"));
   const store = createFsObjectStore({ root });
   await store.put("graph/a.txt", text("a"));
   if ((await store.get("graph/a.txt"))?.byteLength !== 1) throw new Error("the fs store lost a put");
   await rm(root, { recursive: true, force: true });
 } else if (what === "s3") {
-  await import(new URL("../../../storage-s3/src/index.ts", import.meta.url).href);
+  await import(siblingRoot("storage-s3"));
 } else {
   throw new Error(`unknown entry ${what}`);
 }

@@ -3,7 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
 // By path, not through the package: this process does not resolve the workspace's
-// `@stowage/source` condition, and run-child.ts imports nothing but Node's modules.
+// `@stowage/source` condition, and run-child.ts imports nothing but Node's modules and its
+// sibling compiled-sources.ts (which loads esbuild).
 import { runChild } from "../../../../tooling/test-support/src/run-child.ts";
 
 declare module "vitest" {
