@@ -171,8 +171,10 @@ function removeOldCopies(current: string): void {
   for (const name of readdirSync(CACHE)) {
     const path = join(CACHE, name);
     if (path === current) continue;
-    const age = Date.now() - lstatSync(path).mtimeMs;
-    if (age > (name.startsWith(".") ? STALE_BUILD_MS : OLD_COPY_MS))
+    // Another process may remove it meanwhile (its own build, or the same sweep).
+    const changedAt = lstatSync(path, { throwIfNoEntry: false })?.mtimeMs;
+    if (changedAt === undefined) continue;
+    if (Date.now() - changedAt > (name.startsWith(".") ? STALE_BUILD_MS : OLD_COPY_MS))
       rmSync(path, { recursive: true, force: true });
   }
 }
