@@ -185,22 +185,15 @@ describe.skipIf(!cli.ready)(
     it("of two sessions in one database, brings back only the captured one", async () => {
       const mock = await startChatMock();
       onTestFinished(() => mock.close());
-      const first = await createAgentContainer(root, "two-1");
-      const kept = await runOpenCode({
-        cli,
-        baseUrl: mock.url,
-        ...first,
-        prompt: "Remember: the kept word is OTTER-31.",
-      });
+      // The told session (restored once per file) and a second one told beside it in its database.
+      const { container: first, sessionId: keptId } = await copyOfRestored("two-1");
       const other = await runOpenCode({
         cli,
         baseUrl: mock.url,
         ...first,
         prompt: "Remember: the other word is LYNX-77.",
       });
-      expect(kept.code, kept.report).toBe(0);
       expect(other.code, other.report).toBe(0);
-      const keptId = kept.sessionId as string;
       expect(await listOpenCodeSessions({ cli, ...first })).toEqual([keptId, other.sessionId].sort());
 
       const captured = await captureSession({
@@ -219,12 +212,12 @@ describe.skipIf(!cli.ready)(
         cli,
         baseUrl: mock.url,
         ...second,
-        prompt: "Which word did I give you?",
+        prompt: "Which code did I give you?",
         resume: keptId,
       });
       expect(resumed.code, resumed.report).toBe(0);
       const after = mock.requests.slice(before);
-      expect(requestsMention(answering(after, "Which word did I give you?"), "OTTER-31")).toBe(true);
+      expect(requestsMention(answering(after, "Which code did I give you?"), "ZEBRA-1187")).toBe(true);
       expect(requestsMention(after, "LYNX-77")).toBe(false);
     });
 
@@ -335,15 +328,8 @@ describe.skipIf(!cli.ready)(
       const mock = await startChatMock();
       onTestFinished(() => mock.close());
       const dataDir = join(root, "stowage-data");
-      const first = await createAgentContainer(root, "cli-1");
-      const told = await runOpenCode({
-        cli,
-        baseUrl: mock.url,
-        ...first,
-        prompt: "Remember: the launch code is ZEBRA-1187.",
-      });
-      expect(told.code, told.report).toBe(0);
-      const sessionId = told.sessionId as string;
+      // The told session, restored once per file: a real session in a database of its own.
+      const { container: first, sessionId } = await copyOfRestored("cli-1");
       const request = ["--user", "alice", "--request", "req-opencode"];
       const opencode = ["--opencode", cli.command, "--cwd", first.cwd];
 
