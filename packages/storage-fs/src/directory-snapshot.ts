@@ -71,7 +71,9 @@ async function readSorted(path: string): Promise<SnapshotEntry[]> {
   // in JavaScript, called ~130,000 times for 10,000 names in hash order, cost about twice as much
   // (4.5-5 ms against 2-3). UTF-16 order is UTF-8 order unless a name holds a surrogate (a
   // character beyond U+FFFF); then sort again by UTF-8. A file name never holds `/`, so the
-  // trailing `/` tells a directory's order from a file's.
+  // trailing `/` tells a directory's order from a file's. Each name is tested on its own: one
+  // test of all of them joined made a string of every name first (10,000 UUID names, 2 ms a
+  // listing on 2026-12-02, against 0.16 ms).
   const orders: string[] = [];
   for (const dirent of dirents) {
     // Symbolic links, sockets and other special files are never objects nor walked into.
@@ -79,7 +81,7 @@ async function readSorted(path: string): Promise<SnapshotEntry[]> {
     else if (dirent.isFile()) orders.push(dirent.name);
   }
   orders.sort();
-  if (SURROGATE.test(orders.join(""))) orders.sort(compareUtf8);
+  if (orders.some((order) => SURROGATE.test(order))) orders.sort(compareUtf8);
   return orders.map(entryOf);
 }
 
