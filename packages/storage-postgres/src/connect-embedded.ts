@@ -5,6 +5,7 @@ import type { StowageConnection, StowageDatabase } from "./database.js";
 import { fromDatabaseError } from "./database-errors.js";
 import { registerListenSessions } from "./listen-sessions.js";
 import { migrateStowage } from "./migrate-stowage.js";
+import { PGLITE_BYTEA_CODECS } from "./pglite-bytea.js";
 
 export interface ConnectEmbeddedOptions {
   /** Directory holding the database files (created if missing). Default: in memory (`memory://`). */
@@ -104,7 +105,10 @@ export async function connectEmbedded(options: ConnectEmbeddedOptions = {}): Pro
         void close().catch(() => {});
       });
     }
-    client = new PGlite(dataDir ?? "memory://", loadDataDir ? { loadDataDir } : {});
+    client = new PGlite(dataDir ?? "memory://", {
+      ...PGLITE_BYTEA_CODECS,
+      ...(loadDataDir ? { loadDataDir } : {}),
+    });
     await client.waitReady;
     if (schema !== "public") {
       await client.exec(`CREATE SCHEMA IF NOT EXISTS "${schema}"; SET search_path TO "${schema}";`);
