@@ -50,6 +50,19 @@ describeBackends("bytea through the driver", (backend) => {
     expect(back.buffer.byteLength).toBe(3);
   });
 
+  it("refuses a bytea parameter that is not bytes (INTERNAL NOT_BYTES), rather than storing its text", async () => {
+    if (backend.name !== "PGlite") return; // node-postgres turns a string into its own bytea text
+    const rejected = await backend
+      .connection()
+      .db.execute(sql`SELECT ${"\\x00ff"}::bytea AS b`)
+      .then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+    const cause = (rejected as { cause?: unknown } | undefined)?.cause;
+    expect(cause).toMatchObject({ code: "INTERNAL", reason: "NOT_BYTES" });
+  });
+
   it("refuses a stored object read back in bytea's escape form (INTEGRITY), rather than bytes misread", async () => {
     if (backend.name !== "PGlite") return; // node-postgres reads both forms itself
     const { db } = backend.connection();
