@@ -140,8 +140,10 @@ describe("redactSecrets: the item around the secrets", () => {
   });
 });
 
-describe("redactSecrets on what real agents wrote", () => {
-  const real = realTranscripts("redaction of real transcripts");
+const real = realTranscripts("redaction of real transcripts");
+// Skipped, not empty, where the transcripts are absent (a clone without shared/ beside it): vitest
+// fails a suite that declares no test. realTranscripts prints why (and throws in CI).
+describe.skipIf(!real.present)("redactSecrets on what real agents wrote", () => {
   it.each(real.files())("%s: tool outputs, code and ids of a real session are no secrets", (file) => {
     // These sessions hold no credentials (their README says where they come from): everything in
     // them is a look-alike, hashes, uuids, base64 images and code that talks about tokens included.
