@@ -6,10 +6,12 @@ import { inCi } from "./environment.js";
 /**
  * Session files real agents wrote (Claude Code, Codex, pi), kept beside the clone in
  * `../shared/real-transcripts` as CI has them, and never copied into the repository.
+ * `STOWAGE_REAL_TRANSCRIPTS_DIR` names another place: CI sets it to one that does not exist to
+ * check that the suites reading them skip, as in a clone with nothing beside it (`.ci/run`).
  */
-export const REAL_TRANSCRIPTS_DIR = fileURLToPath(
-  new URL("../../../../shared/real-transcripts/", import.meta.url),
-);
+export const REAL_TRANSCRIPTS_DIR =
+  process.env.STOWAGE_REAL_TRANSCRIPTS_DIR ??
+  fileURLToPath(new URL("../../../../shared/real-transcripts/", import.meta.url));
 
 /** A record of a real file, read field by field in tests. */
 // biome-ignore lint/suspicious/noExplicitAny: real records of three formats, read field by field

@@ -6,7 +6,7 @@ import { mkdir, realpath } from "node:fs/promises";
 import { join } from "node:path";
 import { collectGarbage, createBlobStore, scanBytesForBlobRefs } from "@stowage/blob-store";
 import { createMemoryObjectStore } from "@stowage/core";
-import { tempDirectory } from "@stowage/test-support";
+import { realTranscripts, tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
 import { captureSession } from "../../src/archive/capture-session.js";
 import { restoreSession } from "../../src/archive/restore-session.js";
@@ -21,6 +21,9 @@ import { transcriptWithScreenshots } from "./screenshot-transcript.js";
 const base = await tempDirectory("stowage-chunked-gc-");
 const sessionId = "624a4a58-b34c-462d-a70d-13421c8125a8";
 const owner = "user-alice";
+// Skipped where the real transcript is absent (a clone without shared/ beside it); realTranscripts
+// prints why, and fails in CI.
+const real = realTranscripts("chunks under garbage collection (a real Claude Code transcript)");
 
 async function* storedRefs(repository: SessionBlobRepository): AsyncGenerator<string> {
   for await (const record of iterateSessionBlobs(repository)) {
@@ -30,7 +33,7 @@ async function* storedRefs(repository: SessionBlobRepository): AsyncGenerator<st
   }
 }
 
-describe("chunks of stored captures under garbage collection", () => {
+describe.skipIf(!real.present)("chunks of stored captures under garbage collection", () => {
   it("keeps every chunk a live capture needs, and frees a deleted capture's own chunks", async () => {
     await mkdir(join(base, "work"), { recursive: true });
     const cwd = await realpath(join(base, "work"));

@@ -9,7 +9,7 @@ import { gunzipSync, gzipSync } from "node:zlib";
 import { createBlobStore } from "@stowage/blob-store";
 import { createMemoryObjectStore } from "@stowage/core";
 import { expectStowageError } from "@stowage/core/testing";
-import { REAL_TRANSCRIPTS_DIR, tempDirectory } from "@stowage/test-support";
+import { REAL_TRANSCRIPTS_DIR, realTranscripts, tempDirectory } from "@stowage/test-support";
 import { beforeAll, describe, expect, it } from "vitest";
 import { captureSession } from "../../src/archive/capture-session.js";
 import { readSessionFiles } from "../../src/archive/read-session-files.js";
@@ -24,7 +24,10 @@ import { transcriptWithScreenshots } from "./screenshot-transcript.js";
 const base = await tempDirectory("stowage-chunked-read-");
 const sessionId = "624a4a58-b34c-462d-a70d-13421c8125a8";
 const sha256 = (bytes: Uint8Array | string) => createHash("sha256").update(bytes).digest("hex");
-const transcript = transcriptWithScreenshots({ lines: 120, every: 10, distinct: 3 });
+// Skipped where the real transcript is absent (a clone without shared/ beside it); realTranscripts
+// prints why, and fails in CI.
+const real = realTranscripts("a chunked capture read back (a real Claude Code transcript)");
+const transcript = real.present ? transcriptWithScreenshots({ lines: 120, every: 10, distinct: 3 }) : "";
 
 let cwd: string;
 let captured: Awaited<ReturnType<typeof captureSession>>;
@@ -41,7 +44,7 @@ function newBlobs() {
   return createBlobStore({ store: createMemoryObjectStore() });
 }
 
-describe("a chunked capture read back", () => {
+describe.skipIf(!real.present)("a chunked capture read back", () => {
   it("assembles into the archive it was made from, which restores without its chunks", async () => {
     const blobs = newBlobs();
     const chunked = await chunkSessionBlob(captured, { blobs });
