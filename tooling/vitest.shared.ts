@@ -11,7 +11,15 @@ const TEST_FILES = ["test/**/*.test.ts"];
  */
 
 export function stowageVitestConfig(
-  overrides: { testTimeout?: number; isolatedFiles?: readonly string[]; maxWorkers?: number } = {},
+  overrides: {
+    testTimeout?: number;
+    isolatedFiles?: readonly string[];
+    maxWorkers?: number;
+    /** The package's own global setups, run after the shared one (so in its temporary directory). */
+    globalSetup?: readonly string[];
+    /** Temporary directories on the system's own (a disk), for a package whose subject is the file system. */
+    tempOnDisk?: boolean;
+  } = {},
 ) {
   // Vitest hands these conditions to Node for external packages too, so only add what Node's own
   // resolution would: "module" would pick ESM builds Node cannot load (the AWS SDK's dist-es), and
@@ -32,6 +40,13 @@ export function stowageVitestConfig(
       // Set-up hooks start the same servers and processes the tests do: the same bound.
       hookTimeout: Math.max(DEFAULT_TEST_TIMEOUT_MS, overrides.testTimeout ?? 0),
       pool: "forks",
+      // Temporary directories in memory where the system has a tmpfs (test-setup/temp-in-memory.ts).
+      globalSetup: [
+        ...(overrides.tempOnDisk
+          ? []
+          : [fileURLToPath(new URL("./test-setup/temp-in-memory.ts", import.meta.url))]),
+        ...(overrides.globalSetup ?? []),
+      ],
       // One module graph per worker, not one per test file: importing the app and its packages
       // again for every file was a fifth of the app's suite's CPU time (776 s → 619 s, and 645 s
       // → 481 s of wall time, with it off). Files that set process-wide state when they load

@@ -1,3 +1,4 @@
 import { stowageVitestConfig } from "../../tooling/vitest.shared.ts";
 
-export default stowageVitestConfig();
+// Temporary directories on the disk: this package's subject is the file system itself.
+export default stowageVitestConfig({ tempOnDisk: true });

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
+import { seedEmbeddedDatabase } from "./support/seed-embedded-database.js";
 
 const appDir = fileURLToPath(new URL("..", import.meta.url));
 const dataDirs: string[] = [];
@@ -18,6 +19,8 @@ describe("Ctrl-C on a command that serves", () => {
     async (command, READY, stop) => {
       const dataDir = await mkdtemp(join(tmpdir(), "stowage-interrupt-"));
       dataDirs.push(dataDir);
+      // Its subject is Ctrl-C, not a first start (demo.test.ts's): no initdb, seconds of CPU.
+      await seedEmbeddedDatabase(dataDir);
       const env = Object.fromEntries(
         Object.entries(process.env).filter(([name]) => !name.startsWith("S3_") && name !== "DATABASE_URL"),
       );

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { PGlite } from "@electric-sql/pglite";
@@ -181,7 +182,9 @@ describe("connectEmbedded", () => {
   it("a dump whose entries climb out of the data directory writes nothing on the host", async () => {
     // An in-memory database is extracted into PGlite's in-memory file system: a `../` or absolute
     // name lands there, never on disk. A real dump follows the hostile entries.
-    const escaped = join(base, `esc-${randomUUID().slice(0, 8)}`);
+    // In the temporary directory itself, not in `base`: a tar name holds 100 bytes, and the
+    // climb plus a deep temporary directory (a tmpfs run's) went over.
+    const escaped = join(tmpdir(), `stowage-esc-${randomUUID().slice(0, 8)}`);
     const dump = await migratedDump();
     const hostile = [`${"../".repeat(12)}${escaped.slice(1)}`, escaped].map((name) =>
       tarEntry(name, "planted"),

@@ -67,11 +67,23 @@ const OPENCODE_OFFLINE_ENV = {
 };
 
 /**
+ * OpenCode is a Bun executable: JavaScriptCore's optimizing compilers (DFG, and FTL above it)
+ * recompile its hot functions on background threads, which a run of a few seconds never earns
+ * back. Without them an `opencode run` against the mock took 2.7 s of CPU instead of 3.7 (wall
+ * 2.4 s instead of 2.7), and a `session list` 1.6 s instead of 2.1 (2026-12-02); the suites start
+ * OpenCode about ninety times. What the CLI does is the same at any tier.
+ */
+const SHORT_RUN_ENV = { BUN_JSC_useDFGJIT: "0" };
+
+/** Everything an OpenCode run of the tests gets beyond {@link agentEnv}'s container. */
+const OPENCODE_ENV = { ...OPENCODE_OFFLINE_ENV, ...SHORT_RUN_ENV };
+
+/**
  * The environment an OpenCode run gets with `home` as its HOME: for a test that starts the CLI
  * itself (Stowage's `opencode export`/`import`, `session list`) exactly as the runner does.
  */
 export function openCodeEnv(home: string): NodeJS.ProcessEnv {
-  return agentEnv(home, OPENCODE_OFFLINE_ENV);
+  return agentEnv(home, OPENCODE_ENV);
 }
 
 /** The ids of the sessions OpenCode lists in `home`'s database (`opencode session list --format json`). */
@@ -106,7 +118,7 @@ export async function runOpenCode(options: AgentRunOptions): Promise<AgentRunRes
   const args = ["run", "--format", "json"];
   if (options.resume !== undefined) args.push("--session", options.resume);
   args.push(options.prompt);
-  return runAgentCli(options, args, OPENCODE_OFFLINE_ENV, ({ stdout }) => {
+  return runAgentCli(options, args, OPENCODE_ENV, ({ stdout }) => {
     // Every JSON event of the run names its session.
     for (const line of stdout.split("\n")) {
       try {
