@@ -37,11 +37,12 @@ async function onTmpfs(path: string): Promise<boolean> {
   }
 }
 
-function alive(pid: number): boolean {
+function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
   } catch (err) {
+    // EPERM: it exists and belongs to another user.
     return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }
@@ -50,7 +51,7 @@ function alive(pid: number): boolean {
 async function removeAbandoned(): Promise<void> {
   for (const name of await readdir(MEMORY_FILE_SYSTEM).catch(() => [] as string[])) {
     const pid = Number(name.slice(PREFIX.length).split("-")[0]);
-    if (name.startsWith(PREFIX) && Number.isInteger(pid) && pid > 0 && !alive(pid)) {
+    if (name.startsWith(PREFIX) && Number.isInteger(pid) && pid > 0 && !processAlive(pid)) {
       await rm(join(MEMORY_FILE_SYSTEM, name), { recursive: true, force: true });
     }
   }
