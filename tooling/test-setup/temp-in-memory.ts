@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm, statfs } from "node:fs/promises";
+import { lstat, mkdtemp, readdir, rm, statfs } from "node:fs/promises";
 import { join } from "node:path";
 
 /**
@@ -19,6 +19,7 @@ import { join } from "node:path";
 /** `statfs` type of tmpfs (linux/magic.h). */
 const TMPFS_MAGIC = 0x01021994;
 const MEMORY_FILE_SYSTEM = "/dev/shm";
+/** `<PREFIX><pid>-<random>`: the pid says whether the run that made it is still there. */
 const PREFIX = "stowage-test-";
 
 /** One directory per Vitest process, whose projects (shared, isolated) each run this setup. */
@@ -47,19 +48,27 @@ function processAlive(pid: number): boolean {
   }
 }
 
-/** Directories of runs that ended without their teardown (killed): memory is not freed otherwise. */
-async function removeAbandoned(): Promise<void> {
-  for (const name of await readdir(MEMORY_FILE_SYSTEM).catch(() => [] as string[])) {
+/**
+ * Removes from `base` the directories of runs that ended without their teardown (killed): memory
+ * is not freed otherwise. Only this user's own directories named after a process that is gone;
+ * anything else there (another user's run, a link, a file, a live run's directory) is left alone.
+ */
+export async function removeAbandoned(base: string): Promise<void> {
+  const uid = process.getuid?.();
+  for (const name of await readdir(base).catch(() => [] as string[])) {
+    if (!name.startsWith(PREFIX)) continue;
     const pid = Number(name.slice(PREFIX.length).split("-")[0]);
-    if (name.startsWith(PREFIX) && Number.isInteger(pid) && pid > 0 && !processAlive(pid)) {
-      await rm(join(MEMORY_FILE_SYSTEM, name), { recursive: true, force: true });
-    }
+    if (!Number.isInteger(pid) || pid <= 0 || processAlive(pid)) continue;
+    const path = join(base, name);
+    const info = await lstat(path).catch(() => undefined);
+    if (!info?.isDirectory() || (uid !== undefined && info.uid !== uid)) continue;
+    await rm(path, { recursive: true, force: true }).catch(() => {});
   }
 }
 
 async function start(): Promise<State | undefined> {
   if (process.env.TMPDIR || !(await onTmpfs(MEMORY_FILE_SYSTEM))) return undefined;
-  await removeAbandoned();
+  await removeAbandoned(MEMORY_FILE_SYSTEM);
   const dir = await mkdtemp(join(MEMORY_FILE_SYSTEM, `${PREFIX}${process.pid}-`));
   const state = { dir, users: 0 };
   // Before any worker starts: they, and every process a test starts with this environment, inherit it.

@@ -1,0 +1,3 @@
+import { stowageVitestConfig } from "../vitest.shared.ts";
+
+export default stowageVitestConfig();
