@@ -14,8 +14,15 @@ import { expectStowageError, seededRandom } from "@stowage/core/testing";
 import { createFsObjectStore } from "@stowage/storage-fs";
 import { encodePng, filesUnder, tempDirectory } from "@stowage/test-support";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { captureSession, restoreSession } from "../src/index.js";
+import { type CapturedSession, captureSession, restoreSession } from "../src/index.js";
 import { stowageJson } from "./agent-stowage-cli.js";
+import { expectRecordedVersion, nextMajor } from "./agent-version-checks.js";
+import {
+  expectFallbackSeen,
+  expectNewSessionSees,
+  newerCli,
+  restoreWithFallback,
+} from "./fallback-history.js";
 import { overTheWire } from "./over-the-wire.js";
 
 // Capture → wipe the container → restore into a new one → resume, with the real Claude Code
@@ -55,40 +62,99 @@ function readToolImages(jsonl: string): { content: string[]; toolUseResult: stri
 /** Real CLI runs take seconds each, many more on a loaded machine; the embedded database starts slowly. */
 const TIMEOUT_MS = 600_000;
 
+/** The request the session is stored under with the stowage CLI. */
+const REQUEST = "req-e2e";
+const requestArgs = ["--user", "alice", "--request", REQUEST];
+
+interface ToldOnce {
+  sessionId: string;
+  /** The told session's working directory (a restore into the same one keeps its project key). */
+  cwd: string;
+  /** Its capture through the library. */
+  captured: CapturedSession;
+  /** What `claude --version` printed in its HOME. */
+  versionOutput: string;
+  /** The stowage data directory it was stored in with `stowage session capture`. */
+  dataDir: string;
+}
+
+let told: Promise<ToldOnce> | undefined;
+
+/**
+ * One real session told {@link FACT}, captured through the library and stored with the stowage
+ * CLI, then its HOME wiped: what comes back in the tests below comes from those copies alone.
+ * Once per file: each Claude Code run is seconds of CPU.
+ */
+function toldOnce(): Promise<ToldOnce> {
+  told ??= (async () => {
+    if (!cli.ready) throw new Error(cli.reason);
+    const mock = await startAnthropicMock();
+    try {
+      const first = await createAgentContainer(root, "told");
+      const ran = await runClaude({ cli, baseUrl: mock.url, ...first, prompt: `Remember: ${FACT}.` });
+      expect(ran.code, ran.report).toBe(0);
+      const sessionId = ran.sessionId as string;
+      const configDir = join(first.home, ".claude");
+      const captured = await captureSession({ sessionId, cwd: first.cwd, configDir });
+      expect(captured.agent).toBe("claude-code");
+      // The version the session wrote is the installed CLI's `--version`.
+      const env = { PATH: process.env.PATH, HOME: first.home };
+      const versionOutput = await expectRecordedVersion(cli, captured, env);
+
+      const dataDir = join(root, "stowage-data");
+      const stored = await stowageJson(
+        dataDir,
+        [
+          "session",
+          "capture",
+          ...requestArgs,
+          "--session",
+          sessionId,
+          "--cwd",
+          first.cwd,
+          "--config-dir",
+          configDir,
+        ],
+        env,
+      );
+      expect(stored).toMatchObject({ sessionId, agentVersion: cli.version });
+      await rm(first.home, { recursive: true });
+      return { sessionId, cwd: first.cwd, captured, versionOutput, dataDir };
+    } finally {
+      await mock.close();
+    }
+  })();
+  return told;
+}
+
 describe.skipIf(!cli.ready)(
   "Claude Code sessions captured, restored into a new HOME and resumed",
   { timeout: TIMEOUT_MS },
   () => {
     it("resumes a restored session: the model sees the fact told before the wipe", async () => {
+      if (!cli.ready) throw new Error(cli.reason);
       const mock = await startAnthropicMock();
       onTestFinished(() => mock.close());
-      const first = await createAgentContainer(root, "fact-1");
-      const told = await runClaude({ cli, baseUrl: mock.url, ...first, prompt: `Remember: ${FACT}.` });
-      expect(told.code, told.report).toBe(0);
-      const sessionId = told.sessionId as string;
-
-      const captured = await captureSession({
-        sessionId,
-        cwd: first.cwd,
-        configDir: join(first.home, ".claude"),
-      });
-      expect(captured.agent).toBe("claude-code");
-      await rm(first.home, { recursive: true });
+      const { sessionId, cwd, captured, versionOutput } = await toldOnce();
 
       // The new container has the same working directory (same project key), an empty HOME.
       const second = await createAgentContainer(root, "fact-2");
-      const restored = await restoreSession(overTheWire(captured), {
-        cwd: first.cwd,
-        configDir: join(second.home, ".claude"),
-      });
+      const into = { cwd, configDir: join(second.home, ".claude") };
+      await expectStowageError(
+        restoreSession(overTheWire(captured), { ...into, agentVersion: nextMajor(cli.version) }),
+        "CONFLICT",
+        "AGENT_VERSION_MISMATCH",
+      );
+      const restored = await restoreSession(overTheWire(captured), { ...into, agentVersion: versionOutput });
       expect(restored.sessionId).toBe(sessionId);
+      expect(restored.agentVersionCheck).toEqual({ verdict: "same", version: cli.version });
 
       const before = mock.requests.length;
       const resumed = await runClaude({
         cli,
         baseUrl: mock.url,
         home: second.home,
-        cwd: first.cwd,
+        cwd,
         prompt: "What is the launch code?",
         resume: sessionId,
       });
@@ -101,57 +167,65 @@ describe.skipIf(!cli.ready)(
     });
 
     it("round-trips through the stowage CLI: session capture, wipe, session restore, resume", async () => {
+      if (!cli.ready) throw new Error(cli.reason);
       const mock = await startAnthropicMock();
       onTestFinished(() => mock.close());
-      const dataDir = join(root, "stowage-data");
-      const first = await createAgentContainer(root, "cli-1");
-      const told = await runClaude({ cli, baseUrl: mock.url, ...first, prompt: `Remember: ${FACT}.` });
-      expect(told.code, told.report).toBe(0);
-      const sessionId = told.sessionId as string;
-
-      const stored = await stowageJson(dataDir, [
-        "session",
-        "capture",
-        "--user",
-        "alice",
-        "--request",
-        "req-e2e",
-        "--session",
-        sessionId,
-        "--cwd",
-        first.cwd,
-        "--config-dir",
-        join(first.home, ".claude"),
-      ]);
-      expect(stored.sessionId).toBe(sessionId);
-      await rm(first.home, { recursive: true });
+      const { sessionId, cwd, dataDir } = await toldOnce();
 
       const second = await createAgentContainer(root, "cli-2");
-      const restored = await stowageJson(dataDir, [
-        "session",
-        "restore",
-        "--user",
-        "alice",
-        "--request",
-        "req-e2e",
-        "--cwd",
-        first.cwd,
-        "--config-dir",
-        join(second.home, ".claude"),
-      ]);
+      // With --agent-cli, the CLI's `--version` is checked against the one the session recorded.
+      const restored = await stowageJson(
+        dataDir,
+        [
+          ...[
+            "session",
+            "restore",
+            ...requestArgs,
+            "--cwd",
+            cwd,
+            "--config-dir",
+            join(second.home, ".claude"),
+          ],
+          ...["--agent-cli", cli.command],
+        ],
+        { PATH: process.env.PATH, HOME: second.home },
+      );
       expect(restored.sessionId).toBe(sessionId);
+      expect(restored.versionCheck).toEqual({ verdict: "same", version: cli.version });
 
       const before = mock.requests.length;
       const resumed = await runClaude({
         cli,
         baseUrl: mock.url,
         home: second.home,
-        cwd: first.cwd,
+        cwd,
         prompt: "What is the launch code?",
         resume: sessionId,
       });
       expect(resumed.code, resumed.report).toBe(0);
       expect(requestsMention(mock.requests.slice(before), FACT)).toBe(true);
+    });
+
+    it("falls back to the history when the restore is refused: a new session's model sees the fact", async () => {
+      if (!cli.ready) throw new Error(cli.reason);
+      const mock = await startAnthropicMock();
+      onTestFinished(() => mock.close());
+      const { sessionId, cwd, dataDir } = await toldOnce();
+
+      const second = await createAgentContainer(root, "fallback-2");
+      const newer = await newerCli(root, "claude-next", `${nextMajor(cli.version)} (Claude Code)`);
+      const result = await restoreWithFallback(
+        dataDir,
+        [...requestArgs, "--cwd", cwd, "--config-dir", join(second.home, ".claude"), "--agent-cli", newer],
+        { PATH: process.env.PATH, HOME: second.home },
+      );
+      expectFallbackSeen(result, { fact: FACT, request: REQUEST, sessionId, agent: "claude-code" });
+      await expectNewSessionSees(
+        mock,
+        result.history.text,
+        { earlierSessionId: sessionId, secret: "ZEBRA-1187" },
+        (prompt) => runClaude({ cli, baseUrl: mock.url, ...second, prompt }),
+      );
     });
 
     it("captured as chunks with its screenshot kept once in a blob store, brings back the subagent transcript and the tool-results file, which the resumed session reads", async () => {

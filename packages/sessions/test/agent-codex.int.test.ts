@@ -15,6 +15,13 @@ import { encodePng, tempDirectory } from "@stowage/test-support";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { captureSession, restoreSession } from "../src/index.js";
 import { stowageJson } from "./agent-stowage-cli.js";
+import { expectRecordedVersion, nextMajor } from "./agent-version-checks.js";
+import {
+  expectFallbackSeen,
+  expectNewSessionSees,
+  newerCli,
+  restoreWithFallback,
+} from "./fallback-history.js";
 import { overTheWire } from "./over-the-wire.js";
 
 // Capture → wipe the container → restore into a new one → resume, with the real Codex CLI
@@ -24,6 +31,46 @@ const root = await tempDirectory("stowage-e2e-codex-");
 
 /** Real CLI runs take seconds each, many more on a loaded machine. */
 const TIMEOUT_MS = 600_000;
+
+const FACT = "the launch code is ZEBRA-1187";
+/** The request the told session is stored under with the stowage CLI. */
+const REQUEST = "req-codex";
+const requestArgs = ["--user", "alice", "--request", REQUEST];
+
+let stored: Promise<{ sessionId: string; dataDir: string }> | undefined;
+
+/**
+ * One real session told {@link FACT} and stored with `stowage session capture --agent codex` in a
+ * data directory of this file's, its HOME wiped: what the CLI round trip and the fallback restore.
+ * Once per file: each Codex run is seconds of CPU.
+ */
+function storedOnce(): Promise<{ sessionId: string; dataDir: string }> {
+  stored ??= (async () => {
+    if (!cli.ready) throw new Error(cli.reason);
+    const mock = await startResponsesMock();
+    try {
+      const first = await createAgentContainer(root, "told");
+      const told = await runCodex({ cli, baseUrl: mock.url, ...first, prompt: `Remember: ${FACT}.` });
+      expect(told.code, told.report).toBe(0);
+      const sessionId = told.sessionId as string;
+      const dataDir = join(root, "stowage-data");
+      const env = { PATH: process.env.PATH, HOME: first.home };
+      const codexHome = join(first.home, ".codex");
+      const capture = ["session", "capture", "--agent", "codex", ...requestArgs, "--session", sessionId];
+      const captured = await stowageJson(dataDir, [...capture, "--codex-home", codexHome], env);
+      expect(captured).toMatchObject({
+        sessionId,
+        agentType: "codex",
+        agentVersion: cli.ready && cli.version,
+      });
+      await rm(first.home, { recursive: true });
+      return { sessionId, dataDir };
+    } finally {
+      await mock.close();
+    }
+  })();
+  return stored;
+}
 
 /** The rollouts below `<home>/.codex/sessions`, as `YYYY/MM/DD/rollout-….jsonl` paths. */
 async function rollouts(home: string): Promise<string[]> {
@@ -125,6 +172,7 @@ describe.skipIf(!cli.ready)(
     });
 
     it("of two sessions in one day folder, brings back only the captured one", async () => {
+      if (!cli.ready) throw new Error(cli.reason);
       const mock = await startResponsesMock();
       onTestFinished(() => mock.close());
       const first = await createAgentContainer(root, "two-1");
@@ -156,10 +204,22 @@ describe.skipIf(!cli.ready)(
         codexHome: join(first.home, ".codex"),
       });
       expect(captured.manifest.files.map((file) => file.path)).toEqual([keptRollout]);
+      // The rollout's cli_version is the installed CLI's `--version`.
+      const output = await expectRecordedVersion(cli, captured, { PATH: process.env.PATH, HOME: first.home });
       await rm(first.home, { recursive: true });
 
       const second = await createAgentContainer(root, "two-2");
-      await restoreSession(overTheWire(captured), { codexHome: join(second.home, ".codex") });
+      const into = { codexHome: join(second.home, ".codex") };
+      await expectStowageError(
+        restoreSession(overTheWire(captured), {
+          ...into,
+          agentVersion: `codex-cli ${nextMajor(cli.version)}`,
+        }),
+        "CONFLICT",
+        "AGENT_VERSION_MISMATCH",
+      );
+      const restored = await restoreSession(overTheWire(captured), { ...into, agentVersion: output });
+      expect(restored.agentVersionCheck).toEqual({ verdict: "same", version: cli.version });
       expect(await rollouts(second.home)).toEqual([keptRollout]);
 
       const before = mock.requests.length;
@@ -177,44 +237,32 @@ describe.skipIf(!cli.ready)(
     });
 
     it("round-trips through the stowage CLI: session capture --agent codex, wipe, session restore, resume", async () => {
+      if (!cli.ready) throw new Error(cli.reason);
       const mock = await startResponsesMock();
       onTestFinished(() => mock.close());
-      const dataDir = join(root, "stowage-data");
-      const first = await createAgentContainer(root, "cli-1");
-      const told = await runCodex({
-        cli,
-        baseUrl: mock.url,
-        ...first,
-        prompt: "Remember: the launch code is ZEBRA-1187.",
-      });
-      expect(told.code, told.report).toBe(0);
-      const sessionId = told.sessionId as string;
-      const request = ["--user", "alice", "--request", "req-codex"];
-
-      const stored = await stowageJson(dataDir, [
-        "session",
-        "capture",
-        "--agent",
-        "codex",
-        ...request,
-        "--session",
-        sessionId,
-        "--codex-home",
-        join(first.home, ".codex"),
-      ]);
-      expect(stored).toMatchObject({ sessionId, agentType: "codex" });
-      await rm(first.home, { recursive: true });
+      const { sessionId, dataDir } = await storedOnce();
 
       const second = await createAgentContainer(root, "cli-2");
-      // No --agent: the stored session says it is Codex's.
-      const restored = await stowageJson(dataDir, [
-        "session",
-        "restore",
-        ...request,
-        "--codex-home",
-        join(second.home, ".codex"),
-      ]);
+      // `codex.js` is the executable npm installs as `codex` (it starts the platform binary).
+      const codexJs = cli.args[0] as string;
+      expect(codexJs).toMatch(/codex\.js$/);
+      // No --agent: the stored session says it is Codex's. With --agent-cli, that CLI's
+      // `--version` is checked against the one the rollout recorded.
+      const restored = await stowageJson(
+        dataDir,
+        [
+          "session",
+          "restore",
+          ...requestArgs,
+          "--codex-home",
+          join(second.home, ".codex"),
+          "--agent-cli",
+          codexJs,
+        ],
+        { PATH: process.env.PATH, HOME: second.home },
+      );
       expect(restored).toMatchObject({ sessionId, agentType: "codex" });
+      expect(restored.versionCheck).toEqual({ verdict: "same", version: cli.version });
 
       const before = mock.requests.length;
       const resumed = await runCodex({
@@ -226,6 +274,28 @@ describe.skipIf(!cli.ready)(
       });
       expect(resumed.code, resumed.report).toBe(0);
       expect(requestsMention(mock.requests.slice(before), "ZEBRA-1187")).toBe(true);
+    });
+
+    it("falls back to the history when the restore is refused: a new session's model sees the fact", async () => {
+      if (!cli.ready) throw new Error(cli.reason);
+      const mock = await startResponsesMock();
+      onTestFinished(() => mock.close());
+      const { sessionId, dataDir } = await storedOnce();
+
+      const second = await createAgentContainer(root, "fallback-2");
+      const newer = await newerCli(root, "codex-next", `codex-cli ${nextMajor(cli.version)}`);
+      const result = await restoreWithFallback(
+        dataDir,
+        [...requestArgs, "--codex-home", join(second.home, ".codex"), "--agent-cli", newer],
+        { PATH: process.env.PATH, HOME: second.home },
+      );
+      expectFallbackSeen(result, { fact: FACT, request: REQUEST, sessionId, agent: "codex" });
+      await expectNewSessionSees(
+        mock,
+        result.history.text,
+        { earlierSessionId: sessionId, secret: "ZEBRA-1187" },
+        (prompt) => runCodex({ cli, baseUrl: mock.url, ...second, prompt }),
+      );
     });
   },
 );

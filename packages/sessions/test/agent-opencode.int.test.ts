@@ -25,7 +25,14 @@ import {
   verifySessionBlob,
 } from "../src/index.js";
 import { stowageJson } from "./agent-stowage-cli.js";
+import { expectRecordedVersion, nextMajor } from "./agent-version-checks.js";
 import { buildArchive } from "./build-archive.js";
+import {
+  expectFallbackSeen,
+  expectNewSessionSees,
+  newerCli,
+  restoreWithFallback,
+} from "./fallback-history.js";
 import { overTheWire } from "./over-the-wire.js";
 
 // Capture → wipe the container → restore into a new one → continue, with the real OpenCode CLI
@@ -40,10 +47,19 @@ const root = await tempDirectory("stowage-e2e-opencode-");
  */
 const TIMEOUT_MS = 600_000;
 
-let captured: Promise<{ captured: CapturedSession; cwd: string }> | undefined;
+interface CapturedOnce {
+  captured: CapturedSession;
+  cwd: string;
+  /** What the OpenCode CLI's `--version` printed in the told session's HOME. */
+  versionOutput: string;
+}
+
+const FACT = "the launch code is ZEBRA-1187";
+
+let captured: Promise<CapturedOnce> | undefined;
 
 /** One real session (told a launch code), captured once and its HOME wiped, for the tests that restore it. */
-function capturedOnce(): Promise<{ captured: CapturedSession; cwd: string }> {
+function capturedOnce(): Promise<CapturedOnce> {
   captured ??= (async () => {
     const mock = await startChatMock();
     try {
@@ -52,7 +68,7 @@ function capturedOnce(): Promise<{ captured: CapturedSession; cwd: string }> {
         cli,
         baseUrl: mock.url,
         ...container,
-        prompt: "Remember: the launch code is ZEBRA-1187.",
+        prompt: `Remember: ${FACT}.`,
       });
       expect(told.code, told.report).toBe(0);
       const session = await captureSession({
@@ -60,9 +76,11 @@ function capturedOnce(): Promise<{ captured: CapturedSession; cwd: string }> {
         sessionId: told.sessionId as string,
         opencode: opencodeIn(container),
       });
+      // The export's info.version is the installed CLI's `--version`.
+      const versionOutput = await expectRecordedVersion(cli, session, openCodeEnv(container.home));
       // The container is gone: what comes back comes from the capture alone.
       await rm(container.home, { recursive: true });
-      return { captured: session, cwd: container.cwd };
+      return { captured: session, cwd: container.cwd, versionOutput };
     } finally {
       await mock.close();
     }
@@ -97,6 +115,44 @@ async function copyOfRestored(name: string): Promise<RestoredCopy> {
   const copy: AgentContainer = { ...(await createAgentContainer(root, name)), cwd: container.cwd };
   await cp(container.home, copy.home, { recursive: true });
   return { container: copy, sessionId, exported };
+}
+
+/** The request the told session is stored under with the stowage CLI. */
+const REQUEST = "req-opencode";
+const requestArgs = ["--user", "alice", "--request", REQUEST];
+
+let stored: Promise<{ sessionId: string; cwd: string; dataDir: string }> | undefined;
+
+/**
+ * The told session (restored once per file: a real session in a database of its own) stored
+ * with `stowage session capture --agent opencode` in a data directory of this file's, its HOME
+ * wiped: what the CLI round trip and the fallback restore.
+ */
+function storedOnce(): Promise<{ sessionId: string; cwd: string; dataDir: string }> {
+  stored ??= (async () => {
+    if (!cli.ready) throw new Error(cli.reason);
+    const { container, sessionId } = await copyOfRestored("stored");
+    const dataDir = join(root, "stowage-data");
+    // The CLI hands its environment to OpenCode: HOME says whose database it exports from.
+    const captured = await stowageJson(
+      dataDir,
+      [
+        ...["session", "capture", "--agent", "opencode", ...requestArgs, "--session", sessionId],
+        ...["--opencode", cliCommand(), "--cwd", container.cwd],
+      ],
+      openCodeEnv(container.home),
+    );
+    expect(captured).toMatchObject({ sessionId, agentType: "opencode", agentVersion: cli.version });
+    await rm(container.home, { recursive: true });
+    return { sessionId, cwd: container.cwd, dataDir };
+  })();
+  return stored;
+}
+
+/** The OpenCode executable, for the stowage CLI's `--opencode`. */
+function cliCommand(): string {
+  if (!cli.ready) throw new Error(cli.reason);
+  return cli.command;
 }
 
 /** How Stowage runs the same OpenCode binary against one container's database. */
@@ -157,14 +213,22 @@ describe.skipIf(!cli.ready)(
     it("continues a restored session: the model sees the fact told before the wipe", async () => {
       const mock = await startChatMock();
       onTestFinished(() => mock.close());
-      const { captured, cwd } = await capturedOnce();
+      if (!cli.ready) throw new Error(cli.reason);
+      const { captured, cwd, versionOutput } = await capturedOnce();
       const { sessionId } = captured;
       expect(captured.agent).toBe("opencode");
 
       // Same working directory, an empty HOME: OpenCode's database does not exist yet.
       const second: AgentContainer = { ...(await createAgentContainer(root, "fact-2")), cwd };
-      const restored = await restoreSession(overTheWire(captured), { opencode: opencodeIn(second) });
+      const into = { opencode: opencodeIn(second) };
+      await expectStowageError(
+        restoreSession(overTheWire(captured), { ...into, agentVersion: nextMajor(cli.version) }),
+        "CONFLICT",
+        "AGENT_VERSION_MISMATCH",
+      );
+      const restored = await restoreSession(overTheWire(captured), { ...into, agentVersion: versionOutput });
       expect(restored.sessionId).toBe(sessionId);
+      expect(restored.agentVersionCheck).toEqual({ verdict: "same", version: cli.version });
       expect(await listOpenCodeSessions({ cli, ...second })).toEqual([sessionId]);
 
       const before = mock.requests.length;
@@ -327,28 +391,18 @@ describe.skipIf(!cli.ready)(
       if (!cli.ready) throw new Error(cli.reason);
       const mock = await startChatMock();
       onTestFinished(() => mock.close());
-      const dataDir = join(root, "stowage-data");
-      // The told session, restored once per file: a real session in a database of its own.
-      const { container: first, sessionId } = await copyOfRestored("cli-1");
-      const request = ["--user", "alice", "--request", "req-opencode"];
-      const opencode = ["--opencode", cli.command, "--cwd", first.cwd];
+      const { sessionId, cwd, dataDir } = await storedOnce();
+      const opencode = ["--opencode", cliCommand(), "--cwd", cwd];
 
-      // The CLI hands its environment to OpenCode: HOME says whose database it exports from.
-      const stored = await stowageJson(
-        dataDir,
-        ["session", "capture", "--agent", "opencode", ...request, "--session", sessionId, ...opencode],
-        openCodeEnv(first.home),
-      );
-      expect(stored).toMatchObject({ sessionId, agentType: "opencode" });
-      await rm(first.home, { recursive: true });
-
-      const second: AgentContainer = { ...(await createAgentContainer(root, "cli-2")), cwd: first.cwd };
+      const second: AgentContainer = { ...(await createAgentContainer(root, "cli-2")), cwd };
       const restored = await stowageJson(
         dataDir,
-        ["session", "restore", ...request, ...opencode],
+        ["session", "restore", ...requestArgs, ...opencode],
         openCodeEnv(second.home),
       );
       expect(restored).toMatchObject({ sessionId, agentType: "opencode" });
+      // No --agent-cli: the OpenCode CLI that imports the session is the one whose version counts.
+      expect(restored.versionCheck).toEqual({ verdict: "same", version: cli.version });
       expect(await listOpenCodeSessions({ cli, ...second })).toEqual([sessionId]);
 
       const before = mock.requests.length;
@@ -363,6 +417,28 @@ describe.skipIf(!cli.ready)(
       expect(
         requestsMention(answering(mock.requests.slice(before), "What is the launch code?"), "ZEBRA-1187"),
       ).toBe(true);
+    });
+
+    it("falls back to the history when the restore is refused: a new session's model sees the fact", async () => {
+      if (!cli.ready) throw new Error(cli.reason);
+      const mock = await startChatMock();
+      onTestFinished(() => mock.close());
+      const { sessionId, dataDir } = await storedOnce();
+
+      const second = await createAgentContainer(root, "fallback-2");
+      const newer = await newerCli(root, "opencode-next", nextMajor(cli.version));
+      const result = await restoreWithFallback(
+        dataDir,
+        [...requestArgs, "--opencode", cliCommand(), "--cwd", second.cwd, "--agent-cli", newer],
+        openCodeEnv(second.home),
+      );
+      expectFallbackSeen(result, { fact: FACT, request: REQUEST, sessionId, agent: "opencode" });
+      await expectNewSessionSees(
+        mock,
+        result.history.text,
+        { earlierSessionId: sessionId, secret: "ZEBRA-1187" },
+        (prompt) => runOpenCode({ cli, baseUrl: mock.url, ...second, prompt }),
+      );
     });
   },
 );
