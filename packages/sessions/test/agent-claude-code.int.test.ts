@@ -17,12 +17,7 @@ import { describe, expect, it, onTestFinished } from "vitest";
 import { type CapturedSession, captureSession, restoreSession } from "../src/index.js";
 import { stowageJson } from "./agent-stowage-cli.js";
 import { expectRecordedVersion, nextMajor } from "./agent-version-checks.js";
-import {
-  expectFallbackSeen,
-  expectNewSessionSees,
-  newerCli,
-  restoreWithFallback,
-} from "./fallback-history.js";
+import { expectFallbackReachesNewSession } from "./fallback-history.js";
 import { overTheWire } from "./over-the-wire.js";
 
 // Capture → wipe the container → restore into a new one → resume, with the real Claude Code
@@ -213,19 +208,19 @@ describe.skipIf(!cli.ready)(
       const { sessionId, cwd, dataDir } = await toldOnce();
 
       const second = await createAgentContainer(root, "fallback-2");
-      const newer = await newerCli(root, "claude-next", `${nextMajor(cli.version)} (Claude Code)`);
-      const result = await restoreWithFallback(
+      await expectFallbackReachesNewSession({
         dataDir,
-        [...requestArgs, "--cwd", cwd, "--config-dir", join(second.home, ".claude"), "--agent-cli", newer],
-        { PATH: process.env.PATH, HOME: second.home },
-      );
-      expectFallbackSeen(result, { fact: FACT, request: REQUEST, sessionId, agent: "claude-code" });
-      await expectNewSessionSees(
+        restoreArgs: [...requestArgs, "--cwd", cwd, "--config-dir", join(second.home, ".claude")],
+        env: { PATH: process.env.PATH, HOME: second.home },
+        newerCli: {
+          directory: root,
+          name: "claude-next",
+          versionLine: `${nextMajor(cli.version)} (Claude Code)`,
+        },
+        expected: { fact: FACT, secret: "ZEBRA-1187", request: REQUEST, sessionId, agent: "claude-code" },
         mock,
-        result.history.text,
-        { earlierSessionId: sessionId, secret: "ZEBRA-1187" },
-        (prompt) => runClaude({ cli, baseUrl: mock.url, ...second, prompt }),
-      );
+        start: (prompt) => runClaude({ cli, baseUrl: mock.url, ...second, prompt }),
+      });
     });
 
     it("captured as chunks with its screenshot kept once in a blob store, brings back the subagent transcript and the tool-results file, which the resumed session reads", async () => {

@@ -16,12 +16,7 @@ import { describe, expect, it, onTestFinished } from "vitest";
 import { captureSession, restoreSession } from "../src/index.js";
 import { stowageJson } from "./agent-stowage-cli.js";
 import { expectRecordedVersion, nextMajor } from "./agent-version-checks.js";
-import {
-  expectFallbackSeen,
-  expectNewSessionSees,
-  newerCli,
-  restoreWithFallback,
-} from "./fallback-history.js";
+import { expectFallbackReachesNewSession } from "./fallback-history.js";
 import { overTheWire } from "./over-the-wire.js";
 
 // Capture → wipe the container → restore into a new one → resume, with the real Codex CLI
@@ -283,19 +278,15 @@ describe.skipIf(!cli.ready)(
       const { sessionId, dataDir } = await storedOnce();
 
       const second = await createAgentContainer(root, "fallback-2");
-      const newer = await newerCli(root, "codex-next", `codex-cli ${nextMajor(cli.version)}`);
-      const result = await restoreWithFallback(
+      await expectFallbackReachesNewSession({
         dataDir,
-        [...requestArgs, "--codex-home", join(second.home, ".codex"), "--agent-cli", newer],
-        { PATH: process.env.PATH, HOME: second.home },
-      );
-      expectFallbackSeen(result, { fact: FACT, request: REQUEST, sessionId, agent: "codex" });
-      await expectNewSessionSees(
+        restoreArgs: [...requestArgs, "--codex-home", join(second.home, ".codex")],
+        env: { PATH: process.env.PATH, HOME: second.home },
+        newerCli: { directory: root, name: "codex-next", versionLine: `codex-cli ${nextMajor(cli.version)}` },
+        expected: { fact: FACT, secret: "ZEBRA-1187", request: REQUEST, sessionId, agent: "codex" },
         mock,
-        result.history.text,
-        { earlierSessionId: sessionId, secret: "ZEBRA-1187" },
-        (prompt) => runCodex({ cli, baseUrl: mock.url, ...second, prompt }),
-      );
+        start: (prompt) => runCodex({ cli, baseUrl: mock.url, ...second, prompt }),
+      });
     });
   },
 );

@@ -27,12 +27,7 @@ import {
 import { stowageJson } from "./agent-stowage-cli.js";
 import { expectRecordedVersion, nextMajor } from "./agent-version-checks.js";
 import { buildArchive } from "./build-archive.js";
-import {
-  expectFallbackSeen,
-  expectNewSessionSees,
-  newerCli,
-  restoreWithFallback,
-} from "./fallback-history.js";
+import { expectFallbackReachesNewSession } from "./fallback-history.js";
 import { overTheWire } from "./over-the-wire.js";
 
 // Capture → wipe the container → restore into a new one → continue, with the real OpenCode CLI
@@ -426,19 +421,15 @@ describe.skipIf(!cli.ready)(
       const { sessionId, dataDir } = await storedOnce();
 
       const second = await createAgentContainer(root, "fallback-2");
-      const newer = await newerCli(root, "opencode-next", nextMajor(cli.version));
-      const result = await restoreWithFallback(
+      await expectFallbackReachesNewSession({
         dataDir,
-        [...requestArgs, "--opencode", cliCommand(), "--cwd", second.cwd, "--agent-cli", newer],
-        openCodeEnv(second.home),
-      );
-      expectFallbackSeen(result, { fact: FACT, request: REQUEST, sessionId, agent: "opencode" });
-      await expectNewSessionSees(
+        restoreArgs: [...requestArgs, "--opencode", cliCommand(), "--cwd", second.cwd],
+        env: openCodeEnv(second.home),
+        newerCli: { directory: root, name: "opencode-next", versionLine: nextMajor(cli.version) },
+        expected: { fact: FACT, secret: "ZEBRA-1187", request: REQUEST, sessionId, agent: "opencode" },
         mock,
-        result.history.text,
-        { earlierSessionId: sessionId, secret: "ZEBRA-1187" },
-        (prompt) => runOpenCode({ cli, baseUrl: mock.url, ...second, prompt }),
-      );
+        start: (prompt) => runOpenCode({ cli, baseUrl: mock.url, ...second, prompt }),
+      });
     });
   },
 );

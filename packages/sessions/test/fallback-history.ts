@@ -13,7 +13,7 @@ import { expect } from "vitest";
 const STOWAGE_BIN = new URL("../../../apps/reference/src/bin.ts", import.meta.url);
 
 /** An executable in `directory` that prints `line` for `--version`: the installed CLI, as restore sees it, one major version on. */
-export async function newerCli(directory: string, name: string, line: string): Promise<string> {
+async function newerCli(directory: string, name: string, line: string): Promise<string> {
   const path = join(directory, "bin", name);
   await mkdir(join(directory, "bin"), { recursive: true });
   await writeFile(path, `#!${process.execPath}\nconsole.log(${JSON.stringify(line)});\n`);
@@ -21,7 +21,7 @@ export async function newerCli(directory: string, name: string, line: string): P
   return path;
 }
 
-export interface FallbackResult {
+interface FallbackResult {
   history: { text: string; cause: { code: string; reason?: string } };
   /** The one stderr line saying why the fallback was used. */
   why: string | undefined;
@@ -31,7 +31,7 @@ export interface FallbackResult {
  * `stowage session restore … --fallback history --json` with the data directory `dataDir` (where
  * the session was stored): exit 0, the history as JSON, and the one stderr line saying why the fallback was used.
  */
-export async function restoreWithFallback(
+async function restoreWithFallback(
   dataDir: string,
   args: readonly string[],
   env: NodeJS.ProcessEnv,
@@ -47,7 +47,7 @@ export async function restoreWithFallback(
 }
 
 /** The refusal is the version mismatch, and the history holds the fact and the model's reply. */
-export function expectFallbackSeen(
+function expectFallbackSeen(
   result: FallbackResult,
   expected: { fact: string; request: string; sessionId: string; agent: string },
 ) {
@@ -74,7 +74,7 @@ function firstPromptRequest(mock: MockModelServer, before: number): LoggedReques
  * Starts a NEW session with the history in its prompt (`start`, one real CLI run) and expects the
  * model's first request of it to carry `secret` and the earlier reply.
  */
-export async function expectNewSessionSees(
+async function expectNewSessionSees(
   mock: MockModelServer,
   history: string,
   expected: { earlierSessionId: string; secret: string },
@@ -90,4 +90,40 @@ export async function expectNewSessionSees(
   expect(seen, "no request of the new session carried its prompt").toBeDefined();
   expect(requestsMention([seen!], expected.secret)).toBe(true);
   expect(requestsMention([seen!], "Assistant:\\nmock reply")).toBe(true);
+}
+
+export interface FallbackCase {
+  /** The stowage data directory the told session was stored in. */
+  dataDir: string;
+  /** `session restore`'s arguments into a new container, without `--agent-cli`. */
+  restoreArgs: readonly string[];
+  /** The environment of that restore (its HOME is the new container's). */
+  env: NodeJS.ProcessEnv;
+  /** Where the fake newer CLI is written, its name, and what it prints for `--version`. */
+  newerCli: { directory: string; name: string; versionLine: string };
+  expected: { fact: string; secret: string; request: string; sessionId: string; agent: string };
+  mock: MockModelServer;
+  /** Starts a NEW session of the real CLI with `prompt` (one run). */
+  start: (prompt: string) => Promise<{ code: number | null; report: string; sessionId?: string | undefined }>;
+}
+
+/**
+ * The whole fallback with one CLI: the restore refused (the CLI a major version on), the history
+ * printed with the reason, and a new session started with it whose model sees the fact.
+ */
+export async function expectFallbackReachesNewSession(fallback: FallbackCase): Promise<void> {
+  const { newerCli: fake, expected } = fallback;
+  const newer = await newerCli(fake.directory, fake.name, fake.versionLine);
+  const result = await restoreWithFallback(
+    fallback.dataDir,
+    [...fallback.restoreArgs, "--agent-cli", newer],
+    fallback.env,
+  );
+  expectFallbackSeen(result, expected);
+  await expectNewSessionSees(
+    fallback.mock,
+    result.history.text,
+    { earlierSessionId: expected.sessionId, secret: expected.secret },
+    fallback.start,
+  );
 }

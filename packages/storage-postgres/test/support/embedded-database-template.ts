@@ -110,7 +110,7 @@ async function makeTemplate(): Promise<Template> {
     if (child.code !== 0)
       throw new Error(`the embedded database template failed (${child.code}): ${child.stderr}`);
     await writeFile(join(building, COMPLETE), "");
-    await rename(building, dir).catch(async (err: NodeJS.ErrnoException) => {
+    await rename(building, dir).catch((err: NodeJS.ErrnoException) => {
       // Another process renamed its own first: the same sources, so the same template.
       if (err.code !== "ENOTEMPTY" && err.code !== "EEXIST") throw err;
     });
