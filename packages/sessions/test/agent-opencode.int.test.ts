@@ -93,12 +93,10 @@ interface RestoredCopy {
 let restored: Promise<RestoredCopy> | undefined;
 
 /**
- * A copy of one HOME into which the captured session was restored (once per file) and what its
- * export printed there: the tests that need a database holding it start from the copy, which
- * saves an import and an export (two starts of the CLI, seconds of CPU each) a test. The restore
- * into a new HOME itself is what the first test checks.
+ * The captured session restored once per file into a new HOME, and what its export printed there.
+ * The restore into a new HOME itself is what the first test checks.
  */
-async function copyOfRestored(name: string): Promise<RestoredCopy> {
+function restoredOnce(): Promise<RestoredCopy> {
   restored ??= (async () => {
     const { captured, cwd } = await capturedOnce();
     const container: AgentContainer = { ...(await createAgentContainer(root, "restored-once")), cwd };
@@ -106,7 +104,16 @@ async function copyOfRestored(name: string): Promise<RestoredCopy> {
     const exported = await opencodeExport(container, captured.sessionId);
     return { container, sessionId: captured.sessionId, exported };
   })();
-  const { container, sessionId, exported } = await restored;
+  return restored;
+}
+
+/**
+ * A copy of the HOME the captured session was restored into once: the tests that need a database
+ * holding it start from the copy, which saves an import and an export (two starts of the CLI,
+ * seconds of CPU each) a test.
+ */
+async function copyOfRestored(name: string): Promise<RestoredCopy> {
+  const { container, sessionId, exported } = await restoredOnce();
   const copy: AgentContainer = { ...(await createAgentContainer(root, name)), cwd: container.cwd };
   await cp(container.home, copy.home, { recursive: true });
   return { container: copy, sessionId, exported };
@@ -347,8 +354,10 @@ describe.skipIf(!cli.ready)(
     });
 
     it("captures a session larger than a pipe holds, whole (OpenCode exits before a pipe drains)", async () => {
-      const { container, exported } = await copyOfRestored("large");
-      const { cwd } = container;
+      // A new HOME: the session below is the database's only one (no other's ids to ask about).
+      const { exported, container: restoredInto } = await restoredOnce();
+      const { cwd } = restoredInto;
+      const container: AgentContainer = { ...(await createAgentContainer(root, "large")), cwd };
       // The same conversation as another session, its first text 400 KB long.
       const large = JSON.parse(exported) as OpencodeExport;
       const largeId = "ses_0000000000002StowageTestL";

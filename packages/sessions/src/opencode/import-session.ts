@@ -26,16 +26,20 @@ function opencodeDataDir(cli: OpencodeCliOptions, env: NodeJS.ProcessEnv): strin
 /**
  * Whether OpenCode has no data at all where the CLI will look: `OPENCODE_DB` unset in `env` (it
  * can name a database elsewhere) and the data directory `dataDir` holding nothing but restore
- * locks, as in a new container. Then no row can exist and the `opencode db` check is skipped: a
- * start of the CLI (about a second of CPU) less per restore. Asked while holding the session's
- * lock: a restore of the same session that went first has left a database by then. A data
- * directory holding anything else (a database, or the JSON files of an OpenCode before 1.2,
- * which the next run moves into one) is asked about as always.
+ * locks and empty directories, as in a new container (`opencode --version`, which the stowage CLI
+ * runs before a restore, leaves an empty `log` and `repos` there). Then no row can exist and the
+ * `opencode db` check is skipped: a start of the CLI (about a second of CPU) less per restore.
+ * Asked while holding the session's lock: a restore of the same session that went first has left
+ * a database by then. A data directory holding anything else (a database, or the JSON files of an
+ * OpenCode before 1.2, which the next run moves into one) is asked about as always.
  */
 async function noOpencodeData(env: NodeJS.ProcessEnv, dataDir: string): Promise<boolean> {
   if (env.OPENCODE_DB) return false;
-  const names = await readdir(dataDir);
-  return names.every((name) => name.startsWith(SESSION_LOCK_PREFIX));
+  for (const entry of await readdir(dataDir, { withFileTypes: true })) {
+    if (entry.name.startsWith(SESSION_LOCK_PREFIX)) continue;
+    if (!entry.isDirectory() || (await readdir(join(dataDir, entry.name))).length > 0) return false;
+  }
+  return true;
 }
 
 /** `opencode import <file>`; the CLI exits 0 even when it could not read the file, so its report is checked. */

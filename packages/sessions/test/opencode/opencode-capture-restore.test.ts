@@ -156,7 +156,7 @@ describe("OpenCode sessions", () => {
     await expect(readFile(calls[0]![1]!)).rejects.toMatchObject({ code: "ENOENT" });
   });
 
-  it("asks the database about the ids unless OpenCode has no data at all (no data directory, or an empty one, and no OPENCODE_DB)", async () => {
+  it("asks the database about the ids unless OpenCode has no data at all (no data directory, or one of empty directories, and no OPENCODE_DB)", async () => {
     const captured = await captureSession({ agent: "opencode", sessionId, opencode: opencodeIn(sourceHome) });
     /** The first command the restore ran the CLI with, into a new home that `prepare` set up. */
     const firstCall = async (prepare: (home: string) => Promise<unknown>, env: NodeJS.ProcessEnv = {}) => {
@@ -168,8 +168,27 @@ describe("OpenCode sessions", () => {
     const dataDir = (home: string) => join(home, ".local", "share", "opencode");
     expect(await firstCall(() => Promise.resolve())).toBe("import");
     expect(await firstCall((home) => mkdir(dataDir(home), { recursive: true }))).toBe("import");
+    // What `opencode --version` leaves in a new home (seen with 1.18): empty directories.
+    expect(
+      await firstCall(async (home) => {
+        await mkdir(join(dataDir(home), "log"), { recursive: true });
+        await mkdir(join(dataDir(home), "repos"), { recursive: true });
+      }),
+    ).toBe("import");
     // The JSON files of an OpenCode before 1.2, which its next run moves into a database.
-    expect(await firstCall((home) => mkdir(join(dataDir(home), "storage"), { recursive: true }))).toBe("db");
+    expect(
+      await firstCall(async (home) => {
+        await mkdir(join(dataDir(home), "storage", "session"), { recursive: true });
+        await writeFile(join(dataDir(home), "storage", "session", "ses_old.json"), "{}");
+      }),
+    ).toBe("db");
+    // A log file: not a row, but not an empty directory either, so asked about.
+    expect(
+      await firstCall(async (home) => {
+        await mkdir(join(dataDir(home), "log"), { recursive: true });
+        await writeFile(join(dataDir(home), "log", "dev.log"), "started\n");
+      }),
+    ).toBe("db");
     expect(
       await firstCall(async (home) => {
         await mkdir(dataDir(home), { recursive: true });
@@ -180,7 +199,8 @@ describe("OpenCode sessions", () => {
     expect(await firstCall(() => Promise.resolve(), { OPENCODE_DB: "/elsewhere/opencode.db" })).toBe("db");
     // XDG_DATA_HOME moves the data directory: data there is asked about.
     const xdg = await mkdtemp(join(base, "xdg-"));
-    await mkdir(join(xdg, "opencode", "storage"), { recursive: true });
+    await mkdir(join(xdg, "opencode"), { recursive: true });
+    await writeFile(join(xdg, "opencode", "opencode.db"), "");
     expect(await firstCall(() => Promise.resolve(), { XDG_DATA_HOME: xdg })).toBe("db");
   });
 
