@@ -68,10 +68,11 @@ const inflateRawAsync = promisify(inflateRaw);
 const boundName = (namespace: string, boundTo: string, deflated: boolean) =>
   `${deflated ? "session-store-deflated" : "session-store"}/${namespace}/${boundTo}`;
 
-function integrity(name: string, why: string): StowageError {
+function integrity(name: string, why: string, cause?: unknown): StowageError {
   return new StowageError("INTEGRITY", `sealed session store text of ${name} ${why}`, {
     reason: "DECRYPTION_FAILED",
     details: { key: name },
+    ...(cause === undefined ? {} : { cause }),
   });
 }
 
@@ -186,10 +187,10 @@ async function inflated(packed: Buffer, name: string): Promise<Buffer> {
       ? inflateRawSync(packed, options)
       : await inflateRawAsync(packed, options);
   } catch (err) {
-    throw new StowageError(
-      "INTEGRITY",
-      `sealed session store text of ${name} does not inflate (more than ${MAX_OPENED_BYTES} bytes, or not a DEFLATE stream)`,
-      { reason: "DECRYPTION_FAILED", details: { key: name }, cause: err },
+    throw integrity(
+      name,
+      `does not inflate (more than ${MAX_OPENED_BYTES} bytes, or not a DEFLATE stream)`,
+      err,
     );
   }
 }
