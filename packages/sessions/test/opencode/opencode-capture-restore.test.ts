@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { sha256Hex } from "@stowage/core";
@@ -180,6 +180,14 @@ describe("OpenCode sessions", () => {
       await firstCall(async (home) => {
         await mkdir(join(dataDir(home), "storage", "session"), { recursive: true });
         await writeFile(join(dataDir(home), "storage", "session", "ses_old.json"), "{}");
+      }),
+    ).toBe("db");
+    // A link planted where a directory would be (to an empty one): not taken for one, so asked about.
+    expect(
+      await firstCall(async (home) => {
+        const elsewhere = await mkdtemp(join(base, "linked-"));
+        await mkdir(dataDir(home), { recursive: true });
+        await symlink(elsewhere, join(dataDir(home), "log"));
       }),
     ).toBe("db");
     // A log file: not a row, but not an empty directory either, so asked about.
