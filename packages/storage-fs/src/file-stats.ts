@@ -1,7 +1,7 @@
 import { lstatSync } from "node:fs";
 import { lstat } from "node:fs/promises";
 import { errnoOf, nextTurn } from "@stowage/core";
-import type { FileStat, SnapshotEntry } from "./directory-snapshot.js";
+import type { DirectoryEntries, FileStat } from "./directory-snapshot.js";
 
 /** Files stat'ed synchronously before the event loop gets a turn. */
 const SYNC_BATCH = 64;
@@ -30,9 +30,10 @@ function statNow(path: string): FileStat | null {
 }
 
 /**
- * Stats files of one open directory (`directoryPath`), filling each entry's `stat`; an entry
- * whose file is gone (deleted since the directory was read) or is no longer a file gets `null`
- * in the result. Entries that already carry a stat are not read again.
+ * Stats the files `files` (indexes into `entries.orders`, each a file's name) of one open
+ * directory (`directoryPath`), keeping each stat in `entries.stats`; a file that is gone (deleted
+ * since the directory was read) or is no longer a file gets `null` in the result. Files whose
+ * stat is already kept are not read again.
  *
  * Why synchronous: a stat of a cached inode takes a few microseconds, while an asynchronous one
  * costs a thread-pool round trip that is ten times that; batches of {@link SYNC_BATCH} hold the
@@ -41,27 +42,32 @@ function statNow(path: string): FileStat | null {
  */
 export async function statEntries(
   directoryPath: string,
-  entries: readonly SnapshotEntry[],
+  entries: DirectoryEntries,
+  files: readonly number[],
 ): Promise<(FileStat | null)[]> {
-  const stats: (FileStat | null)[] = new Array(entries.length).fill(null);
+  const { orders } = entries;
+  // Made for the first listing that asks for sizes and times: a names-only listing needs none.
+  entries.stats ??= new Array(orders.length);
+  const kept = entries.stats;
+  const stats: (FileStat | null)[] = new Array(files.length).fill(null);
   let index = 0;
-  while (index < entries.length) {
+  while (index < files.length) {
     const started = performance.now();
-    const end = Math.min(entries.length, index + SYNC_BATCH);
+    const end = Math.min(files.length, index + SYNC_BATCH);
     let read = 0;
     for (; index < end; index++) {
-      const entry = entries[index]!;
-      if (!entry.stat) {
+      const file = files[index]!;
+      if (!kept[file]) {
         read++;
-        const stat = statNow(`${directoryPath}/${entry.name}`);
-        if (stat) entry.stat = stat;
+        const stat = statNow(`${directoryPath}/${orders[file]}`);
+        if (stat) kept[file] = stat;
       }
-      stats[index] = entry.stat ?? null;
+      stats[index] = kept[file] ?? null;
     }
     if (read === 0) continue;
-    if (index < entries.length) {
+    if (index < files.length) {
       if (performance.now() - started > SLOW_BATCH_MS)
-        return statRestConcurrently(directoryPath, entries, index, stats);
+        return statRestConcurrently(directoryPath, { orders, kept }, files, index, stats);
       await nextTurn();
     }
   }
@@ -70,25 +76,26 @@ export async function statEntries(
 
 async function statRestConcurrently(
   directoryPath: string,
-  entries: readonly SnapshotEntry[],
+  { orders, kept }: { orders: readonly string[]; kept: (FileStat | undefined)[] },
+  files: readonly number[],
   from: number,
   stats: (FileStat | null)[],
 ): Promise<(FileStat | null)[]> {
   let next = from;
   await Promise.all(
     Array.from({ length: ASYNC_POOL }, async () => {
-      while (next < entries.length) {
+      while (next < files.length) {
         const index = next++;
-        const entry = entries[index]!;
-        if (!entry.stat) {
+        const file = files[index]!;
+        if (!kept[file]) {
           try {
-            const stat = toStat(await lstat(`${directoryPath}/${entry.name}`));
-            if (stat) entry.stat = stat;
+            const stat = toStat(await lstat(`${directoryPath}/${orders[file]}`));
+            if (stat) kept[file] = stat;
           } catch (err) {
             if (!MISSING.has(errnoOf(err) ?? "")) throw err;
           }
         }
-        stats[index] = entry.stat ?? null;
+        stats[index] = kept[file] ?? null;
       }
     }),
   );

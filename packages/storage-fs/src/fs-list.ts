@@ -9,13 +9,13 @@ const DEFAULT_STALE_TEMP_FILE_MS = 60 * 60 * 1000;
 
 /** The batch's files as list items, in order; a file deleted since the directory was read is left out. */
 async function itemsOf(batch: WalkedBatch): Promise<ListItem[]> {
-  const stats = await statEntries(batch.directoryPath, batch.files);
+  const stats = await statEntries(batch.directoryPath, batch.entries, batch.files);
   const items: ListItem[] = [];
   for (let i = 0; i < stats.length; i++) {
     const stat = stats[i];
     if (stat) {
       items.push({
-        key: batch.directoryKey + batch.files[i]!.name,
+        key: batch.directoryKey + batch.entries.orders[batch.files[i]!],
         size: stat.size,
         // Rounded as Node's `Stats.mtime` is (what `head` returns): `new Date` alone truncates the
         // fraction, and a listing 1 ms off `head` reads as "touched" to garbage collection.
@@ -101,7 +101,8 @@ export async function* iterateFileKeys(
   { prefix, signal }: { prefix: string; signal?: AbortSignal },
 ): AsyncGenerator<string[]> {
   for await (const batch of walkPrefix(context, prefix, { signal })) {
-    yield batch.files.map((file) => batch.directoryKey + file.name);
+    const { directoryKey, entries, files } = batch;
+    yield files.map((file) => directoryKey + entries.orders[file]);
   }
 }
 
@@ -114,7 +115,7 @@ export async function removeStaleTempFiles(
   let removed = 0;
   for await (const batch of walkPrefix(context, "", { yields: "temp-files", signal: sweep.signal })) {
     for (const file of batch.files) {
-      const path = `${batch.directoryPath}/${file.name}`;
+      const path = `${batch.directoryPath}/${batch.entries.orders[file]}`;
       try {
         // Read afresh: a snapshot's stat is of a finished file, a temp file's time moves.
         if ((await lstat(path)).mtimeMs <= cutoff) {

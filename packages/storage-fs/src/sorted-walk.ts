@@ -1,15 +1,17 @@
 import { compareUtf8, StowageError, throwIfAborted } from "@stowage/core";
 import { type OpenedDirectory, openDirectoryBeneath, TEMP_FILE_PREFIX } from "@stowage/core/fs";
-import type { DirectorySnapshots, SnapshotEntry } from "./directory-snapshot.js";
+import { type DirectoryEntries, type DirectorySnapshots, isDirectoryOrder } from "./directory-snapshot.js";
 
 /** Files of one directory, in key order, reachable while the walk is paused at this batch. */
 export interface WalkedBatch {
-  /** The directory's descriptor path: `${directoryPath}/${entry.name}` is a file; valid until the walk moves on. */
+  /** The directory's descriptor path: `${directoryPath}/${name}` is a file; valid until the walk moves on. */
   directoryPath: string;
   /** The key prefix the directory stands for (`""` or ending in `/`). */
   directoryKey: string;
-  /** File entries (never directories) of the directory, in key order. */
-  files: SnapshotEntry[];
+  /** The directory's entries (its snapshot's when it has one: stats read into it are kept). */
+  entries: DirectoryEntries;
+  /** Indexes into `entries.orders` of the batch's files (never directories), in key order; a file's order is its name. */
+  files: number[];
 }
 
 export interface WalkOptions {
@@ -44,20 +46,17 @@ function openChild(directory: OpenedDirectory, name: string): OpenedDirectory | 
  * entries (so a page resumes in O(log n), not by skipping every earlier name), stepping back one
  * for a directory whose subtree contains `startAfter` itself.
  */
-function firstIndexAfter(
-  entries: readonly SnapshotEntry[],
-  directoryKey: string,
-  startAfter: string,
-): number {
+function firstIndexAfter(orders: readonly string[], directoryKey: string, startAfter: string): number {
   let low = 0;
-  let high = entries.length;
+  let high = orders.length;
   while (low < high) {
     const middle = (low + high) >> 1;
-    if (compareUtf8(directoryKey + entries[middle]!.order, startAfter) <= 0) low = middle + 1;
+    if (compareUtf8(directoryKey + orders[middle]!, startAfter) <= 0) low = middle + 1;
     else high = middle;
   }
-  const before = entries[low - 1];
-  if (before?.isDirectory && startAfter.startsWith(directoryKey + before.order)) return low - 1;
+  const before = orders[low - 1];
+  if (before !== undefined && isDirectoryOrder(before) && startAfter.startsWith(directoryKey + before))
+    return low - 1;
   return low;
 }
 
@@ -76,43 +75,47 @@ export async function* walkSorted(options: WalkOptions): AsyncGenerator<WalkedBa
   async function* walk(directory: OpenedDirectory, directoryKey: string): AsyncGenerator<WalkedBatch> {
     throwIfAborted(signal, "fs list");
     const entries = await snapshots.read(directory);
-    let files: SnapshotEntry[] = [];
+    const { orders } = entries;
+    let files: number[] = [];
     const batch = (): WalkedBatch => {
-      const full = { directoryPath: directory.path, directoryKey, files };
+      const full = { directoryPath: directory.path, directoryKey, entries, files };
       files = [];
       return full;
     };
-    const from = startAfter === undefined ? 0 : firstIndexAfter(entries, directoryKey, startAfter);
+    const from = startAfter === undefined ? 0 : firstIndexAfter(orders, directoryKey, startAfter);
     // A directory inside the prefix (`prefix` is a prefix of its key) matches in every entry.
     const inside = directoryKey.startsWith(prefix);
-    for (let index = from; index < entries.length; index++) {
-      const entry = entries[index]!;
+    for (let index = from; index < orders.length; index++) {
+      // `name/` for a directory: its subtree; `name` for a file: its name and key's last segment.
+      const order = orders[index]!;
+      const isDirectory = isDirectoryOrder(order);
       if (!inside) {
-        // `name/` for a directory: its subtree; `name` for a file: its key. A directory matches
-        // when its subtree is under the prefix or holds it; a file only when it is under it.
-        const subtree = directoryKey + entry.order;
-        const holdsPrefix = entry.isDirectory && prefix.startsWith(subtree);
+        // A directory matches when its subtree is under the prefix or holds it; a file only when
+        // it is under it.
+        const subtree = directoryKey + order;
+        const holdsPrefix = isDirectory && prefix.startsWith(subtree);
         if (!holdsPrefix && !subtree.startsWith(prefix)) {
           // Sorted: once past the prefix, nothing later in this directory matches.
           if (compareUtf8(subtree, prefix) > 0) break;
           continue;
         }
       }
-      const isTemp = entry.name.startsWith(TEMP_FILE_PREFIX);
-      if (entry.isDirectory) {
+      // The prefix holds no `/`: an order starts with it exactly when its name does.
+      const isTemp = order.startsWith(TEMP_FILE_PREFIX);
+      if (isDirectory) {
         if (isTemp) continue;
-        const child = openChild(directory, entry.name);
+        const child = openChild(directory, order.slice(0, -1));
         if (!child) continue;
         try {
           if (files.length > 0) yield batch();
-          yield* walk(child, directoryKey + entry.order);
+          yield* walk(child, directoryKey + order);
         } finally {
           child.close();
         }
       } else {
         if (isTemp !== (yields === "temp-files")) continue;
-        if (startAfter !== undefined && compareUtf8(directoryKey + entry.name, startAfter) <= 0) continue;
-        files.push(entry);
+        if (startAfter !== undefined && compareUtf8(directoryKey + order, startAfter) <= 0) continue;
+        files.push(index);
         if (files.length === batchSize) {
           yield batch();
           throwIfAborted(signal, "fs list");
