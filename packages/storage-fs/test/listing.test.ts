@@ -67,6 +67,19 @@ describe("listing large directories", () => {
     expect(await listAll(store, "big/", 250)).toEqual(expected);
   });
 
+  it("gives sizes right after a names-only listing kept the directory's snapshot (no stats in it yet)", async () => {
+    let named = 0;
+    for await (const _key of store.keys({ prefix: "big/" })) named++;
+    expect(named).toBe(MANY);
+    // The snapshot `keys` kept holds names only; this listing reads the stats into it, the next from it.
+    for (let pass = 0; pass < 2; pass++) {
+      const { items } = await store.list({ prefix: "big/", limit: MANY });
+      expect(items.map((item) => [item.key, item.size])).toEqual(
+        Array.from({ length: MANY }, (_, i) => [`big/${name(i)}`, `v${i}`.length]),
+      );
+    }
+  });
+
   it("sees keys added and removed between pages", async () => {
     await listAll(store, "big/", 100); // the directory's snapshot is now kept
     const keys = await listAll(store, "big/", 100, async (page) => {
