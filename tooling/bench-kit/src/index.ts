@@ -18,7 +18,7 @@ export {
 } from "./fresh-state.js";
 export { type GrowthOptions, growth } from "./growth.js";
 export { type InstalledPeers, installPeers } from "./install-peers.js";
-export { loadAverage } from "./machine-state.js";
+export { loadAverage, settleMachine } from "./machine-state.js";
 export { peakRssDuring } from "./peak-rss.js";
 export type { CaseResult, ContenderResult } from "./print-results.js";
 export { type ReferenceSource, type ReferenceSourceOptions, referenceSource } from "./reference-source.js";
