@@ -121,9 +121,10 @@ function stopwatch(clock: "cpu" | "wall") {
  * take 16 per 64 KiB). Rounds interleaved, the side that goes first alternating; fresh state, then
  * `sync` and a full GC, untimed before each run. The ratio is encrypted / clear, median over the
  * rounds. Each case runs in a process of its own (this script again, BENCH_CASE naming the case),
- * as a deployment runs one backend: run after the PGlite cases in one process, the server's
- * sealed load read 1.8-2.1x (its scavenges 7.5 a load, 16 ms each, against 6 of 11 ms alone) while
- * alone it read 1.3-1.5x, and a full GC before each run did not change that.
+ * as a deployment runs one backend: after the PGlite cases in the same process (closed PGlite
+ * databases hold hundreds of MB until collected), the server's sealed load read 1.8-1.9x where
+ * alone it read 1.3-1.5x. The full GC makes each run pay for the memory it takes afresh, which the
+ * sealed sides take more of (the README's table gives both methods).
  */
 async function cpuComparison(cases: CpuCase[]): Promise<boolean> {
   const only = process.env.BENCH_CASE;

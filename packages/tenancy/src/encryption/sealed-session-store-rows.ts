@@ -61,6 +61,7 @@ const VERSIONS = {
   "stwe1:": { body: "uncompressed", name: "session-store" },
 } as const;
 type Version = keyof typeof VERSIONS;
+const isVersion = (tag: string): tag is Version => Object.hasOwn(VERSIONS, tag);
 const TAG: Version = "stwe3:";
 const TAG_LENGTH = TAG.length;
 const INDEX_BYTES = 4;
@@ -171,8 +172,7 @@ export function sealSessionStoreRows(keys: DataKeys, principal: Principal): Sess
       const opened: Buffer[] = [];
       for (const text of texts) {
         const version = text.slice(0, TAG_LENGTH);
-        if (!Object.hasOwn(VERSIONS, version))
-          throw integrity(name, "is not sealed (stored in clear or by another tool)");
+        if (!isVersion(version)) throw integrity(name, "is not sealed (stored in clear or by another tool)");
         const encoded = text.slice(TAG_LENGTH);
         const most = Math.ceil((encoded.length * 3) / 4);
         if (scratch.byteLength < most) scratch = Buffer.alloc(Math.max(most, 2 * scratch.byteLength));
@@ -183,8 +183,8 @@ export function sealSessionStoreRows(keys: DataKeys, principal: Principal): Sess
         const batch = sameBatch(bytes) ? last! : await batchOf(bytes);
         const index = bytes.readUInt32BE(SEALED_HEADER_BYTES);
         const segment = bytes.subarray(SEALED_HEADER_BYTES + INDEX_BYTES);
-        const plain = openerOf(version as Version)(batch.key, batch.header, index, true, segment);
-        opened.push(await readBody(VERSIONS[version as Version].body, plain, name));
+        const plain = openerOf(version)(batch.key, batch.header, index, true, segment);
+        opened.push(await readBody(VERSIONS[version].body, plain, name));
       }
       return opened;
     },
