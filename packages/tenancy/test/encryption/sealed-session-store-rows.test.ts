@@ -1,10 +1,10 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { createMemoryNotifier, type Env } from "@stowage/core";
-import { expectStowageError } from "@stowage/core/testing";
+import { expectStowageError, integrationEnv } from "@stowage/core/testing";
 import type { SessionStoreEntry, SessionStoreSeal } from "@stowage/sessions";
 import { createFsObjectStore } from "@stowage/storage-fs";
-import { connectEmbedded, type StowageConnection } from "@stowage/storage-postgres";
+import { connectEmbedded, connectPostgres, type StowageConnection } from "@stowage/storage-postgres";
 import { createPostgresSessionStore } from "@stowage/storage-postgres/sessions";
 import { tempDirectory } from "@stowage/test-support";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -35,6 +35,8 @@ const entries: SessionStoreEntry[] = [
     message: { role: "assistant", content: [{ type: "text", text: SECRET }] },
   },
 ];
+
+const server = integrationEnv("sealed SessionStore rows on a PostgreSQL server", ["DATABASE_URL"]);
 
 let connection: StowageConnection;
 beforeAll(async () => {
@@ -240,5 +242,61 @@ describe("sessionStoreSeal(principal) with the PostgreSQL SessionStore", () => {
         encryption: { env: { STOWAGE_ENCRYPTION_KEY: OLD } },
       }).sessionStoreSeal({ kind: "user", id: "../x" } as never),
     ).toThrow();
+  });
+});
+
+// On a server, node-postgres hands a load its rows as they arrive, opened 200 at a time: a batch
+// row and its entries then fall on different pages, which PGlite (a result whole) never does.
+describe.skipIf(!server.ready)("sessionStoreSeal(principal) on a PostgreSQL server", () => {
+  const schema = `stowage_sealed_rows_${randomBytes(5).toString("hex")}`;
+  let remote: StowageConnection;
+  beforeAll(async () => {
+    remote = await connectPostgres({ url: server.values.DATABASE_URL!, schema });
+  });
+  afterAll(async () => {
+    await remote?.db.execute(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await remote?.close();
+  });
+
+  it("1,000 entries in 10 appends round trip across arrival pages; rows hold no plaintext; bob's seal and no seal are refused; a tampered late batch: INTEGRITY", async () => {
+    const { open } = deployment();
+    const sealedStore = (seal: SessionStoreSeal | undefined) =>
+      createPostgresSessionStore({ db: remote.db, ...(seal ? { seal } : {}) });
+    const store = sealedStore(open().sessionStoreSeal(alice));
+    const key = { projectKey: "-workspace-app", sessionId: randomUUID() };
+    // About 3 KB an entry: several batch rows an append, each followed by its entry rows.
+    const many: SessionStoreEntry[] = Array.from({ length: 1000 }, (_, i) => ({
+      type: "assistant",
+      uuid: `e${i}`,
+      message: { role: "assistant", content: [{ type: "text", text: `${SECRET} ${i} ${"ü".repeat(1500)}` }] },
+    }));
+    for (let at = 0; at < many.length; at += 100) await store.append(key, many.slice(at, at + 100));
+    expect(await store.load(key)).toEqual(many);
+    expect(await sealedStore(open().sessionStoreSeal(alice)).load(key)).toEqual(many);
+
+    const result = (await remote.db.execute(
+      `SELECT entry FROM "${schema}".session_store_entries WHERE session_id = '${key.sessionId}' ORDER BY id`,
+    )) as unknown as { rows: { entry: string }[] };
+    const batchRows = result.rows.filter((row) => row.entry.startsWith("@"));
+    expect(result.rows).toHaveLength(many.length + batchRows.length);
+    expect(batchRows.length).toBeGreaterThan(10);
+    for (const { entry } of result.rows) {
+      expect(entry).toMatch(/^(@[A-Za-z0-9_-]{12}:stwe3:[A-Za-z0-9+/=]+|#[A-Za-z0-9_-]{12}\.\d+)$/);
+      expect(entry).not.toContain(SECRET);
+    }
+    await expectStowageError(
+      sealedStore(open().sessionStoreSeal(bob)).load(key),
+      "FORBIDDEN",
+      "DATA_KEY_MISSING",
+    );
+    await expectStowageError(sealedStore(undefined).load(key), "FORBIDDEN", "ROW_SEALED");
+    // A batch row past the first arrival page, one base64 character changed: its tag fails.
+    const late = batchRows[Math.floor(batchRows.length / 2)]!.entry;
+    const at = late.length - 30;
+    const changed = `${late.slice(0, at)}${late[at] === "A" ? "B" : "A"}${late.slice(at + 1)}`;
+    await remote.db.execute(
+      `UPDATE "${schema}".session_store_entries SET entry = '${changed}' WHERE entry = '${late}'`,
+    );
+    await expectStowageError(store.load(key), "INTEGRITY", "DECRYPTION_FAILED");
   });
 });
