@@ -127,6 +127,11 @@ export interface ObjectStore {
   readonly name: string;
   readonly capabilities: Readonly<ObjectStoreCapabilities>;
   put(key: string, body: ObjectBody, options?: PutOptions): Promise<PutResult>;
+  /**
+   * The object's bytes, the caller's own: a new buffer each call, never one the store keeps or
+   * hands to another caller, so that a caller may change them (the encrypted store opens an
+   * object over the bytes it read, instead of into a second buffer of the same size).
+   */
   get(key: string, options?: OperationOptions): Promise<Uint8Array | null>;
   stream(key: string, options?: OperationOptions): Promise<ReadableStream<Uint8Array> | null>;
   head(key: string, options?: OperationOptions): Promise<ObjectInfo | null>;

@@ -103,6 +103,19 @@ function describeBytes({ store, test }: SuiteContext): void {
       sameBytes(await store().get("copy"), text("original"));
     });
 
+    test("hands back bytes of the caller's own: changing them changes neither the object nor the next get", async () => {
+      const bytes = new Uint8Array(randomBytes(200 * 1024));
+      await store().put("owned", bytes);
+      const first = await store().get("owned");
+      first!.fill(0);
+      const second = await store().get("owned");
+      sameBytes(second, bytes);
+      second!.fill(1);
+      sameBytes(await store().get("owned"), bytes);
+      const stream = await store().stream("owned");
+      sameBytes(await readAll(stream!), bytes);
+    });
+
     test("round-trips a stream body delivered in uneven chunks", async () => {
       const bytes = new Uint8Array(randomBytes(3 * 1024 * 1024 + 17));
       const result = await store().put("streamed/body.bin", unevenStream(bytes));

@@ -50,8 +50,9 @@ export function createEncryptedObjectStore(inner: ObjectStore, keys: DataKeys): 
       return { ...result, size };
     },
     async get(key, options) {
+      // The inner store's bytes are this call's own (`ObjectStore.get`): opened over themselves.
       const sealed = await inner.get(key, options);
-      return sealed && openBytes(lookup(key), key, sealed);
+      return sealed && openBytes(lookup(key), key, sealed, { overSealed: true });
     },
     async stream(key, options) {
       const sealed = await inner.stream(key, options);

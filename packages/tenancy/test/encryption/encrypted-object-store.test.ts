@@ -50,6 +50,26 @@ describe("sealed objects at rest", () => {
     expect(Buffer.from((await store.get("threads/user/alice/full/job/a/item"))!)).toEqual(body);
   });
 
+  it("are opened over the bytes the inner store read, whole at every size around a segment's", async () => {
+    const raw = createMemoryObjectStore();
+    let read: Uint8Array | null = null;
+    const spied: ObjectStore = {
+      ...raw,
+      get: async (objectKey, options) => (read = await raw.get(objectKey, options)),
+    };
+    const store = sealed(spied);
+    const sizes = [0, 1, SEGMENT - 1, SEGMENT, SEGMENT + 1, 2 * SEGMENT, 3 * SEGMENT + 10];
+    for (const size of sizes) {
+      const body = new Uint8Array(randomBytes(size));
+      await store.put(`sized/${size}`, body);
+      const opened = (await store.get(`sized/${size}`))!;
+      expect(Buffer.from(opened).equals(body), `${size} bytes`).toBe(true);
+      // A view of the read buffer, not a copy: no second buffer of the object's size.
+      expect(opened.buffer, `${size} bytes`).toBe(read!.buffer);
+      expect(opened.byteOffset).toBe(read!.byteOffset);
+    }
+  });
+
   it("seal two puts of the same bytes differently (a fresh salt per object)", async () => {
     const raw = createMemoryObjectStore();
     const store = sealed(raw);
