@@ -134,6 +134,10 @@ export interface SessionBlobPage {
  * Every record belongs to an owner, and every read and delete names one: another owner's request
  * or session id is simply not there (null, 0), never an error that would tell it exists. Two
  * owners may use the same request id and session id without meeting.
+ *
+ * A record a read returns (`getLatestForRequest`, `getBySessionId`, `list`) holds a blob of the
+ * caller's own, a new buffer each call, so that a caller may change it (tenancy's encrypting
+ * wrapper opens the archive over its ciphertext instead of into a second buffer).
  */
 export interface SessionBlobRepository {
   /**

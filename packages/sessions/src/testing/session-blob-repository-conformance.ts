@@ -100,6 +100,21 @@ function repositoryPerTest(options: SessionBlobRepositoryConformanceOptions): Se
   };
 }
 
+/** The record of `sessionId` as `list` pages give it (a shared database may hold other tests' records). */
+async function listedRecord(
+  repo: SessionBlobRepository,
+  sessionId: string,
+): Promise<SessionBlobRecord | null> {
+  let cursor: string | undefined;
+  do {
+    const page = await repo.list({ limit: 1000, ...(cursor === undefined ? {} : { cursor }) });
+    const found = page.records.find((record) => record.sessionId === sessionId);
+    if (found) return found;
+    cursor = page.cursor;
+  } while (cursor !== undefined);
+  return null;
+}
+
 /** A record stored, read back by request and by session, replaced by an upsert. */
 function itStoresAndReadsBack(repo: SessionBlobRepository): void {
   it("stores a session and reads it back by request and by session id", async () => {
@@ -160,6 +175,19 @@ function itStoresAndReadsBack(repo: SessionBlobRepository): void {
     await repo.create(data);
     data.blob.fill(0);
     sameBytes((await repo.getBySessionId(OWNER, data.sessionId))?.blob, original);
+  });
+
+  it("hands back blobs of the caller's own: changing one changes neither the record nor the next read", async () => {
+    const data = input();
+    const original = data.blob.slice();
+    await repo.create(data);
+    const reads = [
+      () => repo.getBySessionId(OWNER, data.sessionId),
+      () => repo.getLatestForRequest(OWNER, data.requestId),
+      () => listedRecord(repo, data.sessionId),
+    ];
+    for (const read of reads) (await read())!.blob.fill(0);
+    for (const read of reads) sameBytes((await read())?.blob, original);
   });
 
   it("upserts on (owner, request id, session id): the second create replaces the first", async () => {

@@ -38,7 +38,10 @@ export function sealSessionBlobs(repository: SessionBlobRepository, keys: DataKe
   async function open(record: SessionBlobRecord | null): Promise<SessionBlobRecord | null> {
     if (record === null) return null;
     const scope = scopeOfOwner(record.owner);
-    const blob = await openBytes((id) => keys.dataKey(scope, id), boundName(record), record.blob);
+    // The record's blob is this read's own (`SessionBlobRepository`): opened over itself.
+    const blob = await openBytes((id) => keys.dataKey(scope, id), boundName(record), record.blob, {
+      overSealed: true,
+    });
     return { ...record, blob, blobSizeBytes: blob.byteLength };
   }
   return {

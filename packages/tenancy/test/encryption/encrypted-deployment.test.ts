@@ -219,6 +219,21 @@ describe("an encrypted deployment", () => {
     expect(Buffer.from(after!.blob).equals(Buffer.from(before!.blob))).toBe(true);
   });
 
+  it("a stored session is opened over the ciphertext each read fetched: changing what one read gave changes neither the record nor the next read", async () => {
+    const { open, sessionBlobs } = deployment();
+    const stowage = open();
+    const sessionId = randomUUID();
+    await writeEverywhere(stowage, sessionId);
+    const sealedBefore = Buffer.from((await sessionBlobs.list()).records[0]!.blob);
+    const tenant = stowage.tenant(alice).sessionBlobs;
+    const reads = [() => tenant.getBySessionId(sessionId), () => tenant.getLatestForRequest("req-1")];
+    const archive = Buffer.from((await reads[0]!())!.blob);
+    expect(gunzipSync(archive).toString()).toContain(SECRET);
+    for (const read of reads) (await read())!.blob.fill(0);
+    for (const read of reads) expect(Buffer.from((await read())!.blob).equals(archive)).toBe(true);
+    expect(Buffer.from((await sessionBlobs.list()).records[0]!.blob).equals(sealedBefore)).toBe(true);
+  });
+
   it("sealStore seals another store (the uploads') under the principal's data key, readable by the deployment's other views", async () => {
     const { dir, open } = deployment();
     const raw = createFsObjectStore({ root: join(dir, "uploads") });
