@@ -59,12 +59,18 @@ export interface CompleteSessionStore {
  */
 export interface SessionStoreSeal {
   /**
-   * Each text sealed and bound to `boundTo` (one transcript): what comes back holds no plaintext and
-   * no whitespace (the store may write clear text after it, separated by a space), and does not
-   * start as JSON text can (`{["-`, a digit, `t`, `f`, `n`): a store tells sealed rows from clear
-   * ones by that.
+   * Each text (a string, or its UTF-8 bytes) sealed and bound to `boundTo` (one transcript): what
+   * comes back holds no plaintext and no whitespace (the store may write clear text after it,
+   * separated by a space), and does not start as JSON text can (`{["-`, a digit, `t`, `f`, `n`): a
+   * store tells sealed rows from clear ones by that. Bytes let a store hand over a batch of lines
+   * without joining them into one string first (a string over 128 KiB is allocated outside V8's
+   * young generation, each on pages of its own).
    */
-  seal(boundTo: string, texts: readonly string[], options?: StoreOperationOptions): Promise<string[]>;
+  seal(
+    boundTo: string,
+    texts: readonly (string | Uint8Array)[],
+    options?: StoreOperationOptions,
+  ): Promise<string[]>;
   /**
    * Each sealed text's plaintext as UTF-8 bytes (a store splits a batch's lines out of them without
    * decoding the whole): INTEGRITY when one was tampered with, moved from another `boundTo` or is

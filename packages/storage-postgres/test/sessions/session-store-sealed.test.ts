@@ -39,7 +39,7 @@ function testSeal(key: Buffer = randomBytes(32)) {
         const nonce = randomBytes(12);
         const cipher = createCipheriv("aes-256-gcm", key, nonce);
         cipher.setAAD(Buffer.from(boundTo));
-        const body = Buffer.concat([nonce, cipher.update(text, "utf8"), cipher.final(), cipher.getAuthTag()]);
+        const body = Buffer.concat([nonce, cipher.update(typeof text === "string" ? Buffer.from(text, "utf8") : text), cipher.final(), cipher.getAuthTag()]);
         return TAG + body.toString("base64url");
       });
     },
@@ -201,12 +201,14 @@ describeBackends("sealed postgres SessionStore", (backend) => {
       }
     });
 
-    it("a long append is cut into batches of at most 64 Ki characters of lines, an entry longer than that a batch of its own", async () => {
+    it("a long append is cut into batches of at most 128 Ki characters of lines, an entry longer than that a batch of its own", async () => {
       const store = createPostgresSessionStore({ db: db(), seal });
       const key = newKey();
-      // 3 entries of ~30,000 characters, one of 100,000, then 2 more of ~30,000: batches of 2, 1, 1 and 2.
-      const entries = [30_000, 30_000, 30_000, 100_000, 30_000, 30_000].map((length, at) =>
-        prompt(`big-${at}`, "x".repeat(length)),
+      // 3 entries of ~60,000 characters, one of 200,000, then 2 more of ~60,000: batches of 2, 1, 1
+      // and 2. Two-byte text (two UTF-8 bytes a character) and characters beyond U+FFFF (four), so
+      // that a batch's bytes are not its characters.
+      const entries = [60_000, 60_000, 60_000, 200_000, 60_000, 60_000].map((length, at) =>
+        prompt(`big-${at}`, at % 2 === 0 ? "é".repeat(length) : "😀".repeat(length / 2)),
       );
       await store.append(key, entries);
       expect(await store.load(key)).toEqual(entries);

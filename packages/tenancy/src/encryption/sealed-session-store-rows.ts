@@ -129,7 +129,7 @@ export function sealSessionStoreRows(keys: DataKeys, principal: Principal): Sess
       let scratch = Buffer.alloc(0);
       const sealed: string[] = [];
       for (const [index, text] of texts.entries()) {
-        const plain = Buffer.from(text, "utf8");
+        const plain = typeof text === "string" ? Buffer.from(text, "utf8") : text;
         const deflated =
           plain.byteLength < ASYNC_ZLIB_BYTES
             ? deflateRawSync(plain, DEFLATE_OPTIONS)

@@ -230,6 +230,12 @@ describe("sessionStoreSeal(principal) with the PostgreSQL SessionStore", () => {
     const sealed = await seal.seal("entries/p/s/", texts);
     for (const text of sealed) expect(text).toMatch(/^stwe3:\S+$/);
     expect(textsOf(await seal.open("entries/p/s/", sealed))).toEqual(texts);
+    // Given as UTF-8 bytes (how the store hands over a batch), each opens to the same text.
+    const asBytes = await seal.seal("entries/p/s/", [
+      ...texts.map((text) => Buffer.from(text)),
+      new Uint8Array(0),
+    ]);
+    expect(textsOf(await seal.open("entries/p/s/", asBytes))).toEqual([...texts, ""]);
     await expectStowageError(seal.open("entries/p/s/sub", sealed), "INTEGRITY");
     await expectStowageError(seal.open("entries/p/s/", ['{"type":"user"}']), "INTEGRITY");
     // The index is in the row, under the tag: rewriting it to another row's fails.
