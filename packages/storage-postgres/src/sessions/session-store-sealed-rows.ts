@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { BLOB_REF_PREFIX, describeValue, StowageError } from "@stowage/core";
 import type { SessionStoreSeal } from "@stowage/sessions";
 import {
+  encodeJsonLines,
   type SerializedEntry,
   type StoredEntryLine,
   type StoredSessionKey,
@@ -152,26 +153,6 @@ export interface EntryRows {
 const BATCH_LINES_LENGTH = 128 * 1024;
 
 /**
- * A batch row's plaintext, its id and then its lines, a line feed before each, as UTF-8 bytes
- * written line by line: never one string of the whole batch, which V8 would allocate outside its
- * young generation once over 128 KiB (64 Ki characters of two-byte text), each on pages of its
- * own. The bytes are what the string's UTF-8 encoding would be (a lone surrogate becomes U+FFFD in
- * both; lines never meet, a line feed is between them).
- */
-function batchText(id: string, lines: readonly string[]): Buffer {
-  let size = id.length;
-  for (const line of lines) size += Buffer.byteLength(line, "utf8") + 1;
-  const bytes = Buffer.allocUnsafe(size);
-  // The id is base64url: one byte a character.
-  let at = bytes.write(id, 0, "latin1");
-  for (const line of lines) {
-    bytes[at++] = NEWLINE;
-    at += bytes.write(line, at, "utf8");
-  }
-  return bytes;
-}
-
-/**
  * An append's rows: without a seal, each entry's `storedEntryLine`; with one, its entries cut into
  * batches of at most BATCH_LINES_LENGTH, each a batch row and then a row an entry, as the file's
  * header says, all sealed with one `seal` call.
@@ -200,7 +181,10 @@ export async function entryRows(
   const sealed = checkedSealed(
     await seal.seal(
       entriesBoundTo(stored),
-      batches.map(({ id, lines }) => batchText(id, lines)),
+      // As UTF-8 bytes written line by line, never one string of the whole batch, which V8
+      // would allocate outside its young generation once over 128 KiB (64 Ki characters of
+      // two-byte text): that doubled a sealed append's CPU.
+      batches.map(({ id, lines }) => encodeJsonLines([id, ...lines], { finalNewline: false })),
       optionsOf(signal),
     ),
     batches.length,
