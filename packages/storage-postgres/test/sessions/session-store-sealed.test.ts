@@ -39,7 +39,12 @@ function testSeal(key: Buffer = randomBytes(32)) {
         const nonce = randomBytes(12);
         const cipher = createCipheriv("aes-256-gcm", key, nonce);
         cipher.setAAD(Buffer.from(boundTo));
-        const body = Buffer.concat([nonce, cipher.update(typeof text === "string" ? Buffer.from(text, "utf8") : text), cipher.final(), cipher.getAuthTag()]);
+        const body = Buffer.concat([
+          nonce,
+          cipher.update(typeof text === "string" ? Buffer.from(text, "utf8") : text),
+          cipher.final(),
+          cipher.getAuthTag(),
+        ]);
         return TAG + body.toString("base64url");
       });
     },
