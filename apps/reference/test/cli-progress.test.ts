@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { claudeSessionLocation } from "@stowage/sessions";
 import { realTranscripts } from "@stowage/test-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ageFiles } from "./support/age-files.js";
 import { stowage } from "./support/cli.js";
 import { seedEmbeddedDatabase } from "./support/seed-embedded-database.js";
 import { startTestApp } from "./support/test-app.js";
@@ -41,6 +42,9 @@ describe("progress on a terminal", () => {
   });
 
   it("blob gc: roots, scan, then every candidate decided", async () => {
+    // Older than the collection's one second of slack: on a quick machine the blobs put in
+    // `beforeAll` are younger than that here, and a collection keeps every one.
+    await ageFiles(join(env.STOWAGE_DATA_DIR!, "objects", "blobs"), 1200);
     const { stdout, stderr } = await run(["blob", "gc", "--grace-hours", "0", "--dry-run"], true);
     expect(stdout).toMatch(/^would delete 3 of 3 blobs/);
     expect(visible(stderr)).toContain("collecting [");
