@@ -90,7 +90,7 @@ describe("sessionStoreSeal(principal) with the PostgreSQL SessionStore", () => {
     raw[0] = batch!.slice(14);
     raw.splice(1, 1);
     for (const text of raw) {
-      expect(text).toMatch(/^stwe3:[A-Za-z0-9+/=]+$/);
+      expect(text).toMatch(/^stwe4:[A-Za-z0-9+/=]+$/);
       expect(text).not.toContain(SECRET);
       expect(text).not.toContain(PROMPT);
       expect(Buffer.from(text.slice(6), "base64").includes(Buffer.from(SECRET))).toBe(false);
@@ -214,7 +214,7 @@ describe("sessionStoreSeal(principal) with the PostgreSQL SessionStore", () => {
     const bytes = Buffer.from(b[1]!.slice(6), "base64");
     bytes[30] = bytes[30]! ^ 1;
     await expectStowageError(
-      seal.open("entries/p/s/", [a[0]!, b[0]!, `stwe3:${bytes.toString("base64")}`]),
+      seal.open("entries/p/s/", [a[0]!, b[0]!, `stwe4:${bytes.toString("base64")}`]),
       "INTEGRITY",
     );
     expect(textsOf(await seal.open("entries/p/s/", [b[3]!, a[3]!, b[0]!]))).toEqual([
@@ -228,7 +228,7 @@ describe("sessionStoreSeal(principal) with the PostgreSQL SessionStore", () => {
     const seal = deployment().open().sessionStoreSeal(alice)!;
     const texts = ["", "ünïcødé ✓", "x".repeat(70_000), '{"type":"user"}'];
     const sealed = await seal.seal("entries/p/s/", texts);
-    for (const text of sealed) expect(text).toMatch(/^stwe3:\S+$/);
+    for (const text of sealed) expect(text).toMatch(/^stwe4:\S+$/);
     expect(textsOf(await seal.open("entries/p/s/", sealed))).toEqual(texts);
     // Given as UTF-8 bytes (how the store hands over a batch), each opens to the same text.
     const asBytes = await seal.seal("entries/p/s/", [
@@ -241,7 +241,7 @@ describe("sessionStoreSeal(principal) with the PostgreSQL SessionStore", () => {
     // The index is in the row, under the tag: rewriting it to another row's fails.
     const bytes = Buffer.from(sealed[1]!.slice(6), "base64");
     bytes.writeUInt32BE(0, 37);
-    await expectStowageError(seal.open("entries/p/s/", [`stwe3:${bytes.toString("base64")}`]), "INTEGRITY");
+    await expectStowageError(seal.open("entries/p/s/", [`stwe4:${bytes.toString("base64")}`]), "INTEGRITY");
     expect(() =>
       createSharedStores({
         shared: createFsObjectStore({ root: base }),
@@ -287,7 +287,7 @@ describe.skipIf(!server.ready)("sessionStoreSeal(principal) on a PostgreSQL serv
     expect(result.rows).toHaveLength(many.length + batchRows.length);
     expect(batchRows.length).toBeGreaterThan(10);
     for (const { entry } of result.rows) {
-      expect(entry).toMatch(/^(@[A-Za-z0-9_-]{12}:stwe3:[A-Za-z0-9+/=]+|#[A-Za-z0-9_-]{12}\.\d+)$/);
+      expect(entry).toMatch(/^(@[A-Za-z0-9_-]{12}:stwe4:[A-Za-z0-9+/=]+|#[A-Za-z0-9_-]{12}\.\d+)$/);
       expect(entry).not.toContain(SECRET);
     }
     await expectStowageError(
