@@ -2,7 +2,6 @@ import { promisify } from "node:util";
 import { inflateRaw, inflateRawSync } from "node:zlib";
 import { assertPrincipal, type Principal, StowageError } from "@stowage/core";
 import type { SessionStoreSeal } from "@stowage/sessions";
-import { compress, compressSync, uncompress, uncompressSync } from "lz4-napi";
 import { namespaceOf } from "../shared/owner.js";
 import type { DataKeys } from "./data-keys.js";
 import {
@@ -84,6 +83,23 @@ const MAX_OPENED_BYTES = 256 * 1024 * 1024;
 
 const inflateRawAsync = promisify(inflateRaw);
 
+let lz4: Promise<typeof import("lz4-napi")> | undefined;
+/**
+ * lz4-napi, loaded when a seal first needs it: it is a native addon, so on a platform it has no
+ * prebuilt binary for, everything else in this package still runs and this seal is UNAVAILABLE.
+ */
+function loadLz4(): Promise<typeof import("lz4-napi")> {
+  lz4 ??= import("lz4-napi").catch((err: unknown) => {
+    lz4 = undefined;
+    throw new StowageError(
+      "UNAVAILABLE",
+      `the SessionStore seal compresses with lz4-napi, a native addon that does not load here (${process.platform}-${process.arch}): ${(err as Error).message}`,
+      { reason: "CODEC_UNAVAILABLE", cause: err },
+    );
+  });
+  return lz4;
+}
+
 const boundName = (namespace: string, boundTo: string, version: Version) =>
   `${VERSIONS[version].name}/${namespace}/${boundTo}`;
 
@@ -127,6 +143,7 @@ export function sealSessionStoreRows(keys: DataKeys, principal: Principal): Sess
       const header = newHeader(dataKey.id);
       const key = objectKeyFor(dataKey.key, header);
       const sealRow = segmentSealer(name);
+      const { compress, compressSync } = await loadLz4();
       // Each row assembled in one scratch buffer (header, index, ciphertext, tag), then encoded:
       // as in `open`, a buffer a row cost more than the AES.
       let scratch = Buffer.alloc(0);
@@ -215,6 +232,7 @@ async function decompressed(packed: Buffer, name: string): Promise<Buffer> {
   const length = packed.readUInt32LE(0);
   if (length > MAX_OPENED_BYTES)
     throw integrity(name, `records a length of ${length} bytes, more than ${MAX_OPENED_BYTES}`);
+  const { uncompress, uncompressSync } = await loadLz4();
   let text: Buffer;
   try {
     text = packed.byteLength < ASYNC_CODEC_BYTES / 4 ? uncompressSync(packed) : await uncompress(packed);

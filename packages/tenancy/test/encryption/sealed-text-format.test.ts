@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
 import { deflateRawSync } from "node:zlib";
 import { expectStowageError } from "@stowage/core/testing";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { DataKeys } from "../../src/encryption/data-keys.js";
 import { sealSessionStoreRows } from "../../src/encryption/sealed-session-store-rows.js";
 
@@ -305,5 +305,35 @@ describe("a SessionStore row's sealed text, built by hand", () => {
       "DECRYPTION_FAILED",
     );
     expect(error.message).toContain("more than 1024 bytes");
+  });
+
+  it("where lz4-napi (a native addon) does not load: sealing and stwe4: texts are UNAVAILABLE, stwe3: texts still open", async () => {
+    vi.resetModules();
+    vi.doMock("lz4-napi", () => {
+      throw new Error("no prebuilt binary for this platform");
+    });
+    try {
+      const { sealSessionStoreRows: sealWithout } = await import(
+        "../../src/encryption/sealed-session-store-rows.js"
+      );
+      const without = sealWithout(keys, { kind: "user", id: "alice" });
+      const refused = await expectStowageError(
+        without.seal(BOUND_TO, ["{}"]),
+        "UNAVAILABLE",
+        "CODEC_UNAVAILABLE",
+      );
+      expect(refused.message).toContain("lz4-napi");
+      const third = handSealed("stwe3:", SIZED_NAME, sizedBody(Buffer.from(text)));
+      const opened = await without.open(BOUND_TO, [third]);
+      expect(Buffer.from(opened[0]!).toString("utf8")).toBe(text);
+      await expectStowageError(
+        without.open(BOUND_TO, [handSealed("stwe4:", LZ4_NAME, lz4Body(MATCHING_BLOCK, 17))]),
+        "UNAVAILABLE",
+        "CODEC_UNAVAILABLE",
+      );
+    } finally {
+      vi.doUnmock("lz4-napi");
+      vi.resetModules();
+    }
   });
 });
