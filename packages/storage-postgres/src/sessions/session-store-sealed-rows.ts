@@ -144,8 +144,9 @@ export interface EntryRows {
  * of its own). A load's driver decodes each row's text into a string, and V8 places a string over
  * 128 KiB outside its young generation: batch rows of a whole append of 100 entries (270 KB of
  * text, uncompressed then) made a load spend about as long decoding them as on the rest of its
- * text together. Compressed, a row's base64 is about 0.37 times its lines' bytes, so 128 Ki
- * characters keep it near 50 KB. Against 64 Ki (2026-12-04, each case in its own process, a full
+ * text together. Compressed by tenancy's seal, a row's base64 is about 0.46 times its lines' bytes
+ * (LZ4 on the tenancy bench's entries; 0.37 with the DEFLATE it used until 2026-12-04), so 128 Ki
+ * characters of one-byte text keep it near 64 KB. Against 64 Ki (2026-12-04, each case in its own process, a full
  * GC first, on a slow machine): the server's sealed load 1.52x and 1.66x the clear one against
  * 1.53x and 1.63x, the append 0.77x both against 0.80x and 0.86x; PGlite's the same within the
  * spread. Fewer texts a load means fewer inflaters and deciphers set up.
