@@ -24,22 +24,33 @@ const keys = {
 const seal = sealSessionStoreRows(keys, { kind: "user", id: "alice" });
 const BOUND_TO = "entries/-workspace-app/s1/";
 
+/**
+ * What a text's AES-256-GCM takes, by the format: the key HKDF'd from the data key and the
+ * header's salt (its last 16 bytes), the nonce (8 zero bytes, then the index), and the additional
+ * data (the header, the index, "last" — every text is one segment — and the name).
+ */
+function gcmInputs(header: Buffer, indexBytes: Buffer, name: string) {
+  const salt = header.subarray(21);
+  return {
+    key: Buffer.from(hkdfSync("sha256", DATA_KEY, salt, Buffer.from("stowage/object-key/v1"), 32)),
+    nonce: Buffer.concat([Buffer.alloc(8), indexBytes]),
+    aad: Buffer.concat([header, indexBytes, Buffer.from([1]), Buffer.from(name, "utf8")]),
+  };
+}
+
 /** A sealed text: `tag`, then base64 of header | index | AES-256-GCM(plaintext) | GCM tag. */
 function handSealed(tag: string, name: string, plaintext: Uint8Array, index = 0): string {
-  const salt = randomBytes(16);
   const header = Buffer.concat([
     Buffer.from("STWE"),
     Buffer.from([1]),
     Buffer.from(DATA_KEY_ID, "hex"),
-    salt,
+    randomBytes(16),
   ]);
-  const key = Buffer.from(hkdfSync("sha256", DATA_KEY, salt, Buffer.from("stowage/object-key/v1"), 32));
   const indexBytes = Buffer.alloc(4);
   indexBytes.writeUInt32BE(index);
-  const nonce = Buffer.concat([Buffer.alloc(8), indexBytes]);
+  const { key, nonce, aad } = gcmInputs(header, indexBytes, name);
   const cipher = createCipheriv("aes-256-gcm", key, nonce);
-  // Additional data: the header, the index, "last" (every text is one segment), the name.
-  cipher.setAAD(Buffer.concat([header, indexBytes, Buffer.from([1]), Buffer.from(name, "utf8")]));
+  cipher.setAAD(aad);
   const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
   return tag + Buffer.concat([header, indexBytes, ciphertext, cipher.getAuthTag()]).toString("base64");
 }
@@ -89,13 +100,10 @@ const opened = async (texts: string[]) =>
 /** The plaintext of a text `seal` wrote, opened here by hand (the key is this file's). */
 function handOpened(written: string, name: string, index = 0): Buffer {
   const bytes = Buffer.from(written.slice(6), "base64");
-  const header = bytes.subarray(0, 37);
-  const key = Buffer.from(
-    hkdfSync("sha256", DATA_KEY, header.subarray(21), Buffer.from("stowage/object-key/v1"), 32),
-  );
   const indexBytes = bytes.subarray(37, 41);
-  const decipher = createDecipheriv("aes-256-gcm", key, Buffer.concat([Buffer.alloc(8), indexBytes]));
-  decipher.setAAD(Buffer.concat([header, indexBytes, Buffer.from([1]), Buffer.from(name, "utf8")]));
+  const { key, nonce, aad } = gcmInputs(bytes.subarray(0, 37), indexBytes, name);
+  const decipher = createDecipheriv("aes-256-gcm", key, nonce);
+  decipher.setAAD(aad);
   decipher.setAuthTag(bytes.subarray(bytes.byteLength - 16));
   expect(bytes.readUInt32BE(37)).toBe(index);
   return Buffer.concat([decipher.update(bytes.subarray(41, bytes.byteLength - 16)), decipher.final()]);
