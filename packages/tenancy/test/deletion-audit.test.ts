@@ -41,6 +41,14 @@ async function allRows(audit: {
 }
 
 describe("the deletion audit log", () => {
+  it("lists appends of one millisecond in the order they were made (a collection's row, then the purge after it)", async () => {
+    const at = new Date("2026-11-01T10:00:00.000Z");
+    const audit = deletionAuditAt(createMemoryObjectStore(), "deletion-audit/user/alice/", { now: () => at });
+    const ids = Array.from({ length: 40 }, (_, index) => `blob-${index}`);
+    for (const id of ids) await audit.append([{ kind: "blobs", id, by: "gc", reason: "taken" }]);
+    expect((await allRows(audit)).map((row) => row.id)).toEqual(ids);
+  });
+
   it("keeps appended rows oldest first, pages through them, and filters by since", async () => {
     let now = new Date("2026-11-01T10:00:00.000Z");
     const audit = deletionAuditAt(createMemoryObjectStore(), "deletion-audit/user/alice/", {

@@ -46,7 +46,7 @@ export interface DeletionAuditPage {
  * One principal's (or the deployment's) append-only log of what was deleted. Every append is its
  * own object, written create-only (`ifNoneMatch: "*"`) under a fresh name: two processes
  * appending at once each write their own object, and no row is ever lost to a read-modify-write.
- * Objects are grouped by day (`<YYYY-MM-DD>/<ms>-<random>.json`), one per deletion event (a
+ * Objects are grouped by day (`<YYYY-MM-DD>/<ms>-<sequence>-<random>.json`), one per deletion event (a
  * session's deletion, a sweep batch per principal, a collection per principal): growth follows
  * deletion events, not rows, and `prune` drops whole days past the retention.
  */
@@ -122,6 +122,9 @@ function rowsIn(bytes: Uint8Array): DeletionAuditRow[] | undefined {
   }
 }
 
+/** Appends of this process so far: the second part of each object's name. */
+let appendSequence = 0;
+
 /** Writes `rows` as one new object of today's day, retrying only a name another writer took. */
 async function writeObject(
   store: ObjectStore,
@@ -132,7 +135,10 @@ async function writeObject(
 ): Promise<void> {
   const body = new TextEncoder().encode(JSON.stringify({ rows }));
   for (;;) {
-    const name = `${String(at.getTime()).padStart(15, "0")}-${randomBytes(6).toString("hex")}.json`;
+    // The sequence keeps this process's appends of one millisecond in the order it made them
+    // (the log lists by name); the random part keeps other processes' names apart.
+    const sequence = (appendSequence++).toString(36).padStart(11, "0");
+    const name = `${String(at.getTime()).padStart(15, "0")}-${sequence}-${randomBytes(6).toString("hex")}.json`;
     try {
       await store.put(`${namespace}${dayOf(at)}/${name}`, body, {
         ...options,
