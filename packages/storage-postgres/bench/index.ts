@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { runBenchmarks } from "@stowage/bench-kit";
+import { checkpointDatabase, runBenchmarks } from "@stowage/bench-kit";
 import { createMemoryObjectStore } from "@stowage/core";
 import { compressChunks } from "@stowage/sessions";
 import { realisticTranscriptEntries } from "@stowage/sessions/testing";
@@ -92,6 +92,7 @@ const rawReserveAll = async () => {
 
 const truncate = async () => {
   await pool.query("TRUNCATE agent_sessions, session_store_entries, session_store_keys");
+  await checkpointDatabase(pool);
 };
 
 try {

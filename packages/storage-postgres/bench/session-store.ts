@@ -1,6 +1,13 @@
 import { randomUUID } from "node:crypto";
 import type { SessionKey, SessionStoreEntry } from "@anthropic-ai/claude-agent-sdk";
-import { compare, freshDatabase, growth, referenceSource, runComparisons } from "@stowage/bench-kit";
+import {
+  checkpointDatabase,
+  compare,
+  freshDatabase,
+  growth,
+  referenceSource,
+  runComparisons,
+} from "@stowage/bench-kit";
 import { realisticTranscriptEntries } from "@stowage/sessions/testing";
 import pg from "pg";
 import { connectPostgres } from "../src/index.js";
@@ -80,6 +87,11 @@ async function freshStore(contender: string): Promise<StoreState> {
     },
   };
 }
+/** The state with the server checkpointed, so the run does not pay for the WAL of the runs before it. */
+async function settled(state: StoreState): Promise<StoreState> {
+  await checkpointDatabase(admin);
+  return state;
+}
 const appendAll = async ({ store, key }: StoreState, batches: SessionStoreEntry[][]) => {
   for (const batch of batches) await store.append(key, batch);
 };
@@ -96,8 +108,8 @@ const appendCase = (count: number, size: number, rounds: number) => {
     name: `SessionStore.append of ${count.toLocaleString("en-US")} entries in batches of ${size}`,
     units: { count, label: "ops" },
     rounds,
-    freshState: "a new empty database (tables made) and a new store on a pool of 10",
-    fresh: ({ contender }) => freshStore(contender),
+    freshState: "a new empty database (tables made), a new store on a pool of 10, then a CHECKPOINT",
+    fresh: async ({ contender }) => settled(await freshStore(contender)),
     dispose: (state) => state.close(),
     ours: (state) => appendAll(state, batches),
     against: [{ name: peer, kind: "peer", target, run: (state) => appendAll(state, batches) }],
@@ -111,11 +123,12 @@ const loadCase = compare<StoreState>({
   name: `SessionStore.load of a transcript of ${LOAD.toLocaleString("en-US")} entries`,
   units: { count: LOAD, label: "ops" },
   rounds: 7,
-  freshState: "a new database holding only this transcript, appended by the same side (untimed)",
+  freshState:
+    "a new database holding only this transcript, appended by the same side (untimed), then a CHECKPOINT",
   fresh: async ({ contender }) => {
     const state = await freshStore(contender);
     await appendAll(state, loadBatches);
-    return state;
+    return settled(state);
   },
   dispose: (state) => state.close(),
   ours: async ({ store, key }) => {

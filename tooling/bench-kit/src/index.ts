@@ -8,6 +8,7 @@ export {
   type RunInfo,
 } from "./comparison.js";
 export {
+  checkpointDatabase,
   type DatabaseAdmin,
   directoryPerRound,
   type FreshDatabase,
