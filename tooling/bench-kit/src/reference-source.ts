@@ -44,7 +44,12 @@ export async function referenceSource(options: ReferenceSourceOptions): Promise<
     origin = `${options.repo}@${commit.slice(0, 12)}:${options.path}`;
   } else {
     const url = `https://raw.githubusercontent.com/${options.repo}/HEAD/${options.path}`;
-    const response = await fetch(url);
+    // Offline, a bare "fetch failed" says nothing of the mirror that would have served it.
+    const response = await fetch(url).catch((err: unknown) => {
+      throw new Error(`no mirror of ${options.repo} at ${gitDir}, and ${url} could not be fetched`, {
+        cause: err,
+      });
+    });
     if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
     text = await response.text();
     origin = url;
