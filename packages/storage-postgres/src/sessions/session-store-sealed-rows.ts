@@ -146,10 +146,10 @@ export interface EntryRows {
  * text, uncompressed then) made a load spend about as long decoding them as on the rest of its
  * text together. Compressed by tenancy's seal, a row's base64 is about 0.46 times its lines' bytes
  * (LZ4 on the tenancy bench's entries; 0.37 with the DEFLATE it used until 2026-12-04), so 128 Ki
- * characters of one-byte text keep it near 64 KB. Against 64 Ki (2026-12-04, each case in its own process, a full
- * GC first, on a slow machine): the server's sealed load 1.52x and 1.66x the clear one against
- * 1.53x and 1.63x, the append 0.77x both against 0.80x and 0.86x; PGlite's the same within the
- * spread. Fewer texts a load means fewer inflaters and deciphers set up.
+ * characters of one-byte text keep it near 64 KB. Against 64 Ki (2026-12-04, each case in its own
+ * process, a full GC first, on a slow machine): the server's sealed load 1.52x and 1.66x the clear
+ * one against 1.53x and 1.63x, the append 0.77x both against 0.80x and 0.86x; PGlite's the same
+ * within the spread. Fewer texts a load means fewer decompressors and deciphers set up.
  */
 const BATCH_LINES_LENGTH = 128 * 1024;
 

@@ -46,9 +46,9 @@ export interface DeletionAuditPage {
  * One principal's (or the deployment's) append-only log of what was deleted. Every append is its
  * own object, written create-only (`ifNoneMatch: "*"`) under a fresh name: two processes
  * appending at once each write their own object, and no row is ever lost to a read-modify-write.
- * Objects are grouped by day (`<YYYY-MM-DD>/<ms>-<sequence>-<random>.json`), one per deletion event (a
- * session's deletion, a sweep batch per principal, a collection per principal): growth follows
- * deletion events, not rows, and `prune` drops whole days past the retention.
+ * Objects are grouped by day (`<YYYY-MM-DD>/<ms>-<sequence>-<random>.json`), one per deletion
+ * event (a session's deletion, a sweep batch per principal, a collection per principal): growth
+ * follows deletion events, not rows, and `prune` drops whole days past the retention.
  */
 export interface DeletionAudit {
   /** Appends rows (their `at` defaults to now); nothing is written for an empty list. */

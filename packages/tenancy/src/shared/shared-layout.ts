@@ -13,8 +13,8 @@ export const SHARED_LAYOUT = {
   /** Which principal stored which blob: one empty mark per blob and owner. */
   blobOwners: "blob-owners/",
   /**
-   * What was deleted, per principal (`<kind>/<id>/<YYYY-MM-DD>/<ms>-<sequence>-<random>.json`) and for the
-   * deployment where a sweep does not know the owner (`deployment/…`); kept 400 days.
+   * What was deleted, per principal (`<kind>/<id>/<YYYY-MM-DD>/<ms>-<sequence>-<random>.json`)
+   * and for the deployment where a sweep does not know the owner (`deployment/…`); kept 400 days.
    */
   deletionAudit: "deletion-audit/",
   /**
