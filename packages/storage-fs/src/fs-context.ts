@@ -3,12 +3,14 @@ import { type FileHandle, lstat, open } from "node:fs/promises";
 import { errnoOf } from "@stowage/core";
 import { symlinkRefused } from "@stowage/core/fs";
 import type { DirectorySnapshots } from "./directory-snapshot.js";
+import type { PutJournal } from "./journal/put-journal.js";
 import type { KeyLocation, KeyPaths } from "./key-path.js";
 
 /**
  * What every operation of one fs store works with: where its keys live, whether it fsyncs, the
- * directory fsync its puts share and its listings' snapshots. The store's functions (`fs-put.ts`,
- * `fs-read.ts`, `fs-move.ts`, `fs-list.ts`) take it first; `createFsObjectStore` makes it once.
+ * directory fsync its puts share, its put journal and its listings' snapshots. The store's
+ * functions (`fs-put.ts`, `fs-read.ts`, `fs-move.ts`, `fs-list.ts`) take it first;
+ * `createFsObjectStore` makes it once.
  */
 export interface FsContext {
   readonly paths: KeyPaths;
@@ -21,6 +23,8 @@ export interface FsContext {
    */
   readonly syncDirectory: (path: string) => Promise<void>;
   readonly snapshots: DirectorySnapshots;
+  /** Where small fsync'd puts make their bodies durable (group commit); none without fsync. */
+  readonly journal: PutJournal | undefined;
 }
 
 /**

@@ -15,6 +15,9 @@ import { iterateFileKeys, iterateFiles, listFiles, removeStaleTempFiles } from "
 import { moveFile } from "./fs-move.js";
 import { putFile } from "./fs-put.js";
 import { deleteFile, getFile, headFile, streamFile, touchFile } from "./fs-read.js";
+import { bootId, recoverJournal } from "./journal/journal-recovery.js";
+import { createPutJournal } from "./journal/put-journal.js";
+import { afterReady, createRecoveryGate, iterateAfterReady } from "./journal/recovery-gate.js";
 import { createKeyPaths } from "./key-path.js";
 
 export interface FsObjectStoreOptions {
@@ -71,12 +74,16 @@ function contextFrom(options: FsObjectStoreOptions): FsContext {
       `createFsObjectStore: fsync must be a boolean, got ${describeValue(options.fsync)}`,
     );
   }
+  const paths = createKeyPaths(options.root);
+  const fsync = options.fsync ?? true;
   return {
-    paths: createKeyPaths(options.root),
-    fsync: options.fsync ?? true,
+    paths,
+    fsync,
     // Concurrent puts into one directory share a directory fsync (group commit).
     syncDirectory: createDirectorySync(),
     snapshots: createDirectorySnapshots(),
+    // Concurrent small puts share the journal's fdatasync instead of fsyncing each file.
+    journal: fsync ? createPutJournal(paths, bootId()) : undefined,
   };
 }
 
@@ -91,6 +98,8 @@ export function createFsObjectStore(options: FsObjectStoreOptions): FsObjectStor
 export function createFsObjectStore(options: FsObjectStoreOptions): FsObjectStore {
   const context = contextFrom(options);
   const { paths } = context;
+  // Every store, with fsync or without, first makes whole what a machine crash left in the journal.
+  const ready = createRecoveryGate(() => recoverJournal(paths));
   const driver: ObjectStoreDriver = {
     name: "fs",
     atomicCreateOnly: true,
@@ -99,17 +108,19 @@ export function createFsObjectStore(options: FsObjectStoreOptions): FsObjectStor
     directUploadVerifiesSha256: true,
     // rename and link keep the inode, so its mtime.
     moveKeepsLastModified: true,
-    put: (key, body, { ifNoneMatch, signal }) => putFile(context, key, body, ifNoneMatch === "*", signal),
-    get: (key) => getFile(context, key),
-    stream: (key) => streamFile(context, key),
-    head: (key) => headFile(context, key),
-    delete: (key) => deleteFile(context, key),
-    list: (list) => listFiles(context, list),
-    iterate: (iterate) => iterateFiles(context, iterate),
-    keys: (keys) => iterateFileKeys(context, keys),
-    move: (from, to, { ifNoneMatch }) => moveFile(context, from, to, ifNoneMatch === "*"),
+    put: afterReady(ready, (key, body, { ifNoneMatch, signal }) =>
+      putFile(context, key, body, ifNoneMatch === "*", signal),
+    ),
+    get: afterReady(ready, (key) => getFile(context, key)),
+    stream: afterReady(ready, (key) => streamFile(context, key)),
+    head: afterReady(ready, (key) => headFile(context, key)),
+    delete: afterReady(ready, (key) => deleteFile(context, key)),
+    list: afterReady(ready, (list) => listFiles(context, list)),
+    iterate: iterateAfterReady(ready, (iterate) => iterateFiles(context, iterate)),
+    keys: iterateAfterReady(ready, (keys) => iterateFileKeys(context, keys)),
+    move: afterReady(ready, (from, to, { ifNoneMatch }) => moveFile(context, from, to, ifNoneMatch === "*")),
     uriFor: (key) => pathToFileURL(paths.pathFor(key)).href,
-    touch: (key) => touchFile(context, key),
+    touch: afterReady(ready, (key) => touchFile(context, key)),
   };
 
   let store = defineObjectStore(driver);
@@ -137,8 +148,9 @@ export function createFsObjectStore(options: FsObjectStoreOptions): FsObjectStor
     // Always set (the driver has it); restated because ObjectStore declares it optional.
     uriFor: store.uriFor!,
     root: paths.rootPath,
-    removeStaleTempFiles: (sweep?: { olderThanMs?: number; signal?: AbortSignal }) =>
-      removeStaleTempFiles(context, sweep),
+    removeStaleTempFiles: async (sweep?: { olderThanMs?: number; signal?: AbortSignal }) =>
+      // Stale journal segments too: their files fsync'd, then removed (journal-recovery.ts).
+      (await recoverJournal(paths)).removed + (await removeStaleTempFiles(context, sweep)),
     ...(transfer
       ? {
           handleDirectRequest: transfer.handleDirectRequest,

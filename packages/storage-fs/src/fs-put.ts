@@ -1,12 +1,20 @@
 import { describeValue, errnoOf, type PutResult, StowageError } from "@stowage/core";
 import { writeTempFile } from "@stowage/core/fs";
 import { type FsContext, withLocation } from "./fs-context.js";
-import { asyncCalls, SYNC_WRITE_MAX_BYTES, syncCalls, writeSmallTempFile } from "./small-write.js";
+import {
+  asyncCalls,
+  type SmallTempFile,
+  SYNC_WRITE_MAX_BYTES,
+  syncCalls,
+  writeSmallTempFile,
+} from "./small-write.js";
 
 /**
  * Writes the body to a temp file in the key's directory, then publishes it: `link()` when
  * create-only (it fails if the key exists), else `rename()` over the key; then fsyncs the
- * directory. A reader sees the old object or the new one, never a part.
+ * directory. A reader sees the old object or the new one, never a part. A small fsync'd body is
+ * not fsync'd in its file: it is appended to the store's journal, which is made durable before
+ * the publish (many puts share one fdatasync), and the file is fsync'd later (put-journal.ts).
  */
 export async function putFile(
   context: FsContext,
@@ -15,20 +23,25 @@ export async function putFile(
   createOnly: boolean,
   signal: AbortSignal | undefined,
 ): Promise<PutResult> {
-  const { fsync } = context;
+  const { fsync, journal } = context;
   const stored = await withLocation(context, key, true, async (location, path) => {
-    const small = !fsync && body instanceof Uint8Array && body.byteLength <= SYNC_WRITE_MAX_BYTES;
+    const small = body instanceof Uint8Array && body.byteLength <= SYNC_WRITE_MAX_BYTES;
+    const journaled = small && fsync ? journal : undefined;
     const calls = small ? syncCalls : asyncCalls;
     // Whether the key is a file already (the result's `created`): asked on the thread pool
     // while a large body is written (one round trip off the put's path), and synchronously
     // just before the rename of a small one (no round trip at all). Either way before the
     // rename; a concurrent writer can race it either way.
     const existed = createOnly || small ? undefined : calls.isFile(path);
-    const temp = small
-      ? await writeSmallTempFile(location.directory.path, body)
+    const temp: SmallTempFile = small
+      ? await writeSmallTempFile(location.directory.path, body, journaled !== undefined)
       : await writeTempFile(location.directory.path, body, { fsync, signal });
     let created: boolean;
     try {
+      // Durable before the publish: a file whose bytes the kernel has not written yet is never
+      // at a key without the journal holding them.
+      if (journaled)
+        await journaled.append({ key, identity: temp.identity!, body: body as Uint8Array }, temp.path);
       if (createOnly) {
         // link() fails if the target exists: an atomic create-only publish, unlike rename().
         try {

@@ -1,8 +1,19 @@
 import { randomBytes } from "node:crypto";
-import { linkSync, lstatSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  fstatSync,
+  linkSync,
+  lstatSync,
+  openSync,
+  renameSync,
+  rmSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { link, lstat, rename, rm, unlink } from "node:fs/promises";
 import { errnoOf, StowageError } from "@stowage/core";
 import { ensureDirectory, TEMP_FILE_PREFIX, type TempFile } from "@stowage/core/fs";
+import type { FileIdentity } from "./journal/journal-record.js";
 
 /**
  * Bodies up to this size, when not fsync'd, are written with synchronous system calls: a 4 KiB
@@ -59,20 +70,32 @@ export const syncCalls: PublishCalls = {
 const processTempPrefix = `${TEMP_FILE_PREFIX}${randomBytes(8).toString("hex")}-`;
 let tempCounter = 0;
 
+/** A small temp file; with its identity when asked for (a journaled put records it). */
+export interface SmallTempFile extends TempFile {
+  identity?: FileIdentity;
+}
+
 /**
- * Writes a small body to a new temp file in `directory` with one synchronous call, not fsync'd;
- * on failure nothing is left behind. The directory is made only when the write finds it missing
- * (the root, on the first put), as `writeTempFile` does.
+ * Writes a small body to a new temp file in `directory` with synchronous calls, not fsync'd; on
+ * failure nothing is left behind. The directory is made only when the write finds it missing
+ * (the root, on the first put), as `writeTempFile` does. With `identify`, the file's inode and
+ * birth time are read from its descriptor before it is closed.
  */
-export async function writeSmallTempFile(directory: string, body: Uint8Array): Promise<TempFile> {
+export async function writeSmallTempFile(
+  directory: string,
+  body: Uint8Array,
+  identify = false,
+): Promise<SmallTempFile> {
   const path = `${directory}/${processTempPrefix}${(tempCounter++).toString(36)}`;
+  const create = () => (identify ? writeIdentified(path, body) : writeFileSync(path, body, WRITE_NEW));
+  let identity: FileIdentity | undefined;
   try {
     try {
-      writeFileSync(path, body, { flag: "wx", mode: 0o644 });
+      identity = create() ?? undefined;
     } catch (err) {
       if (errnoOf(err) !== "ENOENT") throw err;
       await ensureDirectory(directory);
-      writeFileSync(path, body, { flag: "wx", mode: 0o644 });
+      identity = create() ?? undefined;
     }
   } catch (err) {
     await syncCalls.discard(path);
@@ -81,5 +104,18 @@ export async function writeSmallTempFile(directory: string, body: Uint8Array): P
     }
     throw err;
   }
-  return { path, size: body.byteLength };
+  return { path, size: body.byteLength, identity };
+}
+
+const WRITE_NEW = { flag: "wx", mode: 0o644 } as const;
+
+function writeIdentified(path: string, body: Uint8Array): FileIdentity {
+  const fd = openSync(path, WRITE_NEW.flag, WRITE_NEW.mode);
+  try {
+    writeFileSync(fd, body);
+    const { ino, birthtimeNs } = fstatSync(fd, { bigint: true });
+    return { ino, birthtimeNs };
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -13,3 +13,16 @@ export async function filesUnder(dir: string, options: { includeSpecial?: boolea
     .map((entry) => relative(dir, join(entry.parentPath, entry.name)).split(sep).join("/"))
     .sort();
 }
+
+/**
+ * The put journal an fs store (`@stowage/storage-fs`) keeps under its root: segments of small
+ * puts not yet checkpointed, not objects. Its name carries the reserved temp prefix.
+ */
+export const FS_JOURNAL_DIRECTORY = ".stowage-tmp-journal";
+
+/** Paths relative to an fs store's root, without its put journal's (what it stores, and anything left over). */
+export function withoutJournal(paths: readonly string[]): string[] {
+  return paths.filter(
+    (path) => path !== FS_JOURNAL_DIRECTORY && !path.startsWith(`${FS_JOURNAL_DIRECTORY}/`),
+  );
+}

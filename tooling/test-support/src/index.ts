@@ -5,7 +5,7 @@ export {
   type WorkerLoop,
 } from "./directory-swapper.js";
 export { inCi, isRoot } from "./environment.js";
-export { filesUnder } from "./files-under.js";
+export { FS_JOURNAL_DIRECTORY, filesUnder, withoutJournal } from "./files-under.js";
 export { countTokensHeuristic } from "./heuristic-token-counter.js";
 export {
   type ClaudeScreenshotSessionOptions,

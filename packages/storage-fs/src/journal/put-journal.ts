@@ -1,0 +1,195 @@
+import { closeSync, fstatSync, fsync, openSync } from "node:fs";
+import { promisify } from "node:util";
+import type { KeyPaths } from "../key-path.js";
+import { encodeRecord, type JournalRecord } from "./journal-record.js";
+import {
+  appendToSegment,
+  closeSegment,
+  createSegment,
+  type JournaledFile,
+  removeSegment,
+  reopenSegment,
+  type Segment,
+} from "./journal-segment.js";
+import { syncRecordedFile } from "./recorded-file.js";
+import { syncFileSystem } from "./sync-file-system.js";
+
+const fsyncAsync = promisify(fsync);
+
+/** A segment is sealed (no more appends) once this long, so a replay or a checkpoint reads a bounded file. */
+const SEGMENT_MAX_BYTES = 16 * 1024 * 1024;
+/**
+ * How long after a write the files it journaled are made durable (one syncfs, else an fsync of
+ * each) and its segment removed. By then the kernel has usually written them back on its own
+ * (Linux writes dirty pages older than 30 s), so the sync finds little to do; an exit before
+ * then leaves the segment to the next store opened on the root (journal-recovery.ts).
+ */
+const CHECKPOINT_DELAY_MS = 35_000;
+
+interface Batch {
+  readonly buffers: Buffer[];
+  readonly files: JournaledFile[];
+  readonly temps: string[];
+  readonly done: Promise<void>;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+export interface PutJournal {
+  /**
+   * Appends a put's record; resolves once it is durable. Puts that append while a batch is
+   * being written and synced share the next batch's one write and one fdatasync (group commit).
+   * `tempPath` is the put's temp file, fsync'd instead should the segment be removed under us.
+   */
+  append(record: JournalRecord, tempPath: string): Promise<void>;
+  /** Makes the files of every segment written so far durable, then removes the segments. */
+  checkpoint(): Promise<void>;
+}
+
+/**
+ * The put journal of one store: small fsync'd puts write their temp file without an fsync, append
+ * their body here, and publish once the journal is durable; many puts then cost one fdatasync of
+ * the journal (plus the directory's shared fsync) instead of one fsync of each file. The files
+ * are made durable later by {@link PutJournal.checkpoint}, off the puts' path; until then a crash of
+ * the machine is repaired from the journal (journal-recovery.ts). Each store writes segments of
+ * its own (`<boot id>.<random>.log`), so processes never append to one file.
+ */
+export function createPutJournal(paths: KeyPaths, bootId: string): PutJournal {
+  let segment: Segment | undefined;
+  const sealed: Segment[] = [];
+  let queued: Batch | undefined;
+  let running: Promise<void> | undefined;
+  let checkpointTimer: NodeJS.Timeout | undefined;
+  let checkpointing: Promise<void> | undefined;
+
+  function seal(current: Segment): void {
+    if (segment === current) segment = undefined;
+    closeSegment(current);
+    sealed.push(current);
+  }
+
+  /** The segment to append to, open: the current one reopened after an idle spell, else a new one. */
+  async function openForAppend(): Promise<Segment & { fd: number }> {
+    if (segment && segment.fd === undefined) {
+      const reopened = reopenSegment(paths, segment.name);
+      // Gone (a recovery took it for a dead store's): its records were synced; start another.
+      if (reopened === undefined) seal(segment);
+      else segment.fd = reopened;
+    }
+    if (!segment) segment = await createSegment(paths, bootId);
+    return segment as Segment & { fd: number };
+  }
+
+  async function write(batch: Batch): Promise<void> {
+    const current = await openForAppend();
+    const bytes = Buffer.concat(batch.buffers);
+    try {
+      await appendToSegment(current, bytes);
+    } catch (err) {
+      // A torn record may end the segment now: nothing is appended after it, so replay stops
+      // where this batch began and every earlier record still counts.
+      seal(current);
+      throw err;
+    }
+    current.size += bytes.byteLength;
+    current.files.push(...batch.files);
+    if (fstatSync(current.fd).nlink === 0) {
+      // Removed while in use (a recovery that took it for a dead store's, after a very long
+      // pause of this process): its records no longer count, so the files are synced instead.
+      seal(current);
+      await Promise.all(batch.temps.map(syncTempFile));
+    } else if (current.size >= SEGMENT_MAX_BYTES) {
+      seal(current);
+    }
+    scheduleCheckpoint();
+  }
+
+  async function flushQueued(): Promise<void> {
+    // Yield once so that puts appending in the same turn of the event loop join the first batch.
+    await Promise.resolve();
+    while (queued) {
+      const batch = queued;
+      queued = undefined;
+      try {
+        await write(batch);
+        batch.resolve();
+      } catch (err) {
+        batch.reject(err);
+      }
+    }
+    if (segment) closeSegment(segment);
+    running = undefined;
+  }
+
+  function scheduleCheckpoint(): void {
+    if (checkpointTimer) return;
+    checkpointTimer = setTimeout(() => {
+      checkpointTimer = undefined;
+      // In the background: a failure leaves the segment on disk, for recovery to finish later.
+      checkpoint().catch(() => {});
+    }, CHECKPOINT_DELAY_MS);
+    // A pending checkpoint never keeps a process alive: recovery finishes what an exit leaves.
+    checkpointTimer.unref();
+  }
+
+  async function checkpointSealed(): Promise<void> {
+    while (running) await running;
+    if (segment) seal(segment);
+    // Only segments sealed by now: a syncfs covers the files written before it starts.
+    const finishing = sealed.splice(0);
+    try {
+      const fileSystemSynced = finishing.length > 0 && (await syncFileSystem(paths.rootPath));
+      while (finishing.length > 0) {
+        const next = finishing[0]!;
+        if (!fileSystemSynced) {
+          for (const file of next.files) await syncRecordedFile(paths, file.key, file.identity);
+        }
+        removeSegment(paths, next.name);
+        finishing.shift();
+      }
+    } finally {
+      // What could not be finished (an fsync failed) waits for the next checkpoint, or for a
+      // recovery once stale: the segment stays on disk until then.
+      sealed.unshift(...finishing);
+    }
+  }
+
+  function checkpoint(): Promise<void> {
+    checkpointing ??= checkpointSealed().finally(() => {
+      checkpointing = undefined;
+    });
+    return checkpointing;
+  }
+
+  return {
+    append(record, tempPath) {
+      queued ??= newBatch();
+      const batch = queued;
+      batch.buffers.push(encodeRecord(record));
+      batch.files.push({ key: record.key, identity: record.identity });
+      batch.temps.push(tempPath);
+      running ??= flushQueued();
+      return batch.done;
+    },
+    checkpoint,
+  };
+}
+
+function newBatch(): Batch {
+  let resolve!: () => void;
+  let reject!: (err: unknown) => void;
+  const done = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { buffers: [], files: [], temps: [], done, resolve, reject };
+}
+
+async function syncTempFile(path: string): Promise<void> {
+  const fd = openSync(path, "r");
+  try {
+    await fsyncAsync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
