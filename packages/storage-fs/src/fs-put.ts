@@ -25,8 +25,10 @@ export async function putFile(
 ): Promise<PutResult> {
   const { fsync, journal } = context;
   const stored = await withLocation(context, key, true, async (location, path) => {
-    const small = body instanceof Uint8Array && body.byteLength <= SYNC_WRITE_MAX_BYTES;
-    const journaled = small && fsync ? journal : undefined;
+    const smallBody = body instanceof Uint8Array && body.byteLength <= SYNC_WRITE_MAX_BYTES;
+    const journaled = smallBody && fsync && journal?.usable() ? journal : undefined;
+    // Small bodies are written synchronously, unless they are fsync'd one by one.
+    const small = smallBody && (!fsync || journaled !== undefined);
     const calls = small ? syncCalls : asyncCalls;
     // Whether the key is a file already (the result's `created`): asked on the thread pool
     // while a large body is written (one round trip off the put's path), and synchronously
@@ -70,6 +72,7 @@ export async function putFile(
       }
       throw err;
     }
+    if (journaled) await journaled.confirmIdentity(path, temp.identity!);
     return { size: temp.size, created, directory: location.lexicalDirectory };
   });
   if (!stored)

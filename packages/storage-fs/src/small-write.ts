@@ -16,10 +16,11 @@ import { ensureDirectory, TEMP_FILE_PREFIX, type TempFile } from "@stowage/core/
 import type { FileIdentity } from "./journal/journal-record.js";
 
 /**
- * Bodies up to this size, when not fsync'd, are written with synchronous system calls: a 4 KiB
- * file costs a few microseconds of each of open, write, close and rename, where an
- * asynchronous call costs a thread-pool round trip ten times that. The event loop is held for
- * about as long as a small `JSON.stringify`.
+ * Bodies up to this size are written with synchronous system calls (those fsync'd are made
+ * durable through the put journal, not by an fsync of their file): a 4 KiB file costs a few
+ * microseconds of each of open, write, close and rename, where an asynchronous call costs a
+ * thread-pool round trip ten times that. The event loop is held for about as long as a small
+ * `JSON.stringify`.
  */
 export const SYNC_WRITE_MAX_BYTES = 64 * 1024;
 

@@ -1,7 +1,7 @@
-import { closeSync, fstatSync, fsync, openSync } from "node:fs";
+import { closeSync, constants, fstatSync, fsync, lstatSync, openSync } from "node:fs";
 import { promisify } from "node:util";
 import type { KeyPaths } from "../key-path.js";
-import { encodeRecord, type JournalRecord } from "./journal-record.js";
+import { encodeRecord, type FileIdentity, type JournalRecord } from "./journal-record.js";
 import {
   appendToSegment,
   closeSegment,
@@ -44,6 +44,15 @@ export interface PutJournal {
   append(record: JournalRecord, tempPath: string): Promise<void>;
   /** Makes the files of every segment written so far durable, then removes the segments. */
   checkpoint(): Promise<void>;
+  /** False once this file system showed that a file's identity does not survive its rename. */
+  usable(): boolean;
+  /**
+   * Until confirmed once: checks that the file a put just published at `path` still has the
+   * identity recorded before its rename (a birth time, which replay needs to tell the file from a
+   * later one). Where it has not (no birth times, or Node reporting the change time instead, as
+   * without statx), this put's file is fsync'd on the spot and later puts skip the journal.
+   */
+  confirmIdentity(path: string, identity: FileIdentity): Promise<void>;
 }
 
 /**
@@ -61,6 +70,7 @@ export function createPutJournal(paths: KeyPaths, bootId: string): PutJournal {
   let running: Promise<void> | undefined;
   let checkpointTimer: NodeJS.Timeout | undefined;
   let checkpointing: Promise<void> | undefined;
+  let identity: "unknown" | "kept" | "lost" = "unknown";
 
   function seal(current: Segment): void {
     if (segment === current) segment = undefined;
@@ -97,7 +107,7 @@ export function createPutJournal(paths: KeyPaths, bootId: string): PutJournal {
       // Removed while in use (a recovery that took it for a dead store's, after a very long
       // pause of this process): its records no longer count, so the files are synced instead.
       seal(current);
-      await Promise.all(batch.temps.map(syncTempFile));
+      await Promise.all(batch.temps.map(syncPath));
     } else if (current.size >= SEGMENT_MAX_BYTES) {
       seal(current);
     }
@@ -172,6 +182,19 @@ export function createPutJournal(paths: KeyPaths, bootId: string): PutJournal {
       return batch.done;
     },
     checkpoint,
+    usable: () => identity !== "lost",
+    async confirmIdentity(path, recorded) {
+      if (identity === "kept") return;
+      const now = lstatSync(path, { bigint: true, throwIfNoEntry: false });
+      // Replaced or removed since by a later operation: nothing learnt, and nothing at stake.
+      if (now?.ino !== recorded.ino) return;
+      if (now.birthtimeNs === recorded.birthtimeNs && recorded.birthtimeNs !== 0n) {
+        identity = "kept";
+        return;
+      }
+      identity = "lost";
+      await syncPath(path);
+    },
   };
 }
 
@@ -185,8 +208,8 @@ function newBatch(): Batch {
   return { buffers: [], files: [], temps: [], done, resolve, reject };
 }
 
-async function syncTempFile(path: string): Promise<void> {
-  const fd = openSync(path, "r");
+async function syncPath(path: string): Promise<void> {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   try {
     await fsyncAsync(fd);
   } finally {
