@@ -25,6 +25,12 @@ export interface FsObjectStoreOptions {
   root: string;
   /** fsync each file and its directory before a put or move returns. Default `true`. */
   fsync?: boolean;
+  /**
+   * With `fsync`, small puts are made durable through the put journal (one flush for many puts
+   * in flight; see the README). `false` fsyncs each file itself: no journal directory under the
+   * root and no background checkpoint. Default `true`.
+   */
+  journal?: boolean;
   /** Enables signed direct upload/download URLs, served by your app with `handleDirectRequest`. */
   directUrls?: FsDirectUrlOptions;
 }
@@ -68,11 +74,13 @@ function contextFrom(options: FsObjectStoreOptions): FsContext {
       `createFsObjectStore: root must be a non-empty path, got ${describeValue(options?.root)}`,
     );
   }
-  if (options.fsync !== undefined && typeof options.fsync !== "boolean") {
-    throw new StowageError(
-      "INVALID_INPUT",
-      `createFsObjectStore: fsync must be a boolean, got ${describeValue(options.fsync)}`,
-    );
+  for (const name of ["fsync", "journal"] as const) {
+    if (options[name] !== undefined && typeof options[name] !== "boolean") {
+      throw new StowageError(
+        "INVALID_INPUT",
+        `createFsObjectStore: ${name} must be a boolean, got ${describeValue(options[name])}`,
+      );
+    }
   }
   const paths = createKeyPaths(options.root);
   const fsync = options.fsync ?? true;
@@ -83,7 +91,7 @@ function contextFrom(options: FsObjectStoreOptions): FsContext {
     syncDirectory: createDirectorySync(),
     snapshots: createDirectorySnapshots(),
     // Concurrent small puts share the journal's fdatasync instead of fsyncing each file.
-    journal: fsync ? createPutJournal(paths, bootId()) : undefined,
+    journal: fsync && options.journal !== false ? createPutJournal(paths, bootId()) : undefined,
   };
 }
 

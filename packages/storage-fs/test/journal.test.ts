@@ -147,7 +147,7 @@ describe("what a small fsync'd put journals", () => {
     expect(keys.sort()).toEqual(Array.from({ length: 64 }, (_, i) => `k/${i}`).sort());
   });
 
-  it("large bodies, streams and fsync: false stores are not journaled", async () => {
+  it("large bodies, streams, fsync: false and journal: false stores are not journaled", async () => {
     const root = await newRoot();
     const store = createFsObjectStore({ root });
     await store.put("large", new Uint8Array(64 * 1024 + 1));
@@ -156,6 +156,14 @@ describe("what a small fsync'd put journals", () => {
     const unsynced = await newRoot();
     await createFsObjectStore({ root: unsynced, fsync: false }).put("k", bytes("x"));
     expect(await readdir(unsynced)).toEqual(["k"]);
+    // journal: false keeps fsync, file by file, and leaves nothing but the objects under the root.
+    const fileByFile = await newRoot();
+    const store2 = createFsObjectStore({ root: fileByFile, journal: false });
+    await Promise.all(["a", "b"].map((key) => store2.put(key, bytes(key))));
+    expect((await readdir(fileByFile)).sort()).toEqual(["a", "b"]);
+    expect(() => createFsObjectStore({ root: fileByFile, journal: "no" as never })).toThrow(
+      /journal must be a boolean/,
+    );
   });
 
   it("listings, removeStaleTempFiles and key validation never see the journal", async () => {

@@ -23,9 +23,14 @@ export async function syncFileSystem(path: string): Promise<boolean> {
     return false;
   }
   const synced = await new Promise<boolean>((resolve) => {
-    const child = spawn(binary, ["-f", path], { stdio: "ignore" });
-    child.on("error", () => resolve(false));
-    child.on("exit", (code) => resolve(code === 0));
+    try {
+      const child = spawn(binary, ["-f", path], { stdio: "ignore" });
+      child.on("error", () => resolve(false));
+      child.on("exit", (code) => resolve(code === 0));
+    } catch {
+      // Child processes refused (Node's permission model, a sandbox): fsync each file instead.
+      resolve(false);
+    }
   });
   // A `sync` that refuses `-f` (an old busybox) refuses it every time; a failure of a real
   // syncfs (a writeback error) is the file system's, and the per-file fsyncs will say so too.
