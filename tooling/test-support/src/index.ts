@@ -15,7 +15,13 @@ export {
   screenshotPng,
 } from "./image-sessions.js";
 export { type IsolatedImport, type IsolatedProject, isolatedSources } from "./isolated-sources.js";
-export { type LoopHolds, mainThreadCpuMs, waitingForCoreMs, watchLoopHolds } from "./loop-holds.js";
+export {
+  jsonParseCostMs,
+  type LoopHolds,
+  mainThreadCpuMs,
+  waitingForCoreMs,
+  watchLoopHolds,
+} from "./loop-holds.js";
 export { encodePng, type Rgb } from "./png.js";
 export {
   REAL_TRANSCRIPTS_DIR,

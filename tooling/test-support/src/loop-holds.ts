@@ -101,3 +101,21 @@ export function watchLoopHolds(resolutionMs: number): LoopHolds {
     stop: () => clearInterval(timer),
   };
 }
+
+/**
+ * The median main-thread CPU time (ms) of decoding and parsing a 14 MiB JSON body here, now: one
+ * whole-body step no code can slice, the yardstick of a loop-hold bound. Measured where and when
+ * the bound is used, it follows the machine (a slow core, a sibling busy with other tests'
+ * work), so a bound of "N such parses" fails on work that grows, not on a slow or busy machine.
+ */
+export function jsonParseCostMs(): number {
+  const output = "abcdefghij".repeat((14 * 1024 * 1024) / 10);
+  const body = Buffer.from(JSON.stringify({ metadata: { type: "tool_result", tool: { output } } }));
+  const costs: number[] = [];
+  for (let run = 0; run < 5; run++) {
+    const started = mainThreadCpuMs();
+    JSON.parse(new TextDecoder().decode(body));
+    costs.push(mainThreadCpuMs() - started);
+  }
+  return costs.sort((a, b) => a - b)[2]!;
+}

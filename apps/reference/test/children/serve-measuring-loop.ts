@@ -7,7 +7,7 @@
 // hold off the CPU not waiting for a core, the whole wait of its threads for a core) and starts
 // measuring again; stops on SIGTERM.
 // argv: <data dir>
-import { mainThreadCpuMs, watchLoopHolds } from "@stowage/test-support";
+import { jsonParseCostMs, watchLoopHolds } from "@stowage/test-support";
 import { loadConfig } from "../../src/config.js";
 import { startServer } from "../../src/http/server.js";
 
@@ -21,20 +21,7 @@ const server = await startServer(await loadConfig(env, dataDir), {
 });
 const key = (await server.services.apiKeys.issue({ kind: "user", id: "guard" })).apiKey;
 
-/** The median main-thread CPU time of decoding and parsing a 14 MiB thread item's body, here. */
-function parseCost(): number {
-  const output = "abcdefghij".repeat((14 * 1024 * 1024) / 10);
-  const body = Buffer.from(JSON.stringify({ metadata: { type: "tool_result", tool: { output } } }));
-  const costs: number[] = [];
-  for (let run = 0; run < 5; run++) {
-    const started = mainThreadCpuMs();
-    JSON.parse(new TextDecoder().decode(body));
-    costs.push(mainThreadCpuMs() - started);
-  }
-  return costs.sort((a, b) => a - b)[2]!;
-}
-
-const parseMs = parseCost();
+const parseMs = jsonParseCostMs();
 const holds = watchLoopHolds(RESOLUTION_MS);
 console.log(JSON.stringify({ url: server.url, key, parseMs }));
 process.on("SIGUSR2", () => {
