@@ -158,7 +158,7 @@ export function createFsObjectStore(options: FsObjectStoreOptions): FsObjectStor
     root: paths.rootPath,
     removeStaleTempFiles: async (sweep?: { olderThanMs?: number; signal?: AbortSignal }) =>
       // Stale journal segments too: their files fsync'd, then removed (journal-recovery.ts).
-      (await recoverJournal(paths)).removed + (await removeStaleTempFiles(context, sweep)),
+      (await recoverJournal(paths)) + (await removeStaleTempFiles(context, sweep)),
     ...(transfer
       ? {
           handleDirectRequest: transfer.handleDirectRequest,

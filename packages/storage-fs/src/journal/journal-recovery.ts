@@ -39,16 +39,6 @@ export function bootId(): string {
   return currentBootId;
 }
 
-/** What one recovery did, for tests and for `removeStaleTempFiles`' count. */
-export interface RecoveryReport {
-  /** Records of segments from an earlier boot, checked against their files. */
-  replayed: number;
-  /** Files rewritten from the journal: the machine stopped before the kernel wrote them. */
-  repaired: number;
-  /** Segments finished and removed. */
-  removed: number;
-}
-
 /**
  * Makes every journaled put of an earlier boot whole, before the store serves anything: a record
  * whose file is still at its key (same inode and birth time) but does not hold its body (the
@@ -57,12 +47,14 @@ export interface RecoveryReport {
  * operation and is skipped. Replay is idempotent and safe beside a live store (its files already
  * hold their bodies), so where the boot cannot be told (`unknown`) every segment is replayed.
  * Segments of this boot are not replayed (no page the kernel held was lost); stale ones, of any
- * boot, have their files made durable (one syncfs, else an fsync of each) and are removed.
+ * boot, have their files made durable (one syncfs, else an fsync of each) and are removed;
+ * the answer is how many were removed (`removeStaleTempFiles` counts them).
  */
-export async function recoverJournal(paths: KeyPaths, now = Date.now()): Promise<RecoveryReport> {
-  const report: RecoveryReport = { replayed: 0, repaired: 0, removed: 0 };
+export async function recoverJournal(paths: KeyPaths): Promise<number> {
+  const now = Date.now();
+  let removed = 0;
   const directory = openDirectoryBeneath(paths.rootPath, [JOURNAL_DIRECTORY], { refuseNonDirectories: true });
-  if (!directory) return report;
+  if (!directory) return removed;
   try {
     const boot = bootId();
     // One syncfs for every stale segment of this boot, if the file system can be synced.
@@ -83,10 +75,7 @@ export async function recoverJournal(paths: KeyPaths, now = Date.now()): Promise
       if (!earlierBoot && !stale) continue;
       if (earlierBoot) {
         // The machine stopped since the segment was written: what it did not write back is lost.
-        await forEachRecord(path, async (record) => {
-          report.replayed++;
-          if (await repairRecordedFile(paths, record)) report.repaired++;
-        });
+        await forEachRecord(path, (record) => repairRecordedFile(paths, record));
       } else if (!(await syncOnce())) {
         // This boot's stale segment: nothing was lost, its files only have to reach the disk.
         await forEachRecord(path, (record) =>
@@ -95,30 +84,30 @@ export async function recoverJournal(paths: KeyPaths, now = Date.now()): Promise
       }
       if (stale) {
         await unlink(path).catch(() => {});
-        report.removed++;
+        removed++;
       }
     }
   } finally {
     directory.close();
   }
-  return report;
+  return removed;
 }
 
 /**
- * Writes the record's body back into its file when that file no longer holds it; true if it did.
+ * Writes the record's body back into its file when that file no longer holds it.
  * Compared through a read-only descriptor first, so a reader without write access to the root
  * fails only where a repair is needed.
  */
-async function repairRecordedFile(paths: KeyPaths, record: JournalRecord): Promise<boolean> {
+async function repairRecordedFile(paths: KeyPaths, record: JournalRecord): Promise<void> {
   let intact = true;
   const { key, identity, body } = record;
   await withRecordedFile(paths, key, identity, "read", async (handle, size) => {
     intact = size === body.byteLength && (await holds(handle, body));
   });
-  if (intact) return false;
+  if (intact) return;
   // In place, on the file the put renamed: a later put renames another file over the key, so
   // this write can never land on a newer object.
-  return withRecordedFile(paths, key, identity, "write", async (handle) => {
+  await withRecordedFile(paths, key, identity, "write", async (handle) => {
     await handle.write(body, 0, body.byteLength, 0);
     await handle.truncate(body.byteLength);
     await handle.sync();
