@@ -207,6 +207,28 @@ describe("what a small fsync'd put journals", () => {
   });
 });
 
+describe("a live store and another store's recovery on one root", () => {
+  it("a segment removed as stale under its store: the store's next put starts a new segment, every put kept", async () => {
+    const root = await newRoot();
+    const writer = createFsObjectStore({ root });
+    await writer.put("first", bytes("one"));
+    const [first] = await segmentsOf(root);
+    // Its store paused past the stale age (as a stopped process would be): another store's sweep
+    // makes its files durable and removes the segment.
+    await utimes(join(root, JOURNAL_DIRECTORY, first!), ELEVEN_MINUTES_AGO, ELEVEN_MINUTES_AGO);
+    expect(await createFsObjectStore({ root }).removeStaleTempFiles()).toBe(1);
+    expect(await segmentsOf(root)).toEqual([]);
+    await writer.put("second", bytes("two"));
+    const segments = await segmentsOf(root);
+    expect(segments).toHaveLength(1);
+    expect(segments[0]).not.toBe(first);
+    const records = readHandSegment(await readFile(join(root, JOURNAL_DIRECTORY, segments[0]!)));
+    expect(records.map((record) => record.key)).toEqual(["second"]);
+    expect(Buffer.from((await writer.get("first"))!).toString()).toBe("one");
+    expect(Buffer.from((await writer.get("second"))!).toString()).toBe("two");
+  });
+});
+
 describe("recovery after the machine stopped (a segment of an earlier boot)", () => {
   it("a file the kernel never wrote back is rewritten from the journal, in place", async () => {
     const root = await newRoot();
