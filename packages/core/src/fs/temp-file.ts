@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
+import { closeSync, constants, fsync, openSync } from "node:fs";
 import { type FileHandle, mkdir, open, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { promisify } from "node:util";
 import { abortedError } from "../abort.js";
 import { StowageError } from "../errors.js";
 import { errnoOf } from "../system-errors.js";
@@ -10,6 +12,8 @@ import { errnoOf } from "../system-errors.js";
  * older than a grace period (a crashed writer leaves one behind).
  */
 export const TEMP_FILE_PREFIX = ".stowage-tmp-";
+
+const fsyncAsync = promisify(fsync);
 
 /** Bytes gathered from small stream chunks before one write system call. */
 const WRITE_BATCH_BYTES = 256 * 1024;
@@ -120,12 +124,17 @@ export async function writeTempFile(
   }
 }
 
-/** Makes a rename or link inside `directory` durable. */
+/**
+ * Makes a rename or link inside `directory` durable. The directory is opened and closed on the
+ * calling thread (neither waits on the disk: it was just written to, so its entry is cached);
+ * only the fsync goes to the thread pool. Three pool round trips cost a small fsync'd put one at
+ * a time about a tenth of its time on a 2-core machine.
+ */
 export async function fsyncDirectory(directory: string): Promise<void> {
-  const handle = await open(directory, "r");
+  const fd = openSync(directory, constants.O_RDONLY | constants.O_DIRECTORY);
   try {
-    await handle.sync();
+    await fsyncAsync(fd);
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
 }

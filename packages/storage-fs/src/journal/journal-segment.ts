@@ -16,7 +16,7 @@ export interface JournaledFile {
 /** One segment file of a store's journal, as its store tracks it. */
 export interface Segment {
   readonly name: string;
-  /** Open only while batches are being written: an idle store holds no descriptor (a root can be unmounted). */
+  /** Open while its store writes batches; closed after an idle spell, so an idle store holds no descriptor. */
   fd: number | undefined;
   size: number;
   readonly files: JournaledFile[];
