@@ -56,7 +56,7 @@ describe.skipIf(!onLinux)("syncFileSystem", () => {
   });
 
   it("refuses what it cannot carry or sync, leaving the caller to fsync each file", async () => {
-    // A newline: false, nothing else changes; a path `sync -f` refuses: false, and every later call.
-    expect((await observe()).refused).toEqual([false, true, false, false]);
+    // A newline or a relative path (`-f`): false, nothing else changes; a path `sync -f` refuses: false, and every later call.
+    expect((await observe()).refused).toEqual([false, false, true, false, false]);
   });
 });

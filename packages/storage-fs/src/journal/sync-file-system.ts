@@ -38,8 +38,9 @@ const waiting: Array<(answer: Answer) => void> = [];
  * 72 ms at 4 GiB), once per checkpoint of every writing store. The shell's own forks are small.
  */
 export async function syncFileSystem(path: string): Promise<boolean> {
-  // A path the helper's line protocol cannot carry: the caller's per-file fsyncs instead.
-  if (!usable || path.includes("\n")) return false;
+  // A path the helper's line protocol cannot carry (a newline), or one `sync` could take for an
+  // option (not absolute; roots are made absolute): the caller's per-file fsyncs instead.
+  if (!usable || path.includes("\n") || !path.startsWith("/")) return false;
   const running = helper ?? startHelper();
   if (!running) return false;
   const answer = await new Promise<Answer>((resolve) => {

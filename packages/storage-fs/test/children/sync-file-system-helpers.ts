@@ -37,9 +37,10 @@ const afterKill = [await syncFileSystem(path)];
 if (!afterKill[0]) afterKill.push(await syncFileSystem(path));
 const replaced = await helpers();
 // Then what it refuses: a path with a newline (never sent: it would end the helper's line
-// early), then one `sync -f` refuses (missing), after which the process stops using it.
+// early) or not absolute (`sync` could take it for an option), then one `sync -f` refuses (missing), after which the process stops using it.
 const refused = [
   await syncFileSystem(`${path}/a\nb`),
+  await syncFileSystem("-f"),
   await syncFileSystem(path),
   await syncFileSystem(`${path}/missing/directory`),
   await syncFileSystem(path),
