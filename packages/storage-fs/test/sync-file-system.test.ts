@@ -55,6 +55,13 @@ describe.skipIf(!onLinux)("syncFileSystem", () => {
     expect(child).toMatchObject({ code: 0, stdout: "true\n" });
   });
 
+  it("where child processes are refused (Node's permission model), answers false: the caller fsyncs each file", async () => {
+    const child = await runChild(new URL("./children/sync-file-system-once.ts", import.meta.url), [base], {
+      env: { ...process.env, NODE_OPTIONS: "--experimental-permission --allow-fs-read=* --allow-fs-write=*" },
+    });
+    expect(child).toMatchObject({ code: 0, stdout: "false\n" });
+  });
+
   it("refuses what it cannot carry or sync, leaving the caller to fsync each file", async () => {
     // A newline or a relative path (`-f`): false, nothing else changes; a path `sync -f` refuses: false, and every later call.
     expect((await observe()).refused).toEqual([false, false, true, false, false]);
