@@ -21,12 +21,15 @@ interface ReportedError {
 /**
  * A vitest reporter that writes, per package, each test file's duration (tests and hooks) and each
  * failure with its error to `node_modules/.cache/stowage-test-summary/<package>.json`, for
- * `print-summary.ts` to print once every package's suite has run: the failures then end the output
+ * `print-summary.ts` to print once every package's suite has run (in the runs `pnpm test` starts): the failures then end the output
  * of `pnpm test` instead of sitting among thousands of lines of other packages' logs.
  */
 export function summaryReporter(packageDir: string): Reporter {
   return {
     onTestRunEnd(testModules: ReadonlyArray<TestModule>, unhandledErrors: ReadonlyArray<unknown>) {
+      // Only the runs `pnpm test` starts (it sets this): a package's suite run by hand meanwhile
+      // would otherwise overwrite that package's part of the summary with its own results.
+      if (process.env.STOWAGE_TEST_SUMMARY !== "1") return;
       const summary: PackageTestSummary = {
         files: testModules.map((module) => ({
           file: relative(REPO_ROOT, module.moduleId),
