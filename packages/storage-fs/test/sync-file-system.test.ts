@@ -21,6 +21,7 @@ interface Observed {
   afterConcurrent: HelperProcess[];
   afterKill: boolean[];
   replaced: HelperProcess[];
+  killedInFlight: boolean;
   refused: boolean[];
 }
 
@@ -48,6 +49,7 @@ describe.skipIf(!onLinux)("syncFileSystem", () => {
     expect(seen.afterKill.at(-1)).toBe(true);
     expect(seen.replaced).toHaveLength(1);
     expect(seen.replaced[0]!.pid).not.toBe(seen.afterFirst[0]!.pid);
+    expect(seen.killedInFlight).toBe(false);
   });
 
   it("an awaited sync keeps its process alive; the idle helper does not (the process exits)", async () => {

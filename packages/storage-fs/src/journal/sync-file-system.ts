@@ -99,6 +99,9 @@ function startHelper(): Helper | undefined {
   started.on("error", gone);
   started.on("exit", gone);
   started.stdin.on("error", gone);
+  // Its output's end too: while an answer is awaited that pipe is what holds this process open,
+  // and the child's own exit (an unref'd handle) might otherwise never be heard.
+  started.stdout.on("close", gone);
   // Idle, it never keeps this process alive: neither the child nor its pipes.
   started.unref();
   (started.stdin as Partial<Socket>).unref?.();

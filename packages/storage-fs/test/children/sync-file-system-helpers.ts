@@ -36,8 +36,14 @@ await untilNoHelper();
 const afterKill = [await syncFileSystem(path)];
 if (!afterKill[0]) afterKill.push(await syncFileSystem(path));
 const replaced = await helpers();
+// Killed with a call in flight: that call answers false (its caller fsyncs each file) instead of
+// leaving the process waiting.
+process.kill(replaced[0]!.pid, "SIGKILL");
+const killedInFlight = await syncFileSystem(path);
+await untilNoHelper();
 // Then what it refuses: a path with a newline (never sent: it would end the helper's line
-// early) or not absolute (`sync` could take it for an option), then one `sync -f` refuses (missing), after which the process stops using it.
+// early) or not absolute (`sync` could take it for an option); then one `sync -f` refuses
+// (missing), after which the process stops using it.
 const refused = [
   await syncFileSystem(`${path}/a\nb`),
   await syncFileSystem("-f"),
@@ -46,5 +52,15 @@ const refused = [
   await syncFileSystem(path),
 ];
 console.log(
-  JSON.stringify({ before, first, afterFirst, concurrent, afterConcurrent, afterKill, replaced, refused }),
+  JSON.stringify({
+    before,
+    first,
+    afterFirst,
+    concurrent,
+    afterConcurrent,
+    afterKill,
+    replaced,
+    killedInFlight,
+    refused,
+  }),
 );
