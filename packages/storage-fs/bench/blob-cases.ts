@@ -90,10 +90,13 @@ export function blobCases(scratch: ScratchSpace): AnyComparison[] {
 
   const putCase = (parallel: boolean, fsync: boolean) => {
     const count = fsync && !parallel ? FSYNCED_ONE_AT_A_TIME : COUNT;
+    const against = putAgainst(count, parallel, fsync);
     return compare<BlobState>({
       name: `blob put ${count.toLocaleString("en-US")} x 4 KiB, ${parallel ? `${IN_FLIGHT} in flight` : "one at a time"}, ${fsync ? "default fsync" : "fsync: false"}${parallel && fsync ? " (group commit)" : ""}`,
       units: { count, label: "ops" },
-      rounds: 3,
+      // One round per contender, so that each starts a round once (see put-cases.ts: fsync'd
+      // times follow the disk's flush latency, which moves several-fold between runs).
+      rounds: 1 + against.length,
       warmup: false,
       freshState: "new content, a new directory and blob store",
       fresh,
@@ -102,7 +105,7 @@ export function blobCases(scratch: ScratchSpace): AnyComparison[] {
         const blobs = createBlobStore({ store: createFsObjectStore({ root: directory, fsync }) });
         await each(count, parallel, (i) => blobs.put(bodies[i]!));
       },
-      against: putAgainst(count, parallel, fsync),
+      against,
     });
   };
 
