@@ -21,8 +21,9 @@ interface ReportedError {
 /**
  * A vitest reporter that writes, per package, each test file's duration (tests and hooks) and each
  * failure with its error to `node_modules/.cache/stowage-test-summary/<package>.json`, for
- * `print-summary.ts` to print once every package's suite has run (in the runs `pnpm test` starts): the failures then end the output
- * of `pnpm test` instead of sitting among thousands of lines of other packages' logs.
+ * `print-summary.ts` to print once every package's suite has run (in the runs `pnpm test`
+ * starts): the failures then end the output of `pnpm test` instead of sitting among thousands of
+ * lines of other packages' logs.
  */
 export function summaryReporter(packageDir: string): Reporter {
   return {
