@@ -59,11 +59,14 @@ export interface ObjectStoreDriver {
   list(options: DriverListOptions): Promise<ListPage>;
   iterate?(options: { prefix: string; signal?: AbortSignal }): AsyncIterable<ListItem>;
   /**
-   * Keys only, in key order (see `ObjectStore.keys`), in batches: one promise a batch rather than
-   * one a key, which is most of what a names-only listing costs once the names are read. Default:
-   * `iterate`'s keys.
+   * Keys only, in key order (see `ObjectStore.keys`), in batches of at most `pageSize`: what
+   * `keys().byPage()` hands out as they come, and `keys()` one by one. Default: `iterate`'s keys.
    */
-  keys?(options: { prefix: string; signal?: AbortSignal }): AsyncIterable<readonly string[]>;
+  keys?(options: {
+    prefix: string;
+    signal?: AbortSignal;
+    pageSize: number;
+  }): AsyncIterable<readonly string[]>;
   /** Called only with `from !== to`. */
   move?(from: string, to: string, options: MoveOptions): Promise<PutResult>;
   touch?(key: string, options: OperationOptions): Promise<boolean>;

@@ -38,6 +38,7 @@ export type {
   DirectDownloadRequest,
   DirectUploadRequest,
   IterateOptions,
+  KeyListing,
   ListItem,
   ListOptions,
   ListPage,

@@ -54,6 +54,18 @@ export interface IterateOptions extends OperationOptions {
   pageSize?: number;
 }
 
+/** What `ObjectStore.keys` returns: the keys one at a time (`for await`), or a page at a time. */
+export interface KeyListing extends AsyncIterable<string> {
+  /**
+   * The same keys in the same order, an array at a time: never an empty one, none longer than
+   * `pageSize` (default 1,000); a page is the backend's own batch (a list page; on the file system
+   * a directory's files), handed over without a copy. One promise a page where `for await` over
+   * the listing takes one a key: for a caller that gathers many keys (10,000 keys of a fresh
+   * directory on the file system: about a fifth less time).
+   */
+  byPage(): AsyncIterable<readonly string[]>;
+}
+
 export interface MoveOptions extends OperationOptions {
   /** `"*"`: fail with ALREADY_EXISTS, leaving both keys as they were, when `to` exists. */
   ifNoneMatch?: "*";
@@ -144,8 +156,9 @@ export interface ObjectStore {
    * Every key under `prefix`, in key order, without its size or time: what `iterate` yields, for a
    * caller that needs only the names. Where a listing's size and time cost a read per object (the
    * file system stats each file of a directory it has not listed since it changed), much cheaper.
+   * `for await` hands the keys out one by one; `byPage()` an array at a time.
    */
-  keys(options?: IterateOptions): AsyncIterable<string>;
+  keys(options?: IterateOptions): KeyListing;
   /** Moves an object to a new key. Fails with NOT_FOUND when `from` is missing. */
   move(from: string, to: string, options?: MoveOptions): Promise<PutResult>;
   /** Refreshes `lastModified`; false when the key is missing. */

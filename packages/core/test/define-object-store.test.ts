@@ -31,12 +31,16 @@ describeObjectStoreConformance({
 });
 
 /** `keys` from the backing store's keys in batches of `size`, recording what the walk saw. */
-function batchedKeys(size: number, log: { closed: number; calls: string[] } = { closed: 0, calls: [] }) {
+function batchedKeys(
+  size: number,
+  log: { closed: number; calls: string[]; pageSizes: number[] } = { closed: 0, calls: [], pageSizes: [] },
+) {
   const backing = createMemoryObjectStore();
   const driver = minimalDriver(
     {
-      async *keys({ prefix }) {
+      async *keys({ prefix, pageSize }) {
         log.calls.push(prefix);
+        log.pageSizes.push(pageSize);
         let batch: string[] = [];
         try {
           for await (const key of backing.keys({ prefix })) {
@@ -92,6 +96,10 @@ describe("defineObjectStore", () => {
       for await (const _ of store.keys({ prefix: "../" })) break;
     };
     await expectStowageError(hostile(), "INVALID_INPUT");
+    const hostilePages = async () => {
+      for await (const _ of store.keys({ prefix: "../" }).byPage()) break;
+    };
+    await expectStowageError(hostilePages(), "INVALID_INPUT");
     expect(log.calls).toEqual([]);
 
     const failing = defineObjectStore(
@@ -107,6 +115,89 @@ describe("defineObjectStore", () => {
     };
     const err = await expectStowageError(drain(), "FORBIDDEN");
     expect(err.message).toContain('minimal keys "p/"');
+    const drainPages = async () => {
+      for await (const _ of failing.keys({ prefix: "p/" }).byPage()) break;
+    };
+    expect((await expectStowageError(drainPages(), "FORBIDDEN")).message).toContain('minimal keys "p/"');
+  });
+
+  it("hands out a driver's batches as pages: as they are, cut to the page size, never empty", async () => {
+    const batches = [["a", "b", "c"], [], ["d", "e", "f", "g", "h"]];
+    const pageSizes: number[] = [];
+    let closed = 0;
+    const store = defineObjectStore(
+      minimalDriver({
+        async *keys({ pageSize }) {
+          pageSizes.push(pageSize);
+          try {
+            yield* batches;
+          } finally {
+            closed++;
+          }
+        },
+      }),
+    );
+    const pages: (readonly string[])[] = [];
+    for await (const page of store.keys().byPage()) pages.push(page);
+    // The driver's own arrays, not copies: a page costs no copy of its keys.
+    expect(pages).toEqual([
+      ["a", "b", "c"],
+      ["d", "e", "f", "g", "h"],
+    ]);
+    expect(pages[0]).toBe(batches[0]);
+    expect(pageSizes).toEqual([1000]);
+
+    pages.length = 0;
+    for await (const page of store.keys({ pageSize: 2 }).byPage()) pages.push(page);
+    expect(pages).toEqual([["a", "b"], ["c"], ["d", "e"], ["f", "g"], ["h"]]);
+    expect(pageSizes).toEqual([1000, 2]);
+
+    for await (const _ of store.keys().byPage()) break;
+    expect(closed).toBe(3);
+
+    // Each `byPage()` and each `for await` is a walk of its own.
+    const listing = store.keys();
+    const first: string[] = [];
+    for await (const page of listing.byPage()) first.push(...page);
+    const second: string[] = [];
+    for await (const key of listing) second.push(key);
+    expect(second).toEqual(first);
+    expect(closed).toBe(5);
+  });
+
+  it("stops a walk by pages when the signal fires while the caller holds a page", async () => {
+    const { store, log } = batchedKeys(2);
+    for (const key of ["a", "b", "c", "d", "e"]) await store.put(key, new Uint8Array([1]));
+    const controller = new AbortController();
+    const seen: (readonly string[])[] = [];
+    const aborted = async () => {
+      for await (const page of store.keys({ signal: controller.signal }).byPage()) {
+        seen.push(page);
+        controller.abort(new Error("stop"));
+      }
+    };
+    await expectStowageError(aborted(), "ABORTED");
+    expect(seen).toEqual([["a", "b"]]);
+    expect(log.closed).toBe(1);
+  });
+
+  it("gathers `iterate`'s keys into pages where the driver has no `keys`", async () => {
+    const store = defineObjectStore(minimalDriver());
+    for (const key of ["a", "b", "c", "d", "e"]) await store.put(key, new Uint8Array([1]));
+    const pages: (readonly string[])[] = [];
+    for await (const page of store.keys({ pageSize: 2 }).byPage()) pages.push(page);
+    expect(pages).toEqual([["a", "b"], ["c", "d"], ["e"]]);
+
+    const controller = new AbortController();
+    const seen: string[] = [];
+    const aborted = async () => {
+      for await (const key of store.keys({ signal: controller.signal, pageSize: 3 })) {
+        seen.push(key);
+        if (key === "a") controller.abort(new Error("stop"));
+      }
+    };
+    await expectStowageError(aborted(), "ABORTED");
+    expect(seen).toEqual(["a"]);
   });
 
   it("declares native features only when the driver has them", () => {

@@ -3,9 +3,10 @@
 // lists what they just stored, and once the directory has settled (a listing before, 300 ms
 // later). Ours lists through a store opened on the directory (a store that wrote the files itself
 // would know no more of them: what it keeps of a directory comes from listing it). unstorage's
-// getKeys returns names only (no size, no time, no order): it is measured against ours's
-// names-only listing (`keys`, sorted), and with a getMeta per key against ours's `iterate` (sorted
-// keys with size and modification time), which is what it takes there to know the sizes.
+// getKeys returns names only (no size, no time, no order), in one array: it is measured against
+// ours's names-only listing in arrays (`keys().byPage()`, sorted; the same listing handed out key
+// by key is shown beside it), and with a getMeta per key against ours's `iterate` (sorted keys with
+// size and modification time), which is what it takes there to know the sizes.
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import {
@@ -13,7 +14,6 @@ import {
   compare,
   directoryPerRound,
   growth,
-  type RunInfo,
   type ScratchSpace,
 } from "@stowage/bench-kit";
 import { createFsObjectStore, type FsObjectStore } from "@stowage/storage-fs";
@@ -39,15 +39,16 @@ const keysPerRound = (scratch: ScratchSpace, count: number) =>
   );
 
 /** A run's store and unstorage driver, new on the round's directory; `settled`: listed once before the run. */
-async function opened(directory: string, run: RunInfo, settled: boolean): Promise<ListState> {
+async function opened(directory: string, settled: boolean): Promise<ListState> {
   const store = createFsObjectStore({ root: directory, fsync: false });
   const unstorage = peers.unstorageFs({ base: join(directory, "keys") });
   if (settled) {
     // The listing a settled directory has had before, once it is 300 ms old (ours keeps a
     // snapshot of a directory unchanged for 100 ms).
     await new Promise((resolve) => setTimeout(resolve, 300));
-    if (run.contender === "ours") await drain(store);
-    else await unstorage.getKeys("", {});
+    // Both, whichever contender runs: ours's own listings (by page, key by key) and getKeys alike.
+    await drain(store);
+    await unstorage.getKeys("", {});
   }
   return { directory, store, unstorage };
 }
@@ -64,11 +65,17 @@ async function drainKeys(store: FsObjectStore): Promise<number> {
   return count;
 }
 
+async function drainPages(store: FsObjectStore): Promise<number> {
+  let count = 0;
+  for await (const page of store.keys({ prefix: "keys/" }).byPage()) count += page.length;
+  return count;
+}
+
 function check(what: string, got: number, want: number): void {
   if (got !== want) throw new Error(`bench: ${what} listed ${got} keys, expected ${want}`);
 }
 
-/** What a listing returns: `names` (ours `keys`), or `items` with size and time (ours `iterate`). */
+/** What a listing returns: `names` (ours `keys().byPage()`), or `items` with size and time (ours `iterate`). */
 type Listed = "names" | "items";
 
 function listCase(scratch: ScratchSpace, count: number, settled: boolean, listed: Listed) {
@@ -83,6 +90,12 @@ function listCase(scratch: ScratchSpace, count: number, settled: boolean, listed
     listed === "names"
       ? [
           { ...getKeys, target: { kind: "speed" as const, min: 1.0 } },
+          {
+            name: "ours key by key (`for await` over `keys()`)",
+            kind: "baseline" as const,
+            note: "the same listing, one promise a key: shown, no target",
+            run: async ({ store }: ListState) => check("keys", await drainKeys(store), count),
+          },
           {
             name: "node:fs readdir (names only)",
             kind: "baseline" as const,
@@ -104,18 +117,19 @@ function listCase(scratch: ScratchSpace, count: number, settled: boolean, listed
           },
           { ...getKeys, note: "names only: shown beside the listing of names and sizes, no target" },
         ];
-  const what = listed === "names" ? "keys (names only, `keys`)" : "items (sizes and times, `iterate`)";
+  const what =
+    listed === "names" ? "keys (names only, `keys().byPage()`)" : "items (sizes and times, `iterate`)";
   const round = keysPerRound(scratch, count);
   return compare<ListState>({
     name: `list ${count.toLocaleString("en-US")} ${what} ${settled ? "of a settled directory (listed before)" : "right after writing them"}`,
     units: { count, label: "ops" },
     rounds: 7,
     freshState: `a new directory each round, written just before its first run${settled ? ", listed once by the run's own new store or driver after 300 ms" : ", and a new store or driver"}`,
-    fresh: async (run) => opened(await round.directory(run), run, settled),
+    fresh: async (run) => opened(await round.directory(run), settled),
     cleanup: round.release,
     ours: async ({ store }) =>
       listed === "names"
-        ? check("keys", await drainKeys(store), count)
+        ? check("keys by page", await drainPages(store), count)
         : check("iterate", await drain(store), count),
     against,
   });
@@ -130,11 +144,13 @@ export function listingCases(scratch: ScratchSpace): AnyComparison[] {
       name: "list right after writing, by key count",
       sizes: [1_000, COUNT, 100_000],
       unit: "key",
-      // 1,000 keys list in about 2 ms: 3 rounds of that were one scheduler hiccup from a miss, and
-      // 11 cost well under a second more.
+      // 1,000 keys list in about 2-4 ms, and one round's ratio ranged 0.4-4x on a quiet machine:
+      // 3 rounds of that were one scheduler hiccup from a miss, 11 still gave a median within the
+      // noise (2026-12-05: 1.00x, where a 31-round probe of the same listings gave 1.28x); 21 cost
+      // about 10 s more.
       make: (count) => ({
         ...listCase(scratch, count, false, "names"),
-        rounds: count < COUNT ? 11 : count === COUNT ? 7 : 3,
+        rounds: count < COUNT ? 21 : count === COUNT ? 7 : 3,
       }),
       leanLargest: true,
     }),
@@ -148,12 +164,7 @@ export function listingCases(scratch: ScratchSpace): AnyComparison[] {
       warmup: false,
       freshState:
         "a new directory each round (100,000 keys for ours, 1,000 for the baseline), listed once by a new store after 300 ms",
-      fresh: async (run) =>
-        opened(
-          await (run.contender === "ours" ? paged : onePage).directory(run),
-          { ...run, contender: "ours" },
-          true,
-        ),
+      fresh: async (run) => opened(await (run.contender === "ours" ? paged : onePage).directory(run), true),
       cleanup: async () => {
         await paged.release();
         await onePage.release();

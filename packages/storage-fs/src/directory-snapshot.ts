@@ -78,9 +78,10 @@ async function readSorted(path: string): Promise<DirectoryEntries> {
   // copy); a directory's is a new one.
   const orders: string[] = [];
   for (const dirent of dirents) {
-    // Symbolic links, sockets and other special files are never objects nor walked into.
-    if (dirent.isDirectory()) orders.push(`${dirent.name}/`);
-    else if (dirent.isFile()) orders.push(dirent.name);
+    // Symbolic links, sockets and other special files are never objects nor walked into. Files
+    // first: most entries are, and each then costs one test.
+    if (dirent.isFile()) orders.push(dirent.name);
+    else if (dirent.isDirectory()) orders.push(`${dirent.name}/`);
   }
   orders.sort();
   if (orders.some((order) => SURROGATE.test(order))) orders.sort(compareUtf8);

@@ -93,14 +93,15 @@ export async function* iterateFiles(
 }
 
 /**
- * Every key under `prefix`, in UTF-8 order and in batches, from the directories' entries alone: no file is
- * stat'ed, which is what a listing of sizes and times pays per file of a directory that changed.
+ * Every key under `prefix`, in UTF-8 order, in batches of one directory's files (at most
+ * `pageSize`), from the directories' entries alone: no file is stat'ed, which is what a listing of
+ * sizes and times pays per file of a directory that changed.
  */
 export async function* iterateFileKeys(
   context: FsContext,
-  { prefix, signal }: { prefix: string; signal?: AbortSignal },
+  { prefix, signal, pageSize }: { prefix: string; signal?: AbortSignal; pageSize: number },
 ): AsyncGenerator<string[]> {
-  for await (const batch of walkPrefix(context, prefix, { signal })) {
+  for await (const batch of walkPrefix(context, prefix, { signal, batchSize: pageSize })) {
     const { directoryKey, entries, files } = batch;
     yield files.map((file) => directoryKey + entries.orders[file]);
   }

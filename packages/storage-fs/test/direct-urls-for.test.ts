@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createMemoryObjectStore, StowageError } from "@stowage/core";
 import { createFsObjectStore } from "@stowage/storage-fs";
+import { keysThroughWrapper } from "@stowage/test-support";
 import { afterAll, describe, expect, it } from "vitest";
 
 const root = await mkdtemp(join(tmpdir(), "stowage-direct-for-"));
@@ -59,6 +60,15 @@ describe("an fs store's signed URLs for another store", () => {
     const download = await store.createDownloadUrl({ key, expiresInSeconds: 60 });
     const got = await store.handleDirectRequest(new Request(download.url));
     expect(new Uint8Array(await got.arrayBuffer())).toEqual(bytes);
+  });
+
+  it("lists keys through that store's names-only listing, not a read of every item", async () => {
+    const { fs } = served();
+    expect(await keysThroughWrapper((inner) => fs.directUrlsFor(inner))).toEqual({
+      calls: ["keys", "keys"],
+      keys: ["a/1", "a/2"],
+      pages: [["a/1", "a/2"], ["b/1"]],
+    });
   });
 
   it("refuses what the URL does not bind and asks the fs store's check; nothing is stored", async () => {

@@ -67,6 +67,21 @@ describe("listing large directories", () => {
     expect(await listAll(store, "big/", 250)).toEqual(expected);
   });
 
+  it("hands out a directory's keys by page: up to the page size, one directory's files a page", async () => {
+    await store.put("big/sub/inner", text("in a subdirectory"));
+    await store.put("big/~last", text("after the subdirectory"));
+    const pagesOf = async (pageSize?: number) => {
+      const pages: (readonly string[])[] = [];
+      for await (const page of store.keys({ prefix: "big/", pageSize }).byPage()) pages.push(page);
+      return pages;
+    };
+    const files = Array.from({ length: MANY }, (_, i) => `big/${name(i)}`);
+    // `big/sub/` sorts after `big/k-…` and before `big/~last`: the walk enters it between them.
+    expect(await pagesOf()).toEqual([files, ["big/sub/inner"], ["big/~last"]]);
+    expect((await pagesOf(250)).map((page) => page.length)).toEqual([250, 250, 100, 1, 1]);
+    expect((await pagesOf(250)).flat()).toEqual([...files, "big/sub/inner", "big/~last"]);
+  });
+
   it("gives sizes right after a names-only listing kept the directory's snapshot (no stats in it yet)", async () => {
     let named = 0;
     for await (const _key of store.keys({ prefix: "big/" })) named++;

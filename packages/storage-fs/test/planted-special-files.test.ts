@@ -60,6 +60,9 @@ describe("a special file planted at a key reads as absent, at once", () => {
       const names: string[] = [];
       for await (const key of store.keys()) names.push(key);
       expect(names).toEqual(["kept.txt"]);
+      const pages: (readonly string[])[] = [];
+      for await (const page of store.keys().byPage()) pages.push(page);
+      expect(pages).toEqual([["kept.txt"]]);
       expect(new TextDecoder().decode((await store.get("kept.txt"))!)).toBe("kept");
     });
   }

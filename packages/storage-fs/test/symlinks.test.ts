@@ -23,6 +23,9 @@ async function setup() {
 async function keysOf(store: FsObjectStore, prefix = ""): Promise<string[]> {
   const keys: string[] = [];
   for await (const key of store.keys({ prefix })) keys.push(key);
+  const paged: string[] = [];
+  for await (const page of store.keys({ prefix }).byPage()) paged.push(...page);
+  expect(paged).toEqual(keys);
   return keys;
 }
 
@@ -149,6 +152,9 @@ describe("a directory swapped for a link while an operation runs (injected timin
       for await (const item of store.iterate()) yield item.key;
     },
     keys: (store: FsObjectStore) => store.keys(),
+    "keys by page": async function* (store: FsObjectStore) {
+      for await (const page of store.keys().byPage()) yield* page;
+    },
   };
   for (const [listing, keysFrom] of Object.entries(listings)) {
     it(`${listing}: a listing whose subdirectory becomes a link while it runs does not list outside files`, async () => {

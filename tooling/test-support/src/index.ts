@@ -15,6 +15,7 @@ export {
   screenshotPng,
 } from "./image-sessions.js";
 export { type IsolatedImport, type IsolatedProject, isolatedSources } from "./isolated-sources.js";
+export { keysThroughWrapper } from "./keys-through-wrapper.js";
 export {
   jsonParseCostMs,
   type LoopHolds,

@@ -36,6 +36,11 @@ export interface ObjectStoreConformanceOptions {
 const encoder = new TextEncoder();
 const text = (value: string) => encoder.encode(value);
 
+/** Takes the first thing a listing gives (enough for its checks and errors to run), then stops. */
+async function firstOf(listing: AsyncIterable<unknown>): Promise<void> {
+  for await (const _ of listing) break;
+}
+
 function sameBytes(actual: Uint8Array | null, expected: Uint8Array): void {
   expect(actual).toBeInstanceOf(Uint8Array);
   expect(actual!.byteLength).toBe(expected.byteLength);
@@ -242,6 +247,16 @@ function describeListing({ store, test }: SuiteContext, paginationKeys: number):
       const named: string[] = [];
       for await (const key of store().keys({ prefix: "page/" })) named.push(key);
       expect(named).toEqual(keys);
+
+      for (const pageSize of [undefined, 250]) {
+        const paged: string[] = [];
+        for await (const page of store().keys({ prefix: "page/", pageSize }).byPage()) {
+          expect(page.length).toBeGreaterThan(0);
+          expect(page.length).toBeLessThanOrEqual(pageSize ?? 1000);
+          paged.push(...page);
+        }
+        expect(paged).toEqual(keys);
+      }
     });
 
     test("a prefix is a raw string prefix, not a directory", async () => {
@@ -258,8 +273,14 @@ function describeListing({ store, test }: SuiteContext, paginationKeys: number):
         for await (const key of store().keys({ prefix })) names.push(key);
         return names;
       };
+      const pagesFor = async (prefix: string) => {
+        const pages: (readonly string[])[] = [];
+        for await (const page of store().keys({ prefix }).byPage()) pages.push(page);
+        return pages.flat();
+      };
       for (const prefix of ["logs", "logs/", "log", "nothing", ""]) {
         expect(await namesFor(prefix)).toEqual(await keysFor(prefix));
+        expect(await pagesFor(prefix)).toEqual(await keysFor(prefix));
       }
     });
 
@@ -272,6 +293,9 @@ function describeListing({ store, test }: SuiteContext, paginationKeys: number):
       const named: string[] = [];
       for await (const key of store().keys()) named.push(key);
       expect(named).toEqual(listed);
+      const paged: string[] = [];
+      for await (const page of store().keys({ pageSize: 2 }).byPage()) paged.push(...page);
+      expect(paged).toEqual(listed);
     });
 
     test("an empty store lists nothing and has no next page", async () => {
@@ -285,6 +309,11 @@ function describeListing({ store, test }: SuiteContext, paginationKeys: number):
       }
       for (const cursor of ["", 5, "c".repeat(5000)]) {
         await expectStowageError(store().list({ cursor: cursor as string }), "INVALID_INPUT");
+      }
+      for (const pageSize of [0, 1001, 1.5, "10"]) {
+        const listing = store().keys({ pageSize: pageSize as number });
+        await expectStowageError(firstOf(listing), "INVALID_INPUT");
+        await expectStowageError(firstOf(listing.byPage()), "INVALID_INPUT");
       }
     });
   });
@@ -312,14 +341,10 @@ function describeKeys({ store, test }: SuiteContext): void {
       for (const { value, why } of HOSTILE_PREFIXES) {
         test(`prefix: ${why}`, async () => {
           await expectStowageError(store().list({ prefix: value as string }), "INVALID_INPUT");
-          const iterate = async () => {
-            for await (const _ of store().iterate({ prefix: value as string })) break;
-          };
-          await expectStowageError(iterate(), "INVALID_INPUT");
-          const keys = async () => {
-            for await (const _ of store().keys({ prefix: value as string })) break;
-          };
-          await expectStowageError(keys(), "INVALID_INPUT");
+          const prefix = value as string;
+          await expectStowageError(firstOf(store().iterate({ prefix })), "INVALID_INPUT");
+          await expectStowageError(firstOf(store().keys({ prefix })), "INVALID_INPUT");
+          await expectStowageError(firstOf(store().keys({ prefix }).byPage()), "INVALID_INPUT");
         });
       }
       test("a body that is neither bytes nor a stream", async () => {
@@ -355,10 +380,8 @@ function describeAbortsAndRaces({ store, test }: SuiteContext): void {
       await expectStowageError(store().put("aborted", text("x"), { signal }), "ABORTED");
       await expectStowageError(store().get("aborted", { signal }), "ABORTED");
       await expectStowageError(store().list({ signal }), "ABORTED");
-      const keys = async () => {
-        for await (const _ of store().keys({ signal })) break;
-      };
-      await expectStowageError(keys(), "ABORTED");
+      await expectStowageError(firstOf(store().keys({ signal })), "ABORTED");
+      await expectStowageError(firstOf(store().keys({ signal }).byPage()), "ABORTED");
       expect(await store().head("aborted")).toBeNull();
     });
 

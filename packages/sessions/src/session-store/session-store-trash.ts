@@ -4,6 +4,7 @@ import {
   describeValue,
   isSafeId,
   mapConcurrent,
+  pushAll,
   StowageError,
   throwIfAborted,
 } from "@stowage/core";
@@ -183,7 +184,7 @@ async function liveKeys(
   const base = sessionDirectory(context, manifest.projectKey, manifest.sessionId);
   if (manifest.subpath === "") {
     const keys: string[] = [];
-    for await (const key of context.store.keys({ prefix: base, signal })) keys.push(key);
+    for await (const page of context.store.keys({ prefix: base, signal }).byPage()) pushAll(keys, page);
     return keys;
   }
   return (await listParts(context.store, `${base}${manifest.subpath}/`, signal)).map((part) => part.key);

@@ -32,6 +32,8 @@ export function directUrlsFor(store: ObjectStore, options: FsDirectUrlOptions): 
     delete: (key, operation) => store.delete(key, operation),
     list: (list) => store.list(list),
     iterate: (iterate) => store.iterate(iterate),
+    // The store's own pages of keys: its names-only listing, not `iterate`'s items.
+    keys: (keys) => store.keys(keys).byPage(),
     ...(capabilities.nativeMove ? { move: (from, to, operation) => store.move(from, to, operation) } : {}),
     ...(capabilities.nativeTouch ? { touch: (key, operation) => store.touch(key, operation) } : {}),
     createUploadUrl: (request) => transfer.createUploadUrl(request),

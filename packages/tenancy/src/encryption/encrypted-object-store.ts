@@ -70,6 +70,8 @@ export function createEncryptedObjectStore(inner: ObjectStore, keys: DataKeys): 
     async *iterate(options) {
       for await (const item of inner.iterate(options)) yield { ...item, size: plaintextSize(item.size) };
     },
+    // A key is the same sealed or not: the inner store's names-only listing, not `iterate`'s items.
+    keys: (options) => inner.keys(options).byPage(),
     touch: (key, options) => inner.touch(key, options),
     mapError: (err, context) =>
       StowageError.is(err) ? err : new StowageError("INTERNAL", `${context} failed`, { cause: err }),

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { createMemoryObjectStore, type ObjectStore } from "@stowage/core";
 import { describeObjectStoreConformance, expectStowageError } from "@stowage/core/testing";
 import { createFsObjectStore } from "@stowage/storage-fs";
-import { tempDirectory } from "@stowage/test-support";
+import { keysThroughWrapper, tempDirectory } from "@stowage/test-support";
 import { describe, expect, it } from "vitest";
 import { createDataKeys } from "../../src/encryption/data-keys.js";
 import { createEncryptedObjectStore } from "../../src/encryption/encrypted-object-store.js";
@@ -37,6 +37,14 @@ describeObjectStoreConformance({
 const SECRET = "AKIAIOSFODNN7EXAMPLE aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
 
 describe("sealed objects at rest", () => {
+  it("are listed by name through the inner store's names-only listing, not a read of every item", async () => {
+    expect(await keysThroughWrapper((inner) => sealed(inner))).toEqual({
+      calls: ["keys", "keys"],
+      keys: ["a/1", "a/2"],
+      pages: [["a/1", "a/2"], ["b/1"]],
+    });
+  });
+
   it("hold no plaintext, have the size the format says, and come back whole", async () => {
     const raw = createMemoryObjectStore();
     const store = sealed(raw);

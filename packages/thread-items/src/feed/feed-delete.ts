@@ -1,4 +1,4 @@
-import { assertSafeId, mapConcurrent } from "@stowage/core";
+import { assertSafeId, mapConcurrent, pushAll } from "@stowage/core";
 import { type FeedContext, optionsObject } from "./feed-context.js";
 
 /** Objects `deleteJob` deletes at once. */
@@ -20,7 +20,8 @@ export async function deleteJob(
   let threadCount = 0;
   for (const prefix of layout.jobPrefixes(jobId)) {
     const keys: string[] = [];
-    for await (const key of store.keys({ prefix, ...(signal ? { signal } : {}) })) keys.push(key);
+    for await (const page of store.keys({ prefix, ...(signal ? { signal } : {}) }).byPage())
+      pushAll(keys, page);
     if (prefix === layout.indexPrefix(jobId)) threadCount = keys.length;
     await mapConcurrent(
       keys,
