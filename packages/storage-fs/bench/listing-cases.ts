@@ -124,7 +124,7 @@ function listCase(scratch: ScratchSpace, count: number, settled: boolean, listed
     name: `list ${count.toLocaleString("en-US")} ${what} ${settled ? "of a settled directory (listed before)" : "right after writing them"}`,
     units: { count, label: "ops" },
     rounds: 7,
-    freshState: `a new directory each round, written just before its first run${settled ? ", listed once by the run's own new store or driver after 300 ms" : ", and a new store or driver"}`,
+    freshState: `a new directory each round, written just before its first run${settled ? ", listed once after 300 ms by the run's new store and by its new driver" : ", and a new store or driver"}`,
     fresh: async (run) => opened(await round.directory(run), settled),
     cleanup: round.release,
     ours: async ({ store }) =>
