@@ -1,7 +1,8 @@
 // @stowage/blob-store on this store against npm's cacache, the content-addressed store a Node user
 // would pick, and the raw node:fs + node:crypto doing the same work. Each run writes into a new
 // directory; every put is of new content (no dedup hit on either side). cacache does not fsync:
-// the durable peer is cacache with its content file fsync'd after the put.
+// the durable peer is cacache with its content file fsync'd after the put (atomic, as ours is:
+// cacache writes a temp file and moves it into place).
 import { join } from "node:path";
 import {
   type AnyComparison,
@@ -68,7 +69,7 @@ export function blobCases(scratch: ScratchSpace): AnyComparison[] {
           {
             name: "cacache.put + fsync of the content file",
             kind: "peer" as const,
-            note: "durable peer: the content fsync'd; neither its directory nor the index",
+            note: "durable, atomic peer: the content fsync'd; neither its directory nor the index",
             target: { kind: "speed" as const, min: 1.0 },
             run: ({ directory }: BlobState) =>
               each(count, parallel, async (i) => {
