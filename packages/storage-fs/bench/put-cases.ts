@@ -12,7 +12,7 @@ import { inParallel, rawDurablePut, rawPut } from "./raw.js";
 
 const COUNT = 10_000;
 /**
- * Fsync'd puts one at a time: fewer, as each is two journal commits (10,000 took 20-27 s a run,
+ * Fsync'd puts one at a time: fewer, as each is two flushes in a row (10,000 took 20-27 s a run,
  * 309 s for the case's 15 runs); the cost per put, which the ratios compare, does not change with
  * the count. With puts in flight together (group commit) the count stays 10,000.
  */

@@ -32,12 +32,18 @@ const CHECKPOINT_DELAY_MS = 35_000;
  * small put made one at a time), and an idle store holds none, so its root can be unmounted.
  */
 const SEGMENT_IDLE_CLOSE_MS = 100;
+/**
+ * A queue of up to this many puts is written as one batch; a longer one, half at a time. 10,000
+ * puts of 4 KiB with 32 in flight took 0.76-0.84x the time half at a time (medians of 16 and 14
+ * paired rounds, 2026-12-05); with 16 or fewer in flight every batch is whole, as before.
+ */
+const WHOLE_BATCH_MAX = 16;
 
-interface Batch {
-  readonly buffers: Buffer[];
-  readonly files: JournaledFile[];
-  readonly temps: string[];
-  readonly done: Promise<void>;
+/** A put whose record waits to be written: a batch is some of them, written and synced together. */
+interface WaitingPut {
+  readonly record: Buffer;
+  readonly file: JournaledFile;
+  readonly tempPath: string;
   resolve(): void;
   reject(err: unknown): void;
 }
@@ -45,7 +51,8 @@ interface Batch {
 export interface PutJournal {
   /**
    * Appends a put's record; resolves once it is durable. Puts that append while a batch is
-   * being written and synced share the next batch's one write and one fdatasync (group commit).
+   * being written and synced share the next batch's one write and one fdatasync (group commit);
+   * when more than 16 wait, the next batch takes the first half of them.
    * `tempPath` is the put's temp file, fsync'd instead should the segment be removed under us.
    */
   append(record: JournalRecord, tempPath: string): Promise<void>;
@@ -73,7 +80,7 @@ export interface PutJournal {
 export function createPutJournal(paths: KeyPaths, bootId: string): PutJournal {
   let segment: Segment | undefined;
   const sealed: Segment[] = [];
-  let queued: Batch | undefined;
+  const waiting: WaitingPut[] = [];
   let running: Promise<void> | undefined;
   let checkpointTimer: NodeJS.Timeout | undefined;
   let checkpointing: Promise<void> | undefined;
@@ -104,9 +111,9 @@ export function createPutJournal(paths: KeyPaths, bootId: string): PutJournal {
     return segment as Segment & { fd: number };
   }
 
-  async function write(batch: Batch): Promise<void> {
+  async function write(batch: WaitingPut[]): Promise<void> {
     const current = await openForAppend();
-    const bytes = Buffer.concat(batch.buffers);
+    const bytes = Buffer.concat(batch.map((put) => put.record));
     try {
       await appendToSegment(current, bytes);
     } catch (err) {
@@ -116,12 +123,12 @@ export function createPutJournal(paths: KeyPaths, bootId: string): PutJournal {
       throw err;
     }
     current.size += bytes.byteLength;
-    current.files.push(...batch.files);
+    current.files.push(...batch.map((put) => put.file));
     if (fstatSync(current.fd).nlink === 0) {
       // Removed while in use (a recovery that took it for a dead store's, after a very long
       // pause of this process): its records no longer count, so the files are synced instead.
       seal(current);
-      await Promise.all(batch.temps.map(syncPath));
+      await Promise.all(batch.map((put) => syncPath(put.tempPath)));
     } else if (current.size >= SEGMENT_MAX_BYTES) {
       seal(current);
     }
@@ -131,14 +138,13 @@ export function createPutJournal(paths: KeyPaths, bootId: string): PutJournal {
   async function flushQueued(): Promise<void> {
     // Yield once so that puts appending in the same turn of the event loop join the first batch.
     await Promise.resolve();
-    while (queued) {
-      const batch = queued;
-      queued = undefined;
+    while (waiting.length > 0) {
+      const batch = waiting.splice(0, batchSize(waiting.length));
       try {
         await write(batch);
-        batch.resolve();
+        for (const put of batch) put.resolve();
       } catch (err) {
-        batch.reject(err);
+        for (const put of batch) put.reject(err);
       }
     }
     running = undefined;
@@ -187,13 +193,12 @@ export function createPutJournal(paths: KeyPaths, bootId: string): PutJournal {
 
   return {
     append(record, tempPath) {
-      queued ??= newBatch();
-      const batch = queued;
-      batch.buffers.push(encodeRecord(record));
-      batch.files.push({ key: record.key, identity: record.identity });
-      batch.temps.push(tempPath);
+      const written = new Promise<void>((resolve, reject) => {
+        const file = { key: record.key, identity: record.identity };
+        waiting.push({ record: encodeRecord(record), file, tempPath, resolve, reject });
+      });
       running ??= flushQueued();
-      return batch.done;
+      return written;
     },
     checkpoint,
     usable: () => identity !== "lost",
@@ -212,14 +217,16 @@ export function createPutJournal(paths: KeyPaths, bootId: string): PutJournal {
   };
 }
 
-function newBatch(): Batch {
-  let resolve!: () => void;
-  let reject!: (err: unknown) => void;
-  const done = new Promise<void>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { buffers: [], files: [], temps: [], done, resolve, reject };
+/**
+ * How many of the waiting puts the next batch takes: all of them, up to {@link WHOLE_BATCH_MAX};
+ * of a longer queue, half (the first to arrive). With every waiting put in one batch, puts in
+ * flight together take turns with the flush: all wait on it, then all publish and make their next
+ * temp files while the disk idles. Half at a time, the first half publishes and starts its next
+ * puts while the second half's flush runs. Batches stay one at a time, so a failed write still
+ * ends its segment before anything is appended after it.
+ */
+function batchSize(waitingCount: number): number {
+  return waitingCount <= WHOLE_BATCH_MAX ? waitingCount : Math.ceil(waitingCount / 2);
 }
 
 async function syncPath(path: string): Promise<void> {
