@@ -52,7 +52,7 @@ export interface PutJournal {
   /**
    * Appends a put's record; resolves once it is durable. Puts that append while a batch is
    * being written and synced share the next batch's one write and one fdatasync (group commit);
-   * when more than 16 wait, the next batch takes the first half of them.
+   * when more than {@link WHOLE_BATCH_MAX} wait, the next batch takes the first half of them.
    * `tempPath` is the put's temp file, fsync'd instead should the segment be removed under us.
    */
   append(record: JournalRecord, tempPath: string): Promise<void>;
