@@ -1,5 +1,5 @@
 import type { Dirent } from "node:fs";
-import { statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { compareUtf8, errnoOf } from "@stowage/core";
 import type { OpenedDirectory } from "@stowage/core/fs";
@@ -59,10 +59,34 @@ interface Snapshot {
 /** A UTF-16 surrogate: the only code units whose UTF-16 order is not their UTF-8 byte order. */
 const SURROGATE = /[\uD800-\uDFFF]/;
 
+/**
+ * Directories whose size the file system reports at most this are read on the event loop: the
+ * read takes about what a trip to the thread pool and back costs (on the 2-core VM the benches
+ * run on, 1,000 entries right after a `sync`: 1.1 ms read synchronously against 2.2 ms through
+ * the pool; 10,000: 8.8 against 11.3 ms), so a small directory's listing costs half as much. A
+ * directory's size grows with its entries (ext4 36 KiB for 1,000 names of 12 characters; tmpfs 20
+ * bytes an entry), so the loop is held for a few thousand entries at most. Where a file system
+ * reports less than a directory holds (an overlayfs directory whose entries are in a lower
+ * layer), its first read holds the loop longer; later ones answer from its snapshot.
+ */
+export const SYNC_READ_MAX_DIRECTORY_BYTES = 64 * 1024;
+
+/** Whether the directory is small enough to read synchronously; false when it cannot be stat'ed (the read then says why). */
+function isSmallDirectory(path: string): boolean {
+  try {
+    const size = statSync(path, { throwIfNoEntry: false })?.size;
+    return size !== undefined && size <= SYNC_READ_MAX_DIRECTORY_BYTES;
+  } catch {
+    return false;
+  }
+}
+
 async function readSorted(path: string): Promise<DirectoryEntries> {
   let dirents: Dirent[];
   try {
-    dirents = await readdir(path, { withFileTypes: true });
+    dirents = isSmallDirectory(path)
+      ? readdirSync(path, { withFileTypes: true })
+      : await readdir(path, { withFileTypes: true });
   } catch (err) {
     const errno = errnoOf(err);
     if (errno === "ENOENT" || errno === "ENOTDIR") return { orders: [] };

@@ -1,8 +1,10 @@
+import { mkdirSync, statSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm, unlink, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describeObjectStoreConformance } from "@stowage/core/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { SYNC_READ_MAX_DIRECTORY_BYTES } from "../src/directory-snapshot.js";
 import { createFsObjectStore, type FsObjectStore } from "../src/fs-object-store.js";
 
 const base = await mkdtemp(join(tmpdir(), "stowage-fs-listing-"));
@@ -162,5 +164,34 @@ describe("listing large directories", () => {
       `big/sub/${name(151)}`,
       `big/sub/${name(152)}`,
     ]);
+  });
+});
+
+describe("reading a directory: on the event loop when small, through the thread pool when not", () => {
+  it("lists a directory larger than the synchronous read's bound as it lists a small one", async () => {
+    const root = await mkdtemp(join(base, "read-"));
+    try {
+      // 5,000 names of 20 characters: well over 64 KiB of directory on ext4, tmpfs, btrfs and xfs.
+      const large = (i: number) => `entry-${String(i).padStart(14, "0")}`;
+      mkdirSync(join(root, "large"));
+      mkdirSync(join(root, "small"));
+      for (let i = 4_999; i >= 0; i--) writeFileSync(join(root, "large", large(i)), "l");
+      for (const file of ["b", "a", "c"]) writeFileSync(join(root, "small", file), "s");
+      expect(statSync(join(root, "large")).size).toBeGreaterThan(SYNC_READ_MAX_DIRECTORY_BYTES);
+      expect(statSync(join(root, "small")).size).toBeLessThanOrEqual(SYNC_READ_MAX_DIRECTORY_BYTES);
+
+      const store = createFsObjectStore({ root, fsync: false });
+      const listed: string[] = [];
+      for await (const page of store.keys().byPage()) listed.push(...page);
+      expect(listed).toEqual([
+        ...Array.from({ length: 5_000 }, (_, i) => `large/${large(i)}`),
+        "small/a",
+        "small/b",
+        "small/c",
+      ]);
+      expect(await listAll(store, "large/", 1_000)).toHaveLength(5_000);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 });
